@@ -1,0 +1,65 @@
+"""onnx-arrow: ONNX values as Apache Arrow data, exactly, both ways.
+
+>>> import numpy as np
+>>> import onnx_arrow
+>>> from onnx import numpy_helper
+>>> t = numpy_helper.from_array(np.eye(2, dtype=np.float32), "x")
+>>> arr = onnx_arrow.to_arrow([t])
+>>> onnx_arrow.from_arrow(arr)[0].SerializeToString() == t.SerializeToString()
+True
+"""
+
+from __future__ import annotations
+
+from onnx_arrow.core.dtypes import DTYPES, DType, dtype_of
+from onnx_arrow.core.extension_types import (
+    MessageType,
+    VariableRankTensorType,
+    VariableShapeTensorType,
+)
+from onnx_arrow.core.types import arrow_type
+from onnx_arrow.core.values import (
+    from_arrow,
+    from_arrow_scalar,
+    read_pb,
+    to_arrow,
+    to_arrow_scalar,
+    to_numpy,
+)
+from onnx_arrow.errors import (
+    ArrowLayoutError,
+    ExternalDataError,
+    InvalidMessageError,
+    InvalidTensorError,
+    NotRepresentableError,
+    OnnxArrowError,
+    OnnxArrowWarning,
+    UnsupportedTypeError,
+)
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "DTYPES",
+    "ArrowLayoutError",
+    "DType",
+    "ExternalDataError",
+    "InvalidMessageError",
+    "InvalidTensorError",
+    "MessageType",
+    "NotRepresentableError",
+    "OnnxArrowError",
+    "OnnxArrowWarning",
+    "UnsupportedTypeError",
+    "VariableRankTensorType",
+    "VariableShapeTensorType",
+    "__version__",
+    "arrow_type",
+    "dtype_of",
+    "from_arrow",
+    "from_arrow_scalar",
+    "read_pb",
+    "to_arrow",
+    "to_arrow_scalar",
+    "to_numpy",
+]

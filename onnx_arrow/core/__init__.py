@@ -1,0 +1,1 @@
+"""The core: dtype table, tensors, containers, Arrow types (onnx, numpy, pyarrow only)."""

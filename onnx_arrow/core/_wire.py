@@ -1,0 +1,169 @@
+"""The protobuf wire format, as far as onnx-arrow needs it.
+
+Bulk data never passes through Python objects: packed fields are sliced out of the
+message bytes as numpy views (fixed-width) or decoded in bulk (varints), so NaN
+payloads survive and a large tensor costs no copy.  Messages are walked one field
+at a time; elements are never.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from onnx_arrow.errors import InvalidMessageError
+
+__all__ = [
+    "LEN",
+    "VARINT",
+    "Field",
+    "decode_varints",
+    "encode_len",
+    "encode_tag",
+    "encode_varint",
+    "encode_varints",
+    "iter_fields",
+]
+
+VARINT: Final = 0
+I64: Final = 1
+LEN: Final = 2
+I32: Final = 5
+_MAX_VARINT_BYTES: Final = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field occurrence: its number, wire type, and byte ranges in the message.
+
+    ``start``/``end`` span the whole occurrence (tag included); ``value_start`` is
+    where the payload begins (for LEN, after the length).  ``value`` is the
+    decoded integer for VARINT/I32/I64 and the payload length for LEN.
+    """
+
+    number: int
+    wire_type: int
+    start: int
+    value_start: int
+    end: int
+    value: int
+
+
+def _read_varint(buf: memoryview, pos: int, end: int, what: str) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    for i in range(_MAX_VARINT_BYTES):
+        if pos + i >= end:
+            raise InvalidMessageError(f"truncated varint in {what} at byte {pos}")
+        byte = buf[pos + i]
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result & 0xFFFFFFFFFFFFFFFF, pos + i + 1
+        shift += 7
+    raise InvalidMessageError(f"varint longer than 10 bytes in {what} at byte {pos}")
+
+
+def iter_fields(
+    buf: memoryview, start: int = 0, end: int | None = None, *, what: str = "message"
+) -> Iterator[Field]:
+    """Walk the fields of one message in ``buf[start:end]``, in wire order."""
+    stop = len(buf) if end is None else end
+    pos = start
+    while pos < stop:
+        tag, value_pos = _read_varint(buf, pos, stop, what)
+        number, wire_type = tag >> 3, tag & 7
+        if number == 0:
+            raise InvalidMessageError(f"field number 0 in {what} at byte {pos}")
+        if wire_type == VARINT:
+            value, nxt = _read_varint(buf, value_pos, stop, what)
+        elif wire_type == LEN:
+            value, payload = _read_varint(buf, value_pos, stop, what)
+            nxt = payload + value
+            if nxt > stop:
+                raise InvalidMessageError(
+                    f"field {number} of {what} claims {value} bytes at byte {payload}, "
+                    f"but only {stop - payload} remain: the data is truncated"
+                )
+            value_pos = payload
+        elif wire_type == I32:
+            nxt = value_pos + 4
+            if nxt > stop:
+                raise InvalidMessageError(f"truncated fixed32 field {number} in {what}")
+            value = int.from_bytes(buf[value_pos:nxt], "little")
+        elif wire_type == I64:
+            nxt = value_pos + 8
+            if nxt > stop:
+                raise InvalidMessageError(f"truncated fixed64 field {number} in {what}")
+            value = int.from_bytes(buf[value_pos:nxt], "little")
+        else:
+            raise InvalidMessageError(
+                f"wire type {wire_type} (groups) of field {number} in {what} at byte {pos} "
+                "is not supported by ONNX messages"
+            )
+        yield Field(number, wire_type, pos, value_pos, nxt, value)
+        pos = nxt
+
+
+def decode_varints(data: npt.NDArray[np.uint8], *, what: str) -> npt.NDArray[np.uint64]:
+    """Decode a packed run of varints into uint64 values, vectorized."""
+    if data.size == 0:
+        return np.empty(0, dtype=np.uint64)
+    last = (data & 0x80) == 0
+    if not last[-1]:
+        raise InvalidMessageError(f"{what}: packed varints end in the middle of a value")
+    ends = np.flatnonzero(last)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    lengths = ends - starts + 1
+    if lengths.max() > _MAX_VARINT_BYTES:
+        raise InvalidMessageError(f"{what}: a packed varint is longer than 10 bytes")
+    position = np.arange(data.size) - np.repeat(starts, lengths)
+    parts = (data & 0x7F).astype(np.uint64) << (position.astype(np.uint64) * np.uint64(7))
+    return np.bitwise_or.reduceat(parts, starts)
+
+
+_VARINT_LIMITS: Final = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
+
+
+def encode_varints(values: npt.NDArray[np.uint64]) -> bytes:
+    """Encode uint64 values as a packed run of varints, vectorized."""
+    if values.size == 0:
+        return b""
+    values = np.ascontiguousarray(values, dtype=np.uint64)
+    lengths = np.searchsorted(_VARINT_LIMITS, values, side="right") + 1
+    offsets = np.empty(values.size, dtype=np.int64)
+    offsets[0] = 0
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    out = np.empty(int(offsets[-1] + lengths[-1]), dtype=np.uint8)
+    for k in range(int(lengths.max())):
+        mask = lengths > k
+        chunk = ((values[mask] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
+        chunk[lengths[mask] > k + 1] |= 0x80
+        out[offsets[mask] + k] = chunk
+    return out.tobytes()
+
+
+def encode_varint(value: int) -> bytes:
+    """Encode one non-negative integer (< 2**64) as a varint."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def encode_tag(number: int, wire_type: int) -> bytes:
+    """Encode a field tag."""
+    return encode_varint(number << 3 | wire_type)
+
+
+def encode_len(number: int, payload_len: int) -> bytes:
+    """Encode the tag and length prefix of a length-delimited field."""
+    return encode_tag(number, LEN) + encode_varint(payload_len)

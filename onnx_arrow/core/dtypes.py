@@ -1,0 +1,289 @@
+"""The dtype table: one row per ``TensorProto.DataType``, everything else derived.
+
+Each :class:`DType` row holds the fixed facts about one ONNX element type:
+
+* how its elements are stored in a ``TensorProto`` (the bit width that ``raw_data``
+  packs them with, the typed field and how values map onto that field's entries);
+* the numpy dtype users get (``ml_dtypes`` for bfloat16, the float8s, float4,
+  float6 and the 2- and 4-bit integers);
+* the Arrow element type a tensor of it becomes, and how elements map onto that
+  type's storage.
+
+The encoders and decoders in :mod:`onnx_arrow.core.tensors`, the Arrow extension
+types in :mod:`onnx_arrow.core.extension_types` and the generated docs page of the
+type mapping all read these rows, so the directions cannot drift apart.
+
+Examples
+--------
+>>> from onnx_arrow.core.dtypes import dtype_of
+>>> row = dtype_of("FLOAT8E4M3FN")
+>>> row.onnx, row.bits, row.typed_field, row.arrow_kind.value
+(17, 8, 'int32_data', 'minifloat')
+>>> dtype_of(1).name
+'FLOAT'
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+import ml_dtypes
+import numpy as np
+from onnx import TensorProto
+
+from onnx_arrow.errors import UnsupportedTypeError
+
+__all__ = [
+    "DTYPES",
+    "ArrowKind",
+    "DType",
+    "TypedEncoding",
+    "dtype_of",
+    "dtype_of_numpy",
+]
+
+
+class TypedEncoding(enum.Enum):
+    """How tensor elements map onto the entries of the typed ``*_data`` field."""
+
+    #: entries are the elements themselves, same bits (float_data for FLOAT, int64_data for INT64)
+    NATIVE = "native"
+    #: entries are real and imaginary parts, interleaved (two entries per element)
+    INTERLEAVED = "interleaved"
+    #: entries are the element's value, sign-extended (INT8, INT16 in int32_data)
+    SIGN_EXTEND = "sign_extend"
+    #: entries are the element's bit pattern, zero-extended (UINT8, BOOL, FLOAT16, float8 ...)
+    ZERO_EXTEND = "zero_extend"
+    #: entries are the bytes of the packed sub-byte stream, one byte per entry (INT4, UINT2 ...)
+    PACKED_BYTES = "packed_bytes"
+    #: entries are byte strings (string_data)
+    STRINGS = "strings"
+
+
+class ArrowKind(enum.Enum):
+    """How tensor elements map onto the Arrow element type."""
+
+    #: an Arrow primitive with the same memory layout; zero-copy both ways
+    NATIVE = "native"
+    #: ``arrow.bool8``: one byte per element over int8 storage; zero-copy
+    BOOL8 = "bool8"
+    #: ``binary``: the bytes exactly as stored, valid UTF-8 or not
+    BINARY = "binary"
+    #: ``onnx.complex64/128``: fixed_size_list<float32/64>[2] (real, imaginary); zero-copy
+    COMPLEX = "complex"
+    #: ``onnx.bfloat16``: float32 storage, the bfloat16 bits in the high half (exact)
+    BFLOAT16 = "bfloat16"
+    #: ``onnx.float8*`` / ``float6*`` / ``float4*``: float32 storage, one exact value per code
+    MINIFLOAT = "minifloat"
+    #: ``onnx.int4`` / ``uint4`` / ``int2`` / ``uint2``: int8/uint8 storage holding the value
+    SUBBYTE_INT = "subbyte_int"
+
+
+@dataclass(frozen=True)
+class DType:
+    """The facts about one ONNX tensor element type.
+
+    Attributes
+    ----------
+    name
+        The ``TensorProto.DataType`` name, e.g. ``"FLOAT8E4M3FN"``.
+    onnx
+        The enum value, e.g. ``17``.
+    numpy
+        The numpy dtype of elements (``ml_dtypes`` where numpy has none;
+        ``object`` holding ``bytes`` for STRING).
+    bits
+        Bits per element in ``raw_data``; 2, 4 and 6 are packed little-endian,
+        low bits first.  0 for STRING, which has no raw form.
+    typed_field
+        The ``TensorProto`` field that holds elements when ``raw_data`` is not used.
+    typed_encoding
+        How elements map onto that field's entries.
+    arrow_kind
+        How elements map onto the Arrow element type.
+    arrow_storage
+        The numpy dtype of the Arrow storage of one element (after widening);
+        for COMPLEX the dtype of one part.
+    doc
+        One line for the docs page of the type mapping.
+    """
+
+    name: str
+    onnx: int
+    numpy: np.dtype[np.generic]
+    bits: int
+    typed_field: str
+    typed_encoding: TypedEncoding
+    arrow_kind: ArrowKind
+    arrow_storage: np.dtype[np.generic]
+    doc: str = field(default="", compare=False)
+
+    @property
+    def extension_name(self) -> str | None:
+        """The name of onnx-arrow's own Arrow extension type for this dtype, if it needs one."""
+        if self.arrow_kind in _OWN_EXTENSION_KINDS:
+            return f"onnx.{self.name.lower()}"
+        return None
+
+    @property
+    def is_packed(self) -> bool:
+        """True for the sub-byte types whose ``raw_data`` packs several elements per byte."""
+        return 0 < self.bits < 8
+
+    @property
+    def typed_entry_dtype(self) -> np.dtype[np.generic]:
+        """The numpy dtype of one entry of :attr:`typed_field`."""
+        return _FIELD_ENTRY_DTYPES[self.typed_field]
+
+    @property
+    def raw_nbytes_per_element(self) -> int:
+        """Bytes per element in ``raw_data`` for byte-aligned types (0 for packed and STRING)."""
+        return self.bits // 8 if self.bits % 8 == 0 else 0
+
+    def raw_nbytes(self, count: int) -> int:
+        """The exact ``raw_data`` length that ``count`` elements take."""
+        return -(-count * self.bits // 8)
+
+    def __repr__(self) -> str:
+        return f"<onnx_arrow dtype {self.name} ({self.onnx})>"
+
+
+_OWN_EXTENSION_KINDS: Final = frozenset(
+    {ArrowKind.COMPLEX, ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT, ArrowKind.SUBBYTE_INT}
+)
+
+_FIELD_ENTRY_DTYPES: Final[dict[str, np.dtype[np.generic]]] = {
+    "float_data": np.dtype("<f4"),
+    "double_data": np.dtype("<f8"),
+    "int32_data": np.dtype("<i4"),
+    "int64_data": np.dtype("<i8"),
+    "uint64_data": np.dtype("<u8"),
+    "string_data": np.dtype(object),
+}
+
+_E = TypedEncoding
+_K = ArrowKind
+_f32 = np.dtype("<f4")
+
+
+def _row(  # noqa: PLR0917 - one positional column per table field
+    name: str,
+    numpy_dtype: object,
+    bits: int,
+    typed_field: str,
+    encoding: TypedEncoding,
+    kind: ArrowKind,
+    storage: object,
+    doc: str,
+) -> DType:
+    return DType(
+        name=name,
+        onnx=int(TensorProto.DataType.Value(name)),
+        numpy=np.dtype(numpy_dtype),  # type: ignore[call-overload]
+        bits=bits,
+        typed_field=typed_field,
+        typed_encoding=encoding,
+        arrow_kind=kind,
+        arrow_storage=np.dtype(storage),  # type: ignore[call-overload]
+        doc=doc,
+    )
+
+
+# fmt: off
+_ROWS: Final[tuple[DType, ...]] = (
+    _row("FLOAT",   "<f4", 32, "float_data",  _E.NATIVE,      _K.NATIVE, "<f4", "float32"),
+    _row("UINT8",   "u1",   8, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "u1",  "uint8"),
+    _row("INT8",    "i1",   8, "int32_data",  _E.SIGN_EXTEND, _K.NATIVE, "i1",  "int8"),
+    _row("UINT16",  "<u2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<u2", "uint16"),
+    _row("INT16",   "<i2", 16, "int32_data",  _E.SIGN_EXTEND, _K.NATIVE, "<i2", "int16"),
+    _row("INT32",   "<i4", 32, "int32_data",  _E.NATIVE,      _K.NATIVE, "<i4", "int32"),
+    _row("INT64",   "<i8", 64, "int64_data",  _E.NATIVE,      _K.NATIVE, "<i8", "int64"),
+    _row("STRING",  object, 0, "string_data", _E.STRINGS,     _K.BINARY, object,
+         "binary: the bytes exactly as stored, so invalid UTF-8 survives"),
+    _row("BOOL",    "?",    8, "int32_data",  _E.ZERO_EXTEND, _K.BOOL8,  "i1",
+         "arrow.bool8 (canonical): one byte per element, every byte value kept"),
+    _row("FLOAT16", "<f2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<f2", "float16"),
+    _row("DOUBLE",  "<f8", 64, "double_data", _E.NATIVE,      _K.NATIVE, "<f8", "float64"),
+    _row("UINT32",  "<u4", 32, "uint64_data", _E.ZERO_EXTEND, _K.NATIVE, "<u4", "uint32"),
+    _row("UINT64",  "<u8", 64, "uint64_data", _E.NATIVE,      _K.NATIVE, "<u8", "uint64"),
+    _row("COMPLEX64",  "<c8",  64, "float_data",  _E.INTERLEAVED, _K.COMPLEX, "<f4",
+         "onnx.complex64 over fixed_size_list<float32>[2] (real, imaginary)"),
+    _row("COMPLEX128", "<c16", 128, "double_data", _E.INTERLEAVED, _K.COMPLEX, "<f8",
+         "onnx.complex128 over fixed_size_list<float64>[2] (real, imaginary)"),
+    _row("BFLOAT16", ml_dtypes.bfloat16, 16, "int32_data", _E.ZERO_EXTEND, _K.BFLOAT16, _f32,
+         "onnx.bfloat16 over float32: the value widened exactly, NaN payloads kept"),
+    _row("FLOAT8E4M3FN",   ml_dtypes.float8_e4m3fn,   8, "int32_data", _E.ZERO_EXTEND,
+         _K.MINIFLOAT, _f32, "onnx.float8e4m3fn over float32: every code an exact float32"),
+    _row("FLOAT8E4M3FNUZ", ml_dtypes.float8_e4m3fnuz, 8, "int32_data", _E.ZERO_EXTEND,
+         _K.MINIFLOAT, _f32, "onnx.float8e4m3fnuz over float32: every code an exact float32"),
+    _row("FLOAT8E5M2",     ml_dtypes.float8_e5m2,     8, "int32_data", _E.ZERO_EXTEND,
+         _K.MINIFLOAT, _f32, "onnx.float8e5m2 over float32: every code an exact float32"),
+    _row("FLOAT8E5M2FNUZ", ml_dtypes.float8_e5m2fnuz, 8, "int32_data", _E.ZERO_EXTEND,
+         _K.MINIFLOAT, _f32, "onnx.float8e5m2fnuz over float32: every code an exact float32"),
+    _row("UINT4", ml_dtypes.uint4, 4, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "u1",
+         "onnx.uint4 over uint8: the value, one byte per element"),
+    _row("INT4",  ml_dtypes.int4,  4, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "i1",
+         "onnx.int4 over int8: the value, one byte per element"),
+    _row("FLOAT4E2M1", ml_dtypes.float4_e2m1fn, 4, "int32_data", _E.PACKED_BYTES,
+         _K.MINIFLOAT, _f32, "onnx.float4e2m1 over float32: every code an exact float32"),
+    _row("FLOAT8E8M0", ml_dtypes.float8_e8m0fnu, 8, "int32_data", _E.ZERO_EXTEND,
+         _K.MINIFLOAT, _f32, "onnx.float8e8m0 over float32: every code an exact float32"),
+    _row("UINT2", ml_dtypes.uint2, 2, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "u1",
+         "onnx.uint2 over uint8: the value, one byte per element"),
+    _row("INT2",  ml_dtypes.int2,  2, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "i1",
+         "onnx.int2 over int8: the value, one byte per element"),
+    _row("FLOAT6E2M3", ml_dtypes.float6_e2m3fn, 6, "int32_data", _E.ZERO_EXTEND,
+         _K.MINIFLOAT, _f32, "onnx.float6e2m3 over float32: every code an exact float32"),
+    _row("FLOAT6E3M2", ml_dtypes.float6_e3m2fn, 6, "int32_data", _E.ZERO_EXTEND,
+         _K.MINIFLOAT, _f32, "onnx.float6e3m2 over float32: every code an exact float32"),
+)
+# fmt: on
+
+#: Every row, keyed by ``TensorProto.DataType`` value.
+DTYPES: Final = MappingProxyType({row.onnx: row for row in _ROWS})
+_BY_NAME: Final = MappingProxyType({row.name: row for row in _ROWS})
+_BY_NUMPY: Final = MappingProxyType({row.numpy: row for row in _ROWS if row.name != "STRING"})
+
+
+def _accepted() -> str:
+    return ", ".join(f"{row.name} ({row.onnx})" for row in _ROWS)
+
+
+def dtype_of(key: int | str | DType) -> DType:
+    """Look up the row of an ONNX data type by enum value or name.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        For UNDEFINED (0) or any value that is not a ``TensorProto.DataType``.
+    """
+    if isinstance(key, DType):
+        return key
+    row = _BY_NAME.get(key.upper()) if isinstance(key, str) else DTYPES.get(int(key))
+    if row is not None:
+        return row
+    if key in (0, "UNDEFINED"):
+        raise UnsupportedTypeError(
+            "data_type is UNDEFINED (0): a tensor must declare its element type; "
+            f"set data_type to one of {_accepted()}"
+        )
+    raise UnsupportedTypeError(f"unknown ONNX data_type {key!r}; expected one of {_accepted()}")
+
+
+def dtype_of_numpy(dtype: object) -> DType:
+    """Look up the row whose numpy dtype is ``dtype`` (``object``, ``str_``, ``bytes_``: STRING)."""
+    np_dtype = np.dtype(dtype)  # type: ignore[call-overload]
+    if np_dtype.kind in "OSU":
+        return _BY_NAME["STRING"]
+    row = _BY_NUMPY.get(np_dtype.newbyteorder("<") if np_dtype.byteorder == ">" else np_dtype)
+    if row is None:
+        row = _BY_NUMPY.get(np_dtype.newbyteorder("="))
+    if row is None:
+        raise UnsupportedTypeError(
+            f"numpy dtype {np_dtype} has no ONNX data type; expected one of "
+            + ", ".join(str(r.numpy) for r in _ROWS)
+        )
+    return row

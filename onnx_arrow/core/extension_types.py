@@ -1,0 +1,561 @@
+"""Arrow types of ONNX values: element types, tensor layouts and the message wrapper.
+
+Canonical Arrow types come first: ``arrow.fixed_shape_tensor`` for tensors whose
+rows share a shape, ``arrow.variable_shape_tensor`` for rows that differ, and
+``arrow.bool8`` for BOOL.  Where Arrow has nothing that fits, onnx-arrow defines
+its own extension types, all named ``onnx.*`` and all carrying JSON metadata with
+a ``version`` key (never pickle):
+
+``onnx.<dtype>``
+    element types for the dtypes Arrow lacks (``onnx.bfloat16``, ``onnx.float8e4m3fn``,
+    ``onnx.int4``, ``onnx.complex64`` ...), one per row of the dtype table.
+``onnx.variable_shape_tensor``
+    the layout of ``arrow.variable_shape_tensor`` for element types pyarrow's
+    canonical type refuses (it accepts fixed-width primitives only).
+``onnx.variable_rank_tensor``
+    rows whose ranks differ: ``struct<data: list<T>, shape: list<int32>>``.
+``onnx.message``
+    ``struct<value: T, envelope: binary>``: a value and the rest of its protobuf
+    message, so that :func:`onnx_arrow.from_arrow` rebuilds it byte for byte.
+
+pyarrow registers ``arrow.variable_shape_tensor`` in C++ without a Python class;
+onnx-arrow never registers a Python class under that name and builds such arrays
+through the Arrow C data interface instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+from typing import Any, ClassVar, Final
+
+import numpy as np
+import pyarrow as pa
+
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
+from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MessageType",
+    "OnnxElementType",
+    "VariableRankTensorType",
+    "VariableShapeTensorType",
+    "dtype_of_arrow",
+    "element_type",
+    "extension_metadata",
+    "fixed_shape_tensor",
+    "variable_rank_tensor",
+    "variable_shape_tensor",
+]
+
+#: Version of the JSON metadata of onnx-arrow's extension types.
+FORMAT_VERSION: Final = 1
+
+CANONICAL_VARIABLE_SHAPE: Final = "arrow.variable_shape_tensor"
+CANONICAL_FIXED_SHAPE: Final = "arrow.fixed_shape_tensor"
+
+
+class _JsonExtensionType(pa.ExtensionType):  # type: ignore[misc]
+    """An extension type whose parameters are a JSON object with a format version."""
+
+    _name: ClassVar[str]
+
+    def __init__(self, storage_type: pa.DataType, params: dict[str, Any] | None = None) -> None:
+        self._params = dict(params or {})
+        super().__init__(storage_type, self._name)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The type's parameters, as stored in its metadata (``version`` excluded)."""
+        return dict(self._params)
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return json.dumps({"version": FORMAT_VERSION, **self._params}, sort_keys=True).encode()
+
+    @classmethod
+    def __arrow_ext_deserialize__(
+        cls, storage_type: pa.DataType, serialized: bytes
+    ) -> _JsonExtensionType:
+        params = _parse_metadata(cls._name, serialized)
+        return cls._from_params(storage_type, params)
+
+    @classmethod
+    def _from_params(cls, storage_type: pa.DataType, params: dict[str, Any]) -> _JsonExtensionType:
+        raise NotImplementedError  # pragma: no cover - every subclass overrides it
+
+    def __hash__(self) -> int:
+        return hash((self.extension_name, str(self.storage_type), self.__arrow_ext_serialize__()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild, (type(self), self.storage_type, self.__arrow_ext_serialize__())
+
+
+def _rebuild(cls: type[_JsonExtensionType], storage: pa.DataType, blob: bytes) -> pa.DataType:
+    return cls.__arrow_ext_deserialize__(storage, blob)
+
+
+def _parse_metadata(name: str, serialized: bytes) -> dict[str, Any]:
+    try:
+        params = json.loads(serialized.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArrowLayoutError(
+            f"extension metadata is not JSON ({exc.msg if hasattr(exc, 'msg') else exc}): "
+            f"{serialized[:80]!r}; it must be a JSON object with a 'version' key",
+            where=name,
+        ) from None
+    if not isinstance(params, dict):
+        raise ArrowLayoutError(
+            f"extension metadata must be a JSON object, got {type(params).__name__}", where=name
+        )
+    version = params.pop("version", None)
+    if version != FORMAT_VERSION:
+        raise ArrowLayoutError(
+            f"extension metadata version {version!r} is not supported (this onnx-arrow reads "
+            f"version {FORMAT_VERSION}); upgrade onnx-arrow or rewrite the data",
+            where=name,
+        )
+    return params
+
+
+def _expect_params(name: str, params: dict[str, Any], allowed: set[str]) -> None:
+    unknown = set(params) - allowed
+    if unknown:
+        raise ArrowLayoutError(
+            f"unknown metadata keys {sorted(unknown)}; accepted: {sorted(allowed) or 'none'}",
+            where=name,
+        )
+
+
+def _expect_storage(name: str, got: pa.DataType, expected: pa.DataType) -> None:
+    if got != expected:
+        raise ArrowLayoutError(f"storage type must be {expected}, got {got}", where=name)
+
+
+# --- element types -----------------------------------------------------------------
+
+
+class OnnxElementType(_JsonExtensionType):
+    """Element type for an ONNX dtype that Arrow lacks, e.g. ``onnx.bfloat16``.
+
+    One subclass per such row of the dtype table is generated at import; get an
+    instance with :func:`element_type`.
+    """
+
+    dtype: ClassVar[DType]
+
+    def __init__(self) -> None:
+        super().__init__(_element_storage(self.dtype), {"data_type": self.dtype.name})
+
+    @classmethod
+    def _from_params(cls, storage_type: pa.DataType, params: dict[str, Any]) -> OnnxElementType:
+        _expect_params(cls._name, params, {"data_type"})
+        if params.get("data_type") != cls.dtype.name:
+            raise ArrowLayoutError(
+                f"metadata data_type {params.get('data_type')!r} does not match the extension "
+                f"name; expected {cls.dtype.name!r}",
+                where=cls._name,
+            )
+        _expect_storage(cls._name, storage_type, _element_storage(cls.dtype))
+        return cls()
+
+    def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
+        return OnnxElementArray
+
+
+class OnnxElementArray(pa.ExtensionArray):  # type: ignore[misc]
+    """Array of an ``onnx.<dtype>`` element type; ``to_numpy`` gives the ONNX numpy dtype."""
+
+    def to_numpy(self, zero_copy_only: bool = False, writable: bool = False) -> np.ndarray:
+        from onnx_arrow.core.tensors import elements_to_numpy
+
+        return elements_to_numpy(self)
+
+
+def _element_storage(row: DType) -> pa.DataType:
+    base = pa.from_numpy_dtype(row.arrow_storage)
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        return pa.list_(pa.field("item", base, nullable=False), 2)
+    return base
+
+
+def _make_element_class(row: DType) -> type[OnnxElementType]:
+    name = f"{row.name}Type"
+    return type(
+        name,
+        (OnnxElementType,),
+        {"dtype": row, "_name": row.extension_name, "__module__": __name__, "__qualname__": name},
+    )
+
+
+_ELEMENT_CLASSES: Final[dict[int, type[OnnxElementType]]] = {}
+for _row in DTYPES.values():
+    if _row.extension_name is not None:
+        _cls = _make_element_class(_row)
+        globals()[_cls.__name__] = _cls
+        _ELEMENT_CLASSES[_row.onnx] = _cls
+
+
+def element_type(dtype: DType) -> pa.DataType:
+    """The Arrow type of one element of ``dtype``.
+
+    >>> from onnx_arrow.core.dtypes import dtype_of
+    >>> element_type(dtype_of("FLOAT"))
+    DataType(float)
+    >>> element_type(dtype_of("BFLOAT16")).extension_name
+    'onnx.bfloat16'
+    """
+    return _ELEMENT_TYPES[dtype.onnx]
+
+
+def _build_element_type(row: DType) -> pa.DataType:
+    if row.arrow_kind is ArrowKind.NATIVE:
+        return pa.from_numpy_dtype(row.numpy)
+    if row.arrow_kind is ArrowKind.BOOL8:
+        return pa.bool8()
+    if row.arrow_kind is ArrowKind.BINARY:
+        return pa.binary()
+    return _ELEMENT_CLASSES[row.onnx]()
+
+
+_ELEMENT_TYPES: Final = {row.onnx: _build_element_type(row) for row in DTYPES.values()}
+_DTYPE_BY_ARROW: Final = {t: DTYPES[onnx] for onnx, t in _ELEMENT_TYPES.items()}
+
+
+def dtype_of_arrow(arrow_type: pa.DataType, *, where: str | None = None) -> DType:
+    """The ONNX dtype whose elements have Arrow type ``arrow_type``."""
+    row = _DTYPE_BY_ARROW.get(arrow_type)
+    if row is None:
+        raise UnsupportedTypeError(
+            f"Arrow element type {arrow_type} has no ONNX data type; expected one of "
+            + ", ".join(str(t) for t in _ELEMENT_TYPES.values()),
+            where=where,
+        )
+    return row
+
+
+# --- tensor layouts -------------------------------------------------------------
+
+
+def fixed_shape_tensor(value_type: pa.DataType, shape: tuple[int, ...]) -> pa.DataType:
+    """``arrow.fixed_shape_tensor`` of ``value_type`` and ``shape`` (row-major, no permutation)."""
+    return pa.fixed_shape_tensor(value_type, list(shape))
+
+
+class _RaggedTensorType(_JsonExtensionType):
+    """Storage ``struct<data: list<T>, shape: ...<int32>>``, one row per tensor."""
+
+    def __init__(self, storage_type: pa.DataType, params: dict[str, Any]) -> None:
+        super().__init__(storage_type, params)
+
+    @property
+    def value_type(self) -> pa.DataType:
+        """The Arrow type of one element."""
+        return self.storage_type.field("data").type.value_type
+
+
+class VariableShapeTensorType(_RaggedTensorType):
+    """The ``arrow.variable_shape_tensor`` layout for element types pyarrow's C++ refuses.
+
+    Same storage and metadata keys as the canonical type (``uniform_shape``); used
+    for BOOL, STRING, COMPLEX and onnx-arrow's own element types.
+    """
+
+    _name = "onnx.variable_shape_tensor"
+
+    @property
+    def ndim(self) -> int:
+        """The rank every row shares."""
+        return int(self.storage_type.field("shape").type.list_size)
+
+    @property
+    def uniform_shape(self) -> list[int | None] | None:
+        """Sizes that every row shares (``None`` where rows differ), if recorded."""
+        shape = self._params.get("uniform_shape")
+        return None if shape is None else list(shape)
+
+    @classmethod
+    def _from_params(
+        cls, storage_type: pa.DataType, params: dict[str, Any]
+    ) -> VariableShapeTensorType:
+        _expect_params(cls._name, params, {"uniform_shape"})
+        ndim = _ragged_storage_ndim(cls._name, storage_type, fixed_rank=True)
+        uniform = params.get("uniform_shape")
+        _check_uniform_shape(cls._name, uniform, ndim)
+        return cls(storage_type, params)
+
+
+class VariableRankTensorType(_RaggedTensorType):
+    """Tensors whose ranks differ from row to row: ``shape`` is ``list<int32>``."""
+
+    _name = "onnx.variable_rank_tensor"
+
+    @classmethod
+    def _from_params(
+        cls, storage_type: pa.DataType, params: dict[str, Any]
+    ) -> VariableRankTensorType:
+        _expect_params(cls._name, params, set())
+        _ragged_storage_ndim(cls._name, storage_type, fixed_rank=False)
+        return cls(storage_type, params)
+
+
+def _ragged_storage_ndim(name: str, storage: pa.DataType, *, fixed_rank: bool) -> int:
+    shape_kind = "fixed_size_list<int32>[ndim]" if fixed_rank else "list<int32>"
+    expected = f"struct<data: list<T>, shape: {shape_kind}>"
+    if not pa.types.is_struct(storage) or [f.name for f in storage] != ["data", "shape"]:
+        raise ArrowLayoutError(f"storage must be {expected}, got {storage}", where=name)
+    data, shape = storage.field("data").type, storage.field("shape").type
+    if not (pa.types.is_list(data) or pa.types.is_large_list(data)):
+        raise ArrowLayoutError(f"storage must be {expected}, got {storage}", where=name)
+    shape_ok = (
+        pa.types.is_fixed_size_list(shape) if fixed_rank else pa.types.is_list(shape)
+    ) and shape.value_type == pa.int32()
+    if not shape_ok:
+        raise ArrowLayoutError(f"storage must be {expected}, got {storage}", where=name)
+    return int(shape.list_size) if fixed_rank else -1
+
+
+def _check_uniform_shape(name: str, uniform: object, ndim: int) -> None:
+    if uniform is None:
+        return
+    if (
+        not isinstance(uniform, list)
+        or len(uniform) != ndim
+        or not all(d is None or (type(d) is int and d >= 0) for d in uniform)
+    ):
+        raise ArrowLayoutError(
+            f"uniform_shape must be a list of {ndim} non-negative ints or nulls, got {uniform!r}",
+            where=name,
+        )
+
+
+def _ragged_storage(value_type: pa.DataType, ndim: int | None) -> pa.DataType:
+    shape = pa.list_(pa.int32(), ndim) if ndim is not None else pa.list_(pa.int32())
+    return pa.struct([pa.field("data", pa.list_(value_type)), pa.field("shape", shape)])
+
+
+def _canonical_accepts(value_type: pa.DataType) -> bool:
+    return not isinstance(value_type, pa.BaseExtensionType) and (
+        pa.types.is_integer(value_type) or pa.types.is_floating(value_type)
+    )
+
+
+class _CDataHolder:
+    """Hands an array and a schema with extension metadata to ``pa.array``."""
+
+    def __init__(self, storage: pa.Array, field: pa.Field) -> None:
+        self._storage = storage
+        self._field = field
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
+        return self._field.__arrow_c_schema__(), self._storage.__arrow_c_array__()[1]
+
+
+def _canonical_field(storage_type: pa.DataType, uniform: list[int | None] | None) -> pa.Field:
+    params: dict[str, Any] = {} if uniform is None else {"uniform_shape": uniform}
+    metadata = {
+        "ARROW:extension:name": CANONICAL_VARIABLE_SHAPE,
+        "ARROW:extension:metadata": json.dumps(params),
+    }
+    return pa.field("", storage_type, metadata=metadata)
+
+
+@functools.lru_cache(maxsize=256)
+def _canonical_variable_shape(
+    value_type: pa.DataType, ndim: int, uniform: tuple[int | None, ...] | None
+) -> pa.DataType:
+    storage_type = _ragged_storage(value_type, ndim)
+    empty = pa.array([], storage_type)
+    field = _canonical_field(storage_type, None if uniform is None else list(uniform))
+    return pa.array(_CDataHolder(empty, field)).type
+
+
+def variable_shape_tensor(
+    value_type: pa.DataType, ndim: int, uniform_shape: list[int | None] | None = None
+) -> pa.DataType:
+    """The variable-shape tensor type of ``value_type`` and rank ``ndim``.
+
+    ``arrow.variable_shape_tensor`` where pyarrow's C++ accepts ``value_type``
+    (integers and floats), ``onnx.variable_shape_tensor`` with the same layout otherwise.
+
+    >>> import pyarrow as pa
+    >>> variable_shape_tensor(pa.float32(), 2).extension_name
+    'arrow.variable_shape_tensor'
+    >>> variable_shape_tensor(pa.binary(), 2).extension_name
+    'onnx.variable_shape_tensor'
+    """
+    if uniform_shape is not None:
+        _check_uniform_shape("variable_shape_tensor", uniform_shape, ndim)
+    if _canonical_accepts(value_type):
+        uniform = None if uniform_shape is None else tuple(uniform_shape)
+        return _canonical_variable_shape(value_type, ndim, uniform)
+    params = {} if uniform_shape is None else {"uniform_shape": list(uniform_shape)}
+    return VariableShapeTensorType(_ragged_storage(value_type, ndim), params)
+
+
+def variable_rank_tensor(value_type: pa.DataType) -> VariableRankTensorType:
+    """The type for tensors whose ranks differ between rows."""
+    return VariableRankTensorType(_ragged_storage(value_type, None), {})
+
+
+def ragged_from_storage(arrow_type: pa.DataType, storage: pa.Array) -> pa.Array:
+    """Wrap a ``struct<data, shape>`` storage array into ``arrow_type``."""
+    if isinstance(arrow_type, _JsonExtensionType):
+        return pa.ExtensionArray.from_storage(arrow_type, storage)
+    field = pa.field("", storage.type, metadata=_c_schema_metadata(arrow_type))
+    return pa.array(_CDataHolder(storage, field))
+
+
+# --- the message wrapper ----------------------------------------------------------
+
+
+class MessageType(_JsonExtensionType):
+    """``onnx.message``: ``struct<value: T, envelope: binary>``.
+
+    ``value`` holds the ONNX value in its Arrow form; ``envelope`` holds the rest of
+    the protobuf message (names, doc strings, which field stored the data), which
+    is itself a valid message of the same kind with its bulk data left out.
+    """
+
+    _name = "onnx.message"
+
+    def __init__(self, value_type: pa.DataType) -> None:
+        super().__init__(
+            pa.struct(
+                [
+                    pa.field("value", value_type, nullable=True),
+                    pa.field("envelope", pa.binary(), nullable=True),
+                ]
+            ),
+            {},
+        )
+
+    @property
+    def value_type(self) -> pa.DataType:
+        """The Arrow type of the values."""
+        return self.storage_type.field("value").type
+
+    @classmethod
+    def _from_params(cls, storage_type: pa.DataType, params: dict[str, Any]) -> MessageType:
+        _expect_params(cls._name, params, set())
+        if (
+            not pa.types.is_struct(storage_type)
+            or [f.name for f in storage_type] != ["value", "envelope"]
+            or storage_type.field("envelope").type != pa.binary()
+        ):
+            raise ArrowLayoutError(
+                f"storage must be struct<value: T, envelope: binary>, got {storage_type}",
+                where=cls._name,
+            )
+        return cls(storage_type.field("value").type)
+
+    def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
+        return MessageArray
+
+
+class MessageArray(pa.ExtensionArray):  # type: ignore[misc]
+    """An ``onnx.message`` array; ``.value`` is the value column, ``.envelope`` the rest."""
+
+    @property
+    def value(self) -> pa.Array:
+        """The values, in their Arrow form (e.g. a fixed-shape tensor array)."""
+        return self.storage.field("value")
+
+    @property
+    def envelope(self) -> pa.Array:
+        """The protobuf envelopes (binary), one per row."""
+        return self.storage.field("envelope")
+
+
+# --- metadata of C++-only extension types --------------------------------------------
+
+
+class _ArrowSchema(ctypes.Structure):
+    _fields_ = (
+        ("format", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("metadata", ctypes.c_void_p),
+        ("flags", ctypes.c_int64),
+        ("n_children", ctypes.c_int64),
+        ("children", ctypes.c_void_p),
+        ("dictionary", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    )
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
+
+
+def _c_schema_metadata(arrow_type: pa.DataType) -> dict[bytes, bytes]:
+    capsule = arrow_type.__arrow_c_schema__()
+    schema = _ArrowSchema.from_address(_capsule_pointer(capsule, b"arrow_schema"))
+    out: dict[bytes, bytes] = {}
+    if not schema.metadata:
+        return out
+    pos = schema.metadata
+    count = ctypes.c_int32.from_address(pos).value
+    pos += 4
+    for _ in range(count):
+        size = ctypes.c_int32.from_address(pos).value
+        key = ctypes.string_at(pos + 4, size)
+        pos += 4 + size
+        size = ctypes.c_int32.from_address(pos).value
+        value = ctypes.string_at(pos + 4, size)
+        pos += 4 + size
+        out[key] = value
+    return out
+
+
+def extension_metadata(arrow_type: pa.DataType) -> dict[str, Any]:
+    """The parsed JSON metadata of any extension type, C++-only ones included.
+
+    >>> import pyarrow as pa
+    >>> extension_metadata(variable_shape_tensor(pa.float32(), 2, [None, 3]))
+    {'uniform_shape': [None, 3]}
+    """
+    if isinstance(arrow_type, _JsonExtensionType):
+        return arrow_type.params
+    if isinstance(arrow_type, pa.ExtensionType):
+        raw = arrow_type.__arrow_ext_serialize__()
+    elif isinstance(arrow_type, pa.BaseExtensionType):
+        raw = _c_schema_metadata(arrow_type).get(b"ARROW:extension:metadata", b"")
+    else:
+        raise UnsupportedTypeError(f"{arrow_type} is not an extension type")
+    if not raw:
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError:
+        raise ArrowLayoutError(
+            f"extension metadata is not JSON: {raw[:80]!r}",
+            where=str(getattr(arrow_type, "extension_name", arrow_type)),
+        ) from None
+    if not isinstance(parsed, dict):
+        raise ArrowLayoutError(
+            "extension metadata must be a JSON object",
+            where=str(getattr(arrow_type, "extension_name", arrow_type)),
+        )
+    return parsed
+
+
+def _register_all() -> None:
+    types: list[pa.ExtensionType] = [cls() for cls in _ELEMENT_CLASSES.values()]
+    types += [
+        VariableShapeTensorType(_ragged_storage(pa.float32(), 1), {}),
+        variable_rank_tensor(pa.float32()),
+        MessageType(pa.null()),
+    ]
+    for ext in types:
+        try:
+            pa.register_extension_type(ext)
+        except pa.ArrowKeyError:
+            # Registered already (a module reload): replace with the current class.
+            pa.unregister_extension_type(ext.extension_name)
+            pa.register_extension_type(ext)
+
+
+_register_all()

@@ -1,0 +1,866 @@
+"""``TensorProto`` to Arrow tensor arrays and back, exactly.
+
+A tensor message is split in two:
+
+* its value: dtype, dims and elements, which become a row of an Arrow tensor
+  array (``arrow.fixed_shape_tensor`` when all rows share a shape, a variable-shape
+  layout otherwise);
+* its *envelope*: the message's own bytes with ``dims``, ``data_type`` and the
+  element data cut out.  The storage field that held the data stays behind as an
+  empty entry of that field (a marker), so the envelope is itself a valid
+  ``TensorProto`` holding the name, doc string and metadata_props.
+
+Joining the two gives the message back, byte for byte, for every message that
+protobuf itself re-serializes identically.
+
+Elements move through three forms, each conversion vectorized:
+``proto storage`` (``raw_data`` bytes or a typed field) <-> ``codes`` (numpy
+array of the ONNX numpy dtype, ml_dtypes where needed) <-> ``Arrow storage``
+(the widened numpy array behind the Arrow element type).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+from onnx import TensorProto
+
+from onnx_arrow.core import _wire
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
+from onnx_arrow.core.extension_types import (
+    CANONICAL_FIXED_SHAPE,
+    CANONICAL_VARIABLE_SHAPE,
+    VariableRankTensorType,
+    VariableShapeTensorType,
+    dtype_of_arrow,
+    element_type,
+    extension_metadata,
+    fixed_shape_tensor,
+    ragged_from_storage,
+    variable_rank_tensor,
+    variable_shape_tensor,
+)
+from onnx_arrow.errors import (
+    ArrowLayoutError,
+    InvalidTensorError,
+    NotRepresentableError,
+    UnsupportedTypeError,
+)
+
+__all__ = [
+    "MAX_ELEMENTS",
+    "Tensor",
+    "codes_to_storage",
+    "decode_tensor",
+    "elements_to_numpy",
+    "encode_tensor",
+    "stacked_codes",
+    "storage_to_codes",
+    "tensor_array",
+    "tensor_rows",
+]
+
+#: The most elements one tensor may declare (2**40, a terabyte of bytes); more is refused
+#: before anything is allocated.
+MAX_ELEMENTS: Final = 1 << 40
+
+_F = TensorProto.DESCRIPTOR.fields_by_name
+DIMS: Final = _F["dims"].number
+DATA_TYPE: Final = _F["data_type"].number
+SEGMENT: Final = _F["segment"].number
+RAW_DATA: Final = _F["raw_data"].number
+STRING_DATA: Final = _F["string_data"].number
+EXTERNAL_DATA: Final = _F["external_data"].number
+DATA_LOCATION: Final = _F["data_location"].number
+_DATA_FIELDS: Final = {
+    _F[name].number: name
+    for name in (
+        "float_data",
+        "int32_data",
+        "string_data",
+        "int64_data",
+        "raw_data",
+        "double_data",
+        "uint64_data",
+    )
+}
+_FIELD_NUMBER: Final = {name: number for number, name in _DATA_FIELDS.items()}
+_KNOWN_FIELDS: Final = frozenset(f.number for f in TensorProto.DESCRIPTOR.fields)
+_FIXED_WIDTH_FIELDS: Final = {"float_data": 4, "double_data": 8}
+
+
+@dataclass(frozen=True, slots=True)
+class Tensor:
+    """A tensor's value, split from its message: dtype, dims and elements (codes).
+
+    ``codes`` is a flat numpy array of ``dtype.numpy`` (for STRING an object array
+    of ``bytes``); ``envelope`` the rest of the message (see the module docs), or
+    None for a value with no message behind it, which is then stored as
+    ``onnx.numpy_helper.from_array`` would.
+    """
+
+    dtype: DType
+    dims: tuple[int, ...]
+    codes: np.ndarray[Any, Any]
+    envelope: bytes | None = None
+
+    def to_numpy(self) -> np.ndarray[Any, Any]:
+        """The elements shaped by ``dims``."""
+        return self.codes.reshape(self.dims)
+
+
+# --- element forms: codes <-> Arrow storage --------------------------------------------
+
+
+def _minifloat_tables(
+    row: DType,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
+    """float32 bit patterns for every code; sorted patterns with their codes for the inverse.
+
+    ml_dtypes widens exactly, except that it quiets the signalling NaNs of
+    float8e5m2; those keep their payload here, so every code maps to its own
+    float32 and back.
+    """
+    codes = np.arange(1 << row.bits, dtype=np.uint8)
+    bits = codes.view(row.numpy).astype(np.float32).view(np.uint32).copy()
+    nmant = int(ml_dtypes.finfo(row.numpy).nmant)  # type: ignore[no-untyped-call]
+    nan = np.isnan(bits.view(np.float32))
+    mantissa = (codes & ((1 << nmant) - 1)).astype(np.uint32)
+    payload = nan & (mantissa != 0)
+    bits[payload] = (
+        (bits[payload] & np.uint32(0x80000000))
+        | np.uint32(0x7F800000)
+        | (mantissa[payload] << np.uint32(23 - nmant))
+    )
+    order = np.argsort(bits, kind="stable")
+    if np.unique(bits).size != bits.size:  # pragma: no cover - guarded by the tests
+        raise RuntimeError(f"float32 patterns of {row.name} are not unique")
+    return bits, bits[order], codes[order]
+
+
+_MINIFLOAT: Final = {
+    row.onnx: _minifloat_tables(row)
+    for row in DTYPES.values()
+    if row.arrow_kind is ArrowKind.MINIFLOAT
+}
+_SUBBYTE_RANGE: Final = {
+    row.onnx: (
+        (-(1 << (row.bits - 1)), (1 << (row.bits - 1)) - 1)
+        if row.arrow_storage == np.int8
+        else (0, (1 << row.bits) - 1)
+    )
+    for row in DTYPES.values()
+    if row.arrow_kind is ArrowKind.SUBBYTE_INT
+}
+
+
+def codes_to_storage(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
+    """Flat codes of ``row`` to the numpy array behind its Arrow element type."""
+    kind = row.arrow_kind
+    if kind is ArrowKind.NATIVE or kind is ArrowKind.BINARY:
+        return codes
+    if kind is ArrowKind.BOOL8:
+        return codes.view(np.int8)
+    if kind is ArrowKind.COMPLEX:
+        return codes.view(row.arrow_storage)
+    if kind is ArrowKind.BFLOAT16:
+        return (codes.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    low = codes.view(np.uint8) & np.uint8((1 << row.bits) - 1)
+    if kind is ArrowKind.MINIFLOAT:
+        return _MINIFLOAT[row.onnx][0][low].view(np.float32)
+    # SUBBYTE_INT: sign-extend the low bits for the signed types
+    if row.arrow_storage == np.int8:
+        half = np.uint8(1 << (row.bits - 1))
+        return ((low ^ half).astype(np.int8) - np.int8(half)).astype(np.int8)
+    return low
+
+
+def storage_to_codes(
+    storage: np.ndarray[Any, Any], row: DType, *, where: str | None = None
+) -> np.ndarray[Any, Any]:
+    """The inverse of :func:`codes_to_storage`; raises where a value has no exact code."""
+    kind = row.arrow_kind
+    if kind is ArrowKind.NATIVE:
+        return storage.view(row.numpy) if storage.dtype != row.numpy else storage
+    if kind is ArrowKind.BINARY:
+        return storage
+    if kind is ArrowKind.BOOL8:
+        return storage.view(np.bool_)
+    if kind is ArrowKind.COMPLEX:
+        return storage.view(row.numpy)
+    if kind is ArrowKind.BFLOAT16:
+        bits = storage.view(np.uint32)
+        inexact = np.flatnonzero(bits & np.uint32(0xFFFF))
+        if inexact.size:
+            _raise_inexact(storage, inexact[0], row, where)
+        return (bits >> np.uint32(16)).astype(np.uint16).view(row.numpy)
+    if kind is ArrowKind.MINIFLOAT:
+        _, sorted_bits, sorted_codes = _MINIFLOAT[row.onnx]
+        bits = storage.view(np.uint32)
+        index = np.searchsorted(sorted_bits, bits)
+        np.minimum(index, sorted_bits.size - 1, out=index)
+        missing = np.flatnonzero(sorted_bits[index] != bits)
+        if missing.size:
+            _raise_inexact(storage, missing[0], row, where)
+        return sorted_codes[index].view(row.numpy)
+    low, high = _SUBBYTE_RANGE[row.onnx]
+    bad = np.flatnonzero((storage < low) | (storage > high))
+    if bad.size:
+        raise NotRepresentableError(
+            f"element {int(bad[0])} is {storage[bad[0]]}, outside the {row.name} range "
+            f"[{low}, {high}]",
+            where=where,
+        )
+    return (storage.view(np.uint8) & np.uint8((1 << row.bits) - 1)).view(row.numpy)
+
+
+def _raise_inexact(
+    storage: np.ndarray[Any, Any], index: Any, row: DType, where: str | None
+) -> None:
+    value = storage[index]
+    bits = int(np.float32(value).view(np.uint32))
+    raise NotRepresentableError(
+        f"element {int(index)} is {value!r} (float32 bits 0x{bits:08x}), which is not exactly "
+        f"a {row.name} value; convert it to {row.name} first",
+        where=where,
+    )
+
+
+# --- proto storage <-> codes --------------------------------------------------------------
+
+
+def _unpack(
+    packed: npt.NDArray[np.uint8], row: DType, count: int, where: str
+) -> npt.NDArray[np.uint8]:
+    """Sub-byte stream (little-endian, low bits first) to one uint8 code per element."""
+    bits = row.bits
+    nbytes = row.raw_nbytes(count)
+    if packed.size != nbytes:
+        raise InvalidTensorError(
+            f"{packed.size} bytes of packed {row.name} data, but {count} elements need {nbytes}",
+            where=where,
+        )
+    per_group = 8 // math.gcd(8, bits)  # elements per whole group of bytes: 4 for 2/6 bits
+    group_bytes = per_group * bits // 8
+    groups = -(-count // per_group)
+    padded = np.zeros(groups * group_bytes, dtype=np.uint8)
+    padded[: packed.size] = packed
+    # every group read as one little-endian integer, then split into codes
+    words = np.zeros((groups, 4), dtype=np.uint8)
+    words[:, :group_bytes] = padded.reshape(groups, group_bytes)
+    word = words.view("<u4").reshape(groups)
+    shifts = np.arange(per_group, dtype=np.uint32) * np.uint32(bits)
+    codes = ((word[:, None] >> shifts) & np.uint32((1 << bits) - 1)).astype(np.uint8).reshape(-1)
+    if np.any(codes[count:]) or _tail_bits(packed, count, bits):
+        raise NotRepresentableError(
+            f"the padding bits after the last of {count} packed {row.name} elements are not "
+            "zero; they cannot be kept",
+            where=where,
+        )
+    return codes[:count]
+
+
+def _tail_bits(packed: npt.NDArray[np.uint8], count: int, bits: int) -> bool:
+    used = count * bits
+    if used % 8 == 0 or packed.size == 0:
+        return False
+    return bool(packed[-1] >> np.uint8(used % 8))
+
+
+def _pack(codes: npt.NDArray[np.uint8], row: DType) -> npt.NDArray[np.uint8]:
+    bits = row.bits
+    per_group = 8 // math.gcd(8, bits)
+    group_bytes = per_group * bits // 8
+    count = codes.size
+    groups = -(-count // per_group)
+    padded = np.zeros(groups * per_group, dtype=np.uint32)
+    padded[:count] = codes & np.uint8((1 << bits) - 1)
+    shifts = np.arange(per_group, dtype=np.uint32) * np.uint32(bits)
+    word = np.bitwise_or.reduce(padded.reshape(groups, per_group) << shifts, axis=1)
+    out = word.astype("<u4").view(np.uint8).reshape(groups, 4)[:, :group_bytes].reshape(-1)
+    return out[: row.raw_nbytes(count)]
+
+
+def _raw_to_codes(
+    raw: npt.NDArray[np.uint8], row: DType, count: int, where: str
+) -> np.ndarray[Any, Any]:
+    if row.arrow_kind is ArrowKind.BINARY:
+        raise InvalidTensorError(
+            "raw_data cannot hold STRING elements; store them in string_data", where=where
+        )
+    if row.is_packed:
+        return _unpack(raw, row, count, where).view(row.numpy)
+    expected = count * row.raw_nbytes_per_element
+    if raw.size != expected:
+        raise InvalidTensorError(
+            f"raw_data holds {raw.size} bytes, but {count} {row.name} elements need {expected}; "
+            "dims or data_type disagree with the data",
+            where=where,
+        )
+    return raw.view(row.numpy)
+
+
+def _typed_to_codes(
+    entries: np.ndarray[Any, Any], row: DType, count: int, where: str
+) -> np.ndarray[Any, Any]:
+    encoding = row.typed_encoding
+    if encoding is TypedEncoding.PACKED_BYTES:
+        _check_range(entries, 0, 255, row, where)
+        return _unpack(entries.astype(np.uint8), row, count, where).view(row.numpy)
+    per_element = 2 if encoding is TypedEncoding.INTERLEAVED else 1
+    if entries.size != count * per_element:
+        raise InvalidTensorError(
+            f"{row.typed_field} holds {entries.size} values, but {count} {row.name} elements "
+            f"need {count * per_element}; dims and data disagree",
+            where=where,
+        )
+    if encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.INTERLEAVED:
+        return entries.view(row.numpy)
+    if encoding is TypedEncoding.STRINGS:
+        return entries
+    if encoding is TypedEncoding.SIGN_EXTEND:
+        info = np.iinfo(row.numpy)  # type: ignore[type-var]
+        _check_range(entries, int(info.min), int(info.max), row, where)
+        return entries.astype(row.numpy)
+    # ZERO_EXTEND: the element's bit pattern as an unsigned integer
+    limit = 1 if row.arrow_kind is ArrowKind.BOOL8 else (1 << row.bits) - 1
+    _check_range(entries, 0, limit, row, where)
+    unsigned = np.dtype(f"<u{row.numpy.itemsize}")
+    return entries.astype(unsigned).view(row.numpy)
+
+
+def _check_range(
+    entries: np.ndarray[Any, Any], low: int, high: int, row: DType, where: str
+) -> None:
+    bad = np.flatnonzero((entries < low) | (entries > high))
+    if bad.size:
+        raise InvalidTensorError(
+            f"{row.typed_field}[{int(bad[0])}] is {int(entries[bad[0]])}, outside [{low}, {high}] "
+            f"for {row.name}",
+            where=where,
+        )
+
+
+def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
+    """The packed payload of the typed field (not used for STRING)."""
+    encoding = row.typed_encoding
+    field_dtype = row.typed_entry_dtype
+    if encoding is TypedEncoding.PACKED_BYTES:
+        entries = _pack(codes.view(np.uint8), row).astype(np.uint64)
+    elif row.typed_field in _FIXED_WIDTH_FIELDS:
+        return np.ascontiguousarray(codes).view(field_dtype).tobytes()
+    elif encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.SIGN_EXTEND:
+        entries = codes.astype(np.int64).view(np.uint64)
+    else:  # ZERO_EXTEND
+        unsigned = np.dtype(f"<u{row.numpy.itemsize}")
+        entries = codes.view(unsigned).astype(np.uint64)
+    return _wire.encode_varints(entries)
+
+
+# --- messages ---------------------------------------------------------------------------
+
+
+def _field_name(number: int) -> str:
+    return _DATA_FIELDS.get(number) or TensorProto.DESCRIPTOR.fields_by_number[number].name
+
+
+def decode_tensor(
+    data: bytes | memoryview,
+    *,
+    where: str = "tensor",
+    external: Any = None,
+) -> Tensor:
+    """Split one serialized ``TensorProto`` into its value and envelope.
+
+    ``data`` is not copied: the codes of fixed-width types are views into it.
+    ``external`` resolves ``data_location = EXTERNAL``: a callable taking the
+    ``(key, value)`` pairs and the expected byte length and returning the bytes
+    as a uint8 array; without one such a tensor is an error.
+    """
+    buf = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
+    dims: list[int] = []
+    data_type = 0
+    kept: list[bytes] = []
+    payload_fields: dict[int, list[_wire.Field]] = {}
+    external_entries: list[_wire.Field] = []
+    location_external = False
+    for f in _wire.iter_fields(buf, what=where):
+        number = f.number
+        if number == DIMS:
+            if f.wire_type == _wire.LEN:
+                raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
+                dims.extend(
+                    int(v) for v in _wire.decode_varints(raw, what=f"{where}: dims").view(np.int64)
+                )
+            else:
+                dims.append(f.value - (1 << 64) if f.value >= 1 << 63 else f.value)
+        elif number == DATA_TYPE:
+            data_type = f.value
+        elif number in _DATA_FIELDS:
+            payload_fields.setdefault(number, []).append(f)
+        elif number == SEGMENT:
+            raise NotRepresentableError(
+                "segment is set: a tensor segment cannot be represented as a value; "
+                "join the segments into one tensor first",
+                where=f"{where}: segment",
+            )
+        elif number == EXTERNAL_DATA:
+            external_entries.append(f)
+        elif number == DATA_LOCATION:
+            location_external = f.value == TensorProto.EXTERNAL
+            if not location_external:
+                kept.append(bytes(buf[f.start : f.end]))
+        else:
+            kept.append(bytes(buf[f.start : f.end]))
+    try:
+        row = dtype_of(data_type)
+    except UnsupportedTypeError as exc:
+        raise exc.at(f"{where}: data_type") from None
+    count = _element_count(dims, where)
+    storage_number, codes = _decode_data(buf, row, count, payload_fields, where)
+    if location_external:
+        if storage_number is not None:
+            raise InvalidTensorError(
+                f"data_location is EXTERNAL but {_field_name(storage_number)} holds data too; "
+                "keep one of them",
+                where=where,
+            )
+        entries = [_parse_string_entry(buf, f, where) for f in external_entries]
+        if external is None:
+            raise InvalidTensorError(
+                "data_location is EXTERNAL: pass base_dir, the folder the external files "
+                "are relative to",
+                where=f"{where}: external_data",
+            )
+        raw = external(entries, row.raw_nbytes(count))
+        codes = _raw_to_codes(raw, row, count, f"{where}: external_data")
+        storage_number = RAW_DATA
+    elif external_entries:
+        raise InvalidTensorError(
+            "external_data is set but data_location is not EXTERNAL; set data_location "
+            "or remove external_data",
+            where=f"{where}: external_data",
+        )
+    if storage_number is not None:
+        kept.append(_wire.encode_len(storage_number, 0))
+    elif codes is None:
+        if count:
+            raise InvalidTensorError(
+                f"dims {dims} declare {count} elements but no field holds data; "
+                f"set raw_data or {row.typed_field}",
+                where=where,
+            )
+        codes = np.empty(0, dtype=row.numpy)
+    assert codes is not None
+    return Tensor(row, tuple(dims), codes, b"".join(kept))
+
+
+def _parse_string_entry(buf: memoryview, f: _wire.Field, where: str) -> tuple[str, str]:
+    key = value = ""
+    for sub in _wire.iter_fields(buf, f.value_start, f.end, what=f"{where}: external_data"):
+        text = bytes(buf[sub.value_start : sub.end]).decode("utf-8", "replace")
+        if sub.number == 1:
+            key = text
+        elif sub.number == 2:
+            value = text
+    return key, value
+
+
+def _element_count(dims: list[int], where: str) -> int:
+    count = 1
+    for i, d in enumerate(dims):
+        if d < 0:
+            raise InvalidTensorError(
+                f"dims[{i}] is {d}; dims must be non-negative", where=f"{where}: dims"
+            )
+        count *= d
+        if count > MAX_ELEMENTS:
+            break
+    if count > MAX_ELEMENTS and 0 not in dims:
+        raise InvalidTensorError(
+            f"dims {dims} declare more than {MAX_ELEMENTS} elements; refusing to allocate",
+            where=f"{where}: dims",
+        )
+    return 0 if 0 in dims else count
+
+
+def _decode_data(
+    buf: memoryview,
+    row: DType,
+    count: int,
+    fields: dict[int, list[_wire.Field]],
+    where: str,
+) -> tuple[int | None, np.ndarray[Any, Any] | None]:
+    """The storage field that holds the elements, and the elements as codes."""
+    present = sorted(fields)
+    if len(present) > 1:
+        names = " and ".join(_field_name(n) for n in present)
+        raise InvalidTensorError(
+            f"{names} are both set; a tensor stores its data in exactly one field", where=where
+        )
+    if not present:
+        return None, None
+    number = present[0]
+    name = _field_name(number)
+    occurrences = fields[number]
+    at = f"{where}: {name}"
+    if number == RAW_DATA:
+        last = occurrences[-1]  # protobuf keeps the last occurrence of a singular field
+        raw = np.frombuffer(buf[last.value_start : last.end], dtype=np.uint8)
+        return number, _raw_to_codes(raw, row, count, at)
+    if name != row.typed_field:
+        raise InvalidTensorError(
+            f"{name} holds data, but {row.name} elements are stored in {row.typed_field} "
+            "or raw_data; data_type and the data disagree",
+            where=at,
+        )
+    if number == STRING_DATA:
+        entries = np.empty(len(occurrences), dtype=object)
+        entries[:] = [bytes(buf[f.value_start : f.end]) for f in occurrences]
+        return number, _typed_to_codes(entries, row, count, at)
+    entry_dtype = row.typed_entry_dtype
+    chunks = []
+    for f in occurrences:
+        if f.wire_type == _wire.LEN:
+            raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
+            if name in _FIXED_WIDTH_FIELDS:
+                if raw.size % entry_dtype.itemsize:
+                    raise InvalidTensorError(
+                        f"packed {name} is {raw.size} bytes, not a multiple of "
+                        f"{entry_dtype.itemsize}",
+                        where=at,
+                    )
+                chunks.append(raw.view(entry_dtype))
+            else:
+                decoded = _wire.decode_varints(raw, what=at)
+                chunks.append(decoded.view(np.int64) if entry_dtype.kind == "i" else decoded)
+        else:  # one unpacked entry
+            chunks.append(_unpacked_entry(f, entry_dtype))
+    entries = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+    if entry_dtype == np.int32 and entries.dtype == np.int64:
+        # int32 fields carry sign-extended 64-bit varints; anything else is out of range
+        _check_range(entries, -(1 << 31), (1 << 31) - 1, row, at)
+        entries = entries.astype(np.int32)
+    return number, _typed_to_codes(entries, row, count, at)
+
+
+def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    if f.wire_type == _wire.I32:
+        return np.array([f.value], dtype=np.uint32).view(entry_dtype)
+    if f.wire_type == _wire.I64 and entry_dtype.itemsize == 8:
+        return np.array([f.value], dtype=np.uint64).view(entry_dtype)
+    value = np.array([f.value], dtype=np.uint64)
+    return value.view(np.int64) if entry_dtype.kind == "i" else value
+
+
+def encode_tensor(tensor: Tensor) -> bytes:
+    """Join a value and its envelope into a serialized ``TensorProto`` (canonical order)."""
+    row, codes = tensor.dtype, tensor.codes
+    buf = memoryview(tensor.envelope or b"")
+    parts: list[tuple[int, bytes]] = []
+    unknown: list[bytes] = []
+    storage: int | None = None
+    for f in _wire.iter_fields(buf, what="envelope"):
+        if f.number in _DATA_FIELDS:
+            storage = f.number
+        elif f.number in _KNOWN_FIELDS and f.number not in (DIMS, DATA_TYPE):
+            parts.append((f.number, bytes(buf[f.start : f.end])))
+        elif f.number not in _KNOWN_FIELDS:
+            unknown.append(bytes(buf[f.start : f.end]))
+    dims_tag = _wire.encode_tag(DIMS, _wire.VARINT)
+    parts.extend((DIMS, dims_tag + _wire.encode_varint(d)) for d in tensor.dims)
+    parts.append(
+        (DATA_TYPE, _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(row.onnx))
+    )
+    if storage is None and (tensor.envelope is None or codes.size):
+        # no message behind the value: store it as numpy_helper.from_array would
+        storage = STRING_DATA if row.arrow_kind is ArrowKind.BINARY else RAW_DATA
+    if storage is not None:
+        parts.extend(_encode_data(storage, codes, row))
+    parts.sort(key=lambda part: part[0])
+    return b"".join(p for _, p in parts) + b"".join(unknown)
+
+
+def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[tuple[int, bytes]]:
+    if number == STRING_DATA:
+        return [(number, _wire.encode_len(number, len(s)) + s) for s in codes]
+    if number == RAW_DATA:
+        if row.arrow_kind is ArrowKind.BINARY:
+            raise InvalidTensorError("STRING elements cannot be stored in raw_data")
+        payload = (
+            _pack(codes.view(np.uint8), row).tobytes()
+            if row.is_packed
+            else np.ascontiguousarray(codes).tobytes()
+        )
+        return [(number, _wire.encode_len(number, len(payload)) + payload)]
+    name = _DATA_FIELDS[number]
+    if name != row.typed_field:
+        raise InvalidTensorError(
+            f"the envelope stores {row.name} elements in {name}; they belong in "
+            f"{row.typed_field} or raw_data"
+        )
+    if codes.size == 0:
+        return []
+    payload = _codes_to_typed_payload(codes, row)
+    return [(number, _wire.encode_len(number, len(payload)) + payload)]
+
+
+# --- Arrow ----------------------------------------------------------------------------------
+
+
+def _storage_array(storage: np.ndarray[Any, Any], row: DType) -> pa.Array:
+    """A flat Arrow array of ``row``'s element type over the numpy storage."""
+    ext = element_type(row)
+    if row.arrow_kind is ArrowKind.BINARY:
+        return pa.array(storage, type=pa.binary())
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        parts = pa.array(storage, type=pa.from_numpy_dtype(row.arrow_storage))
+        inner = pa.FixedSizeListArray.from_arrays(parts, type=ext.storage_type)
+        return pa.ExtensionArray.from_storage(ext, inner)
+    base = pa.array(storage, type=pa.from_numpy_dtype(row.arrow_storage))
+    if isinstance(ext, pa.BaseExtensionType):
+        return pa.ExtensionArray.from_storage(ext, base)
+    return base
+
+
+def _storage_numpy(values: pa.Array, row: DType) -> np.ndarray[Any, Any]:
+    """The numpy storage behind a flat array of ``row``'s element type (zero-copy if possible)."""
+    if isinstance(values, pa.ExtensionArray):
+        values = values.storage
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        values = values.flatten()
+    if values.null_count:
+        raise ArrowLayoutError(f"{row.name} tensor elements contain nulls; tensors have none")
+    if row.arrow_kind is ArrowKind.BINARY:
+        out = np.empty(len(values), dtype=object)
+        out[:] = values.to_pylist()
+        return out
+    return values.to_numpy(zero_copy_only=False)
+
+
+def elements_to_numpy(values: pa.Array) -> np.ndarray[Any, Any]:
+    """A flat Arrow array of ONNX elements to numpy codes in the ONNX numpy dtype."""
+    row = dtype_of_arrow(values.type)
+    return storage_to_codes(_storage_numpy(values, row), row)
+
+
+def tensor_array(tensors: Sequence[Tensor], arrow_type: pa.DataType | None = None) -> pa.Array:
+    """An Arrow tensor array with one row per tensor.
+
+    ``arrow_type`` (from a declared ONNX type) decides the layout; without it the
+    tensors decide together: one shape, no zero in it -> ``arrow.fixed_shape_tensor``;
+    one rank -> variable-shape; several ranks -> ``onnx.variable_rank_tensor``.
+    """
+    if arrow_type is None:
+        arrow_type = _infer_type(tensors)
+    layout, row = _layout(arrow_type)
+    for i, t in enumerate(tensors):
+        _check_fits(t, arrow_type, layout, row, f"row {i}")
+    flat = _concat_storage([codes_to_storage(t.codes, row) for t in tensors], row)
+    values = _storage_array(flat, row)
+    if layout == "fixed":
+        size = math.prod(arrow_type.shape)
+        storage = pa.FixedSizeListArray.from_arrays(values, size)
+        return pa.ExtensionArray.from_storage(arrow_type, storage)
+    counts = np.fromiter((t.codes.size for t in tensors), dtype=np.int64, count=len(tensors))
+    offsets = np.zeros(len(tensors) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    list_type = arrow_type.storage_type.field("data").type
+    offset_type = np.int64 if pa.types.is_large_list(list_type) else np.int32
+    if offsets[-1] > np.iinfo(offset_type).max:
+        raise NotRepresentableError(
+            f"{offsets[-1]} elements in one column overflow {list_type} offsets; "
+            "split the values into several arrays"
+        )
+    data = pa.ListArray.from_arrays(pa.array(offsets.astype(offset_type)), values, type=list_type)
+    shape_type = arrow_type.storage_type.field("shape").type
+    dims = [t.dims for t in tensors]
+    if layout == "variable":
+        flat_dims = pa.array(
+            np.array(dims, dtype=np.int64).reshape(-1).astype(np.int32), pa.int32()
+        )
+        shapes = pa.FixedSizeListArray.from_arrays(flat_dims, type=shape_type)
+    else:
+        shape_offsets = np.zeros(len(tensors) + 1, dtype=np.int32)
+        np.cumsum([len(d) for d in dims], out=shape_offsets[1:])
+        flat = np.fromiter((d for ds in dims for d in ds), dtype=np.int64)
+        shapes = pa.ListArray.from_arrays(pa.array(shape_offsets), pa.array(flat.astype(np.int32)))
+    storage = pa.StructArray.from_arrays([data, shapes], fields=list(arrow_type.storage_type))
+    return ragged_from_storage(arrow_type, storage)
+
+
+def _concat_storage(parts: list[np.ndarray[Any, Any]], row: DType) -> np.ndarray[Any, Any]:
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.empty(0, dtype=row.arrow_storage)
+    return np.concatenate(parts)
+
+
+def _infer_type(tensors: Sequence[Tensor]) -> pa.DataType:
+    if not tensors:
+        raise UnsupportedTypeError(
+            "no tensors to decide the Arrow type from; pass type= (an onnx.TypeProto)"
+        )
+    first = tensors[0].dtype
+    for i, t in enumerate(tensors):
+        if t.dtype is not first:
+            raise UnsupportedTypeError(
+                f"row {i} is {t.dtype.name} but row 0 is {first.name}; a column holds one data type"
+            )
+    return tensor_type_for(first, [t.dims for t in tensors])
+
+
+def tensor_type_for(row: DType, shapes: Sequence[tuple[int, ...]]) -> pa.DataType:
+    """The Arrow type for tensors of ``row`` with these shapes (see :func:`tensor_array`)."""
+    value_type = element_type(row)
+    distinct = set(shapes)
+    if len(distinct) == 1:
+        (shape,) = distinct
+        if 0 not in shape:
+            return fixed_shape_tensor(value_type, shape)
+    ranks = {len(s) for s in distinct}
+    if len(ranks) == 1:
+        (ndim,) = ranks
+        uniform: list[int | None] = [
+            sizes.pop() if len(sizes := {s[k] for s in distinct}) == 1 else None
+            for k in range(ndim)
+        ]
+        return variable_shape_tensor(
+            value_type, ndim, uniform if any(u is not None for u in uniform) else None
+        )
+    return variable_rank_tensor(value_type)
+
+
+def _layout(arrow_type: pa.DataType) -> tuple[str, DType]:
+    name = getattr(arrow_type, "extension_name", None)
+    if name == CANONICAL_FIXED_SHAPE:
+        return "fixed", dtype_of_arrow(arrow_type.value_type)
+    if name == CANONICAL_VARIABLE_SHAPE or isinstance(arrow_type, VariableShapeTensorType):
+        data_type = arrow_type.storage_type.field("data").type.value_type
+        return "variable", dtype_of_arrow(data_type)
+    if isinstance(arrow_type, VariableRankTensorType):
+        return "rank", dtype_of_arrow(arrow_type.value_type)
+    raise UnsupportedTypeError(
+        f"{arrow_type} is not a tensor type; expected arrow.fixed_shape_tensor, "
+        "arrow.variable_shape_tensor, onnx.variable_shape_tensor or onnx.variable_rank_tensor"
+    )
+
+
+def _check_fits(t: Tensor, arrow_type: pa.DataType, layout: str, row: DType, where: str) -> None:
+    if t.dtype is not row:
+        raise UnsupportedTypeError(
+            f"tensor is {t.dtype.name} but the column holds {row.name}", where=where
+        )
+    if layout == "fixed":
+        expected = tuple(arrow_type.shape)
+        if t.dims != expected:
+            raise NotRepresentableError(
+                f"shape {list(t.dims)} differs from the column's fixed shape {list(expected)}",
+                where=where,
+            )
+    elif layout == "variable":
+        ndim = arrow_type.storage_type.field("shape").type.list_size
+        uniform = extension_metadata(arrow_type).get("uniform_shape")
+        if len(t.dims) != ndim or (
+            uniform and any(u is not None and u != d for u, d in zip(uniform, t.dims, strict=True))
+        ):
+            raise NotRepresentableError(
+                f"shape {list(t.dims)} does not fit the column's shape "
+                f"{uniform if uniform else ['?'] * ndim}",
+                where=where,
+            )
+    if any(d > np.iinfo(np.int32).max for d in t.dims) and layout != "fixed":
+        raise NotRepresentableError(
+            f"dims {list(t.dims)} exceed int32, the type of variable-shape tensor dims",
+            where=where,
+        )
+
+
+def tensor_rows(array: pa.Array) -> list[Tensor | None]:
+    """The tensors of an Arrow tensor array (None for null rows), without envelopes."""
+    if isinstance(array, pa.ChunkedArray):
+        return [t for chunk in array.chunks for t in tensor_rows(chunk)]
+    layout, row = _layout(array.type)
+    storage = array.storage
+    valid = _validity(storage)
+    if layout == "fixed":
+        shape = tuple(array.type.shape)
+        codes = _fixed_codes(array, row)
+        size = math.prod(shape)
+        return [
+            Tensor(row, shape, codes[i * size : (i + 1) * size]) if valid[i] else None
+            for i in range(len(array))
+        ]
+    data = storage.field("data")
+    shapes = storage.field("shape")
+    if layout == "variable" and array.type.extension_name == CANONICAL_VARIABLE_SHAPE:
+        _check_plain_layout(array.type)
+    offsets = data.offsets.to_numpy()
+    values = data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    codes = storage_to_codes(_storage_numpy(values, row), row)
+    offsets = offsets - offsets[0]
+    if layout == "variable":
+        ndim = shapes.type.list_size
+        dims = (
+            shapes.values.slice(shapes.offset * ndim, len(shapes) * ndim)
+            .to_numpy()
+            .reshape(-1, ndim)
+        )
+        dim_rows = [tuple(int(d) for d in r) for r in dims]
+    else:
+        dim_rows = [tuple(int(d) for d in s) if s is not None else () for s in shapes.to_pylist()]
+    out: list[Tensor | None] = []
+    for i in range(len(array)):
+        if not valid[i]:
+            out.append(None)
+            continue
+        piece = codes[offsets[i] : offsets[i + 1]]
+        if math.prod(dim_rows[i]) != piece.size:
+            raise ArrowLayoutError(
+                f"shape {list(dim_rows[i])} needs {math.prod(dim_rows[i])} elements, "
+                f"data holds {piece.size}",
+                where=f"row {i}",
+            )
+        out.append(Tensor(row, dim_rows[i], piece))
+    return out
+
+
+def _fixed_codes(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
+    _check_plain_layout(array.type)
+    storage = array.storage
+    size = math.prod(array.type.shape)
+    flat = storage.values.slice(storage.offset * size, len(storage) * size)
+    return storage_to_codes(_storage_numpy(flat, row), row)
+
+
+def stacked_codes(array: pa.Array) -> np.ndarray[Any, Any] | None:
+    """A fixed-shape tensor array without nulls as one ndarray ``(rows, *shape)``, else None."""
+    layout, row = _layout(array.type)
+    if layout != "fixed" or array.null_count:
+        return None
+    return _fixed_codes(array, row).reshape((len(array), *array.type.shape))
+
+
+def _validity(storage: pa.Array) -> list[bool]:
+    if storage.null_count == 0:
+        return [True] * len(storage)
+    return storage.is_valid().to_pylist()
+
+
+def _check_plain_layout(arrow_type: pa.DataType) -> None:
+    meta = extension_metadata(arrow_type)
+    permutation = meta.get("permutation")
+    if permutation is not None and list(permutation) != sorted(permutation):
+        raise NotRepresentableError(
+            f"tensor layout has permutation {permutation}; ONNX tensors are row-major, "
+            "transpose the data to the identity permutation first",
+            where=getattr(arrow_type, "extension_name", None),
+        )

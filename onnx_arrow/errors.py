@@ -1,0 +1,79 @@
+"""The exceptions and warnings onnx-arrow raises.
+
+Every error derives from :class:`OnnxArrowError`, and each concrete class also
+derives from the matching built-in (``ValueError`` or ``TypeError``), so callers
+can catch either.  Messages name where the problem is (file, row, field) and
+what would fix it.
+
+Examples
+--------
+>>> from onnx_arrow.errors import InvalidTensorError, OnnxArrowError
+>>> err = InvalidTensorError("raw_data holds 3 bytes, dims [2] need 8", where="row 3: raw_data")
+>>> str(err)
+'row 3: raw_data: raw_data holds 3 bytes, dims [2] need 8'
+>>> isinstance(err, OnnxArrowError) and isinstance(err, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ArrowLayoutError",
+    "ExternalDataError",
+    "InvalidMessageError",
+    "InvalidTensorError",
+    "NotRepresentableError",
+    "OnnxArrowError",
+    "OnnxArrowWarning",
+    "UnsupportedTypeError",
+]
+
+
+class OnnxArrowError(Exception):
+    """Base class of every error raised by onnx-arrow.
+
+    Parameters
+    ----------
+    message
+        What is wrong and, where it helps, what would fix it.
+    where
+        The location: a file, a row, a field path (``"row 3: sequence_values[2].dims"``).
+    """
+
+    def __init__(self, message: str, *, where: str | None = None) -> None:
+        self.message = message
+        self.where = where
+        super().__init__(f"{where}: {message}" if where else message)
+
+    def at(self, where: str) -> OnnxArrowError:
+        """Return a copy of this error located at ``where`` (prefixed to any location)."""
+        location = f"{where}: {self.where}" if self.where else where
+        return type(self)(self.message, where=location)
+
+
+class InvalidMessageError(OnnxArrowError, ValueError):
+    """A protobuf message is malformed: bad wire format, inconsistent fields."""
+
+
+class InvalidTensorError(InvalidMessageError):
+    """A ``TensorProto`` is inconsistent: data length against dims, ranges, fields."""
+
+
+class UnsupportedTypeError(OnnxArrowError, TypeError):
+    """A data type, message kind or Arrow type onnx-arrow does not map."""
+
+
+class NotRepresentableError(OnnxArrowError, ValueError):
+    """A value cannot be represented exactly in the requested form; nothing is approximated."""
+
+
+class ArrowLayoutError(OnnxArrowError, ValueError):
+    """An Arrow array or its extension metadata does not follow the documented layout."""
+
+
+class ExternalDataError(OnnxArrowError, ValueError):
+    """External tensor data cannot be resolved safely (location, offset, length, checksum)."""
+
+
+class OnnxArrowWarning(UserWarning):
+    """Emitted when something is approximated or dropped on request; never silently."""
