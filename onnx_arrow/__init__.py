@@ -17,11 +17,11 @@ from onnx_arrow.core.extension_types import (
     VariableRankTensorType,
     VariableShapeTensorType,
 )
+from onnx_arrow.core.files import read_pb
 from onnx_arrow.core.types import arrow_type
 from onnx_arrow.core.values import (
     from_arrow,
     from_arrow_scalar,
-    read_pb,
     to_arrow,
     to_arrow_scalar,
     to_numpy,
