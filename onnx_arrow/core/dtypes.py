@@ -169,7 +169,7 @@ _K = ArrowKind
 _f32 = np.dtype("<f4")
 
 
-def _row(  # noqa: PLR0917 - one positional column per table field
+def _row(
     name: str,
     numpy_dtype: object,
     bits: int,

@@ -40,6 +40,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MessageType",
     "OnnxElementType",
+    "SparseTensorType",
     "VariableRankTensorType",
     "VariableShapeTensorType",
     "dtype_of_arrow",
@@ -89,11 +90,15 @@ class _JsonExtensionType(pa.ExtensionType):  # type: ignore[misc]
         return hash((self.extension_name, str(self.storage_type), self.__arrow_ext_serialize__()))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _rebuild, (type(self), self.storage_type, self.__arrow_ext_serialize__())
+        # The storage type travels as an IPC schema: pyarrow's own pickle of it drops the
+        # item field of a fixed_size_list (nullability) and refuses C++-only extension types.
+        schema = pa.schema([pa.field("storage", self.storage_type)]).serialize().to_pybytes()
+        return _rebuild, (type(self), schema, self.__arrow_ext_serialize__())
 
 
-def _rebuild(cls: type[_JsonExtensionType], storage: pa.DataType, blob: bytes) -> pa.DataType:
-    return cls.__arrow_ext_deserialize__(storage, blob)
+def _rebuild(cls: type[_JsonExtensionType], storage: bytes, blob: bytes) -> pa.DataType:
+    storage_type = pa.ipc.read_schema(pa.py_buffer(storage)).field(0).type
+    return cls.__arrow_ext_deserialize__(storage_type, blob)
 
 
 def _parse_metadata(name: str, serialized: bytes) -> dict[str, Any]:
@@ -407,6 +412,40 @@ def ragged_from_storage(arrow_type: pa.DataType, storage: pa.Array) -> pa.Array:
     return pa.array(_CDataHolder(storage, field))
 
 
+# --- sparse tensors ----------------------------------------------------------------------
+
+
+class SparseTensorType(_JsonExtensionType):
+    """``onnx.sparse_tensor``: ``struct<shape: list<int64>, values, indices>``.
+
+    ``values`` is a rank-1 variable-shape tensor (``[NNZ]``), ``indices`` an int64
+    variable-rank tensor holding ``[NNZ]`` linear or ``[NNZ, rank]`` coordinates,
+    exactly as the ``SparseTensorProto`` stored them.
+    """
+
+    _name = "onnx.sparse_tensor"
+
+    def __init__(self, storage_type: pa.DataType) -> None:
+        super().__init__(storage_type, {})
+
+    @property
+    def value_type(self) -> pa.DataType:
+        """The Arrow type of one element of ``values``."""
+        return self.storage_type.field("values").type.storage_type.field("data").type.value_type
+
+    @classmethod
+    def _from_params(cls, storage_type: pa.DataType, params: dict[str, Any]) -> SparseTensorType:
+        _expect_params(cls._name, params, set())
+        names = [f.name for f in storage_type] if pa.types.is_struct(storage_type) else []
+        if names != ["shape", "values", "indices"]:
+            raise ArrowLayoutError(
+                "storage must be struct<shape: list<int64>, values: tensor, indices: tensor>, "
+                f"got {storage_type}",
+                where=cls._name,
+            )
+        return cls(storage_type)
+
+
 # --- the message wrapper ----------------------------------------------------------
 
 
@@ -420,7 +459,7 @@ class MessageType(_JsonExtensionType):
 
     _name = "onnx.message"
 
-    def __init__(self, value_type: pa.DataType) -> None:
+    def __init__(self, value_type: pa.DataType, kind: Any = ("tensor",)) -> None:
         super().__init__(
             pa.struct(
                 [
@@ -428,7 +467,7 @@ class MessageType(_JsonExtensionType):
                     pa.field("envelope", pa.binary(), nullable=True),
                 ]
             ),
-            {},
+            {"kind": list(kind) if isinstance(kind, tuple) else kind},
         )
 
     @property
@@ -436,9 +475,16 @@ class MessageType(_JsonExtensionType):
         """The Arrow type of the values."""
         return self.storage_type.field("value").type
 
+    @property
+    def kind(self) -> Any:
+        """The ONNX value kind as JSON: ``["tensor"]``, ``["sequence", ["tensor"]]`` ..."""
+        return self._params["kind"]
+
     @classmethod
     def _from_params(cls, storage_type: pa.DataType, params: dict[str, Any]) -> MessageType:
-        _expect_params(cls._name, params, set())
+        _expect_params(cls._name, params, {"kind"})
+        if "kind" not in params:
+            raise ArrowLayoutError("metadata has no 'kind'", where=cls._name)
         if (
             not pa.types.is_struct(storage_type)
             or [f.name for f in storage_type] != ["value", "envelope"]
@@ -448,7 +494,7 @@ class MessageType(_JsonExtensionType):
                 f"storage must be struct<value: T, envelope: binary>, got {storage_type}",
                 where=cls._name,
             )
-        return cls(storage_type.field("value").type)
+        return cls(storage_type.field("value").type, params["kind"])
 
     def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
         return MessageArray
@@ -547,6 +593,15 @@ def _register_all() -> None:
     types += [
         VariableShapeTensorType(_ragged_storage(pa.float32(), 1), {}),
         variable_rank_tensor(pa.float32()),
+        SparseTensorType(
+            pa.struct(
+                [
+                    pa.field("shape", pa.list_(pa.int64())),
+                    pa.field("values", variable_shape_tensor(pa.float32(), 1)),
+                    pa.field("indices", variable_rank_tensor(pa.int64())),
+                ]
+            )
+        ),
         MessageType(pa.null()),
     ]
     for ext in types:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
-from onnx import TypeProto
+from onnx import TensorProto, TypeProto
 
 from onnx_arrow.core import _wire
-from onnx_arrow.core.tensors import RAW_DATA
-from onnx_arrow.core.values import _to_arrow_serialized
+from onnx_arrow.core.values import to_arrow_serialized
 from onnx_arrow.errors import InvalidMessageError
 
 __all__ = ["MAX_FILE_BYTES", "read_pb"]
@@ -20,6 +20,20 @@ __all__ = ["MAX_FILE_BYTES", "read_pb"]
 #: Largest ``.pb`` file :func:`read_pb` reads unless told otherwise (16 GiB).
 MAX_FILE_BYTES: Final = 16 << 30
 _ALIGNMENT: Final = 64
+#: How much of the file is read first to find where the data starts: the fields before
+#: ``raw_data`` (dims, data_type, name) are small.
+_HEAD_BYTES: Final = 1 << 16
+#: The fields whose payload is viewed in place as fixed-width elements, so worth aligning.
+_ALIGNED_FIELDS: Final = frozenset(
+    TensorProto.DESCRIPTOR.fields_by_name[name].number
+    for name in ("raw_data", "float_data", "double_data")
+)
+_OPEN_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 
 
 def read_pb(
@@ -29,22 +43,33 @@ def read_pb(
     base_dir: str | os.PathLike[str] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
 ) -> pa.ExtensionArray:
-    """Read one ``.pb`` file holding a ``TensorProto`` into a one-row array.
+    """Read one ``.pb`` file into a one-row array.
 
-    The file is read once into a buffer placed so that the tensor data is
-    64-byte aligned, and the Arrow array points into that buffer: no other copy
-    of the data is made.  Only regular files are read (a FIFO or a device is an
-    error, never a hang), at most ``max_bytes``.  External data is resolved
-    against ``base_dir``.
+    The file holds a ``TensorProto``, or the message ``type`` declares.  It is
+    read once, straight into a buffer placed so that a tensor's data is 64-byte
+    aligned, and the Arrow array points into that buffer: no other copy of the
+    data is made.  Only regular files are read (a FIFO or a device is an error,
+    never a hang), at most ``max_bytes``.  External data is resolved against
+    ``base_dir``.
+
+    Raises
+    ------
+    InvalidMessageError
+        The path is not a readable regular file, is larger than ``max_bytes``,
+        changed while being read, or does not hold a valid message; the error
+        names the path.
     """
     where = os.fspath(path)
     data = _read_aligned(where, max_bytes)
-    return _to_arrow_serialized([data.data], type, base_dir=base_dir, where=f"{where}: ")
+    # which message the file holds comes from the declared type, never from the bytes
+    kind = None if type is not None else "tensor"
+    return to_arrow_serialized([data.data], kind, type, base_dir=base_dir, where=f"{where}: ")
 
 
 def _read_aligned(path: str, max_bytes: int) -> np.ndarray[Any, Any]:
+    """The bytes of the file at ``path``, placed so that its first payload is aligned."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         raise InvalidMessageError(f"cannot open: {exc.strerror}", where=path) from None
     try:
@@ -59,31 +84,85 @@ def _read_aligned(path: str, max_bytes: int) -> np.ndarray[Any, Any]:
                 f"{size} bytes exceed the limit of {max_bytes}; raise max_bytes to read it",
                 where=path,
             )
-        head = os.pread(fd, min(size, 1 << 16), 0)
-        offset = _first_payload_offset(head)
-        raw = np.empty(size + _ALIGNMENT, dtype=np.uint8)
-        shift = (-(raw.ctypes.data + offset)) % _ALIGNMENT
-        out = raw[shift:][:size]
-        view = out.data
-        done = 0
-        while done < size:
-            n = os.preadv(fd, [view[done:]], done)
-            if n == 0:
-                raise InvalidMessageError(
-                    f"the file shrank while being read ({done} of {size} bytes)", where=path
-                )
-            done += n
-        return out
-    finally:
+        f = io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
         os.close(fd)
+        raise
+    with f:
+        # The head is read once: parsed to find the payload, then copied into place.
+        head = bytearray(min(size, _HEAD_BYTES))
+        _read_fully(f, memoryview(head), 0, size, path)
+        offset = _first_payload_offset(head)
+        buffer = np.empty(size + _ALIGNMENT, dtype=np.uint8)
+        shift = (-(buffer.ctypes.data + offset)) % _ALIGNMENT
+        out = buffer[shift : shift + size]
+        out[: len(head)] = np.frombuffer(head, dtype=np.uint8)
+        _read_fully(f, out.data[len(head) :], len(head), size, path)
+        if _read_into(f, memoryview(bytearray(1)), path):
+            raise InvalidMessageError(
+                f"the file holds more than the {size} bytes its size gave; it changed while "
+                "being read, or is not a plain file",
+                where=path,
+            )
+    return out
 
 
-def _first_payload_offset(head: bytes) -> int:
-    """Where the first bulk payload (raw_data or a packed field) starts, if within ``head``."""
+def _read_fully(f: io.FileIO, view: memoryview, done: int, size: int, path: str) -> None:
+    """Fill ``view`` from the file's current position (``done`` bytes into ``size``)."""
+    filled = 0
+    while filled < len(view):
+        n = _read_into(f, view[filled:], path)
+        if n == 0:
+            raise InvalidMessageError(
+                f"the file shrank while being read ({done + filled} of {size} bytes)", where=path
+            )
+        filled += n
+
+
+def _read_into(f: io.FileIO, view: memoryview, path: str) -> int:
     try:
-        for f in _wire.iter_fields(memoryview(head)):
-            if f.wire_type == _wire.LEN and (f.number == RAW_DATA or f.number in (4, 10)):
-                return f.value_start
-    except InvalidMessageError:
-        pass  # truncated head: the payload starts beyond it
+        return f.readinto(view) or 0
+    except OSError as exc:
+        raise InvalidMessageError(f"cannot read: {exc.strerror}", where=path) from None
+
+
+def _first_payload_offset(head: bytearray) -> int:
+    """Where a ``TensorProto``'s first fixed-width payload starts; only its tag need be in ``head``.
+
+    The fields before it are skipped by their wire types; the payload itself may run
+    past the end of ``head``.  0 when it is not found (nothing then is aligned but
+    the start of the file).
+    """
+    pos = 0
+    while (tag := _varint_at(head, pos)) is not None:
+        key, pos = tag
+        number, wire_type = key >> 3, key & 7
+        if wire_type == _wire.LEN:
+            length = _varint_at(head, pos)
+            if length is None:
+                return 0
+            if number in _ALIGNED_FIELDS:
+                return length[1]
+            pos = length[1] + length[0]
+        elif wire_type == _wire.VARINT:
+            value = _varint_at(head, pos)
+            if value is None:
+                return 0
+            pos = value[1]
+        elif wire_type == _wire.I32:
+            pos += 4
+        elif wire_type == _wire.I64:
+            pos += 8
+        else:
+            return 0
     return 0
+
+
+def _varint_at(buf: bytearray, pos: int) -> tuple[int, int] | None:
+    """The varint at ``pos`` and the position after it; None if it does not end in ``buf``."""
+    value = 0
+    for i, byte in enumerate(buf[pos : pos + 10]):
+        value |= (byte & 0x7F) << (7 * i)
+        if byte < 0x80:
+            return value, pos + i + 1
+    return None

@@ -1,16 +1,22 @@
-"""ONNX ``TypeProto`` to the Arrow type of a column of such values.
+"""ONNX ``TypeProto`` to the Arrow type of a column of such values, and back.
 
-A model declares each input and output with a ``TypeProto``; the column type of its
-values follows from that declaration alone, whatever the rows hold:
+A model declares each input and output with a ``TypeProto``; the column type of
+its values follows from that declaration alone, whatever the rows hold (empty
+sequences and absent optionals included):
 
-========================================  ============================================
-declared tensor shape                      Arrow type
-========================================  ============================================
-every dim a number, none 0                 ``arrow.fixed_shape_tensor``
-some dim symbolic, unknown, or 0           variable-shape (``uniform_shape`` keeps the
-                                           known sizes)
-no shape at all                            ``onnx.variable_rank_tensor``
-========================================  ============================================
+=====================================  =================================================
+declared type                          Arrow type
+=====================================  =================================================
+tensor, every dim a number, none 0     ``arrow.fixed_shape_tensor``
+tensor, a dim symbolic, unknown or 0   variable-shape (``uniform_shape`` keeps the known
+                                       sizes)
+tensor with no shape                   ``onnx.variable_rank_tensor``
+sparse_tensor                          ``onnx.sparse_tensor``
+sequence(x)                            ``list<T(x)>``
+map(k, x)                              ``map<K, T(x)>`` (STRING keys as ``binary``)
+optional(x)                            ``T(x)``, nullable; ``struct<value: T(x)>`` when
+                                       ``x`` is itself optional
+=====================================  =================================================
 """
 
 from __future__ import annotations
@@ -18,16 +24,81 @@ from __future__ import annotations
 import pyarrow as pa
 from onnx import TypeProto
 
-from onnx_arrow.core.dtypes import dtype_of
+from onnx_arrow.core.containers import (
+    MAP,
+    MAP_KEY_TYPES,
+    OPTIONAL,
+    SEQUENCE,
+    SPARSE_TENSOR,
+    TENSOR,
+    Kind,
+    arrow_type_of_kind,
+    sparse_tensor_type,
+)
+from onnx_arrow.core.dtypes import DType, dtype_of
 from onnx_arrow.core.extension_types import (
+    CANONICAL_FIXED_SHAPE,
+    CANONICAL_VARIABLE_SHAPE,
+    SparseTensorType,
+    VariableRankTensorType,
+    VariableShapeTensorType,
+    dtype_of_arrow,
     element_type,
+    extension_metadata,
     fixed_shape_tensor,
     variable_rank_tensor,
     variable_shape_tensor,
 )
 from onnx_arrow.errors import UnsupportedTypeError
 
-__all__ = ["arrow_type"]
+__all__ = ["arrow_type", "kind_of_arrow", "kind_of_type", "onnx_type"]
+
+
+def _check(type_proto: object, where: str) -> TypeProto:
+    if not isinstance(type_proto, TypeProto):
+        raise UnsupportedTypeError(
+            f"type must be an onnx.TypeProto, got {type(type_proto).__name__}", where=where
+        )
+    return type_proto
+
+
+def _elem_dtype(elem_type: int, where: str) -> DType:
+    try:
+        return dtype_of(elem_type)
+    except UnsupportedTypeError as exc:
+        raise exc.at(where) from None
+
+
+def kind_of_type(type_proto: TypeProto, *, where: str = "type") -> Kind:
+    """The value kind a ``TypeProto`` declares (structure only)."""
+    tp = _check(type_proto, where)
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        return Kind(TENSOR)
+    if which == "sparse_tensor_type":
+        return Kind(SPARSE_TENSOR)
+    if which == "sequence_type":
+        return Kind(
+            SEQUENCE, kind_of_type(tp.sequence_type.elem_type, where=f"{where}.sequence_type")
+        )
+    if which == "optional_type":
+        return Kind(
+            OPTIONAL, kind_of_type(tp.optional_type.elem_type, where=f"{where}.optional_type")
+        )
+    if which == "map_type":
+        at = f"{where}.map_type"
+        key = _elem_dtype(tp.map_type.key_type, f"{at}.key_type")
+        if key.name not in MAP_KEY_TYPES:
+            raise UnsupportedTypeError(
+                f"{key.name} is not a map key type; ONNX allows {', '.join(sorted(MAP_KEY_TYPES))}",
+                where=f"{at}.key_type",
+            )
+        return Kind(MAP, kind_of_type(tp.map_type.value_type, where=f"{at}.value_type"), key)
+    raise UnsupportedTypeError(
+        f"{which or 'an empty TypeProto'} is not a value type; expected tensor_type, "
+        "sparse_tensor_type, sequence_type, map_type or optional_type",
+        where=where,
+    )
 
 
 def arrow_type(type_proto: TypeProto, *, where: str = "type") -> pa.DataType:
@@ -40,19 +111,17 @@ def arrow_type(type_proto: TypeProto, *, where: str = "type") -> pa.DataType:
     FixedShapeTensorType(extension<arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]>)
     >>> arrow_type(helper.make_tensor_type_proto(TensorProto.INT64, ["N", 3])).extension_name
     'arrow.variable_shape_tensor'
+    >>> zipmap = helper.make_sequence_type_proto(
+    ...     helper.make_map_type_proto(TensorProto.INT64, helper.make_tensor_type_proto(1, []))
+    ... )
+    >>> arrow_type(zipmap).value_type
+    MapType(map<int64, extension<arrow.fixed_shape_tensor[value_type=float, shape=[]]>>)
     """
-    if not isinstance(type_proto, TypeProto):
-        raise UnsupportedTypeError(
-            f"type must be an onnx.TypeProto, got {type(type_proto).__name__}", where=where
-        )
-    kind = type_proto.WhichOneof("value")
-    if kind == "tensor_type":
-        tensor = type_proto.tensor_type
-        try:
-            row = dtype_of(tensor.elem_type)
-        except UnsupportedTypeError as exc:
-            raise exc.at(f"{where}.tensor_type.elem_type") from None
-        value_type = element_type(row)
+    tp = _check(type_proto, where)
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        tensor = tp.tensor_type
+        value_type = element_type(_elem_dtype(tensor.elem_type, f"{where}.tensor_type.elem_type"))
         if not tensor.HasField("shape"):
             return variable_rank_tensor(value_type)
         dims: list[int | None] = [
@@ -62,7 +131,107 @@ def arrow_type(type_proto: TypeProto, *, where: str = "type") -> pa.DataType:
             return fixed_shape_tensor(value_type, tuple(d for d in dims if d is not None))
         known = dims if any(d is not None for d in dims) else None
         return variable_shape_tensor(value_type, len(dims), known)
+    if which == "sparse_tensor_type":
+        at = f"{where}.sparse_tensor_type.elem_type"
+        return sparse_tensor_type(_elem_dtype(tp.sparse_tensor_type.elem_type, at))
+    kind = kind_of_type(tp, where=where)
+    if which == "sequence_type":
+        inner = arrow_type(tp.sequence_type.elem_type, where=f"{where}.sequence_type")
+    elif which == "optional_type":
+        inner = arrow_type(tp.optional_type.elem_type, where=f"{where}.optional_type")
+    else:
+        inner = arrow_type(tp.map_type.value_type, where=f"{where}.map_type.value_type")
+    return arrow_type_of_kind(kind, inner)
+
+
+def kind_of_arrow(arrow_type: pa.DataType, array: pa.Array | None = None) -> Kind:
+    """The value kind an Arrow type holds; with ``array``, nulls make a level optional."""
+    nullable = array is not None and array.null_count > 0
+    kind = _kind_of_arrow(arrow_type, array)
+    return Kind(OPTIONAL, kind) if nullable else kind
+
+
+def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:
+    if isinstance(t, SparseTensorType):
+        return Kind(SPARSE_TENSOR)
+    if _is_tensor_type(t):
+        return Kind(TENSOR)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        child = None if array is None else array.flatten()
+        return Kind(SEQUENCE, kind_of_arrow(t.value_type, child))
+    if pa.types.is_map(t):
+        key = dtype_of_arrow(t.key_type)
+        child = None if array is None else array.items
+        return Kind(MAP, kind_of_arrow(t.item_type, child), key)
+    if pa.types.is_struct(t) and [f.name for f in t] == ["value"]:
+        child = None if array is None else array.field("value")
+        inner = kind_of_arrow(t.field("value").type, child)
+        return Kind(OPTIONAL, inner if inner.name == OPTIONAL else Kind(OPTIONAL, inner))
     raise UnsupportedTypeError(
-        f"{kind or 'an empty TypeProto'} is not mapped yet; onnx-arrow maps tensor_type",
-        where=where,
+        f"{t} is not the Arrow form of an ONNX value; expected a tensor type, "
+        "onnx.sparse_tensor, list, map or struct<value>"
     )
+
+
+def _is_tensor_type(t: pa.DataType) -> bool:
+    name = getattr(t, "extension_name", None)
+    return name in (CANONICAL_FIXED_SHAPE, CANONICAL_VARIABLE_SHAPE) or isinstance(
+        t, VariableShapeTensorType | VariableRankTensorType
+    )
+
+
+def onnx_type(arrow_type: pa.DataType, kind: Kind | None = None) -> TypeProto:
+    """The ``TypeProto`` of a column of ``arrow_type``, as far as it can be known.
+
+    Optionals are known only from ``kind`` (an ``onnx.message`` array records it)
+    or from ``struct<value>``; symbolic dim names are not kept, unknown sizes come
+    back as dims without a value.
+
+    >>> from onnx import TensorProto, helper
+    >>> t = helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3])
+    >>> onnx_type(arrow_type(t)) == t
+    True
+    """
+    kind = kind or _kind_of_arrow(arrow_type, None)
+    out = TypeProto()
+    if kind.name == OPTIONAL:
+        inner_arrow = (
+            arrow_type.field("value").type
+            if kind.elem is not None and kind.elem.name == OPTIONAL
+            else arrow_type
+        )
+        out.optional_type.elem_type.CopyFrom(onnx_type(inner_arrow, kind.elem))
+        return out
+    if kind.name == TENSOR:
+        _tensor_onnx_type(arrow_type, out)
+    elif kind.name == SPARSE_TENSOR:
+        out.sparse_tensor_type.elem_type = dtype_of_arrow(arrow_type.value_type).onnx
+    elif kind.name == SEQUENCE:
+        out.sequence_type.elem_type.CopyFrom(onnx_type(arrow_type.value_type, kind.elem))
+    else:
+        out.map_type.key_type = dtype_of_arrow(arrow_type.key_type).onnx
+        out.map_type.value_type.CopyFrom(onnx_type(arrow_type.item_type, kind.elem))
+    return out
+
+
+def _tensor_onnx_type(t: pa.DataType, out: TypeProto) -> None:
+    tensor = out.tensor_type
+    if t.extension_name == CANONICAL_FIXED_SHAPE:
+        tensor.elem_type = dtype_of_arrow(t.value_type).onnx
+        shape = tensor.shape
+        for d in t.shape:
+            shape.dim.add().dim_value = d
+        if not t.shape:
+            tensor.shape.SetInParent()
+        return
+    data = t.storage_type.field("data").type.value_type
+    tensor.elem_type = dtype_of_arrow(data).onnx
+    if isinstance(t, VariableRankTensorType):
+        return
+    ndim = t.storage_type.field("shape").type.list_size
+    uniform = extension_metadata(t).get("uniform_shape") or [None] * ndim
+    tensor.shape.SetInParent()
+    for d in uniform:
+        dim = tensor.shape.dim.add()
+        if d is not None:
+            dim.dim_value = d

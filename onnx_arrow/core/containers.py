@@ -1,0 +1,952 @@
+"""Sequences, maps, optionals and sparse tensors to Arrow and back, nested as deep as ONNX allows.
+
+The Arrow form of each kind of value (``T(x)`` is the Arrow type of kind ``x``):
+
+=====================  ==================================================================
+ONNX kind              Arrow type
+=====================  ==================================================================
+tensor                 a tensor type (:mod:`onnx_arrow.core.tensors`)
+sequence(x)            ``list<T(x)>``
+map(k, x)              ``map<K, T(x)>``; integer keys as Arrow integers, STRING keys as
+                       ``binary``; key order and duplicate keys kept
+optional(x)            ``T(x)`` with a null where the value is absent; when ``x`` is itself
+                       optional, ``struct<value: T(x)>`` so that outer-absent (null struct),
+                       inner-absent (null ``value``) and present stay apart
+sparse_tensor          ``onnx.sparse_tensor``: ``struct<shape: list<int64>, values:
+                       variable-shape tensor [NNZ], indices: variable-rank int64 tensor>``;
+                       indices keep their ONNX form, ``[NNZ]`` linear or ``[NNZ, rank]``
+=====================  ==================================================================
+
+As for tensors, every message splits into its value and an envelope: the
+message bytes with the bulk data (tensor elements, map keys, sparse dims) cut
+out and each nested message replaced by its own envelope.  Names, ``elem_type``
+and ``key_type`` (also of an absent optional or an empty sequence) live there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
+
+from onnx_arrow.core import _wire
+from onnx_arrow.core.dtypes import DType, dtype_of
+from onnx_arrow.core.extension_types import (
+    SparseTensorType,
+    element_type,
+    variable_rank_tensor,
+    variable_shape_tensor,
+)
+from onnx_arrow.core.tensors import (
+    Tensor,
+    decode_tensor,
+    encode_tensor,
+    tensor_array,
+    tensor_rows,
+    tensor_type_for,
+)
+from onnx_arrow.errors import (
+    ArrowLayoutError,
+    InvalidMessageError,
+    NotRepresentableError,
+    OnnxArrowError,
+    UnsupportedTypeError,
+)
+
+__all__ = [
+    "MAX_DEPTH",
+    "Kind",
+    "MapValue",
+    "OptionalValue",
+    "SequenceValue",
+    "SparseValue",
+    "build_array",
+    "decode_value",
+    "encode_value",
+    "infer_arrow_type",
+    "kind_of_message",
+    "value_rows",
+]
+
+#: Deepest nesting of messages below the root that protobuf parses back (upb's limit).
+MAX_DEPTH: Final = 100
+
+TENSOR: Final = "tensor"
+SPARSE_TENSOR: Final = "sparse_tensor"
+SEQUENCE: Final = "sequence"
+MAP: Final = "map"
+OPTIONAL: Final = "optional"
+
+#: SequenceProto.DataType / OptionalProto.DataType value of each kind.
+ELEM_TYPE: Final = {TENSOR: 1, SPARSE_TENSOR: 2, SEQUENCE: 3, MAP: 4, OPTIONAL: 5}
+_KIND_OF_ELEM_TYPE: Final = {code: kind for kind, code in ELEM_TYPE.items()}
+#: The field of SequenceProto / OptionalProto that holds elements of each kind.
+_ELEM_FIELD: Final = {kind: code + 2 for kind, code in ELEM_TYPE.items()}
+_KIND_OF_FIELD: Final = {number: kind for kind, number in _ELEM_FIELD.items()}
+_MESSAGE_KIND: Final = {
+    TensorProto: TENSOR,
+    SparseTensorProto: SPARSE_TENSOR,
+    SequenceProto: SEQUENCE,
+    MapProto: MAP,
+    OptionalProto: OPTIONAL,
+}
+MESSAGE_CLASS: Final = {kind: cls for cls, kind in _MESSAGE_KIND.items()}
+#: Map key types ONNX allows.
+MAP_KEY_TYPES: Final = frozenset(
+    ("INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "STRING")
+)
+_MAP_VALUE_KINDS: Final = frozenset((TENSOR, SPARSE_TENSOR, SEQUENCE, MAP))
+
+_NAME: Final = 1
+_ELEM: Final = 2  # elem_type / key_type
+_MAP_KEYS: Final = 3
+_MAP_STRING_KEYS: Final = 4
+_MAP_VALUES: Final = 5
+_SPARSE_VALUES: Final = 1
+_SPARSE_INDICES: Final = 2
+_SPARSE_DIMS: Final = 3
+_TENSOR_SUBMESSAGES: Final = frozenset(
+    TensorProto.DESCRIPTOR.fields_by_name[n].number for n in ("external_data", "metadata_props")
+)
+
+
+# --- kinds ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    """The structure of an ONNX value: ``tensor``, ``sequence(x)``, ``map(K, x)`` ...
+
+    ``elem`` is the element (sequence, optional) or value (map) kind, None where
+    no value says it (an empty sequence); ``key`` is the map key dtype.
+    """
+
+    name: str
+    elem: Kind | None = None
+    key: DType | None = None
+
+    def __str__(self) -> str:
+        inner = "?" if self.elem is None else str(self.elem)
+        if self.name in (TENSOR, SPARSE_TENSOR):
+            return self.name
+        if self.name == MAP:
+            key = "?" if self.key is None else self.key.name
+            return f"map({key}, {inner})"
+        return f"{self.name}({inner})"
+
+    def to_json(self) -> Any:
+        """A JSON-able form: ``["sequence", ["tensor"]]``, ``["map", "INT64", [...]]``."""
+        if self.name in (TENSOR, SPARSE_TENSOR):
+            return [self.name]
+        inner = None if self.elem is None else self.elem.to_json()
+        if self.name == MAP:
+            return [MAP, None if self.key is None else self.key.name, inner]
+        return [self.name, inner]
+
+    @classmethod
+    def from_json(cls, data: Any, *, where: str = "kind") -> Kind:
+        """Parse :meth:`to_json` output, rejecting anything else with a clear error."""
+        try:
+            name = data[0]
+            if name in (TENSOR, SPARSE_TENSOR) and len(data) == 1:
+                return cls(name)
+            if name in (SEQUENCE, OPTIONAL) and len(data) == 2:
+                elem = None if data[1] is None else cls.from_json(data[1], where=where)
+                return cls(name, elem)
+            if name == MAP and len(data) == 3:
+                key = None if data[1] is None else dtype_of(data[1])
+                elem = None if data[2] is None else cls.from_json(data[2], where=where)
+                return cls(MAP, elem, key)
+        except (TypeError, IndexError, KeyError, OnnxArrowError):
+            pass
+        raise ArrowLayoutError(
+            f"{json.dumps(data)[:80]} is not an ONNX value kind; expected e.g. "
+            '["tensor"], ["sequence", ["tensor"]], ["map", "INT64", ["tensor"]]',
+            where=where,
+        )
+
+    @property
+    def depth(self) -> int:
+        """Messages nested below the root in a value of this kind (a tensor is 0)."""
+        if self.name == SPARSE_TENSOR:
+            return 1
+        if self.name == TENSOR or self.elem is None:
+            return 0
+        extra = 2 if self.name == MAP else 1  # a map's values sit in a SequenceProto
+        return extra + self.elem.depth
+
+
+def kind_of_message(value: object, *, where: str) -> str:
+    """The kind name of a message object, or a clear error."""
+    kind = _MESSAGE_KIND.get(type(value))
+    if kind is None:
+        raise UnsupportedTypeError(
+            f"expected an ONNX value message (TensorProto, SparseTensorProto, SequenceProto, "
+            f"MapProto or OptionalProto), got {type(value).__name__}; convert numpy arrays "
+            "with onnx.numpy_helper.from_array first",
+            where=where,
+        )
+    return kind
+
+
+def unify(a: Kind | None, b: Kind | None, where: str) -> Kind | None:
+    """The kind both describe, or an error naming where they disagree."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    if a.name != b.name or (a.key is not None and b.key is not None and a.key is not b.key):
+        raise UnsupportedTypeError(f"holds {b} but the column holds {a}", where=where)
+    return Kind(a.name, unify(a.elem, b.elem, where), a.key or b.key)
+
+
+# --- values ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SequenceValue:
+    """The elements of a ``SequenceProto``."""
+
+    items: list[Node | None]
+
+
+@dataclass(slots=True)
+class MapValue:
+    """Keys (int64 array, or bytes for STRING) and values of a ``MapProto``."""
+
+    key: DType
+    keys: np.ndarray[Any, Any]
+    values: list[Node | None]
+
+
+@dataclass(slots=True)
+class OptionalValue:
+    """An ``OptionalProto``: its value, or None when absent."""
+
+    value: Node | None
+
+
+@dataclass(slots=True)
+class SparseValue:
+    """A ``SparseTensorProto``: dense dims, values ``[NNZ]``, indices ``[NNZ]``/``[NNZ, rank]``."""
+
+    dims: tuple[int, ...]
+    values: Tensor
+    indices: Tensor
+
+
+Node = Tensor | SequenceValue | MapValue | OptionalValue | SparseValue
+Resolver = Callable[..., Any]
+
+
+@dataclass
+class _Decoder:
+    """Decodes one message tree; records the kind it discovers."""
+
+    external: Resolver | None
+    kept: list[bytes] = field(default_factory=list)
+
+    def value(
+        self, buf: memoryview, start: int, end: int, kind: str, where: str, depth: int
+    ) -> tuple[Node, bytes, Kind]:
+        if depth > MAX_DEPTH:
+            raise NotRepresentableError(
+                f"messages nest {depth} levels deep; protobuf parses at most {MAX_DEPTH}, "
+                "so the value could never be read back",
+                where=where,
+            )
+        if kind == TENSOR:
+            return self.tensor(buf, start, end, where, depth)
+        if kind == SEQUENCE:
+            return self.sequence(buf, start, end, where, depth)
+        if kind == MAP:
+            return self.map(buf, start, end, where, depth)
+        if kind == OPTIONAL:
+            return self.optional(buf, start, end, where, depth)
+        return self.sparse(buf, start, end, where, depth)
+
+    def tensor(
+        self, buf: memoryview, start: int, end: int, where: str, depth: int
+    ) -> tuple[Node, bytes, Kind]:
+        data = buf[start:end]
+        tensor = decode_tensor(data, where=where, external=self.external)
+        envelope = tensor.envelope or b""
+        if depth + 1 > MAX_DEPTH and any(
+            f.number in _TENSOR_SUBMESSAGES for f in _wire.iter_fields(memoryview(envelope))
+        ):
+            raise NotRepresentableError(
+                f"messages nest {depth + 1} levels deep; protobuf parses at most {MAX_DEPTH}",
+                where=where,
+            )
+        return Tensor(tensor.dtype, tensor.dims, tensor.codes), envelope, Kind(TENSOR)
+
+    def _children(
+        self,
+        buf: memoryview,
+        start: int,
+        end: int,
+        where: str,
+        depth: int,
+        *,
+        singular: bool,
+    ) -> tuple[list[bytes], int | None, str | None, list[tuple[Node, Kind]]]:
+        """Fields of a SequenceProto / OptionalProto: envelope parts, elem_type, children."""
+        parts: list[bytes] = []
+        elem_type: int | None = None
+        child_kind: str | None = None
+        children: list[tuple[Node, Kind]] = []
+        child_fields: list[_wire.Field] = []
+        for f in _wire.iter_fields(buf, start, end, what=where):
+            if f.number == _ELEM and f.wire_type == _wire.VARINT:
+                elem_type = f.value
+                parts.append(bytes(buf[f.start : f.end]))
+            elif f.number in _KIND_OF_FIELD and f.wire_type == _wire.LEN:
+                kind = _KIND_OF_FIELD[f.number]
+                if child_kind is not None and kind != child_kind:
+                    raise InvalidMessageError(
+                        f"both {_field(child_kind, singular)} and {_field(kind, singular)} hold "
+                        "values; a message holds elements of one kind",
+                        where=where,
+                    )
+                child_kind = kind
+                child_fields.append(f)
+            else:
+                parts.append(bytes(buf[f.start : f.end]))
+        if singular and len(child_fields) > 1:
+            # protobuf merges repeated occurrences of a singular message field; so do not we
+            raise InvalidMessageError(
+                f"{_field(child_kind or '', singular)} occurs {len(child_fields)} times",
+                where=where,
+            )
+        if elem_type is not None and child_kind is not None:
+            declared = _KIND_OF_ELEM_TYPE.get(elem_type)
+            if declared != child_kind:
+                raise InvalidMessageError(
+                    f"elem_type is {elem_type} ({declared or 'unknown'}) but "
+                    f"{_field(child_kind, singular)} holds the data; make them agree",
+                    where=f"{where}: elem_type",
+                )
+        for i, f in enumerate(child_fields):
+            assert child_kind is not None
+            name = _field(child_kind, singular)
+            at = f"{where}.{name}" if singular else f"{where}.{name}[{i}]"
+            node, envelope, found = self.value(buf, f.value_start, f.end, child_kind, at, depth + 1)
+            parts.append(_wire.encode_len(f.number, len(envelope)) + envelope)
+            children.append((node, found))
+        return parts, elem_type, child_kind, children
+
+    def sequence(
+        self, buf: memoryview, start: int, end: int, where: str, depth: int
+    ) -> tuple[Node, bytes, Kind]:
+        parts, elem_type, child_kind, children = self._children(
+            buf, start, end, where, depth, singular=False
+        )
+        elem = _elem_kind(elem_type, child_kind, children, where)
+        return SequenceValue([n for n, _ in children]), b"".join(parts), Kind(SEQUENCE, elem)
+
+    def optional(
+        self, buf: memoryview, start: int, end: int, where: str, depth: int
+    ) -> tuple[Node, bytes, Kind]:
+        parts, elem_type, child_kind, children = self._children(
+            buf, start, end, where, depth, singular=True
+        )
+        elem = _elem_kind(elem_type, child_kind, children, where)
+        value = children[0][0] if children else None
+        return OptionalValue(value), b"".join(parts), Kind(OPTIONAL, elem)
+
+    def map(
+        self, buf: memoryview, start: int, end: int, where: str, depth: int
+    ) -> tuple[Node, bytes, Kind]:
+        parts: list[bytes] = []
+        key_type = 0
+        int_keys: list[int] = []
+        string_keys: list[bytes] = []
+        values_field: _wire.Field | None = None
+        for f in _wire.iter_fields(buf, start, end, what=where):
+            if f.number == _ELEM and f.wire_type == _wire.VARINT:
+                key_type = f.value
+                parts.append(bytes(buf[f.start : f.end]))
+            elif f.number == _MAP_KEYS:
+                if f.wire_type == _wire.LEN:  # packed: not canonical, still valid
+                    raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
+                    int_keys.extend(_wire.decode_varints(raw, what=f"{where}.keys").tolist())
+                else:
+                    int_keys.append(f.value)
+            elif f.number == _MAP_STRING_KEYS and f.wire_type == _wire.LEN:
+                string_keys.append(bytes(buf[f.value_start : f.end]))
+            elif f.number == _MAP_VALUES and f.wire_type == _wire.LEN:
+                if values_field is not None:
+                    raise InvalidMessageError("values occurs twice", where=f"{where}.values")
+                values_field = f
+            else:
+                parts.append(bytes(buf[f.start : f.end]))
+        key = _map_key(key_type, where)
+        keys = _map_keys(key, int_keys, string_keys, where)
+        if values_field is None:
+            seq_node: Node = SequenceValue([])
+            seq_env = b""
+            seq_kind = Kind(SEQUENCE)
+        else:
+            seq_node, seq_env, seq_kind = self.sequence(
+                buf, values_field.value_start, values_field.end, f"{where}.values", depth + 1
+            )
+            parts.append(_wire.encode_len(_MAP_VALUES, len(seq_env)) + seq_env)
+        assert isinstance(seq_node, SequenceValue)
+        if len(seq_node.items) != len(keys):
+            raise InvalidMessageError(
+                f"{len(keys)} keys but {len(seq_node.items)} values; a map needs one value per key",
+                where=f"{where}.values",
+            )
+        value_kind = seq_kind.elem
+        if value_kind is not None and value_kind.name not in _MAP_VALUE_KINDS:
+            raise InvalidMessageError(
+                f"map values are {value_kind.name}; ONNX maps hold tensor, sparse_tensor, "
+                "sequence or map values",
+                where=f"{where}.values.elem_type",
+            )
+        return MapValue(key, keys, seq_node.items), b"".join(parts), Kind(MAP, value_kind, key)
+
+    def sparse(
+        self, buf: memoryview, start: int, end: int, where: str, depth: int
+    ) -> tuple[Node, bytes, Kind]:
+        parts: list[bytes] = []
+        dims: list[int] = []
+        found: dict[int, tuple[Tensor, bytes]] = {}
+        for f in _wire.iter_fields(buf, start, end, what=where):
+            if f.number in (_SPARSE_VALUES, _SPARSE_INDICES) and f.wire_type == _wire.LEN:
+                name = "values" if f.number == _SPARSE_VALUES else "indices"
+                if f.number in found:
+                    raise InvalidMessageError(f"{name} occurs twice", where=f"{where}.{name}")
+                node, envelope, _ = self.tensor(
+                    buf, f.value_start, f.end, f"{where}.{name}", depth + 1
+                )
+                assert isinstance(node, Tensor)
+                found[f.number] = (node, envelope)
+                parts.append(_wire.encode_len(f.number, len(envelope)) + envelope)
+            elif f.number == _SPARSE_DIMS:
+                if f.wire_type == _wire.LEN:
+                    raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
+                    dims.extend(
+                        _wire.decode_varints(raw, what=f"{where}.dims").view(np.int64).tolist()
+                    )
+                else:
+                    dims.append(f.value - (1 << 64) if f.value >= 1 << 63 else f.value)
+            else:
+                parts.append(bytes(buf[f.start : f.end]))
+        if _SPARSE_VALUES not in found or _SPARSE_INDICES not in found:
+            missing = "values" if _SPARSE_VALUES not in found else "indices"
+            raise InvalidMessageError(
+                f"{missing} is not set; a sparse tensor needs values and indices",
+                where=f"{where}.{missing}",
+            )
+        values, indices = found[_SPARSE_VALUES][0], found[_SPARSE_INDICES][0]
+        _check_sparse(tuple(dims), values, indices, where)
+        return SparseValue(tuple(dims), values, indices), b"".join(parts), Kind(SPARSE_TENSOR)
+
+
+def _field(kind: str, singular: bool) -> str:
+    return f"{kind}_value" if singular else f"{kind}_values"
+
+
+def _elem_kind(
+    elem_type: int | None,
+    child_kind: str | None,
+    children: list[tuple[Node, Kind]],
+    where: str,
+) -> Kind | None:
+    elem: Kind | None = None
+    for i, (_, kind) in enumerate(children):
+        elem = unify(elem, kind, f"{where}[{i}]")
+    if elem is None and child_kind is None and elem_type:
+        name = _KIND_OF_ELEM_TYPE.get(elem_type)
+        if name is None:
+            raise InvalidMessageError(
+                f"elem_type {elem_type} is not a value kind; expected one of "
+                + ", ".join(f"{k} ({v})" for k, v in ELEM_TYPE.items()),
+                where=f"{where}: elem_type",
+            )
+        elem = Kind(name)
+    return elem
+
+
+def _map_key(key_type: int, where: str) -> DType:
+    try:
+        key = dtype_of(key_type)
+    except OnnxArrowError:
+        key = None
+    if key is None or key.name not in MAP_KEY_TYPES:
+        raise InvalidMessageError(
+            f"key_type {key_type} is not a map key type; ONNX allows "
+            + ", ".join(sorted(MAP_KEY_TYPES)),
+            where=f"{where}: key_type",
+        )
+    return key
+
+
+def _map_keys(
+    key: DType, ints: list[int], strings: list[bytes], where: str
+) -> np.ndarray[Any, Any]:
+    if key.name == "STRING":
+        if ints:
+            raise InvalidMessageError(
+                "key_type is STRING but keys (the integer keys) is set; use string_keys",
+                where=f"{where}.keys",
+            )
+        out = np.empty(len(strings), dtype=object)
+        out[:] = strings
+        return out
+    if strings:
+        raise InvalidMessageError(
+            f"key_type is {key.name} but string_keys is set; use keys",
+            where=f"{where}.string_keys",
+        )
+    raw = np.array(ints, dtype=np.uint64)
+    values = raw.view(np.int64)
+    if key.name == "UINT64":
+        return raw
+    info = np.iinfo(key.numpy)  # type: ignore[type-var]
+    bad = np.flatnonzero((values < int(info.min)) | (values > int(info.max)))
+    if bad.size:
+        raise InvalidMessageError(
+            f"keys[{int(bad[0])}] is {int(values[bad[0]])}, outside the {key.name} range "
+            f"[{info.min}, {info.max}]",
+            where=f"{where}.keys",
+        )
+    return values.astype(key.numpy)
+
+
+def _check_sparse(dims: tuple[int, ...], values: Tensor, indices: Tensor, where: str) -> None:
+    if any(d < 0 for d in dims):
+        raise InvalidMessageError(f"dims {list(dims)} has a negative size", where=f"{where}.dims")
+    if len(values.dims) != 1:
+        raise InvalidMessageError(
+            f"values has dims {list(values.dims)}; sparse values are 1-D [NNZ]",
+            where=f"{where}.values",
+        )
+    nnz = values.dims[0]
+    if indices.dtype.name != "INT64":
+        raise InvalidMessageError(
+            f"indices are {indices.dtype.name}; sparse indices are INT64",
+            where=f"{where}.indices",
+        )
+    if indices.dims not in ((nnz,), (nnz, len(dims))):
+        raise InvalidMessageError(
+            f"indices have dims {list(indices.dims)}; expected [{nnz}] (linear) or "
+            f"[{nnz}, {len(dims)}] (coordinates)",
+            where=f"{where}.indices",
+        )
+
+
+def decode_value(
+    data: bytes | memoryview, kind: str, *, where: str, external: Resolver | None = None
+) -> tuple[Node, bytes, Kind]:
+    """Split one serialized value message into its value, envelope and discovered kind."""
+    buf = data if isinstance(data, memoryview) else memoryview(data)
+    return _Decoder(external).value(buf, 0, len(buf), kind, where, 0)
+
+
+# --- encoding --------------------------------------------------------------------------
+
+
+def _fields(envelope: bytes | None, where: str) -> list[_wire.Field]:
+    if not envelope:
+        return []
+    return list(_wire.iter_fields(memoryview(envelope), what=f"{where} envelope"))
+
+
+def _tagged(number: int, payload: bytes) -> bytes:
+    return _wire.encode_len(number, len(payload)) + payload
+
+
+def _varint_field(number: int, value: int) -> bytes:
+    return _wire.encode_tag(number, _wire.VARINT) + _wire.encode_varint(value)
+
+
+def _assemble(parts: list[tuple[int, bytes]], unknown: list[bytes]) -> bytes:
+    parts.sort(key=lambda p: p[0])
+    return b"".join(p for _, p in parts) + b"".join(unknown)
+
+
+def encode_value(node: Node | None, kind: Kind, envelope: bytes | None, *, where: str) -> bytes:
+    """Join a value and its envelope into a serialized message of ``kind``."""
+    if kind.depth > MAX_DEPTH:
+        raise NotRepresentableError(
+            f"{kind} nests {kind.depth} levels; protobuf parses at most {MAX_DEPTH}", where=where
+        )
+    if kind.name == TENSOR:
+        if not isinstance(node, Tensor):
+            raise ArrowLayoutError(
+                "a tensor row is null; only optionals may be absent", where=where
+            )
+        return encode_tensor(Tensor(node.dtype, node.dims, node.codes, envelope))
+    if kind.name == OPTIONAL:
+        if node is None:
+            node = OptionalValue(None)
+        assert isinstance(node, OptionalValue)
+        children = [] if node.value is None else [node.value]
+        return _encode_children(children, kind, envelope, where, singular=True)
+    if node is None:
+        raise ArrowLayoutError(
+            f"a {kind.name} row is null; only optionals may be absent", where=where
+        )
+    if kind.name == SEQUENCE:
+        assert isinstance(node, SequenceValue)
+        return _encode_children(node.items, kind, envelope, where, singular=False)
+    if kind.name == MAP:
+        assert isinstance(node, MapValue)
+        return _encode_map(node, kind, envelope, where)
+    assert isinstance(node, SparseValue)
+    return _encode_sparse(node, envelope, where)
+
+
+def _encode_children(
+    items: Sequence[Node | None], kind: Kind, envelope: bytes | None, where: str, *, singular: bool
+) -> bytes:
+    buf = memoryview(envelope or b"")
+    parts: list[tuple[int, bytes]] = []
+    unknown: list[bytes] = []
+    child_envelopes: list[bytes] = []
+    child_number: int | None = None
+    has_elem_type = False
+    for f in _fields(envelope, where):
+        if f.number in _KIND_OF_FIELD and f.wire_type == _wire.LEN:
+            child_number = f.number
+            child_envelopes.append(bytes(buf[f.value_start : f.end]))
+        elif f.number in (_NAME, _ELEM):
+            has_elem_type |= f.number == _ELEM
+            parts.append((f.number, bytes(buf[f.start : f.end])))
+        else:
+            unknown.append(bytes(buf[f.start : f.end]))
+    elem = kind.elem
+    if envelope is None and elem is not None:
+        parts.append((_ELEM, _varint_field(_ELEM, ELEM_TYPE[elem.name])))
+    if items:
+        if elem is None:
+            raise ArrowLayoutError(f"{kind} has values but no element kind", where=where)
+        number = _ELEM_FIELD[elem.name]
+        if child_number is not None and child_number != number:
+            raise ArrowLayoutError(
+                f"the envelope holds {_KIND_OF_FIELD[child_number]} elements, the value "
+                f"{elem.name} elements",
+                where=where,
+            )
+        if envelope is not None and len(child_envelopes) != len(items):
+            raise ArrowLayoutError(
+                f"the envelope describes {len(child_envelopes)} elements, the value holds "
+                f"{len(items)}; keep the envelope with its value",
+                where=where,
+            )
+        for i, item in enumerate(items):
+            child_env = child_envelopes[i] if envelope is not None else None
+            name = _field(elem.name, singular)
+            at = f"{where}.{name}" if singular else f"{where}.{name}[{i}]"
+            parts.append((number, _tagged(number, encode_value(item, elem, child_env, where=at))))
+    elif child_envelopes:
+        raise ArrowLayoutError(
+            f"the envelope describes {len(child_envelopes)} elements, the value holds none",
+            where=where,
+        )
+    return _assemble(parts, unknown)
+
+
+def _encode_map(node: MapValue, kind: Kind, envelope: bytes | None, where: str) -> bytes:
+    buf = memoryview(envelope or b"")
+    parts: list[tuple[int, bytes]] = []
+    unknown: list[bytes] = []
+    values_envelope: bytes | None = None if envelope is None else b""
+    has_values = False
+    for f in _fields(envelope, where):
+        if f.number == _MAP_VALUES:
+            values_envelope = bytes(buf[f.value_start : f.end])
+            has_values = True
+        elif f.number in (_NAME, _ELEM):
+            parts.append((f.number, bytes(buf[f.start : f.end])))
+        else:
+            unknown.append(bytes(buf[f.start : f.end]))
+    if envelope is None:
+        parts.append((_ELEM, _varint_field(_ELEM, node.key.onnx)))
+    if node.key.name == "STRING":
+        parts.extend((_MAP_STRING_KEYS, _tagged(_MAP_STRING_KEYS, k)) for k in node.keys)
+    else:
+        keys = node.keys.astype(np.int64) if node.key.name != "UINT64" else node.keys.view(np.int64)
+        parts.extend((_MAP_KEYS, _varint_field(_MAP_KEYS, int(k))) for k in keys)
+    if has_values or envelope is None:
+        values = encode_value(
+            SequenceValue(node.values),
+            Kind(SEQUENCE, kind.elem),
+            values_envelope,
+            where=f"{where}.values",
+        )
+        parts.append((_MAP_VALUES, _tagged(_MAP_VALUES, values)))
+    elif node.values:
+        raise ArrowLayoutError("the envelope has no values but the map holds some", where=where)
+    return _assemble(parts, unknown)
+
+
+def _encode_sparse(node: SparseValue, envelope: bytes | None, where: str) -> bytes:
+    buf = memoryview(envelope or b"")
+    parts: list[tuple[int, bytes]] = []
+    unknown: list[bytes] = []
+    envelopes: dict[int, bytes | None] = {_SPARSE_VALUES: None, _SPARSE_INDICES: None}
+    for f in _fields(envelope, where):
+        if f.number in envelopes:
+            envelopes[f.number] = bytes(buf[f.value_start : f.end])
+        else:
+            unknown.append(bytes(buf[f.start : f.end]))
+    for number, tensor, name in (
+        (_SPARSE_VALUES, node.values, "values"),
+        (_SPARSE_INDICES, node.indices, "indices"),
+    ):
+        data = encode_value(tensor, Kind(TENSOR), envelopes[number], where=f"{where}.{name}")
+        parts.append((number, _tagged(number, data)))
+    parts.extend((_SPARSE_DIMS, _varint_field(_SPARSE_DIMS, d)) for d in node.dims)
+    return _assemble(parts, unknown)
+
+
+# --- Arrow types -----------------------------------------------------------------------
+
+
+def _leaves(nodes: Sequence[Node | None], kind: Kind) -> list[Any]:
+    """The nodes one level down (elements, map values, optional contents)."""
+    out: list[Any] = []
+    for n in nodes:
+        if n is None:
+            continue
+        if isinstance(n, SequenceValue):
+            out.extend(n.items)
+        elif isinstance(n, MapValue):
+            out.extend(n.values)
+        elif isinstance(n, OptionalValue) and n.value is not None:
+            out.append(n.value)
+    return out
+
+
+def infer_arrow_type(nodes: Sequence[Node | None], kind: Kind | None) -> pa.DataType:
+    """The Arrow type for these values: all of them decide together."""
+    if kind is None:
+        return pa.null()
+    if kind.name == TENSOR:
+        tensors = [n for n in nodes if isinstance(n, Tensor)]
+        if not tensors:
+            return pa.null()
+        first = tensors[0].dtype
+        for t in tensors:
+            if t.dtype is not first:
+                raise UnsupportedTypeError(
+                    f"holds {t.dtype.name} and {first.name} tensors; a column holds one data type"
+                )
+        return tensor_type_for(first, [t.dims for t in tensors])
+    if kind.name == SPARSE_TENSOR:
+        sparse = [n for n in nodes if isinstance(n, SparseValue)]
+        if not sparse:
+            return pa.null()
+        return sparse_tensor_type(sparse[0].values.dtype)
+    inner = infer_arrow_type(_leaves(nodes, kind), kind.elem)
+    return arrow_type_of_kind(kind, inner)
+
+
+def arrow_type_of_kind(kind: Kind, inner: pa.DataType) -> pa.DataType:
+    """The Arrow type of ``kind`` whose element (or value) type is ``inner``."""
+    if kind.name == SEQUENCE:
+        return pa.list_(inner)
+    if kind.name == MAP:
+        if kind.key is None:
+            raise UnsupportedTypeError(f"{kind} has no key type")
+        return pa.map_(element_type(kind.key), inner)
+    if kind.name == OPTIONAL:
+        if kind.elem is not None and kind.elem.name == OPTIONAL:
+            return pa.struct([pa.field("value", inner)])
+        return inner
+    raise UnsupportedTypeError(f"{kind} has no element type")
+
+
+def sparse_tensor_type(dtype: DType) -> SparseTensorType:
+    """``onnx.sparse_tensor`` with values of ``dtype``."""
+    return SparseTensorType(
+        pa.struct(
+            [
+                pa.field("shape", pa.list_(pa.int64())),
+                pa.field("values", variable_shape_tensor(element_type(dtype), 1)),
+                pa.field("indices", variable_rank_tensor(pa.int64())),
+            ]
+        )
+    )
+
+
+# --- Arrow arrays ----------------------------------------------------------------------
+
+
+def _scatter(dense: pa.Array, valid: list[bool]) -> pa.Array:
+    """Spread the rows of ``dense`` over ``valid`` positions, null elsewhere."""
+    if all(valid):
+        return dense
+    indices = np.cumsum(valid) - 1
+    mask = ~np.array(valid, dtype=bool)
+    return pc.take(dense, pa.array(indices, type=pa.int64(), mask=mask))
+
+
+def _offsets(counts: Sequence[int]) -> pa.Array:
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    if offsets[-1] > np.iinfo(np.int32).max:
+        raise NotRepresentableError(
+            f"{offsets[-1]} elements overflow list offsets; split the values into smaller arrays"
+        )
+    return pa.array(offsets.astype(np.int32))
+
+
+def _mask(valid: list[bool]) -> pa.Array | None:
+    return None if all(valid) else pa.array([not v for v in valid], pa.bool_())
+
+
+def build_array(
+    nodes: Sequence[Node | None], kind: Kind | None, arrow_type: pa.DataType
+) -> pa.Array:
+    """An Arrow array of ``arrow_type`` with one row per node (None: null)."""
+    valid = [n is not None for n in nodes]
+    if kind is None or pa.types.is_null(arrow_type):
+        if any(_has_content(n) for n in nodes):
+            raise UnsupportedTypeError(f"values present but the column type is {arrow_type}")
+        return _null_like(arrow_type, len(nodes), valid)
+    if kind.name == OPTIONAL:
+        inner = [n.value if isinstance(n, OptionalValue) else None for n in nodes]
+        if kind.elem is not None and kind.elem.name == OPTIONAL:
+            # struct<value>: a null struct is outer-absent, a null value inner-absent
+            child = build_array(inner, kind.elem, arrow_type.field("value").type)
+            present = [v is not None for v in inner]
+            return pa.StructArray.from_arrays(
+                [child], fields=[arrow_type.field("value")], mask=_mask(present)
+            )
+        return build_array(inner, kind.elem, arrow_type)
+    if kind.name == TENSOR:
+        dense = [n for n in nodes if n is not None]
+        for n in dense:
+            if not isinstance(n, Tensor):
+                raise UnsupportedTypeError(f"expected a tensor, got {type(n).__name__}")
+        return _scatter(tensor_array(dense, arrow_type), valid)  # type: ignore[arg-type]
+    if kind.name == SPARSE_TENSOR:
+        return _build_sparse(nodes, arrow_type, valid)
+    if kind.name == SEQUENCE:
+        counts = [len(n.items) if isinstance(n, SequenceValue) else 0 for n in nodes]
+        child = build_array(_leaves(nodes, kind), kind.elem, arrow_type.value_type)
+        return pa.ListArray.from_arrays(_offsets(counts), child, type=arrow_type, mask=_mask(valid))
+    # MAP
+    maps = [n for n in nodes if isinstance(n, MapValue)]
+    counts = [len(n.keys) if isinstance(n, MapValue) else 0 for n in nodes]
+    key_type = arrow_type.key_type
+    keys = [m.keys for m in maps]
+    key_array = pa.array(np.concatenate(keys) if keys else [], type=key_type)
+    items = build_array(_leaves(nodes, kind), kind.elem, arrow_type.item_type)
+    return pa.MapArray.from_arrays(
+        _offsets(counts), key_array, items, type=arrow_type, mask=_mask(valid)
+    )
+
+
+def _has_content(node: Node | None) -> bool:
+    if node is None:
+        return False
+    if isinstance(node, SequenceValue):
+        return bool(node.items)
+    if isinstance(node, MapValue):
+        return bool(node.values)
+    if isinstance(node, OptionalValue):
+        return node.value is not None
+    return True
+
+
+def _null_like(arrow_type: pa.DataType, length: int, valid: list[bool]) -> pa.Array:
+    if pa.types.is_null(arrow_type):
+        return pa.nulls(length)
+    raise UnsupportedTypeError(f"no values to build a {arrow_type} column from")
+
+
+def _build_sparse(
+    nodes: Sequence[Node | None], arrow_type: pa.DataType, valid: list[bool]
+) -> pa.Array:
+    dense = [n for n in nodes if n is not None]
+    for n in dense:
+        if not isinstance(n, SparseValue):
+            raise UnsupportedTypeError(f"expected a sparse tensor, got {type(n).__name__}")
+    sparse: list[SparseValue] = dense  # type: ignore[assignment]
+    storage_type = arrow_type.storage_type
+    shapes = pa.ListArray.from_arrays(
+        _offsets([len(s.dims) for s in sparse]),
+        pa.array([d for s in sparse for d in s.dims], pa.int64()),
+    )
+    values = tensor_array([s.values for s in sparse], storage_type.field("values").type)
+    indices = tensor_array([s.indices for s in sparse], storage_type.field("indices").type)
+    storage = pa.StructArray.from_arrays([shapes, values, indices], fields=list(storage_type))
+    return _scatter(pa.ExtensionArray.from_storage(arrow_type, storage), valid)
+
+
+def value_rows(array: pa.Array, kind: Kind | None) -> list[Node | None]:
+    """The values of an Arrow array of ``kind`` (None for null rows)."""
+    n = len(array)
+    if kind is None or pa.types.is_null(array.type):
+        return [None] * n
+    if kind.name == OPTIONAL:
+        if kind.elem is not None and kind.elem.name == OPTIONAL:
+            valid = _validity(array)
+            child = value_rows(array.field("value"), kind.elem)
+            return [OptionalValue(child[i] if valid[i] else None) for i in range(n)]
+        return [OptionalValue(v) for v in value_rows(array, kind.elem)]
+    if kind.name == TENSOR:
+        return list(tensor_rows(array))
+    if kind.name == SPARSE_TENSOR:
+        return _sparse_rows(array)
+    valid = _validity(array)
+    offsets = array.offsets.to_numpy()
+    if kind.name == SEQUENCE:
+        child = value_rows(array.values.slice(offsets[0], offsets[-1] - offsets[0]), kind.elem)
+        base = offsets[0]
+        return [
+            SequenceValue(child[offsets[i] - base : offsets[i + 1] - base]) if valid[i] else None
+            for i in range(n)
+        ]
+    assert kind.key is not None
+    base, stop = int(offsets[0]), int(offsets[-1])
+    keys_arr = array.keys.slice(base, stop - base)
+    if kind.key.name == "STRING":
+        keys = np.empty(len(keys_arr), dtype=object)
+        keys[:] = keys_arr.to_pylist()
+    else:
+        keys = keys_arr.to_numpy(zero_copy_only=False).astype(kind.key.numpy)
+    items = value_rows(array.items.slice(base, stop - base), kind.elem)
+    return [
+        MapValue(
+            kind.key,
+            keys[offsets[i] - base : offsets[i + 1] - base],
+            items[offsets[i] - base : offsets[i + 1] - base],
+        )
+        if valid[i]
+        else None
+        for i in range(n)
+    ]
+
+
+def _sparse_rows(array: pa.Array) -> list[Node | None]:
+    storage = array.storage
+    valid = _validity(storage)
+    shapes = storage.field("shape").to_pylist()
+    values = tensor_rows(storage.field("values"))
+    indices = tensor_rows(storage.field("indices"))
+    out: list[Node | None] = []
+    for i in range(len(array)):
+        v, ix = values[i], indices[i]
+        if not valid[i] or v is None or ix is None:
+            out.append(None)
+            continue
+        out.append(SparseValue(tuple(shapes[i]), v, ix))
+    return out
+
+
+def _validity(array: pa.Array) -> list[bool]:
+    if array.null_count == 0:
+        return [True] * len(array)
+    return array.is_valid().to_pylist()
