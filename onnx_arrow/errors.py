@@ -17,6 +17,8 @@ True
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "ArrowLayoutError",
     "ExternalDataError",
@@ -27,6 +29,19 @@ __all__ = [
     "OnnxArrowWarning",
     "UnsupportedTypeError",
 ]
+
+
+def join_path(where: str, name: str) -> str:
+    """Extend a location by a field: ``row 3`` + ``keys`` is ``row 3: keys``, then dots.
+
+    >>> join_path(join_path("row 3", "sequence_values[2]"), "map_value")
+    'row 3: sequence_values[2].map_value'
+    """
+    if not where:
+        return name
+    if re.search(r"(^|: )row \d+$", where) or where.endswith(".pb"):
+        return f"{where}: {name}"
+    return f"{where}.{name}"
 
 
 class OnnxArrowError(Exception):

@@ -57,6 +57,7 @@ from onnx_arrow.errors import (
     NotRepresentableError,
     OnnxArrowError,
     UnsupportedTypeError,
+    join_path,
 )
 
 __all__ = [
@@ -330,12 +331,12 @@ class _Decoder:
                 raise InvalidMessageError(
                     f"elem_type is {elem_type} ({declared or 'unknown'}) but "
                     f"{_field(child_kind, singular)} holds the data; make them agree",
-                    where=f"{where}: elem_type",
+                    where=join_path(where, "elem_type"),
                 )
         for i, f in enumerate(child_fields):
             assert child_kind is not None
             name = _field(child_kind, singular)
-            at = f"{where}.{name}" if singular else f"{where}.{name}[{i}]"
+            at = join_path(where, name) if singular else join_path(where, f"{name}[{i}]")
             node, envelope, found = self.value(buf, f.value_start, f.end, child_kind, at, depth + 1)
             parts.append(_wire.encode_len(f.number, len(envelope)) + envelope)
             children.append((node, found))
@@ -375,14 +376,18 @@ class _Decoder:
             elif f.number == _MAP_KEYS:
                 if f.wire_type == _wire.LEN:  # packed: not canonical, still valid
                     raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
-                    int_keys.extend(_wire.decode_varints(raw, what=f"{where}.keys").tolist())
+                    int_keys.extend(
+                        _wire.decode_varints(raw, what=join_path(where, "keys")).tolist()
+                    )
                 else:
                     int_keys.append(f.value)
             elif f.number == _MAP_STRING_KEYS and f.wire_type == _wire.LEN:
                 string_keys.append(bytes(buf[f.value_start : f.end]))
             elif f.number == _MAP_VALUES and f.wire_type == _wire.LEN:
                 if values_field is not None:
-                    raise InvalidMessageError("values occurs twice", where=f"{where}.values")
+                    raise InvalidMessageError(
+                        "values occurs twice", where=join_path(where, "values")
+                    )
                 values_field = f
             else:
                 parts.append(bytes(buf[f.start : f.end]))
@@ -394,21 +399,25 @@ class _Decoder:
             seq_kind = Kind(SEQUENCE)
         else:
             seq_node, seq_env, seq_kind = self.sequence(
-                buf, values_field.value_start, values_field.end, f"{where}.values", depth + 1
+                buf,
+                values_field.value_start,
+                values_field.end,
+                join_path(where, "values"),
+                depth + 1,
             )
             parts.append(_wire.encode_len(_MAP_VALUES, len(seq_env)) + seq_env)
         assert isinstance(seq_node, SequenceValue)
         if len(seq_node.items) != len(keys):
             raise InvalidMessageError(
                 f"{len(keys)} keys but {len(seq_node.items)} values; a map needs one value per key",
-                where=f"{where}.values",
+                where=join_path(where, "values"),
             )
         value_kind = seq_kind.elem
         if value_kind is not None and value_kind.name not in _MAP_VALUE_KINDS:
             raise InvalidMessageError(
                 f"map values are {value_kind.name}; ONNX maps hold tensor, sparse_tensor, "
                 "sequence or map values",
-                where=f"{where}.values.elem_type",
+                where=join_path(where, "values.elem_type"),
             )
         return MapValue(key, keys, seq_node.items), b"".join(parts), Kind(MAP, value_kind, key)
 
@@ -422,9 +431,9 @@ class _Decoder:
             if f.number in (_SPARSE_VALUES, _SPARSE_INDICES) and f.wire_type == _wire.LEN:
                 name = "values" if f.number == _SPARSE_VALUES else "indices"
                 if f.number in found:
-                    raise InvalidMessageError(f"{name} occurs twice", where=f"{where}.{name}")
+                    raise InvalidMessageError(f"{name} occurs twice", where=join_path(where, name))
                 node, envelope, _ = self.tensor(
-                    buf, f.value_start, f.end, f"{where}.{name}", depth + 1
+                    buf, f.value_start, f.end, join_path(where, name), depth + 1
                 )
                 assert isinstance(node, Tensor)
                 found[f.number] = (node, envelope)
@@ -433,7 +442,9 @@ class _Decoder:
                 if f.wire_type == _wire.LEN:
                     raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
                     dims.extend(
-                        _wire.decode_varints(raw, what=f"{where}.dims").view(np.int64).tolist()
+                        _wire.decode_varints(raw, what=join_path(where, "dims"))
+                        .view(np.int64)
+                        .tolist()
                     )
                 else:
                     dims.append(f.value - (1 << 64) if f.value >= 1 << 63 else f.value)
@@ -443,7 +454,7 @@ class _Decoder:
             missing = "values" if _SPARSE_VALUES not in found else "indices"
             raise InvalidMessageError(
                 f"{missing} is not set; a sparse tensor needs values and indices",
-                where=f"{where}.{missing}",
+                where=join_path(where, missing),
             )
         values, indices = found[_SPARSE_VALUES][0], found[_SPARSE_INDICES][0]
         _check_sparse(tuple(dims), values, indices, where)
@@ -469,7 +480,7 @@ def _elem_kind(
             raise InvalidMessageError(
                 f"elem_type {elem_type} is not a value kind; expected one of "
                 + ", ".join(f"{k} ({v})" for k, v in ELEM_TYPE.items()),
-                where=f"{where}: elem_type",
+                where=join_path(where, "elem_type"),
             )
         elem = Kind(name)
     return elem
@@ -484,7 +495,7 @@ def _map_key(key_type: int, where: str) -> DType:
         raise InvalidMessageError(
             f"key_type {key_type} is not a map key type; ONNX allows "
             + ", ".join(sorted(MAP_KEY_TYPES)),
-            where=f"{where}: key_type",
+            where=join_path(where, "key_type"),
         )
     return key
 
@@ -496,7 +507,7 @@ def _map_keys(
         if ints:
             raise InvalidMessageError(
                 "key_type is STRING but keys (the integer keys) is set; use string_keys",
-                where=f"{where}.keys",
+                where=join_path(where, "keys"),
             )
         out = np.empty(len(strings), dtype=object)
         out[:] = strings
@@ -504,7 +515,7 @@ def _map_keys(
     if strings:
         raise InvalidMessageError(
             f"key_type is {key.name} but string_keys is set; use keys",
-            where=f"{where}.string_keys",
+            where=join_path(where, "string_keys"),
         )
     raw = np.array(ints, dtype=np.uint64)
     values = raw.view(np.int64)
@@ -516,30 +527,32 @@ def _map_keys(
         raise InvalidMessageError(
             f"keys[{int(bad[0])}] is {int(values[bad[0]])}, outside the {key.name} range "
             f"[{info.min}, {info.max}]",
-            where=f"{where}.keys",
+            where=join_path(where, "keys"),
         )
     return values.astype(key.numpy)
 
 
 def _check_sparse(dims: tuple[int, ...], values: Tensor, indices: Tensor, where: str) -> None:
     if any(d < 0 for d in dims):
-        raise InvalidMessageError(f"dims {list(dims)} has a negative size", where=f"{where}.dims")
+        raise InvalidMessageError(
+            f"dims {list(dims)} has a negative size", where=join_path(where, "dims")
+        )
     if len(values.dims) != 1:
         raise InvalidMessageError(
             f"values has dims {list(values.dims)}; sparse values are 1-D [NNZ]",
-            where=f"{where}.values",
+            where=join_path(where, "values"),
         )
     nnz = values.dims[0]
     if indices.dtype.name != "INT64":
         raise InvalidMessageError(
             f"indices are {indices.dtype.name}; sparse indices are INT64",
-            where=f"{where}.indices",
+            where=join_path(where, "indices"),
         )
     if indices.dims not in ((nnz,), (nnz, len(dims))):
         raise InvalidMessageError(
             f"indices have dims {list(indices.dims)}; expected [{nnz}] (linear) or "
             f"[{nnz}, {len(dims)}] (coordinates)",
-            where=f"{where}.indices",
+            where=join_path(where, "indices"),
         )
 
 
@@ -645,7 +658,7 @@ def _encode_children(
         for i, item in enumerate(items):
             child_env = child_envelopes[i] if envelope is not None else None
             name = _field(elem.name, singular)
-            at = f"{where}.{name}" if singular else f"{where}.{name}[{i}]"
+            at = join_path(where, name) if singular else join_path(where, f"{name}[{i}]")
             parts.append((number, _tagged(number, encode_value(item, elem, child_env, where=at))))
     elif child_envelopes:
         raise ArrowLayoutError(
@@ -681,7 +694,7 @@ def _encode_map(node: MapValue, kind: Kind, envelope: bytes | None, where: str) 
             SequenceValue(node.values),
             Kind(SEQUENCE, kind.elem),
             values_envelope,
-            where=f"{where}.values",
+            where=join_path(where, "values"),
         )
         parts.append((_MAP_VALUES, _tagged(_MAP_VALUES, values)))
     elif node.values:
@@ -703,7 +716,7 @@ def _encode_sparse(node: SparseValue, envelope: bytes | None, where: str) -> byt
         (_SPARSE_VALUES, node.values, "values"),
         (_SPARSE_INDICES, node.indices, "indices"),
     ):
-        data = encode_value(tensor, Kind(TENSOR), envelopes[number], where=f"{where}.{name}")
+        data = encode_value(tensor, Kind(TENSOR), envelopes[number], where=join_path(where, name))
         parts.append((number, _tagged(number, data)))
     parts.extend((_SPARSE_DIMS, _varint_field(_SPARSE_DIMS, d)) for d in node.dims)
     return _assemble(parts, unknown)

@@ -371,7 +371,7 @@ def _canonical_variable_shape(
     value_type: pa.DataType, ndim: int, uniform: tuple[int | None, ...] | None
 ) -> pa.DataType:
     storage_type = _ragged_storage(value_type, ndim)
-    empty = pa.array([], storage_type)
+    empty = pa.nulls(0, storage_type)
     field = _canonical_field(storage_type, None if uniform is None else list(uniform))
     return pa.array(_CDataHolder(empty, field)).type
 

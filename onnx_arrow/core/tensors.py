@@ -52,6 +52,7 @@ from onnx_arrow.errors import (
     InvalidTensorError,
     NotRepresentableError,
     UnsupportedTypeError,
+    join_path,
 )
 
 __all__ = [
@@ -397,7 +398,8 @@ def decode_tensor(
             if f.wire_type == _wire.LEN:
                 raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
                 dims.extend(
-                    int(v) for v in _wire.decode_varints(raw, what=f"{where}: dims").view(np.int64)
+                    int(v)
+                    for v in _wire.decode_varints(raw, what=join_path(where, "dims")).view(np.int64)
                 )
             else:
                 dims.append(f.value - (1 << 64) if f.value >= 1 << 63 else f.value)
@@ -409,7 +411,7 @@ def decode_tensor(
             raise NotRepresentableError(
                 "segment is set: a tensor segment cannot be represented as a value; "
                 "join the segments into one tensor first",
-                where=f"{where}: segment",
+                where=join_path(where, "segment"),
             )
         elif number == EXTERNAL_DATA:
             external_entries.append(f)
@@ -422,7 +424,7 @@ def decode_tensor(
     try:
         row = dtype_of(data_type)
     except UnsupportedTypeError as exc:
-        raise exc.at(f"{where}: data_type") from None
+        raise exc.at(join_path(where, "data_type")) from None
     count = _element_count(dims, where)
     storage_number, codes = _decode_data(buf, row, count, payload_fields, where)
     if location_external:
@@ -437,16 +439,16 @@ def decode_tensor(
             raise InvalidTensorError(
                 "data_location is EXTERNAL: pass base_dir, the folder the external files "
                 "are relative to",
-                where=f"{where}: external_data",
+                where=join_path(where, "external_data"),
             )
         raw = external(entries, row.raw_nbytes(count))
-        codes = _raw_to_codes(raw, row, count, f"{where}: external_data")
+        codes = _raw_to_codes(raw, row, count, join_path(where, "external_data"))
         storage_number = RAW_DATA
     elif external_entries:
         raise InvalidTensorError(
             "external_data is set but data_location is not EXTERNAL; set data_location "
             "or remove external_data",
-            where=f"{where}: external_data",
+            where=join_path(where, "external_data"),
         )
     if storage_number is not None:
         kept.append(_wire.encode_len(storage_number, 0))
@@ -464,7 +466,7 @@ def decode_tensor(
 
 def _parse_string_entry(buf: memoryview, f: _wire.Field, where: str) -> tuple[str, str]:
     key = value = ""
-    for sub in _wire.iter_fields(buf, f.value_start, f.end, what=f"{where}: external_data"):
+    for sub in _wire.iter_fields(buf, f.value_start, f.end, what=join_path(where, "external_data")):
         text = bytes(buf[sub.value_start : sub.end]).decode("utf-8", "replace")
         if sub.number == 1:
             key = text
@@ -478,7 +480,7 @@ def _element_count(dims: list[int], where: str) -> int:
     for i, d in enumerate(dims):
         if d < 0:
             raise InvalidTensorError(
-                f"dims[{i}] is {d}; dims must be non-negative", where=f"{where}: dims"
+                f"dims[{i}] is {d}; dims must be non-negative", where=join_path(where, "dims")
             )
         count *= d
         if count > MAX_ELEMENTS:
@@ -486,7 +488,7 @@ def _element_count(dims: list[int], where: str) -> int:
     if count > MAX_ELEMENTS and 0 not in dims:
         raise InvalidTensorError(
             f"dims {dims} declare more than {MAX_ELEMENTS} elements; refusing to allocate",
-            where=f"{where}: dims",
+            where=join_path(where, "dims"),
         )
     return 0 if 0 in dims else count
 
@@ -510,7 +512,7 @@ def _decode_data(
     number = present[0]
     name = _field_name(number)
     occurrences = fields[number]
-    at = f"{where}: {name}"
+    at = join_path(where, name)
     if number == RAW_DATA:
         last = occurrences[-1]  # protobuf keeps the last occurrence of a singular field
         raw = np.frombuffer(buf[last.value_start : last.end], dtype=np.uint8)
@@ -630,19 +632,43 @@ def _storage_array(storage: np.ndarray[Any, Any], row: DType) -> pa.Array:
     return base
 
 
-def _storage_numpy(values: pa.Array, row: DType) -> np.ndarray[Any, Any]:
-    """The numpy storage behind a flat array of ``row``'s element type (zero-copy if possible)."""
+def _storage_numpy(
+    values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None = None
+) -> np.ndarray[Any, Any]:
+    """The numpy storage behind a flat array of ``row``'s element type (zero-copy if possible).
+
+    ``owned`` marks the elements that belong to a valid (non-null) row; nulls are
+    allowed only in the others (what ``take`` leaves under a null row) and read as 0.
+    """
     if isinstance(values, pa.ExtensionArray):
         values = values.storage
     if row.arrow_kind is ArrowKind.COMPLEX:
+        if values.null_count:
+            values = _fill_nulls(values, row, owned)
         values = values.flatten()
+        owned = None if owned is None else np.repeat(owned, 2)
     if values.null_count:
-        raise ArrowLayoutError(f"{row.name} tensor elements contain nulls; tensors have none")
+        values = _fill_nulls(values, row, owned)
     if row.arrow_kind is ArrowKind.BINARY:
         out = np.empty(len(values), dtype=object)
         out[:] = values.to_pylist()
         return out
     return values.to_numpy(zero_copy_only=False)
+
+
+def _fill_nulls(values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None) -> pa.Array:
+    null = ~np.asarray(values.is_valid(), dtype=bool)
+    bad = np.flatnonzero(null if owned is None else null & owned)
+    if bad.size:
+        raise ArrowLayoutError(
+            f"{row.name} tensor element {int(bad[0])} is null; tensor elements are never null "
+            "(an absent value is a null row)"
+        )
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        parts = values.flatten()
+        return pa.FixedSizeListArray.from_arrays(parts.fill_null(0), type=values.type)
+    fill = b"" if row.arrow_kind is ArrowKind.BINARY else 0
+    return values.fill_null(pa.scalar(fill, values.type))
 
 
 def elements_to_numpy(values: pa.Array) -> np.ndarray[Any, Any]:
@@ -805,12 +831,14 @@ def tensor_rows(array: pa.Array) -> list[Tensor | None]:
         _check_plain_layout(array.type)
     offsets = data.offsets.to_numpy()
     values = data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-    codes = storage_to_codes(_storage_numpy(values, row), row)
+    owned = np.repeat(np.asarray(valid, dtype=bool), np.diff(offsets))
+    codes = storage_to_codes(_storage_numpy(values, row, owned), row)
     offsets = offsets - offsets[0]
     if layout == "variable":
         ndim = shapes.type.list_size
         dims = (
             shapes.values.slice(shapes.offset * ndim, len(shapes) * ndim)
+            .fill_null(0)
             .to_numpy()
             .reshape(-1, ndim)
         )
@@ -838,7 +866,8 @@ def _fixed_codes(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
     storage = array.storage
     size = math.prod(array.type.shape)
     flat = storage.values.slice(storage.offset * size, len(storage) * size)
-    return storage_to_codes(_storage_numpy(flat, row), row)
+    owned = np.repeat(np.asarray(_validity(storage), dtype=bool), size)
+    return storage_to_codes(_storage_numpy(flat, row, owned), row)
 
 
 def stacked_codes(array: pa.Array) -> np.ndarray[Any, Any] | None:

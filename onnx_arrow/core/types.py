@@ -148,7 +148,8 @@ def kind_of_arrow(arrow_type: pa.DataType, array: pa.Array | None = None) -> Kin
     """The value kind an Arrow type holds; with ``array``, nulls make a level optional."""
     nullable = array is not None and array.null_count > 0
     kind = _kind_of_arrow(arrow_type, array)
-    return Kind(OPTIONAL, kind) if nullable else kind
+    # struct<value> is an optional level already; its nulls are that level's absences
+    return Kind(OPTIONAL, kind) if nullable and kind.name != OPTIONAL else kind
 
 
 def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:

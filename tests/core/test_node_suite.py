@@ -32,15 +32,35 @@ def test_every_node_tensor_round_trips_alone(node_values):
 
 
 def test_node_tensor_columns_round_trip(node_values):
-    """One column per case input/output, all data sets as rows, typed by the model."""
-    tensors = [v for v in node_values if v.type.HasField("tensor_type")]
+    """One column per case input/output (any kind), all data sets as rows, typed by the model."""
+    from onnx_arrow.core.containers import MESSAGE_CLASS
+    from onnx_arrow.core.types import kind_of_type
+
     key = lambda v: (v.case, v.io, v.index)  # noqa: E731
     columns = 0
-    for _, group in itertools.groupby(sorted(tensors, key=key), key=key):
+    for _, group in itertools.groupby(sorted(node_values, key=key), key=key):
         values = list(group)
-        messages = [TensorProto.FromString(v.serialized) for v in values]
+        cls = MESSAGE_CLASS[kind_of_type(values[0].type).name]
+        messages = [cls.FromString(v.serialized) for v in values]
         array = onnx_arrow.to_arrow(messages, values[0].type)
         back = [m.SerializeToString() for m in onnx_arrow.from_arrow(array)]
         assert back == [v.serialized for v in values], values[0].case
         columns += 1
     assert columns > 4000
+
+
+def test_every_node_sequence_and_optional_round_trips(node_values):
+    from onnx_arrow.core.containers import MESSAGE_CLASS
+    from onnx_arrow.core.types import kind_of_type
+
+    containers = [v for v in node_values if not v.type.HasField("tensor_type")]
+    assert len(containers) >= 57
+    assert any(v.case == "test_loop16_seq_none" for v in containers)
+    failures = []
+    for v in containers:
+        message = MESSAGE_CLASS[kind_of_type(v.type).name].FromString(v.serialized)
+        for declared in (None, v.type):
+            back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([message], declared))[0]
+            if back.SerializeToString() != v.serialized:
+                failures.append((v.case, v.io, v.index, declared is not None))
+    assert failures == []

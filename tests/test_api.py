@@ -1,0 +1,149 @@
+"""The public API: a pinned ``__all__``, and a core that imports only what it declares."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import onnx_arrow
+
+PACKAGE = Path(onnx_arrow.__file__).resolve().parent
+
+PUBLIC = [
+    "DTYPES",
+    "ArrowLayoutError",
+    "DType",
+    "ExternalDataError",
+    "InvalidMessageError",
+    "InvalidTensorError",
+    "MessageType",
+    "NotRepresentableError",
+    "OnnxArrowError",
+    "OnnxArrowWarning",
+    "UnsupportedTypeError",
+    "VariableRankTensorType",
+    "VariableShapeTensorType",
+    "__version__",
+    "arrow_type",
+    "dtype_of",
+    "from_arrow",
+    "from_arrow_scalar",
+    "read_pb",
+    "to_arrow",
+    "to_arrow_scalar",
+    "to_numpy",
+]
+
+#: What core may import besides the standard library and itself.
+CORE_THIRD_PARTY = ("numpy", "pyarrow", "onnx", "google.protobuf", "ml_dtypes")
+CORE_OWN = ("onnx_arrow.core", "onnx_arrow.errors")
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """ruff's ``__all__`` order (RUF022): CONSTANTS, then Classes, then the rest."""
+    if name.isupper():
+        return (0, name)
+    return (1, name) if name[:1].isupper() else (2, name)
+
+
+def test_all_is_sorted_and_pinned() -> None:
+    assert onnx_arrow.__all__ == sorted(onnx_arrow.__all__, key=_isort_key)
+    assert onnx_arrow.__all__ == PUBLIC
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_exists(name: str) -> None:
+    assert getattr(onnx_arrow, name, None) is not None
+
+
+def test_import_does_not_pull_in_adapters() -> None:
+    code = (
+        "import onnx_arrow, sys; "
+        "print(sorted(m for m in ('pandas', 'polars', 'duckdb') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def _core_files() -> list[Path]:
+    return [*sorted((PACKAGE / "core").rglob("*.py")), PACKAGE / "errors.py"]
+
+
+def _package_of(path: Path) -> str:
+    """The package a file's relative imports resolve against (``onnx_arrow.core``)."""
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1])
+
+
+def imported_modules(source: str, package: str) -> list[tuple[int, str]]:
+    """Every module an ``import`` or ``from`` at any depth names, relative ones resolved."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            if module == "onnx_arrow":
+                # ``from onnx_arrow import errors`` names a submodule or a re-export.
+                out += [(node.lineno, f"onnx_arrow.{alias.name}") for alias in node.names]
+            else:
+                out.append((node.lineno, module))
+    return out
+
+
+def allowed_in_core(module: str) -> bool:
+    if module.partition(".")[0] in sys.stdlib_module_names:
+        return True
+    return any(
+        module == prefix or module.startswith(prefix + ".")
+        for prefix in (*CORE_THIRD_PARTY, *CORE_OWN)
+    )
+
+
+def test_core_files_found() -> None:
+    names = {p.name for p in _core_files()}
+    assert {"dtypes.py", "tensors.py", "values.py", "errors.py"} <= names
+
+
+@pytest.mark.parametrize("path", _core_files(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_core_imports_only_its_dependencies(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    bad = [
+        f"line {line}: {module}"
+        for line, module in imported_modules(source, _package_of(path))
+        if not allowed_in_core(module)
+    ]
+    assert not bad, f"{path.name} imports outside core's dependencies: {bad}"
+
+
+def test_import_checker_sees_nested_and_relative_imports() -> None:
+    source = (
+        "import numpy as np\n"
+        "def f():\n"
+        "    import pandas\n"
+        "    from . import tensors\n"
+        "    from ..cli import main\n"
+        "    from onnx_arrow import errors\n"
+        "    from google.protobuf import message\n"
+    )
+    modules = [m for _, m in imported_modules(source, "onnx_arrow.core")]
+    assert modules == [
+        "numpy",
+        "pandas",
+        "onnx_arrow.core",
+        "onnx_arrow.cli",
+        "onnx_arrow.errors",
+        "google.protobuf",
+    ]
+    assert [allowed_in_core(m) for m in modules] == [True, False, True, False, True, True]
