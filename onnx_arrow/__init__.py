@@ -14,11 +14,13 @@ from __future__ import annotations
 from onnx_arrow.core.dtypes import DTYPES, DType, dtype_of
 from onnx_arrow.core.extension_types import (
     MessageType,
+    SparseTensorType,
     VariableRankTensorType,
     VariableShapeTensorType,
 )
 from onnx_arrow.core.files import read_pb
-from onnx_arrow.core.types import arrow_type
+from onnx_arrow.core.storage import from_storage, to_storage
+from onnx_arrow.core.types import arrow_type, onnx_type
 from onnx_arrow.core.values import (
     from_arrow,
     from_arrow_scalar,
@@ -50,6 +52,7 @@ __all__ = [
     "NotRepresentableError",
     "OnnxArrowError",
     "OnnxArrowWarning",
+    "SparseTensorType",
     "UnsupportedTypeError",
     "VariableRankTensorType",
     "VariableShapeTensorType",
@@ -58,8 +61,11 @@ __all__ = [
     "dtype_of",
     "from_arrow",
     "from_arrow_scalar",
+    "from_storage",
+    "onnx_type",
     "read_pb",
     "to_arrow",
     "to_arrow_scalar",
     "to_numpy",
+    "to_storage",
 ]

@@ -24,6 +24,7 @@ PUBLIC = [
     "NotRepresentableError",
     "OnnxArrowError",
     "OnnxArrowWarning",
+    "SparseTensorType",
     "UnsupportedTypeError",
     "VariableRankTensorType",
     "VariableShapeTensorType",
@@ -32,10 +33,13 @@ PUBLIC = [
     "dtype_of",
     "from_arrow",
     "from_arrow_scalar",
+    "from_storage",
+    "onnx_type",
     "read_pb",
     "to_arrow",
     "to_arrow_scalar",
     "to_numpy",
+    "to_storage",
 ]
 
 #: What core may import besides the standard library and itself.

@@ -1,0 +1,173 @@
+"""Tests of :mod:`onnx_arrow.core.files`: reading ``.pb`` files, alignment, and every refusal.
+
+Timing is measured by ``benchmarks/bench_large_tensor.py``, never here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from onnx import TensorProto, numpy_helper
+
+from onnx_arrow import from_arrow, to_numpy
+from onnx_arrow.core.files import read_pb
+from onnx_arrow.errors import InvalidMessageError
+
+
+@contextlib.contextmanager
+def deadline(seconds: int = 5) -> Iterator[None]:
+    """Fail with TimeoutError instead of hanging when a call blocks (a FIFO, /dev/zero)."""
+
+    def _timeout(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"blocked for more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, _timeout)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def write(path: Path, tensor: TensorProto) -> bytes:
+    data: bytes = tensor.SerializeToString()
+    path.write_bytes(data)
+    return data
+
+
+def values_address(arr: pa.ExtensionArray) -> int:
+    """The address of the flat element buffer behind the ``value`` column."""
+    flat = arr.storage.field("value").storage.values
+    return int(flat.buffers()[1].address)
+
+
+def with_raw_data_at(value: np.ndarray[Any, Any], residue: int) -> bytes:
+    """``value`` serialized with a name chosen so that raw_data starts at ``residue`` mod 64."""
+    for length in range(1, 200):
+        data: bytes = numpy_helper.from_array(value, "n" * length).SerializeToString()
+        if (len(data) - value.nbytes) % 64 == residue:  # raw_data is the last field
+            return data
+    raise AssertionError(f"no name puts raw_data at {residue} mod 64")
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.arange(24, dtype=np.float32).reshape(2, 3, 4),
+        np.array([[1.5, -np.inf], [np.nan, 0.0]]),
+        np.arange(-5, 5, dtype=np.int8),
+        np.array([True, False, True]),
+        np.array([b"a", b"", b"\xff"], dtype=object),
+    ],
+    ids=["float32", "float64", "int8", "bool", "string"],
+)
+def test_round_trip_is_exact(tmp_path: Path, value: np.ndarray[Any, Any]) -> None:
+    path = tmp_path / "input_0.pb"
+    tensor = numpy_helper.from_array(value, "x")
+    tensor.doc_string = "kept"
+    data = write(path, tensor)
+    arr = read_pb(path)
+    assert len(arr) == 1
+    assert from_arrow(arr)[0].SerializeToString() == data
+    np.testing.assert_array_equal(to_numpy(arr)[0], value)
+
+
+@pytest.mark.parametrize("count", [1000, 300_000], ids=["small", "larger-than-the-head"])
+@pytest.mark.parametrize("residue", [1, 2, 9, 18, 33, 63])
+def test_raw_data_at_an_odd_offset_is_64_byte_aligned(
+    tmp_path: Path, residue: int, count: int
+) -> None:
+    value = np.arange(count, dtype=np.float32)
+    path = tmp_path / "x.pb"
+    path.write_bytes(with_raw_data_at(value, residue))
+    arr = read_pb(path)
+    assert values_address(arr) % 64 == 0
+    out = to_numpy(arr)
+    assert out.ctypes.data == values_address(arr)  # zero-copy all the way to numpy
+    assert out.flags.aligned
+    np.testing.assert_array_equal(out[0], value)
+
+
+def test_packed_float_data_is_aligned_too(tmp_path: Path) -> None:
+    value = np.linspace(0, 1, 100, dtype=np.float32)
+    tensor = TensorProto(name="odd", dims=[100], data_type=TensorProto.FLOAT)
+    tensor.float_data.extend(value.tolist())
+    path = tmp_path / "x.pb"
+    data = write(path, tensor)
+    arr = read_pb(path)
+    assert values_address(arr) % 64 == 0
+    assert from_arrow(arr)[0].SerializeToString() == data
+
+
+def test_payload_beyond_the_head_is_read_correctly(tmp_path: Path) -> None:
+    # a name longer than the part read first: raw_data starts past it
+    value = np.arange(10, dtype=np.float32)
+    path = tmp_path / "x.pb"
+    data = write(path, numpy_helper.from_array(value, "n" * 70_001))
+    arr = read_pb(path)
+    assert from_arrow(arr)[0].SerializeToString() == data
+
+
+# --- refusals --------------------------------------------------------------------------------
+
+
+def test_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
+    fifo = tmp_path / "input_0.pb"
+    os.mkfifo(fifo)
+    with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
+        read_pb(fifo)
+
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
+        read_pb(tmp_path)
+
+
+def test_device_behind_a_symlink_is_refused(tmp_path: Path) -> None:
+    link = tmp_path / "input_0.pb"
+    link.symlink_to("/dev/zero")
+    with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
+        read_pb(link)
+
+
+def test_missing_file_names_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "missing.pb"
+    with pytest.raises(InvalidMessageError, match=f"^{re.escape(str(path))}: cannot open"):
+        read_pb(path)
+
+
+def test_file_over_max_bytes_is_refused_before_reading(tmp_path: Path) -> None:
+    value = np.zeros(1 << 21, dtype=np.float32)  # 8 MiB
+    path = tmp_path / "big.pb"
+    write(path, numpy_helper.from_array(value, "x"))
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidMessageError, match="exceed the limit of 4194304"):
+            read_pb(path, max_bytes=4 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20  # no buffer for the file was ever allocated
+
+
+def test_truncated_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "input_0.pb"
+    data = numpy_helper.from_array(np.arange(10, dtype=np.float32), "x").SerializeToString()
+    path.write_bytes(data[:-3])
+    with pytest.raises(InvalidMessageError, match="truncated") as info:
+        read_pb(path)
+    assert str(path) in str(info.value)
