@@ -26,7 +26,7 @@ and ``key_type`` (also of an absent optional or an empty sequence) live there.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -67,9 +67,11 @@ __all__ = [
     "OptionalValue",
     "SequenceValue",
     "SparseValue",
+    "assemble",
     "build_array",
     "decode_value",
     "encode_value",
+    "flatten",
     "infer_arrow_type",
     "kind_of_message",
     "value_rows",
@@ -963,3 +965,89 @@ def _validity(array: pa.Array) -> list[bool]:
     if array.null_count == 0:
         return [True] * len(array)
     return array.is_valid().to_pylist()
+
+
+# --- leaves: a value as a flat list of tensors, and back ------------------------------------
+
+_INT64: Final = dtype_of("INT64")
+
+
+def flatten(node: Node | None, kind: Kind, path: str = "") -> list[tuple[str, Tensor]]:
+    """The tensors inside a value, depth first, each with its path in the value.
+
+    Map keys and sparse dims count as tensors (``keys``, ``dims``), so a value is
+    its envelope plus this list; :func:`assemble` is the inverse.
+    """
+    if node is None:
+        return []
+    if isinstance(node, Tensor):
+        return [(path, node)]
+    if isinstance(node, OptionalValue):
+        assert kind.elem is not None or node.value is None
+        if node.value is None or kind.elem is None:
+            return []
+        return flatten(node.value, kind.elem, join_path(path, _field(kind.elem.name, True)))
+    if isinstance(node, SequenceValue):
+        if not node.items or kind.elem is None:
+            return []
+        name = _field(kind.elem.name, False)
+        out: list[tuple[str, Tensor]] = []
+        for i, item in enumerate(node.items):
+            out.extend(flatten(item, kind.elem, join_path(path, f"{name}[{i}]")))
+        return out
+    if isinstance(node, MapValue):
+        keys = Tensor(node.key, (len(node.keys),), node.keys)
+        values = SequenceValue(node.values)
+        return [
+            (join_path(path, "keys"), keys),
+            *flatten(values, Kind(SEQUENCE, kind.elem), join_path(path, "values")),
+        ]
+    dims = Tensor(_INT64, (len(node.dims),), np.array(node.dims, dtype=np.int64))
+    return [
+        (join_path(path, "dims"), dims),
+        (join_path(path, "values"), node.values),
+        (join_path(path, "indices"), node.indices),
+    ]
+
+
+def assemble(kind: Kind, envelope: bytes, leaves: Iterator[Tensor], *, where: str) -> Node:
+    """Rebuild a value from its envelope and the tensors :func:`flatten` gave."""
+    try:
+        return _assemble_node(kind, envelope, leaves, where)
+    except StopIteration:
+        raise ArrowLayoutError(
+            "the envelope describes more tensors than the value holds", where=where
+        ) from None
+
+
+def _assemble_node(kind: Kind, envelope: bytes, leaves: Iterator[Tensor], where: str) -> Node:
+    if kind.name == TENSOR:
+        return next(leaves)
+    buf = memoryview(envelope)
+    if kind.name == SPARSE_TENSOR:
+        dims = next(leaves)
+        return SparseValue(tuple(int(d) for d in dims.codes), next(leaves), next(leaves))
+    if kind.name == MAP:
+        keys = next(leaves)
+        values_env = b""
+        for f in _fields(envelope, where):
+            if f.number == _MAP_VALUES:
+                values_env = bytes(buf[f.value_start : f.end])
+        seq = _assemble_node(Kind(SEQUENCE, kind.elem), values_env, leaves, where)
+        assert isinstance(seq, SequenceValue)
+        assert kind.key is not None
+        return MapValue(kind.key, keys.codes, seq.items)
+    children = [
+        bytes(buf[f.value_start : f.end])
+        for f in _fields(envelope, where)
+        if f.number in _KIND_OF_FIELD and f.wire_type == _wire.LEN
+    ]
+    if children and kind.elem is None:
+        raise ArrowLayoutError(f"{kind} holds values but no element kind", where=where)
+    items: list[Node | None] = [
+        _assemble_node(kind.elem, child, leaves, where)  # type: ignore[arg-type]
+        for child in children
+    ]
+    if kind.name == OPTIONAL:
+        return OptionalValue(items[0] if items else None)
+    return SequenceValue(items)

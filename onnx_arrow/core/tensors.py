@@ -667,8 +667,11 @@ def _fill_nulls(values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None
     if row.arrow_kind is ArrowKind.COMPLEX:
         parts = values.flatten()
         return pa.FixedSizeListArray.from_arrays(parts.fill_null(0), type=values.type)
-    fill = b"" if row.arrow_kind is ArrowKind.BINARY else 0
-    return values.fill_null(pa.scalar(fill, values.type))
+    if row.arrow_kind is ArrowKind.BINARY:
+        return values.fill_null(pa.scalar(b"", values.type))
+    # the storage of code 0, which every dtype has (FLOAT8E8M0 has no 0.0)
+    fill = codes_to_storage(np.zeros(1, dtype=row.numpy), row)[0]
+    return values.fill_null(pa.scalar(fill.item(), values.type))
 
 
 def elements_to_numpy(values: pa.Array) -> np.ndarray[Any, Any]:
@@ -831,9 +834,9 @@ def tensor_rows(array: pa.Array) -> list[Tensor | None]:
         _check_plain_layout(array.type)
     offsets = data.offsets.to_numpy()
     values = data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-    owned = np.repeat(np.asarray(valid, dtype=bool), np.diff(offsets))
-    codes = storage_to_codes(_storage_numpy(values, row, owned), row)
+    owned = None if storage.null_count == 0 else np.repeat(valid, np.diff(offsets))
     offsets = offsets - offsets[0]
+    codes = _codes_of_rows(_storage_numpy(values, row, owned), row, offsets)
     if layout == "variable":
         ndim = shapes.type.list_size
         dims = (
@@ -866,8 +869,22 @@ def _fixed_codes(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
     storage = array.storage
     size = math.prod(array.type.shape)
     flat = storage.values.slice(storage.offset * size, len(storage) * size)
-    owned = np.repeat(np.asarray(_validity(storage), dtype=bool), size)
-    return storage_to_codes(_storage_numpy(flat, row, owned), row)
+    owned = None if storage.null_count == 0 else np.repeat(_validity(storage), size)
+    offsets = np.arange(len(storage) + 1) * size
+    return _codes_of_rows(_storage_numpy(flat, row, owned), row, offsets)
+
+
+def _codes_of_rows(
+    storage: np.ndarray[Any, Any], row: DType, offsets: np.ndarray[Any, Any]
+) -> np.ndarray[Any, Any]:
+    """:func:`storage_to_codes` of the elements of all rows; an error names row and element."""
+    try:
+        return storage_to_codes(storage, row)
+    except NotRepresentableError:
+        # on the error path only: convert row by row to say which row holds the value
+        for i in range(len(offsets) - 1):
+            storage_to_codes(storage[offsets[i] : offsets[i + 1]], row, where=f"row {i}")
+        raise
 
 
 def stacked_codes(array: pa.Array) -> np.ndarray[Any, Any] | None:

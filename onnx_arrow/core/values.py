@@ -146,6 +146,8 @@ def to_arrow_serialized(
         nodes.append(node)
         envelopes.append(envelope)
     assert kind is not None
+    if kind.name == TENSOR and type_proto is None:
+        _check_one_dtype(nodes, where)
     try:
         value_type = (
             arrow_type(type_proto) if type_proto is not None else infer_arrow_type(nodes, kind)
@@ -157,6 +159,18 @@ def to_arrow_serialized(
         [values, pa.array(envelopes, pa.binary())], names=["value", "envelope"]
     )
     return pa.ExtensionArray.from_storage(MessageType(values.type, kind.to_json()), storage)
+
+
+def _check_one_dtype(nodes: Sequence[Node | None], where: str) -> None:
+    tensors = [(i, n) for i, n in enumerate(nodes) if isinstance(n, Tensor)]
+    for i, t in tensors:
+        first_row, first = tensors[0]
+        if t.dtype is not first.dtype:
+            raise UnsupportedTypeError(
+                f"row {i} is {t.dtype.name} but row {first_row} is {first.dtype.name}; "
+                "a column holds one data type",
+                where=f"{where}row {i}",
+            )
 
 
 def from_arrow(array: pa.Array | pa.ChunkedArray, type: TypeProto | None = None) -> list[Message]:

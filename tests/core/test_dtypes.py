@@ -1,0 +1,200 @@
+"""Tests of :mod:`onnx_arrow.core.dtypes`: the table against onnx's and ml_dtypes' own facts."""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from onnx import OptionalProto, SequenceProto, TensorProto, helper
+
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of, dtype_of_numpy
+from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
+
+ROWS = list(DTYPES.values())
+BYTE_ALIGNED = [row for row in ROWS if row.bits % 8 == 0 and row.name != "STRING"]
+PACKED = [row for row in ROWS if row.is_packed]
+
+#: The value kinds that SequenceProto / OptionalProto may hold.  They are mapped in a later
+#: step; pinning the enums here makes a new ONNX release fail this test instead of a user.
+VALUE_KINDS = {"UNDEFINED", "TENSOR", "SPARSE_TENSOR", "SEQUENCE", "MAP", "OPTIONAL"}
+
+
+def ids(rows: list[DType]) -> list[str]:
+    return [row.name for row in rows]
+
+
+# --- coverage ----------------------------------------------------------------------------
+
+
+def test_table_covers_every_tensor_data_type() -> None:
+    onnx_types = dict(TensorProto.DataType.items())
+    del onnx_types["UNDEFINED"]
+    assert {row.name: row.onnx for row in ROWS} == onnx_types
+    assert len(DTYPES) == 28
+    assert all(key == row.onnx for key, row in DTYPES.items())
+
+
+@pytest.mark.parametrize("enum", [SequenceProto.DataType, OptionalProto.DataType])
+def test_container_value_kinds_are_known(enum: object) -> None:
+    assert set(enum.keys()) == VALUE_KINDS  # type: ignore[attr-defined]
+
+
+def test_numpy_dtypes_are_unique() -> None:
+    """The inverse map numpy -> row is total: no two rows share a numpy dtype."""
+    dtypes = [row.numpy for row in ROWS if row.name != "STRING"]
+    assert len(set(dtypes)) == len(dtypes)
+
+
+# --- each row against onnx and ml_dtypes ---------------------------------------------------
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_numpy_dtype_is_onnx_own(row: DType) -> None:
+    assert row.numpy == helper.tensor_dtype_to_np_dtype(row.onnx)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_typed_field_is_onnx_own(row: DType) -> None:
+    try:
+        field = helper.tensor_dtype_to_field(row.onnx)
+    except (KeyError, ValueError):  # pragma: no cover - onnx 1.23 defines every one
+        pytest.skip(f"onnx defines no typed field for {row.name}")
+    assert row.typed_field == field
+    assert row.typed_field in TensorProto.DESCRIPTOR.fields_by_name
+    expected_entry = {
+        "float_data": np.float32,
+        "double_data": np.float64,
+        "int32_data": np.int32,
+        "int64_data": np.int64,
+        "uint64_data": np.uint64,
+        "string_data": np.object_,
+    }[field]
+    assert row.typed_entry_dtype == np.dtype(expected_entry)
+
+
+@pytest.mark.parametrize("row", BYTE_ALIGNED, ids=ids(BYTE_ALIGNED))
+def test_bits_of_byte_aligned_types_are_the_itemsize(row: DType) -> None:
+    assert row.bits == row.numpy.itemsize * 8
+    assert row.raw_nbytes_per_element == row.numpy.itemsize
+    assert not row.is_packed
+
+
+@pytest.mark.parametrize("row", PACKED, ids=ids(PACKED))
+def test_bits_of_packed_types_are_ml_dtypes_and_onnx_packing(row: DType) -> None:
+    info = (
+        ml_dtypes.iinfo(row.numpy)  # type: ignore[no-untyped-call]
+        if row.arrow_kind is ArrowKind.SUBBYTE_INT
+        else ml_dtypes.finfo(row.numpy)  # type: ignore[no-untyped-call]
+    )
+    assert row.bits == info.bits
+    assert row.bits in (2, 4, 6)
+    assert row.raw_nbytes_per_element == 0
+    for count in range(13):
+        codes = np.zeros(count, dtype=np.uint8).view(row.numpy)
+        packed = helper.make_tensor("", row.onnx, [count], codes, raw=True).raw_data
+        assert row.raw_nbytes(count) == len(packed) == math.ceil(count * row.bits / 8)
+
+
+@pytest.mark.parametrize(
+    "row", [r for r in ROWS if r.name != "STRING"], ids=ids([r for r in ROWS if r.name != "STRING"])
+)
+def test_raw_nbytes_matches_onnx(row: DType) -> None:
+    for count in (0, 1, 3, 7):
+        codes = np.zeros(count, dtype=row.numpy)
+        raw = helper.make_tensor("", row.onnx, [count], codes, raw=True).raw_data
+        assert row.raw_nbytes(count) == len(raw)
+
+
+def test_string_row() -> None:
+    row = dtype_of("STRING")
+    assert (row.bits, row.typed_encoding, row.arrow_kind) == (
+        0,
+        TypedEncoding.STRINGS,
+        ArrowKind.BINARY,
+    )
+    assert row.numpy == np.dtype(object)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_extension_name_follows_the_arrow_kind(row: DType) -> None:
+    if row.arrow_kind in (ArrowKind.NATIVE, ArrowKind.BOOL8, ArrowKind.BINARY):
+        assert row.extension_name is None
+    else:
+        assert row.extension_name == f"onnx.{row.name.lower()}"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_typed_encoding_fits_the_field(row: DType) -> None:
+    encoding = row.typed_encoding
+    if encoding is TypedEncoding.PACKED_BYTES:
+        assert row.is_packed
+    if encoding is TypedEncoding.INTERLEAVED:
+        assert row.numpy.kind == "c"
+        assert row.typed_entry_dtype.itemsize * 2 == row.numpy.itemsize
+    if encoding is TypedEncoding.NATIVE:
+        assert row.typed_entry_dtype == row.numpy
+    if encoding in (TypedEncoding.SIGN_EXTEND, TypedEncoding.ZERO_EXTEND):
+        assert row.typed_entry_dtype.itemsize > row.numpy.itemsize
+    if row.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT):
+        assert row.arrow_storage == np.dtype(np.float32)
+
+
+# --- lookups ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_dtype_of_by_value_name_and_row(row: DType) -> None:
+    assert dtype_of(row.onnx) is row
+    assert dtype_of(row.name) is row
+    assert dtype_of(row.name.lower()) is row
+    assert dtype_of(row) is row
+    assert dtype_of(TensorProto.DataType.Value(row.name)) is row
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_dtype_of_numpy_round_trip(row: DType) -> None:
+    assert dtype_of_numpy(row.numpy) is row
+    assert dtype_of_numpy(helper.tensor_dtype_to_np_dtype(row.onnx)) is row
+    if row.numpy.byteorder in "<=" and row.numpy.itemsize > 1 and row.numpy.kind in "iufc":
+        assert dtype_of_numpy(row.numpy.newbyteorder(">")) is row
+
+
+@pytest.mark.parametrize("dtype", [np.str_, np.bytes_, object, "U3", "S7"])
+def test_dtype_of_numpy_strings(dtype: object) -> None:
+    assert dtype_of_numpy(dtype).name == "STRING"
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        (0, "UNDEFINED (0)"),
+        ("UNDEFINED", "UNDEFINED (0)"),
+        (99, "99"),
+        (-1, "-1"),
+        (29, "29"),
+        ("FLOAT99", "'FLOAT99'"),
+        ("", "''"),
+    ],
+)
+def test_dtype_of_refuses_unknown_values(key: int | str, shown: str) -> None:
+    with pytest.raises(UnsupportedTypeError) as info:
+        dtype_of(key)
+    err = info.value
+    assert isinstance(err, TypeError)
+    assert isinstance(err, OnnxArrowError)
+    message = str(err)
+    assert shown in message
+    # names every accepted value
+    for row in ROWS:
+        assert f"{row.name} ({row.onnx})" in message
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[ns]", "timedelta64[s]", "V4", "<f4,<f4"])
+def test_dtype_of_numpy_refuses_unknown_dtypes(dtype: str) -> None:
+    with pytest.raises(UnsupportedTypeError) as info:
+        dtype_of_numpy(dtype)
+    assert isinstance(info.value, TypeError)
+    assert "float32" in str(info.value)
+    assert "bfloat16" in str(info.value)
