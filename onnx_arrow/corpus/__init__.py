@@ -1,0 +1,33 @@
+"""The corpus store: ONNX test corpora to one Parquet file and back, byte for byte.
+
+An adapter around the core: it reads folders of test cases (or the node suite the
+installed onnx builds), writes them to a Parquet store that DuckDB, Polars and
+pandas can query, and gives the folder tree back exactly.
+"""
+
+from __future__ import annotations
+
+from onnx_arrow.corpus.sources import (
+    Case,
+    CorpusError,
+    CorpusFile,
+    FolderSource,
+    MergedSource,
+    NodeSuiteSource,
+    default_source,
+)
+from onnx_arrow.corpus.store import Store, WriteOptions, export_store, write_store
+
+__all__ = [
+    "Case",
+    "CorpusError",
+    "CorpusFile",
+    "FolderSource",
+    "MergedSource",
+    "NodeSuiteSource",
+    "Store",
+    "WriteOptions",
+    "default_source",
+    "export_store",
+    "write_store",
+]

@@ -1,0 +1,179 @@
+"""The corpus store format: one Parquet file, one row per file or per tensor, plain columns.
+
+The spec is ``docs/store-format.md``; this module is its single source: the
+columns, their types and the data column of each ONNX dtype are defined here and
+the docs page is generated from them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pyarrow as pa
+
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
+from onnx_arrow.core.extension_types import element_type
+from onnx_arrow.core.storage import storage_type
+from onnx_arrow.corpus.sources import CorpusError
+
+__all__ = [
+    "COLUMNS",
+    "DATA_COLUMNS",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "METADATA_KEY",
+    "ROLES",
+    "SCHEMA",
+    "Column",
+    "data_column",
+    "data_storage_dtype",
+    "parse_metadata",
+]
+
+#: Name of the format, in the file metadata.
+FORMAT: Final = "onnx-arrow corpus store"
+#: Version of the format; a reader refuses versions it does not know.
+FORMAT_VERSION: Final = 1
+#: The Parquet key-value metadata key holding the store's JSON description.
+METADATA_KEY: Final = "onnx_arrow"
+
+#: What a row holds.
+ROLES: Final = {
+    "model": "a model file (model.onnx, NAME.onnx): its bytes in content",
+    "value": "a value file (input_K.pb, output_K.pb) decoded; for a tensor its data, "
+    "for a container its envelope, with the tensors inside on element rows",
+    "element": "a tensor inside a container value (map keys and sparse dims included)",
+    "file": "any other file, or a .pb that cannot be typed or decoded exactly: its bytes "
+    "in content",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the store: name, Arrow type, and what it holds."""
+
+    name: str
+    type: pa.DataType
+    doc: str
+
+
+def data_storage_dtype(row: DType) -> pa.DataType:
+    """The Arrow type of one element in the data column of ``row``: plain, no extension.
+
+    The Arrow storage of the element type, except FLOAT16, widened to float32
+    exactly (Spark refuses whole Parquet files holding a FLOAT16 column).
+    """
+    if row.name == "FLOAT16":
+        return pa.float32()
+    return storage_type(element_type(row))
+
+
+def data_column(row: DType) -> str:
+    """The name of the data column of ``row``: ``data_float``, ``data_bfloat16`` ..."""
+    return f"data_{row.name.lower()}"
+
+
+_COLUMNS: Final = (
+    Column(
+        "test_case", pa.string(), "test case folder, relative to the corpus root: node/test_abs"
+    ),
+    Column("kind", pa.string(), "kind folder of the case (node, simple, light ...), or empty"),
+    Column("path", pa.string(), "the file, relative to the corpus root"),
+    Column("role", pa.string(), "model, value, element or file (see roles)"),
+    Column("data_set", pa.int32(), "N of test_data_set_N; null outside data sets"),
+    Column("io", pa.string(), "input or output, for value and element rows"),
+    Column("index", pa.int32(), "K of input_K.pb / output_K.pb"),
+    Column(
+        "element",
+        pa.string(),
+        "where the tensor sits in its value: '' for the value "
+        "itself, tensor_values[2], values.map_values[0].keys ...",
+    ),
+    Column("name", pa.string(), "the value's name (its message's name field)"),
+    Column(
+        "onnx_type",
+        pa.string(),
+        "ONNX type: tensor(float), seq(tensor(int64)), "
+        "map(string,tensor(float)), optional(...), sparse_tensor(float)",
+    ),
+    Column("dtype", pa.string(), "ONNX data type of the tensor: FLOAT, BFLOAT16 ..."),
+    Column("shape", pa.list_(pa.int64()), "dims of the tensor"),
+    Column("count", pa.int64(), "number of elements of the tensor"),
+    Column("nbytes", pa.int64(), "size of the file in bytes (value, model and file rows)"),
+    Column("min", pa.float64(), "smallest element, NaN ignored (numeric tensors)"),
+    Column("max", pa.float64(), "largest element, NaN ignored (numeric tensors)"),
+    Column("mean", pa.float64(), "mean of the elements, NaN ignored (numeric tensors)"),
+    Column("nan_count", pa.int64(), "elements that are NaN (float tensors)"),
+    Column("inf_count", pa.int64(), "elements that are +-Inf (float tensors)"),
+    Column(
+        "value_kind",
+        pa.string(),
+        'structure of the value as JSON: ["sequence", ["tensor"]] (value rows)',
+    ),
+    Column(
+        "envelope",
+        pa.binary(),
+        "the value's message without its bulk data, itself a valid message (value rows)",
+    ),
+    Column("content", pa.binary(), "the file's bytes (model and file rows)"),
+)
+
+#: The store's schema: the columns above, then one data column per ONNX dtype.
+SCHEMA: Final = pa.schema(
+    [pa.field(c.name, c.type) for c in _COLUMNS]
+    + [pa.field(data_column(r), pa.list_(data_storage_dtype(r))) for r in DTYPES.values()]
+)
+COLUMNS: Final = {c.name: c for c in _COLUMNS}
+#: The data column of each ONNX dtype, by column name.
+DATA_COLUMNS: Final = {data_column(r): r for r in DTYPES.values()}
+
+
+def build_metadata(**extra: Any) -> bytes:
+    """The JSON description stored under :data:`METADATA_KEY`."""
+    doc = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "roles": ROLES,
+        "columns": {c.name: c.doc for c in _COLUMNS},
+        "data_columns": {
+            r.name: {"column": data_column(r), "element": str(data_storage_dtype(r))}
+            for r in DTYPES.values()
+        },
+        **extra,
+    }
+    return json.dumps(doc, indent=1, sort_keys=False).encode()
+
+
+def parse_metadata(metadata: dict[bytes, bytes] | None, *, where: str) -> dict[str, Any]:
+    """Check a store's file metadata and return its JSON description."""
+    raw = (metadata or {}).get(METADATA_KEY.encode())
+    if raw is None:
+        raise CorpusError(
+            f"no '{METADATA_KEY}' metadata: this Parquet file is not an onnx-arrow store",
+            where=where,
+        )
+    try:
+        doc = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"store metadata is not JSON ({exc.msg})", where=where) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise CorpusError(f"store metadata does not name the format {FORMAT!r}", where=where)
+    version = doc.get("format_version")
+    if version != FORMAT_VERSION:
+        raise CorpusError(
+            f"store format version {version!r}; this onnx-arrow reads version "
+            f"{FORMAT_VERSION}: upgrade onnx-arrow or import the corpus again",
+            where=where,
+        )
+    return doc
+
+
+def is_float(row: DType) -> bool:
+    """Whether NaN and Inf are counted for ``row``."""
+    return row.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT) or row.name in (
+        "FLOAT",
+        "FLOAT16",
+        "DOUBLE",
+    )

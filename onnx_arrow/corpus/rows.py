@@ -1,0 +1,421 @@
+"""Cases to store rows and back: the decoding and encoding at the heart of the store.
+
+Writing: every file of a case becomes one row (``model``, ``file``), except value
+files, which become a ``value`` row and, for containers, one ``element`` row per
+tensor inside.  A value is kept decoded only if encoding it again gives the file's
+bytes exactly; otherwise its bytes are kept as they are (``file``).
+
+Reading: rows are grouped back by file and each file's bytes are rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+from onnx import TypeProto
+
+from onnx_arrow.core import _wire
+from onnx_arrow.core.containers import (
+    TENSOR,
+    Kind,
+    assemble,
+    decode_value,
+    encode_value,
+    flatten,
+)
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
+from onnx_arrow.core.tensors import Tensor, codes_to_storage, storage_to_codes
+from onnx_arrow.core.types import kind_of_type
+from onnx_arrow.corpus.format import COLUMNS, DATA_COLUMNS, SCHEMA, data_column, is_float
+from onnx_arrow.corpus.sources import Case, CorpusError, declared_type, value_slot
+from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
+
+__all__ = ["RowBuilder", "StoredFile", "files_from_batch", "onnx_type_string"]
+
+_PLAIN: Final = list(COLUMNS)
+_TENSOR_KIND: Final = Kind(TENSOR)
+
+
+def onnx_type_string(type_proto: TypeProto) -> str:
+    """ONNX's own notation of a value type: ``seq(tensor(float))``, ``map(int64,tensor(float))``."""
+    which = type_proto.WhichOneof("value")
+    if which == "tensor_type":
+        return f"tensor({_elem_name(type_proto.tensor_type.elem_type)})"
+    if which == "sparse_tensor_type":
+        return f"sparse_tensor({_elem_name(type_proto.sparse_tensor_type.elem_type)})"
+    if which == "sequence_type":
+        return f"seq({onnx_type_string(type_proto.sequence_type.elem_type)})"
+    if which == "optional_type":
+        return f"optional({onnx_type_string(type_proto.optional_type.elem_type)})"
+    if which == "map_type":
+        key = _elem_name(type_proto.map_type.key_type)
+        return f"map({key},{onnx_type_string(type_proto.map_type.value_type)})"
+    return "undefined"
+
+
+def _elem_name(elem_type: int) -> str:
+    row = DTYPES.get(elem_type)
+    return row.name.lower() if row is not None else f"undefined({elem_type})"
+
+
+def _widen(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
+    """Codes to the numbers of the data column (FLOAT16 widened to float32, exactly)."""
+    if row.name == "FLOAT16":
+        return codes.astype(np.float32)
+    return codes_to_storage(codes, row)
+
+
+def _narrow(values: np.ndarray[Any, Any], row: DType, where: str) -> np.ndarray[Any, Any]:
+    if row.name == "FLOAT16":
+        codes = values.astype(np.float16)
+        inexact = np.flatnonzero(codes.astype(np.float32).view(np.uint32) != values.view(np.uint32))
+        if inexact.size:
+            raise NotRepresentableError(
+                f"element {int(inexact[0])} ({values[inexact[0]]!r}) is not a float16 value",
+                where=where,
+            )
+        return codes
+    return storage_to_codes(values, row, where=where)
+
+
+@dataclass
+class RowBuilder:
+    """Accumulates the rows of some cases and turns them into one record batch."""
+
+    keep_undecodable: bool = False
+    strict_types: bool = True
+    columns: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _PLAIN})
+    data: dict[int, list[tuple[int, np.ndarray[Any, Any]]]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    data_bytes: int = 0
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.columns["test_case"])
+
+    def add_case(self, case: Case) -> None:
+        model = case.model()
+        for f in case.files:
+            if f.path == case.model_path:
+                self._row(case, f.path, "model", nbytes=len(f.data), content=f.data)
+                continue
+            slot = value_slot(case, f.path)
+            type_proto = None if slot is None else declared_type(model, slot[1], slot[2])
+            if slot is None or type_proto is None:
+                if slot is not None:
+                    self.warnings.append(
+                        f"{f.path}: the model declares no {slot[1]} {slot[2]}; kept as bytes"
+                    )
+                self._row(case, f.path, "file", nbytes=len(f.data), content=f.data)
+                continue
+            self._add_value(case, f.path, f.data, slot, type_proto)
+
+    def _add_value(
+        self,
+        case: Case,
+        path: str,
+        data: bytes,
+        slot: tuple[int | None, str, int],
+        type_proto: TypeProto,
+    ) -> None:
+        declared = kind_of_type(type_proto, where=path)
+        try:
+            node, envelope, kind = decode_value(data, declared.name, where=path)
+            if encode_value(node, kind, envelope, where=path) != data:
+                self.warnings.append(
+                    f"{path}: not in protobuf's canonical form, so its bytes are kept as they are"
+                )
+                self._row(case, path, "file", nbytes=len(data), content=data)
+                return
+        except OnnxArrowError as exc:
+            if not self.keep_undecodable:
+                raise exc if exc.where and exc.where.startswith(path) else exc.at(path) from None
+            self.warnings.append(f"{exc}; kept as bytes")
+            self._row(case, path, "file", nbytes=len(data), content=data)
+            return
+        data_set, io, index = slot
+        leaves = flatten(node, kind)
+        common: dict[str, Any] = {"data_set": data_set, "io": io, "index": index}
+        name = _envelope_name(envelope, kind)
+        type_text = onnx_type_string(type_proto)
+        if kind.name == TENSOR:
+            _, tensor = leaves[0]
+            self._row(
+                case,
+                path,
+                "value",
+                nbytes=len(data),
+                element="",
+                name=name,
+                onnx_type=type_text,
+                value_kind=kind.to_json(),
+                envelope=envelope,
+                tensor=tensor,
+                **common,
+            )
+            return
+        self._row(
+            case,
+            path,
+            "value",
+            nbytes=len(data),
+            element="",
+            name=name,
+            onnx_type=type_text,
+            value_kind=kind.to_json(),
+            envelope=envelope,
+            **common,
+        )
+        for element, tensor in leaves:
+            self._row(
+                case,
+                path,
+                "element",
+                element=element,
+                onnx_type=f"tensor({tensor.dtype.name.lower()})",
+                tensor=tensor,
+                **common,
+            )
+
+    def _row(
+        self,
+        case: Case,
+        path: str,
+        role: str,
+        *,
+        tensor: Tensor | None = None,
+        value_kind: Any = None,
+        **values: Any,
+    ) -> None:
+        index = self.num_rows
+        values.update(test_case=case.name, kind=case.kind, path=path, role=role)
+        if value_kind is not None:
+            values["value_kind"] = json.dumps(value_kind)
+        if tensor is not None:
+            values["dtype"] = tensor.dtype.name
+            values["shape"] = list(tensor.dims)
+            values["count"] = int(tensor.codes.size)
+            storage = _widen(tensor.codes, tensor.dtype)
+            self.data.setdefault(tensor.dtype.onnx, []).append((index, storage))
+            self.data_bytes += storage.nbytes if storage.dtype != object else tensor.codes.size
+        for name in _PLAIN:
+            self.columns[name].append(values.get(name))
+
+    def to_batch(self) -> pa.RecordBatch:
+        """The accumulated rows as one record batch of the store schema."""
+        n = self.num_rows
+        arrays: list[pa.Array] = []
+        stats = _statistics(self.data, n)
+        for f in SCHEMA:
+            if f.name in stats:
+                arrays.append(pa.array(stats[f.name], f.type))
+            elif f.name in DATA_COLUMNS:
+                arrays.append(self._data_array(f, n))
+            else:
+                arrays.append(pa.array(self.columns[f.name], f.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
+
+    def _data_array(self, f: pa.Field, n: int) -> pa.Array:
+        row = DATA_COLUMNS[f.name]
+        entries = self.data.get(row.onnx, [])
+        counts = np.zeros(n, dtype=np.int64)
+        valid = np.zeros(n, dtype=bool)
+        for i, storage in entries:
+            counts[i] = storage.size // (2 if row.arrow_kind is ArrowKind.COMPLEX else 1)
+            valid[i] = True
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        if offsets[-1] > np.iinfo(np.int32).max:
+            raise CorpusError(f"more than 2**31 {row.name} elements in one row group")
+        item_type = f.type.value_type
+        flat = _flat_values([s for _, s in entries], row, item_type)
+        return pa.ListArray.from_arrays(
+            pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(~valid)
+        )
+
+
+def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.DataType) -> pa.Array:
+    if row.arrow_kind is ArrowKind.BINARY:
+        return pa.array([b for p in parts for b in p], pa.binary())
+    if parts:
+        values = np.concatenate(parts)
+    else:
+        values = np.empty(0, dtype=np.float32 if row.name == "FLOAT16" else row.arrow_storage)
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        return pa.FixedSizeListArray.from_arrays(pa.array(values), type=item_type)
+    return pa.array(values, item_type)
+
+
+def _statistics(
+    data: dict[int, list[tuple[int, np.ndarray[Any, Any]]]], n: int
+) -> dict[str, list[Any]]:
+    """min, max, mean (NaN ignored), NaN and Inf counts of every tensor, a dtype at a time."""
+    names = ("min", "max", "mean", "nan_count", "inf_count")
+    out: dict[str, list[Any]] = {k: [None] * n for k in names}
+    for onnx, entries in data.items():
+        row = DTYPES[onnx]
+        if row.arrow_kind in (ArrowKind.BINARY, ArrowKind.COMPLEX):
+            continue
+        sizes = np.array([s.size for _, s in entries], dtype=np.int64)
+        nonempty = sizes > 0
+        if not nonempty.any():
+            continue
+        values = np.concatenate([s for _, s in entries]).astype(np.float64)
+        starts = (np.cumsum(sizes) - sizes)[nonempty]
+        nan = np.isnan(values)
+        counts = {
+            "nan_count": np.add.reduceat(nan.astype(np.int64), starts),
+            "inf_count": np.add.reduceat(np.isinf(values).astype(np.int64), starts),
+        }
+        with np.errstate(invalid="ignore", over="ignore"):
+            totals = np.add.reduceat(np.where(nan, 0.0, values), starts)
+        result = {
+            "min": np.fmin.reduceat(values, starts),
+            "max": np.fmax.reduceat(values, starts),
+            "mean": totals / np.maximum(sizes[nonempty] - counts["nan_count"], 1),
+        }
+        non_nan = sizes[nonempty] - counts["nan_count"]
+        rows = [i for (i, _), keep in zip(entries, nonempty, strict=True) if keep]
+        floaty = is_float(row)
+        for j, i in enumerate(rows):
+            if non_nan[j] > 0:
+                for key, arr in result.items():
+                    out[key][i] = float(arr[j])
+            if floaty:
+                for key, arr in counts.items():
+                    out[key][i] = int(arr[j])
+        if floaty:  # empty float tensors: zero NaN and Inf
+            for (i, _), keep in zip(entries, nonempty, strict=True):
+                if not keep:
+                    out["nan_count"][i] = out["inf_count"][i] = 0
+    return out
+
+
+def _envelope_name(envelope: bytes, kind: Kind) -> str | None:
+    """The name field of a value's envelope (field 8 of TensorProto, 1 of the others)."""
+    number = 8 if kind.name == TENSOR else 1
+    if kind.name == "sparse_tensor":
+        return None
+    buf = memoryview(envelope)
+    for f in _wire.iter_fields(buf):
+        if f.number == number and f.wire_type == _wire.LEN:
+            return bytes(buf[f.value_start : f.end]).decode("utf-8", "replace")
+    return None
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+@dataclass
+class StoredFile:
+    """One file of a store: its case, path and bytes."""
+
+    case: str
+    path: str
+    data: bytes
+
+
+class _Columns:
+    """Fast access to a batch's columns, converted once."""
+
+    def __init__(self, batch: pa.RecordBatch, where: str) -> None:
+        self.where = where
+        self.plain = {name: batch.column(name).to_pylist() for name in _PLAIN if name != "content"}
+        self.content = batch.column("content")
+        self._data: dict[str, tuple[np.ndarray[Any, Any], Any]] = {}
+        self.batch = batch
+
+    def tensor(self, i: int, where: str) -> Tensor:
+        dtype_name = self.plain["dtype"][i]
+        shape = self.plain["shape"][i]
+        if dtype_name is None or shape is None:
+            raise CorpusError("a tensor row has no dtype or shape", where=where)
+        try:
+            row = dtype_of(dtype_name)
+        except OnnxArrowError as exc:
+            raise exc.at(where) from None
+        column = data_column(row)
+        if column not in self._data:
+            array = self.batch.column(column)
+            self._data[column] = (array.offsets.to_numpy(), _flat_numpy(array, row))
+        offsets, flat = self._data[column]
+        per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
+        values = flat[offsets[i] * per : offsets[i + 1] * per]
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if values.size != count * per or self.batch.column(column)[i].is_valid is False:
+            raise CorpusError(
+                f"{column} holds {values.size // per} elements but shape {shape} needs {count}",
+                where=where,
+            )
+        return Tensor(row, tuple(int(d) for d in shape), _narrow(values, row, where))
+
+
+def _flat_numpy(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
+    values = array.values
+    if row.arrow_kind is ArrowKind.BINARY:
+        out = np.empty(len(values), dtype=object)
+        out[:] = values.to_pylist()
+        return out
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        values = values.flatten()
+    if values.null_count:
+        raise CorpusError(f"{data_column(row)} holds null elements")
+    return values.to_numpy(zero_copy_only=False)
+
+
+def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFile]:
+    """Rebuild the files of a record batch of the store, in row order."""
+    cols = _Columns(batch, where)
+    roles = cols.plain["role"]
+    paths = cols.plain["path"]
+    cases = cols.plain["test_case"]
+    n = len(roles)
+    i = 0
+    while i < n:
+        role, path = roles[i], paths[i]
+        at = f"{where}: {cases[i]}: {path}"
+        if role in ("model", "file"):
+            content = cols.content[i].as_py()
+            if content is None:
+                raise CorpusError(f"a {role} row has no content", where=at)
+            yield StoredFile(cases[i], path, content)
+            i += 1
+            continue
+        if role != "value":
+            raise CorpusError(
+                f"row role {role!r} where a file starts; expected model, value or file", where=at
+            )
+        j = i + 1
+        while j < n and roles[j] == "element" and paths[j] == path:
+            j += 1
+        yield StoredFile(cases[i], path, _value_bytes(cols, i, j, at))
+        i = j
+
+
+def _value_bytes(cols: _Columns, start: int, stop: int, where: str) -> bytes:
+    kind_text = cols.plain["value_kind"][start]
+    envelope = cols.batch.column("envelope")[start].as_py()
+    if kind_text is None or envelope is None:
+        raise CorpusError("a value row has no value_kind or envelope", where=where)
+    try:
+        kind = Kind.from_json(json.loads(kind_text), where=where)
+    except json.JSONDecodeError:
+        raise CorpusError(f"value_kind is not JSON: {kind_text[:60]!r}", where=where) from None
+    if kind.name == TENSOR:
+        leaves: Sequence[Tensor] = [cols.tensor(start, where)]
+    else:
+        leaves = [
+            cols.tensor(k, f"{where}: {cols.plain['element'][k]}") for k in range(start + 1, stop)
+        ]
+    it = iter(leaves)
+    node = assemble(kind, envelope, it, where=where)
+    if next(it, None) is not None:
+        raise CorpusError(
+            "the value has more element rows than its envelope describes", where=where
+        )
+    return encode_value(node, kind, envelope, where=where)

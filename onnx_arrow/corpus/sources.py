@@ -1,0 +1,311 @@
+"""Where test corpora come from: a folder tree, or the node suite the installed onnx builds.
+
+A corpus is a tree of files.  Its cases are found by layout:
+
+* a folder holding ``model.onnx`` is a case; its values are
+  ``test_data_set_N/input_K.pb`` and ``output_K.pb`` (``node/``, ``simple/``,
+  ``pytorch-converted/``, ``pytorch-operator/`` in onnx's wheel);
+* a folder holding ``data.json`` and no model is a case without data sets (``real/``);
+* a ``NAME.onnx`` file with ``NAME_input_K.pb`` / ``NAME_output_K.pb`` beside it is
+  a case (``light/``).
+
+Every other file is kept as it is.  Which message a ``.pb`` holds comes from the
+model's graph input or output at that index, never from the bytes.
+
+Files are read defensively: regular files only (a FIFO, a device or a symlink is
+refused, so nothing hangs or reads without end), each capped in size.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+import stat
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
+
+from onnx_arrow.errors import OnnxArrowError
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "Case",
+    "CorpusError",
+    "CorpusFile",
+    "FolderSource",
+    "MergedSource",
+    "NodeSuiteSource",
+    "declared_type",
+    "default_source",
+    "read_regular_file",
+    "value_slot",
+    "wheel_data_dir",
+]
+
+#: Largest single file a corpus may hold (2 GiB, protobuf's own message limit).
+MAX_FILE_BYTES: Final = 2 << 30
+
+_DATA_SET_VALUE: Final = re.compile(r"test_data_set_(\d+)/(input|output)_(\d+)\.pb")
+_LIGHT_VALUE: Final = re.compile(r"(.+)_(input|output)_(\d+)\.pb")
+
+
+class CorpusError(OnnxArrowError, ValueError):
+    """A corpus or a store cannot be read or written as asked."""
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    """One file of a corpus: its path relative to the corpus root, and its bytes."""
+
+    path: str
+    data: bytes
+
+
+@dataclass
+class Case:
+    """A test case: its files, and the model whose graph types its values.
+
+    ``name`` is the case folder relative to the root (``node/test_abs``); ``kind``
+    the kind folder it sits in (``node``), empty when there is none.
+    """
+
+    name: str
+    kind: str
+    files: list[CorpusFile] = field(default_factory=list)
+    model_path: str | None = None
+
+    def model(self) -> ModelProto | None:
+        """The parsed model (without its weights' external data), if the case has one."""
+        if self.model_path is None:
+            return None
+        data = next(f.data for f in self.files if f.path == self.model_path)
+        try:
+            return ModelProto.FromString(data)
+        except Exception as exc:  # protobuf's DecodeError and friends
+            raise CorpusError(
+                f"model.onnx does not parse as an ONNX model ({exc})", where=self.model_path
+            ) from None
+
+
+def value_slot(case: Case, path: str) -> tuple[int | None, str, int] | None:
+    """``(data_set, "input"|"output", index)`` for a value file of the case, else None."""
+    if not path.endswith(".pb") or case.model_path is None:
+        return None
+    rel = path[len(case.name) + 1 :] if case.name else path
+    m = _DATA_SET_VALUE.fullmatch(rel)
+    if m is not None:
+        return int(m.group(1)), m.group(2), int(m.group(3))
+    if not case.model_path.endswith("/model.onnx") and case.model_path != "model.onnx":
+        m = _LIGHT_VALUE.fullmatch(Path(path).name)
+        stem = Path(case.model_path).stem
+        if m is not None and m.group(1) == stem:
+            return None, m.group(2), int(m.group(3))
+    return None
+
+
+def declared_type(model: ModelProto | None, io: str, index: int) -> TypeProto | None:
+    """The type the model declares for its ``io`` number ``index``, if it has one."""
+    if model is None:
+        return None
+    values = model.graph.input if io == "input" else model.graph.output
+    if index >= len(values) or not values[index].HasField("type"):
+        return None
+    return values[index].type
+
+
+def read_regular_file(path: str, *, max_bytes: int = MAX_FILE_BYTES, where: str) -> bytes:
+    """The bytes of a regular file; anything else (FIFO, device, symlink) is refused."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise CorpusError(
+            f"cannot open ({exc.strerror}); corpora hold regular files only", where=where
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CorpusError(
+                "not a regular file (a FIFO, device or directory); remove it from the corpus",
+                where=where,
+            )
+        if info.st_size > max_bytes:
+            raise CorpusError(
+                f"{info.st_size} bytes exceed the limit of {max_bytes} per file", where=where
+            )
+        chunks = []
+        remaining = info.st_size
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 24))
+            if not chunk:
+                raise CorpusError("the file shrank while being read", where=where)
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        if os.read(fd, 1):
+            raise CorpusError("the file grew while being read", where=where)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class FolderSource:
+    """The cases of a corpus folder, in sorted order, read one case at a time.
+
+    Parameters
+    ----------
+    root
+        The corpus folder (kind folders, case folders, or one case).
+    max_file_bytes
+        Largest file accepted; a larger one is an error naming it.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, max_file_bytes: int = MAX_FILE_BYTES):
+        self.root = Path(root)
+        self.max_file_bytes = max_file_bytes
+        if not self.root.is_dir():
+            raise CorpusError("not a folder; pass a corpus folder", where=str(root))
+
+    def __iter__(self) -> Iterator[Case]:
+        layout = self._layout()
+        for case_name in sorted(layout):
+            model_path, paths = layout[case_name]
+            kind = case_name.split("/", 1)[0] if "/" in case_name else ""
+            files = [
+                CorpusFile(
+                    p,
+                    read_regular_file(str(self.root / p), max_bytes=self.max_file_bytes, where=p),
+                )
+                for p in sorted(paths)
+            ]
+            yield Case(case_name, kind, files, model_path)
+
+    def _layout(self) -> dict[str, tuple[str | None, list[str]]]:
+        """Case name -> (model path, file paths), from names only (nothing read yet)."""
+        all_files: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            dirnames.sort()
+            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
+            rel_dir = "" if rel_dir == "." else rel_dir
+            for name in sorted(filenames) + [d for d in dirnames if _is_link(dirpath, d)]:
+                all_files.append(f"{rel_dir}/{name}" if rel_dir else name)
+        markers = ("model.onnx", "data.json")
+        case_dirs = {
+            p.rsplit("/", 1)[0] if "/" in p else ""
+            for p in all_files
+            if p.rsplit("/", 1)[-1] in markers
+        }
+        out: dict[str, tuple[str | None, list[str]]] = {}
+        for p in all_files:
+            owner = _owning_case(p, case_dirs)
+            if owner is not None:
+                model = f"{owner}/model.onnx" if owner else "model.onnx"
+                model_path = model if model in all_files else None
+                out.setdefault(owner, (model_path, []))[1].append(p)
+        claimed = {p for _, paths in out.values() for p in paths}
+        for p in all_files:
+            if p in claimed or not p.endswith(".onnx"):
+                continue
+            stem = p[: -len(".onnx")]
+            members = [p] + [
+                q
+                for q in all_files
+                if q not in claimed
+                and _LIGHT_VALUE.fullmatch(q) is not None
+                and q.rsplit("_", 2)[0] == stem
+            ]
+            out[stem] = (p, members)
+            claimed.update(members)
+        for p in all_files:
+            if p not in claimed:
+                parent = p.rsplit("/", 1)[0] if "/" in p else ""
+                out.setdefault(parent, (None, []))[1].append(p)
+        return out
+
+
+def _is_link(dirpath: str, name: str) -> bool:
+    # symlinked folders are not walked; list them so that reading them is refused
+    return os.path.islink(os.path.join(dirpath, name))
+
+
+def _owning_case(path: str, case_dirs: set[str]) -> str | None:
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, -1, -1):
+        candidate = "/".join(parts[:depth])
+        if candidate in case_dirs:
+            return candidate
+    return None
+
+
+class NodeSuiteSource:
+    """The node test suite that the installed onnx builds in memory, as corpus files.
+
+    Values are serialized the way onnx's own test-data writer does
+    (``onnx.backend.test.cmd_tools.generate_data``), so writing them out gives
+    the classic folder layout, byte for byte.
+    """
+
+    kind: Final = "node"
+
+    def __iter__(self) -> Iterator[Case]:
+        from onnx.backend.test.loader import load_node_model_tests
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the generators warn about overflows they mean
+            cases = load_node_model_tests()
+        for case in sorted(cases, key=lambda c: c.name):
+            yield self._case(case)
+
+    def _case(self, case: object) -> Case:
+        name = f"{self.kind}/{case.name}"  # type: ignore[attr-defined]
+        model = case.model  # type: ignore[attr-defined]
+        files = [CorpusFile(f"{name}/model.onnx", model.SerializeToString())]
+        for n, (inputs, outputs) in enumerate(case.data_sets):  # type: ignore[attr-defined]
+            for io, values, infos in (
+                ("input", inputs, model.graph.input),
+                ("output", outputs, model.graph.output),
+            ):
+                for k, value in enumerate(values):
+                    data = _serialize_like_onnx(value, infos[k].name, infos[k].type)
+                    files.append(CorpusFile(f"{name}/test_data_set_{n}/{io}_{k}.pb", data))
+        files.sort(key=lambda f: f.path)
+        return Case(name, self.kind, files, f"{name}/model.onnx")
+
+
+def _serialize_like_onnx(value: object, name: str, type_proto: TypeProto) -> bytes:
+    kind = type_proto.WhichOneof("value")
+    if kind == "map_type":
+        return numpy_helper.from_dict(value, name).SerializeToString()  # type: ignore[arg-type]
+    if kind == "sequence_type":
+        return numpy_helper.from_list(value, name).SerializeToString()  # type: ignore[arg-type]
+    if kind == "optional_type":
+        return numpy_helper.from_optional(value, name).SerializeToString()
+    if isinstance(value, TensorProto):
+        return value.SerializeToString()
+    return numpy_helper.from_array(value, name).SerializeToString()  # type: ignore[arg-type]
+
+
+class MergedSource:
+    """Several sources whose cases are each sorted by name, merged into one sorted stream."""
+
+    def __init__(self, *sources: Iterable[Case]) -> None:
+        self.sources = sources
+
+    def __iter__(self) -> Iterator[Case]:
+        return heapq.merge(*self.sources, key=lambda case: case.name)
+
+
+def wheel_data_dir() -> Path:
+    """The model test folders that ship in the onnx wheel (``onnx/backend/test/data``)."""
+    import onnx.backend.test
+
+    return Path(onnx.backend.test.__file__).parent / "data"
+
+
+def default_source() -> MergedSource:
+    """The built-in default corpus: the installed onnx's node suite plus its wheel's model kinds."""
+    return MergedSource(NodeSuiteSource(), FolderSource(wheel_data_dir()))

@@ -1,0 +1,406 @@
+"""Writing a corpus to one Parquet store and reading it back.
+
+Writes are atomic: the store is written to a temporary file beside the target and
+renamed into place only when complete, so an error or Ctrl-C leaves no truncated
+store.  Cases are streamed: a row group holds whole cases, and only the cases of
+one row group are in memory at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import onnx
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from onnx import ModelProto
+
+import onnx_arrow
+from onnx_arrow.core.types import kind_of_type
+from onnx_arrow.core.values import to_arrow_serialized, to_numpy
+from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata, parse_metadata
+from onnx_arrow.corpus.rows import RowBuilder, StoredFile, files_from_batch
+from onnx_arrow.corpus.sources import (
+    Case,
+    CorpusError,
+    CorpusFile,
+    declared_type,
+    value_slot,
+)
+
+__all__ = ["Store", "WriteOptions", "export_store", "write_store"]
+
+#: Data bytes gathered before a row group is written (whole cases only).
+ROW_GROUP_BYTES: Final = 32 << 20
+_SAFE_PART: Final = re.compile(r"[^/\\\x00]+")
+
+
+class WriteOptions:
+    """How a store is written: compression and the bounds of a row group."""
+
+    def __init__(
+        self,
+        *,
+        compression: str = "zstd",
+        compression_level: int = 9,
+        row_group_bytes: int = ROW_GROUP_BYTES,
+        keep_undecodable: bool = False,
+    ) -> None:
+        self.compression = compression
+        self.compression_level = compression_level
+        self.row_group_bytes = row_group_bytes
+        self.keep_undecodable = keep_undecodable
+
+
+def _batches(
+    cases: Iterable[Case], options: WriteOptions, warnings: list[str], counts: dict[str, int]
+) -> Iterator[pa.RecordBatch]:
+    builder = RowBuilder(keep_undecodable=options.keep_undecodable)
+    for case in cases:
+        builder.add_case(case)
+        counts["cases"] += 1
+        counts["files"] += len(case.files)
+        if builder.data_bytes >= options.row_group_bytes:
+            warnings.extend(builder.warnings)
+            yield builder.to_batch()
+            builder = RowBuilder(keep_undecodable=options.keep_undecodable)
+    warnings.extend(builder.warnings)
+    if builder.num_rows:
+        yield builder.to_batch()
+
+
+def write_store(
+    cases: Iterable[Case],
+    out: str | os.PathLike[str],
+    *,
+    options: WriteOptions | None = None,
+    progress: Callable[[Case], None] | None = None,
+) -> dict[str, Any]:
+    """Write ``cases`` to the Parquet store ``out``, atomically.
+
+    Returns a summary: cases, files, rows, row groups, bytes and warnings (files
+    kept as bytes because they could not be typed or were not canonical).
+    """
+    options = options or WriteOptions()
+    out_path = Path(out)
+    if out_path.is_dir():
+        raise CorpusError("is a folder; the store is one Parquet file", where=str(out_path))
+    warnings: list[str] = []
+    counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0}
+
+    def observed(source: Iterable[Case]) -> Iterator[Case]:
+        for case in source:
+            if progress is not None:
+                progress(case)
+            yield case
+
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{out_path.name}.",
+        suffix=".partial",
+        dir=out_path.parent if str(out_path.parent) else ".",
+    )
+    os.close(fd)
+    try:
+        schema = SCHEMA.with_metadata(
+            {
+                "onnx_arrow": build_metadata(
+                    created_by=f"onnx-arrow {onnx_arrow.__version__}",
+                    onnx_version=onnx.__version__,
+                )
+            }
+        )
+        with pq.ParquetWriter(
+            tmp,
+            schema,
+            compression=options.compression,
+            compression_level=options.compression_level,
+            use_byte_stream_split=_float_columns(),
+            write_statistics=["test_case", "kind", "path", "role", "dtype", "io"],
+            data_page_size=8 << 20,
+            store_schema=True,
+        ) as writer:
+            for batch in _batches(observed(cases), options, warnings, counts):
+                writer.write_batch(batch, row_group_size=batch.num_rows)
+                counts["rows"] += batch.num_rows
+                counts["row_groups"] += 1
+        os.replace(tmp, out_path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return {**counts, "bytes": out_path.stat().st_size, "warnings": warnings}
+
+
+def _float_columns() -> list[str]:
+    return [
+        name for name in DATA_COLUMNS if pa.types.is_floating(SCHEMA.field(name).type.value_type)
+    ]
+
+
+class Store:
+    """An onnx-arrow corpus store, validated when opened.
+
+    Parameters
+    ----------
+    path
+        The Parquet file.
+
+    Raises
+    ------
+    CorpusError
+        If the file is not a store: missing or foreign metadata, an unknown format
+        version, a schema that differs from the format's.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        where = str(self.path)
+        try:
+            self._file = pq.ParquetFile(self.path)
+        except (OSError, pa.ArrowException) as exc:
+            raise CorpusError(f"cannot read as Parquet ({exc})", where=where) from None
+        schema = self._file.schema_arrow
+        self.metadata = parse_metadata(schema.metadata, where=where)
+        if not schema.remove_metadata().equals(SCHEMA):
+            raise CorpusError(
+                "the columns differ from the store format's; it was not written by this "
+                "version of onnx-arrow, or was changed since",
+                where=where,
+            )
+
+    @property
+    def num_row_groups(self) -> int:
+        """Row groups in the file; each holds whole cases."""
+        return int(self._file.num_row_groups)
+
+    def row_groups(self) -> Iterator[pa.RecordBatch]:
+        """The row groups, one at a time, fully validated."""
+        for i in range(self.num_row_groups):
+            table = self._file.read_row_group(i)
+            batch = table.combine_chunks().to_batches()
+            if not batch:
+                continue
+            try:
+                batch[0].validate(full=True)
+            except pa.ArrowInvalid as exc:
+                raise CorpusError(
+                    f"row group {i} is invalid: {exc}", where=str(self.path)
+                ) from None
+            yield batch[0]
+
+    def cases(self) -> list[str]:
+        """The names of the cases, in store order."""
+        column = self._file.read(columns=["test_case"]).column("test_case")
+        return pc.unique(column).to_pylist()
+
+    def read_case(self, case: str) -> pa.Table:
+        """The rows of one case; row groups that cannot hold it are not read."""
+        groups = [i for i in range(self.num_row_groups) if self._may_hold(i, case)]
+        if not groups:
+            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        table = self._file.read_row_groups(groups)
+        rows = table.filter(pc.equal(table.column("test_case"), case))
+        if rows.num_rows == 0:
+            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        return rows
+
+    def _may_hold(self, group: int, case: str) -> bool:
+        stats = self._file.metadata.row_group(group).column(0).statistics
+        if stats is None or not stats.has_min_max:
+            return True
+        return bool(stats.min <= case <= stats.max)
+
+    def files(self) -> Iterator[StoredFile]:
+        """Every file of the corpus, rebuilt byte for byte, in store order."""
+        for i, batch in enumerate(self.row_groups()):
+            yield from files_from_batch(batch, where=f"{self.path}: row group {i}")
+
+    def case_files(self, case: str) -> list[StoredFile]:
+        """The files of one case, rebuilt byte for byte."""
+        table = self.read_case(case).combine_chunks()
+        return [
+            f
+            for batch in table.to_batches()
+            for f in files_from_batch(batch, where=f"{self.path}: {case}")
+        ]
+
+    def model(self, case: str) -> ModelProto:
+        """The model of a case."""
+        case_obj = _case_of(case, self.case_files(case))
+        model = case_obj.model()
+        if model is None:
+            raise CorpusError("the case has no model", where=f"{self.path}: {case}")
+        return model
+
+    def case_table(self, case: str) -> pa.Table:
+        """A case as an Arrow table: a row per data set, a column per model input and output.
+
+        Columns are typed by what the model declares (fixed-shape tensors, lists,
+        maps, nullable columns), named as the graph names them; each field's
+        metadata says ``io`` and ``index``.
+        """
+        files = self.case_files(case)
+        case_obj = _case_of(case, files)
+        model = case_obj.model()
+        if model is None:
+            raise CorpusError("the case has no model", where=f"{self.path}: {case}")
+        slots: dict[tuple[str, int], dict[int, bytes]] = {}
+        for f in files:
+            slot = value_slot(case_obj, f.path)
+            if slot is not None and slot[0] is not None:
+                slots.setdefault((slot[1], slot[2]), {})[slot[0]] = f.data
+        data_sets = sorted({n for values in slots.values() for n in values})
+        columns, fields = [], []
+        for (io, index), values in sorted(
+            slots.items(), key=lambda kv: (kv[0][0] != "input", kv[0][1])
+        ):
+            type_proto = declared_type(model, io, index)
+            graph_values = model.graph.input if io == "input" else model.graph.output
+            missing = [n for n in data_sets if n not in values]
+            if missing or type_proto is None:
+                raise CorpusError(
+                    f"{io} {index} is missing from data sets {missing}"
+                    if missing
+                    else f"the model declares no {io} {index}",
+                    where=f"{self.path}: {case}",
+                )
+            kind = kind_of_type(type_proto).name
+            array = to_arrow_serialized(
+                [values[n] for n in data_sets], kind, type_proto, where=f"{case}: {io}_{index}: "
+            )
+            columns.append(array.storage.field("value"))
+            fields.append(
+                pa.field(
+                    graph_values[index].name,
+                    columns[-1].type,
+                    metadata={"io": io, "index": str(index)},
+                )
+            )
+        return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+    def case_arrays(self, case: str) -> list[dict[str, dict[str, Any]]]:
+        """Per data set, the inputs and outputs as numpy values, ready to feed a runtime.
+
+        Each data set is ``{"inputs": {name: value}, "outputs": {name: value}}``:
+        tensors as ndarrays, sequences as lists, optionals as a value or None, maps
+        as dicts.
+        """
+        table = self.case_table(case)
+        out: list[dict[str, dict[str, Any]]] = [
+            {"inputs": {}, "outputs": {}} for _ in range(table.num_rows)
+        ]
+        for field, column in zip(table.schema, table.columns, strict=True):
+            io = (field.metadata or {}).get(b"io", b"input").decode()
+            values = to_numpy(column.combine_chunks())
+            for n in range(table.num_rows):
+                out[n][f"{io}s"][field.name] = _feedable(values[n])
+        return out
+
+    def export(self, dest: str | os.PathLike[str], *, force: bool = False) -> dict[str, int]:
+        """Write the corpus back as a folder tree, byte for byte (see :func:`export_store`)."""
+        return export_store(self, dest, force=force)
+
+
+def _feedable(value: Any) -> Any:
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, tuple) and len(v) == 2 for v in value)
+    ):
+        return dict(value)
+    return value
+
+
+def _case_of(name: str, files: list[StoredFile]) -> Case:
+    case = Case(name, name.split("/", 1)[0] if "/" in name else "")
+    case.files = [CorpusFile(f.path, f.data) for f in files]
+    models = [f.path for f in files if f.path.endswith(".onnx")]
+    preferred = [p for p in models if p.endswith("model.onnx")]
+    case.model_path = (preferred or models)[0] if models else None
+    return case
+
+
+def _safe_relative(path: str, where: str) -> Path:
+    parts = path.split("/")
+    if (
+        not path
+        or path.startswith("/")
+        or any(p in ("", ".", "..") or not _SAFE_PART.fullmatch(p) for p in parts)
+        or re.match(r"^[A-Za-z]:", path)
+    ):
+        raise CorpusError(
+            f"unsafe file path {path!r} in the store; paths must be relative, without '..'",
+            where=where,
+        )
+    return Path(*parts)
+
+
+def export_store(
+    store: Store | str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    progress: Callable[[StoredFile], None] | None = None,
+) -> dict[str, int]:
+    """Write every file of a store into the folder ``dest``, byte for byte.
+
+    ``dest`` must not exist or be empty, unless ``force``: then files are written
+    over those with the same path.  Without ``force`` the tree is written to a
+    temporary folder beside ``dest`` and renamed into place when complete.
+    """
+    store = store if isinstance(store, Store) else Store(store)
+    dest_path = Path(dest)
+    if dest_path.exists() and not dest_path.is_dir():
+        raise CorpusError("exists and is not a folder", where=str(dest_path))
+    non_empty = dest_path.is_dir() and any(dest_path.iterdir())
+    if non_empty and not force:
+        raise CorpusError(
+            "the folder is not empty; choose an empty folder, or pass force to write into it",
+            where=str(dest_path),
+        )
+    target = (
+        dest_path
+        if non_empty
+        else Path(
+            tempfile.mkdtemp(
+                prefix=f".{dest_path.name}.",
+                suffix=".partial",
+                dir=dest_path.parent if str(dest_path.parent) else ".",
+            )
+        )
+    )
+    counts = {"files": 0, "bytes": 0}
+    try:
+        for f in store.files():
+            rel = _safe_relative(f.path, f"{store.path}: {f.case}")
+            out = target / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            _write_file(out, f.data)
+            counts["files"] += 1
+            counts["bytes"] += len(f.data)
+            if progress is not None:
+                progress(f)
+        if target != dest_path:
+            if dest_path.is_dir():
+                dest_path.rmdir()  # empty, checked above
+            os.replace(target, dest_path)
+    except BaseException:
+        if target != dest_path:
+            shutil.rmtree(target, ignore_errors=True)
+        raise
+    return counts
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.partial")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)

@@ -1,0 +1,285 @@
+"""The corpus store: byte-identical round trips of real corpora, queries, safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from onnx import TensorProto, helper, numpy_helper, save_model
+
+from onnx_arrow.corpus import (
+    CorpusError,
+    FolderSource,
+    NodeSuiteSource,
+    Store,
+    export_store,
+    write_store,
+)
+from onnx_arrow.corpus.format import METADATA_KEY
+from onnx_arrow.corpus.sources import wheel_data_dir
+from onnx_arrow.errors import OnnxArrowError
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def node_store(tmp_path_factory):
+    cases = list(NodeSuiteSource())
+    path = tmp_path_factory.mktemp("node") / "node.parquet"
+    summary = write_store(cases, path)
+    return cases, path, summary
+
+
+def test_node_suite_exports_byte_identical(node_store, tmp_path):
+    cases, path, summary = node_store
+    source = {f.path: f.data for case in cases for f in case.files}
+    assert summary["cases"] == len(cases) > 1800
+    assert summary["warnings"] == []
+    export_store(path, tmp_path / "out")
+    assert tree_bytes(tmp_path / "out") == source
+
+
+def test_wheel_model_kinds_export_byte_identical(tmp_path):
+    root = wheel_data_dir()
+    write_store(FolderSource(root), tmp_path / "wheel.parquet")
+    export_store(tmp_path / "wheel.parquet", tmp_path / "out")
+    assert tree_bytes(tmp_path / "out") == tree_bytes(root)
+
+
+def test_values_are_typed_by_the_model_not_the_bytes(node_store):
+    _, path, _ = node_store
+    table = pq.read_table(path, columns=["test_case", "role", "path", "onnx_type", "value_kind"])
+    rows = table.filter(pa.compute.equal(table["test_case"], "node/test_loop16_seq_none"))
+    rows = rows.to_pylist()
+    values = {r["path"].rsplit("/", 1)[-1]: r for r in rows if r["role"] == "value"}
+    assert values["input_2.pb"]["onnx_type"] == "optional(seq(tensor(float)))"
+    assert json.loads(values["output_0.pb"]["value_kind"])[0] == "sequence"
+
+
+def test_store_is_queryable_without_onnx_arrow(node_store):
+    duckdb = pytest.importorskip("duckdb")
+    polars = pytest.importorskip("polars")
+    _, path, _ = node_store
+    rows = duckdb.sql(
+        f"select path, shape, data_float[1] as first from '{path}' "
+        "where test_case = 'node/test_abs' and dtype = 'FLOAT' order by path"
+    ).fetchall()
+    assert [r[0].rsplit("/", 1)[-1] for r in rows] == ["input_0.pb", "output_0.pb"]
+    assert rows[0][1] == [3, 4, 5]
+    assert abs(rows[1][2]) == pytest.approx(abs(rows[0][2]))
+    frame = polars.read_parquet(path).filter(
+        (polars.col("dtype") == "FLOAT8E4M3FN") & (polars.col("role") == "value")
+    )
+    assert frame.height > 0
+    assert frame["data_float8e4m3fn"].list.len().sum() == frame["count"].sum()
+    meta = json.loads(pq.read_metadata(path).metadata[METADATA_KEY.encode()])
+    assert meta["format_version"] == 1
+
+
+def test_reading_one_case_prunes_row_groups(tmp_path):
+    path = tmp_path / "small.parquet"
+    from onnx_arrow.corpus.store import WriteOptions
+
+    write_store(FolderSource(wheel_data_dir()), path, options=WriteOptions(row_group_bytes=1))
+    store = Store(path)
+    assert store.num_row_groups > 10
+    case = "simple/test_sequence_model1"
+    groups = [i for i in range(store.num_row_groups) if store._may_hold(i, case)]
+    assert len(groups) == 1
+    assert set(store.read_case(case).column("test_case").to_pylist()) == {case}
+
+
+def test_typed_view_of_a_case(node_store):
+    _, path, _ = node_store
+    store = Store(path)
+    table = store.case_table("node/test_abs")
+    assert table.column_names == ["x", "y"]
+    assert table.schema.field("x").type.extension_name == "arrow.fixed_shape_tensor"
+    assert table.schema.field("y").metadata == {b"io": b"output", b"index": b"0"}
+    seq = store.case_table("node/test_sequence_insert_at_back")
+    assert pa.types.is_list(seq.schema.field(0).type)
+    feeds = store.case_arrays("node/test_abs")
+    np.testing.assert_array_equal(np.abs(feeds[0]["inputs"]["x"]), feeds[0]["outputs"]["y"])
+
+
+def test_case_arrays_feed_a_runtime(node_store):
+    from onnx.reference import ReferenceEvaluator
+
+    _, path, _ = node_store
+    store = Store(path)
+    for case in (
+        "node/test_add",
+        "node/test_sequence_insert_at_back",
+        "node/test_cast_FLOAT_to_BFLOAT16",
+    ):
+        model = store.model(case)
+        for data_set in store.case_arrays(case):
+            got = ReferenceEvaluator(model).run(None, data_set["inputs"])
+            for value, (_, expected) in zip(got, data_set["outputs"].items(), strict=True):
+                if isinstance(expected, list):
+                    assert len(value) == len(expected)
+                else:
+                    # ml_dtypes NaNs compare unequal; float32 holds every value exactly
+                    np.testing.assert_array_equal(
+                        np.asarray(value).astype(np.float32), expected.astype(np.float32)
+                    )
+
+
+# --- nothing lost, nothing half-done ------------------------------------------------------
+
+
+def small_corpus(root: Path) -> Path:
+    case = root / "node" / "test_tiny"
+    (case / "test_data_set_0").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Abs", ["x"], ["y"])], "g", [x], [y])
+    )
+    save_model(model, case / "model.onnx")
+    data = numpy_helper.from_array(np.array([-1.0, 2.0], np.float32), "x").SerializeToString()
+    (case / "test_data_set_0" / "input_0.pb").write_bytes(data)
+    (case / "test_data_set_0" / "output_0.pb").write_bytes(
+        numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "y").SerializeToString()
+    )
+    (case / "README").write_text("not a value\n")
+    return root
+
+
+def test_interrupted_import_leaves_no_store(tmp_path):
+    out = tmp_path / "store.parquet"
+
+    def cases():
+        yield from FolderSource(small_corpus(tmp_path / "src"))
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_store(cases(), out)
+    assert list(tmp_path.iterdir()) == [tmp_path / "src"]
+
+
+def test_failed_import_keeps_the_previous_store(tmp_path):
+    out = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), out)
+    before = out.read_bytes()
+    bad = tmp_path / "src" / "node" / "test_tiny" / "test_data_set_0" / "input_0.pb"
+    bad.write_bytes(b"\x08\x02\x10\x01\x4a\x03abc")  # dims [2], FLOAT, 3 bytes of raw_data
+    with pytest.raises(OnnxArrowError, match=r"input_0\.pb: raw_data") as info:
+        write_store(FolderSource(tmp_path / "src"), out)
+    assert "node/test_tiny/test_data_set_0/input_0.pb" in str(info.value)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "store.parquet"]
+
+
+def test_export_refuses_a_non_empty_folder(tmp_path):
+    out = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), out)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "keep.txt").write_text("x")
+    with pytest.raises(CorpusError, match="not empty"):
+        export_store(out, dest)
+    export_store(out, dest, force=True)
+    assert (dest / "keep.txt").read_text() == "x"
+    assert tree_bytes(dest / "node") == {
+        k[len("node/") :]: v for k, v in tree_bytes(tmp_path / "src").items()
+    }
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "dev_zero", "symlink_out"])
+def test_hostile_folders_neither_hang_nor_read_without_end(tmp_path, hostile):
+    root = small_corpus(tmp_path / "src")
+    target = root / "node" / "test_tiny" / "test_data_set_0" / "input_1.pb"
+    if hostile == "fifo":
+        os.mkfifo(target)
+    elif hostile == "dev_zero":
+        target.symlink_to("/dev/zero")
+    else:
+        (tmp_path / "secret").write_bytes(b"secret")
+        target.symlink_to(tmp_path / "secret")
+    signal.alarm(10)
+    try:
+        with pytest.raises(CorpusError, match=r"input_1\.pb"):
+            write_store(FolderSource(root), tmp_path / "out.parquet")
+    finally:
+        signal.alarm(0)
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_file_size_cap(tmp_path):
+    root = small_corpus(tmp_path / "src")
+    with pytest.raises(CorpusError, match="exceed the limit"):
+        write_store(FolderSource(root, max_file_bytes=16), tmp_path / "out.parquet")
+
+
+# --- a store from someone else ------------------------------------------------------------
+
+
+def test_a_parquet_file_that_is_not_a_store_is_refused(tmp_path):
+    path = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"a": [1]}), path)
+    with pytest.raises(CorpusError, match="not an onnx-arrow store"):
+        Store(path)
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet")
+    with pytest.raises(CorpusError, match="cannot read as Parquet"):
+        Store(tmp_path / "junk.parquet")
+
+
+def _rewrite(src: Path, dst: Path, change) -> None:
+    table = pq.read_table(src)
+    table = change(table)
+    pq.write_table(table, dst)
+
+
+def test_unknown_format_version_is_refused(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+
+    def bump(table):
+        meta = json.loads(table.schema.metadata[METADATA_KEY.encode()])
+        meta["format_version"] = 99
+        return table.replace_schema_metadata({METADATA_KEY: json.dumps(meta)})
+
+    _rewrite(path, tmp_path / "v99.parquet", bump)
+    with pytest.raises(CorpusError, match="format version 99"):
+        Store(tmp_path / "v99.parquet")
+
+
+def test_unsafe_paths_in_a_store_are_refused(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+
+    def escape(table):
+        paths = ["../../escaped" if p.endswith("README") else p for p in table["path"].to_pylist()]
+        return table.set_column(table.schema.get_field_index("path"), "path", pa.array(paths))
+
+    _rewrite(path, tmp_path / "evil.parquet", escape)
+    with pytest.raises(CorpusError, match="unsafe file path"):
+        export_store(tmp_path / "evil.parquet", tmp_path / "out")
+    assert not (tmp_path / "escaped").exists()
+    assert not (tmp_path / "out").exists()
+
+
+def test_tampered_data_is_reported_with_its_file(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+
+    def truncate(table):
+        shapes = [[5] if s == [2] else s for s in table["shape"].to_pylist()]
+        return table.set_column(
+            table.schema.get_field_index("shape"), "shape", pa.array(shapes, pa.list_(pa.int64()))
+        )
+
+    _rewrite(path, tmp_path / "bad.parquet", truncate)
+    with pytest.raises(
+        CorpusError, match=r"node/test_tiny: node/test_tiny/test_data_set_0/input_0\.pb"
+    ):
+        export_store(tmp_path / "bad.parquet", tmp_path / "out")
