@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -46,6 +46,7 @@ from onnx_arrow.core.extension_types import (
 from onnx_arrow.core.tensors import (
     Tensor,
     decode_tensor,
+    decode_tensor_fast,
     encode_tensor,
     tensor_array,
     tensor_rows,
@@ -253,7 +254,8 @@ class _Decoder:
     """Decodes one message tree; records the kind it discovers."""
 
     external: Resolver | None
-    kept: list[bytes] = field(default_factory=list)
+    #: take protobuf's C parser for tensors it can handle (copies their data once)
+    fast: bool = True
 
     def value(
         self, buf: memoryview, start: int, end: int, kind: str, where: str, depth: int
@@ -278,7 +280,9 @@ class _Decoder:
         self, buf: memoryview, start: int, end: int, where: str, depth: int
     ) -> tuple[Node, bytes, Kind]:
         data = buf[start:end]
-        tensor = decode_tensor(data, where=where, external=self.external)
+        tensor = (decode_tensor_fast(bytes(data), where=where) if self.fast else None) or (
+            decode_tensor(data, where=where, external=self.external)
+        )
         envelope = tensor.envelope or b""
         if depth + 1 > MAX_DEPTH and any(
             f.number in _TENSOR_SUBMESSAGES for f in _wire.iter_fields(memoryview(envelope))
@@ -559,11 +563,20 @@ def _check_sparse(dims: tuple[int, ...], values: Tensor, indices: Tensor, where:
 
 
 def decode_value(
-    data: bytes | memoryview, kind: str, *, where: str, external: Resolver | None = None
+    data: bytes | memoryview,
+    kind: str,
+    *,
+    where: str,
+    external: Resolver | None = None,
+    zero_copy: bool = False,
 ) -> tuple[Node, bytes, Kind]:
-    """Split one serialized value message into its value, envelope and discovered kind."""
+    """Split one serialized value message into its value, envelope and discovered kind.
+
+    With ``zero_copy`` tensor data stays a view into ``data`` (for large buffers);
+    otherwise protobuf's C parser is used where it can be, copying the data once.
+    """
     buf = data if isinstance(data, memoryview) else memoryview(data)
-    return _Decoder(external).value(buf, 0, len(buf), kind, where, 0)
+    return _Decoder(external, fast=not zero_copy).value(buf, 0, len(buf), kind, where, 0)
 
 
 # --- encoding --------------------------------------------------------------------------

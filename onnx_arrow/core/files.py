@@ -63,7 +63,9 @@ def read_pb(
     data = _read_aligned(where, max_bytes)
     # which message the file holds comes from the declared type, never from the bytes
     kind = None if type is not None else "tensor"
-    return to_arrow_serialized([data.data], kind, type, base_dir=base_dir, where=f"{where}: ")
+    return to_arrow_serialized(
+        [data.data], kind, type, base_dir=base_dir, where=f"{where}: ", zero_copy=True
+    )
 
 
 def _read_aligned(path: str, max_bytes: int) -> np.ndarray[Any, Any]:

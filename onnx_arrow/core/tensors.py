@@ -60,6 +60,7 @@ __all__ = [
     "Tensor",
     "codes_to_storage",
     "decode_tensor",
+    "decode_tensor_fast",
     "elements_to_numpy",
     "encode_tensor",
     "stacked_codes",
@@ -388,7 +389,7 @@ def decode_tensor(
     buf = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
     dims: list[int] = []
     data_type = 0
-    kept: list[bytes] = []
+    kept: list[tuple[int, bytes]] = []
     payload_fields: dict[int, list[_wire.Field]] = {}
     external_entries: list[_wire.Field] = []
     location_external = False
@@ -418,9 +419,9 @@ def decode_tensor(
         elif number == DATA_LOCATION:
             location_external = f.value == TensorProto.EXTERNAL
             if not location_external:
-                kept.append(bytes(buf[f.start : f.end]))
+                kept.append((number, bytes(buf[f.start : f.end])))
         else:
-            kept.append(bytes(buf[f.start : f.end]))
+            kept.append((number, bytes(buf[f.start : f.end])))
     try:
         row = dtype_of(data_type)
     except UnsupportedTypeError as exc:
@@ -451,7 +452,7 @@ def decode_tensor(
             where=join_path(where, "external_data"),
         )
     if storage_number is not None:
-        kept.append(_wire.encode_len(storage_number, 0))
+        kept.append((storage_number, _wire.encode_len(storage_number, 0)))
     elif codes is None:
         if count:
             raise InvalidTensorError(
@@ -461,7 +462,60 @@ def decode_tensor(
             )
         codes = np.empty(0, dtype=row.numpy)
     assert codes is not None
-    return Tensor(row, tuple(dims), codes, b"".join(kept))
+    return Tensor(row, tuple(dims), codes, _canonical(kept))
+
+
+def _canonical(parts: list[tuple[int, bytes]]) -> bytes:
+    """Fields in the order protobuf writes them: known ones by number, unknown ones last."""
+    known = sorted((p for p in parts if p[0] in _KNOWN_FIELDS), key=lambda p: p[0])
+    return b"".join(b for _, b in known) + b"".join(b for n, b in parts if n not in _KNOWN_FIELDS)
+
+
+_TYPED_FIELDS: Final = frozenset(n for name, n in _FIELD_NUMBER.items() if name != "raw_data")
+#: Fields the C-parser path takes: everything but typed data, segments and external data.
+_FAST_FIELDS: Final = _KNOWN_FIELDS - _TYPED_FIELDS - {SEGMENT, EXTERNAL_DATA, DATA_LOCATION}
+
+
+def decode_tensor_fast(
+    data: bytes, *, where: str = "tensor", canonical: bool = False
+) -> Tensor | None:
+    """:func:`decode_tensor` through protobuf's C parser, for the common case.
+
+    Handles a tensor whose elements sit in ``raw_data`` (or that has none); returns
+    None for anything else (typed fields, external data, malformed input), which
+    :func:`decode_tensor` then takes, with its precise errors.  The message is
+    parsed once and its data copied once: use :func:`decode_tensor` on a large
+    buffer that must not be copied.
+
+    With ``canonical``, it also returns None unless ``data`` is exactly what
+    protobuf writes for the message; then :func:`encode_tensor` of the result,
+    which protobuf writes from the same fields, gives ``data`` back.
+    """
+    try:
+        m = TensorProto.FromString(data)
+    except Exception:  # protobuf's DecodeError: the wire path says exactly what is wrong
+        return None
+    if canonical and m.SerializeToString() != data:
+        return None
+    present = {f.number: value for f, value in m.ListFields()}
+    row = DTYPES.get(present.get(DATA_TYPE, 0))
+    if row is None or row.arrow_kind is ArrowKind.BINARY or not _FAST_FIELDS.issuperset(present):
+        return None
+    dims = tuple(present.get(DIMS, ()))
+    count = math.prod(dims)
+    if count > MAX_ELEMENTS or any(d < 0 for d in dims):
+        return None
+    if RAW_DATA not in present:
+        if count:
+            return None
+        codes = np.empty(0, dtype=row.numpy)
+    else:
+        raw = np.frombuffer(present[RAW_DATA], dtype=np.uint8)
+        codes = _raw_to_codes(raw, row, count, join_path(where, "raw_data"))
+        m.raw_data = b""  # the marker of the storage field
+    m.ClearField("dims")
+    m.ClearField("data_type")
+    return Tensor(row, dims, codes, m.SerializeToString())
 
 
 def _parse_string_entry(buf: memoryview, f: _wire.Field, where: str) -> tuple[str, str]:
@@ -565,6 +619,10 @@ def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[An
 def encode_tensor(tensor: Tensor) -> bytes:
     """Join a value and its envelope into a serialized ``TensorProto`` (canonical order)."""
     row, codes = tensor.dtype, tensor.codes
+    if tensor.envelope and row.arrow_kind is not ArrowKind.BINARY:
+        fast = _encode_raw_fast(tensor)
+        if fast is not None:
+            return fast
     buf = memoryview(tensor.envelope or b"")
     parts: list[tuple[int, bytes]] = []
     unknown: list[bytes] = []
@@ -590,17 +648,35 @@ def encode_tensor(tensor: Tensor) -> bytes:
     return b"".join(p for _, p in parts) + b"".join(unknown)
 
 
+def _encode_raw_fast(tensor: Tensor) -> bytes | None:
+    """The common case through protobuf's C serializer: data in ``raw_data``."""
+    try:
+        m = TensorProto.FromString(tensor.envelope)
+    except Exception:  # a malformed envelope: the wire path reports it
+        return None
+    present = {f.number for f, _ in m.ListFields()}
+    if RAW_DATA not in present or not _TYPED_FIELDS.isdisjoint(present):
+        return None
+    row, codes = tensor.dtype, tensor.codes
+    m.dims.extend(tensor.dims)
+    m.data_type = row.onnx
+    m.raw_data = _raw_payload(codes, row)
+    return m.SerializeToString()
+
+
+def _raw_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
+    if row.is_packed:
+        return _pack(codes.view(np.uint8), row).tobytes()
+    return np.ascontiguousarray(codes).tobytes()
+
+
 def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[tuple[int, bytes]]:
     if number == STRING_DATA:
         return [(number, _wire.encode_len(number, len(s)) + s) for s in codes]
     if number == RAW_DATA:
         if row.arrow_kind is ArrowKind.BINARY:
             raise InvalidTensorError("STRING elements cannot be stored in raw_data")
-        payload = (
-            _pack(codes.view(np.uint8), row).tobytes()
-            if row.is_packed
-            else np.ascontiguousarray(codes).tobytes()
-        )
+        payload = _raw_payload(codes, row)
         return [(number, _wire.encode_len(number, len(payload)) + payload)]
     name = _DATA_FIELDS[number]
     if name != row.typed_field:

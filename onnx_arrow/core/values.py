@@ -121,8 +121,12 @@ def to_arrow_serialized(
     *,
     base_dir: PathLike | None = None,
     where: str = "",
+    zero_copy: bool = False,
 ) -> pa.ExtensionArray:
-    """:func:`to_arrow` on serialized messages of kind ``message_kind`` (``"tensor"`` ...)."""
+    """:func:`to_arrow` on serialized messages of kind ``message_kind`` (``"tensor"`` ...).
+
+    With ``zero_copy``, tensor data is not copied out of ``serialized`` buffers.
+    """
     kind: Kind | None = None
     if type_proto is not None:
         kind = kind_of_type(type_proto)
@@ -141,7 +145,9 @@ def to_arrow_serialized(
     envelopes: list[bytes] = []
     for i, data in enumerate(serialized):
         at = f"{where}row {i}"
-        node, envelope, found = decode_value(data, name, where=at, external=_resolver(base_dir, at))
+        node, envelope, found = decode_value(
+            data, name, where=at, external=_resolver(base_dir, at), zero_copy=zero_copy
+        )
         kind = unify(kind, found, at)
         nodes.append(node)
         envelopes.append(envelope)

@@ -10,6 +10,7 @@ Reading: rows are grouped back by file and each file's bytes are rebuilt.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,17 +20,23 @@ import numpy as np
 import pyarrow as pa
 from onnx import TypeProto
 
-from onnx_arrow.core import _wire
 from onnx_arrow.core.containers import (
+    MESSAGE_CLASS,
     TENSOR,
     Kind,
+    Node,
     assemble,
     decode_value,
     encode_value,
     flatten,
 )
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
-from onnx_arrow.core.tensors import Tensor, codes_to_storage, storage_to_codes
+from onnx_arrow.core.tensors import (
+    Tensor,
+    codes_to_storage,
+    decode_tensor_fast,
+    storage_to_codes,
+)
 from onnx_arrow.core.types import kind_of_type
 from onnx_arrow.corpus.format import COLUMNS, DATA_COLUMNS, SCHEMA, data_column, is_float
 from onnx_arrow.corpus.sources import Case, CorpusError, declared_type, value_slot
@@ -37,7 +44,8 @@ from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
 
 __all__ = ["RowBuilder", "StoredFile", "files_from_batch", "onnx_type_string"]
 
-_PLAIN: Final = list(COLUMNS)
+_STATS: Final = ("min", "max", "mean", "nan_count", "inf_count")
+_PLAIN: Final = [name for name in COLUMNS if name not in _STATS]
 _TENSOR_KIND: Final = Kind(TENSOR)
 
 
@@ -88,7 +96,6 @@ class RowBuilder:
     """Accumulates the rows of some cases and turns them into one record batch."""
 
     keep_undecodable: bool = False
-    strict_types: bool = True
     columns: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _PLAIN})
     data: dict[int, list[tuple[int, np.ndarray[Any, Any]]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -100,20 +107,31 @@ class RowBuilder:
 
     def add_case(self, case: Case) -> None:
         model = case.model()
+        slots: dict[tuple[str, int], tuple[Kind, str] | None] = {}
         for f in case.files:
             if f.path == case.model_path:
                 self._row(case, f.path, "model", nbytes=len(f.data), content=f.data)
                 continue
             slot = value_slot(case, f.path)
-            type_proto = None if slot is None else declared_type(model, slot[1], slot[2])
-            if slot is None or type_proto is None:
-                if slot is not None:
-                    self.warnings.append(
-                        f"{f.path}: the model declares no {slot[1]} {slot[2]}; kept as bytes"
-                    )
+            if slot is None:
                 self._row(case, f.path, "file", nbytes=len(f.data), content=f.data)
                 continue
-            self._add_value(case, f.path, f.data, slot, type_proto)
+            key = (slot[1], slot[2])
+            if key not in slots:
+                type_proto = declared_type(model, *key)
+                slots[key] = (
+                    None
+                    if type_proto is None
+                    else (kind_of_type(type_proto, where=f.path), onnx_type_string(type_proto))
+                )
+            declared = slots[key]
+            if declared is None:
+                self.warnings.append(
+                    f"{f.path}: the model declares no {slot[1]} {slot[2]}; kept as bytes"
+                )
+                self._row(case, f.path, "file", nbytes=len(f.data), content=f.data)
+                continue
+            self._add_value(case, f.path, f.data, slot, *declared)
 
     def _add_value(
         self,
@@ -121,65 +139,83 @@ class RowBuilder:
         path: str,
         data: bytes,
         slot: tuple[int | None, str, int],
-        type_proto: TypeProto,
+        declared: Kind,
+        type_text: str,
     ) -> None:
-        declared = kind_of_type(type_proto, where=path)
         try:
-            node, envelope, kind = decode_value(data, declared.name, where=path)
-            if encode_value(node, kind, envelope, where=path) != data:
-                self.warnings.append(
-                    f"{path}: not in protobuf's canonical form, so its bytes are kept as they are"
-                )
-                self._row(case, path, "file", nbytes=len(data), content=data)
-                return
+            fast = (
+                decode_tensor_fast(data, where=path, canonical=True)
+                if declared == _TENSOR_KIND
+                else None
+            )
+            node: Node
+            if fast is not None:  # exact by construction: see decode_tensor_fast
+                node = Tensor(fast.dtype, fast.dims, fast.codes)
+                envelope, kind, exact = fast.envelope or b"", _TENSOR_KIND, True
+            else:
+                node, envelope, kind = decode_value(data, declared.name, where=path)
+                exact = encode_value(node, kind, envelope, where=path) == data
         except OnnxArrowError as exc:
             if not self.keep_undecodable:
                 raise exc if exc.where and exc.where.startswith(path) else exc.at(path) from None
             self.warnings.append(f"{exc}; kept as bytes")
+            exact = False
+        if not exact:
+            if not self.warnings or not self.warnings[-1].startswith(path):
+                self.warnings.append(
+                    f"{path}: not in protobuf's canonical form, so its bytes are kept as they are"
+                )
             self._row(case, path, "file", nbytes=len(data), content=data)
             return
         data_set, io, index = slot
-        leaves = flatten(node, kind)
-        common: dict[str, Any] = {"data_set": data_set, "io": io, "index": index}
         name = _envelope_name(envelope, kind)
-        type_text = onnx_type_string(type_proto)
         if kind.name == TENSOR:
-            _, tensor = leaves[0]
+            assert isinstance(node, Tensor)
             self._row(
                 case,
                 path,
                 "value",
-                nbytes=len(data),
-                element="",
-                name=name,
-                onnx_type=type_text,
-                value_kind=kind.to_json(),
-                envelope=envelope,
-                tensor=tensor,
-                **common,
+                len(data),
+                data_set,
+                io,
+                index,
+                "",
+                name,
+                type_text,
+                _kind_json(kind),
+                envelope,
+                node,
             )
             return
         self._row(
             case,
             path,
             "value",
-            nbytes=len(data),
-            element="",
-            name=name,
-            onnx_type=type_text,
-            value_kind=kind.to_json(),
-            envelope=envelope,
-            **common,
+            len(data),
+            data_set,
+            io,
+            index,
+            "",
+            name,
+            type_text,
+            _kind_json(kind),
+            envelope,
         )
-        for element, tensor in leaves:
+        for element, tensor in flatten(node, kind):
             self._row(
                 case,
                 path,
                 "element",
-                element=element,
-                onnx_type=f"tensor({tensor.dtype.name.lower()})",
-                tensor=tensor,
-                **common,
+                None,
+                data_set,
+                io,
+                index,
+                element,
+                None,
+                _TENSOR_TYPES[tensor.dtype.onnx],
+                None,
+                None,
+                tensor,
             )
 
     def _row(
@@ -187,24 +223,46 @@ class RowBuilder:
         case: Case,
         path: str,
         role: str,
-        *,
+        nbytes: int | None = None,
+        data_set: int | None = None,
+        io: str | None = None,
+        index: int | None = None,
+        element: str | None = None,
+        name: str | None = None,
+        onnx_type: str | None = None,
+        value_kind: str | None = None,
+        envelope: bytes | None = None,
         tensor: Tensor | None = None,
-        value_kind: Any = None,
-        **values: Any,
+        content: bytes | None = None,
     ) -> None:
-        index = self.num_rows
-        values.update(test_case=case.name, kind=case.kind, path=path, role=role)
-        if value_kind is not None:
-            values["value_kind"] = json.dumps(value_kind)
+        c = self.columns
         if tensor is not None:
-            values["dtype"] = tensor.dtype.name
-            values["shape"] = list(tensor.dims)
-            values["count"] = int(tensor.codes.size)
             storage = _widen(tensor.codes, tensor.dtype)
-            self.data.setdefault(tensor.dtype.onnx, []).append((index, storage))
+            self.data.setdefault(tensor.dtype.onnx, []).append((self.num_rows, storage))
             self.data_bytes += storage.nbytes if storage.dtype != object else tensor.codes.size
-        for name in _PLAIN:
-            self.columns[name].append(values.get(name))
+            c["dtype"].append(tensor.dtype.name)
+            c["shape"].append(tensor.dims)
+            c["count"].append(tensor.codes.size)
+        else:
+            c["dtype"].append(None)
+            c["shape"].append(None)
+            c["count"].append(None)
+        c["test_case"].append(case.name)
+        c["kind"].append(case.kind)
+        c["path"].append(path)
+        c["role"].append(role)
+        c["data_set"].append(data_set)
+        c["io"].append(io)
+        c["index"].append(index)
+        c["element"].append(element)
+        c["name"].append(name)
+        c["onnx_type"].append(onnx_type)
+        c["nbytes"].append(nbytes)
+        c["value_kind"].append(value_kind)
+        c["envelope"].append(envelope)
+        c["content"].append(content)
+        if content is not None:
+            self.data_bytes += len(content)
 
     def to_batch(self) -> pa.RecordBatch:
         """The accumulated rows as one record batch of the store schema."""
@@ -297,15 +355,19 @@ def _statistics(
 
 
 def _envelope_name(envelope: bytes, kind: Kind) -> str | None:
-    """The name field of a value's envelope (field 8 of TensorProto, 1 of the others)."""
-    number = 8 if kind.name == TENSOR else 1
+    """The name field of a value's envelope (sparse tensors have none)."""
     if kind.name == "sparse_tensor":
         return None
-    buf = memoryview(envelope)
-    for f in _wire.iter_fields(buf):
-        if f.number == number and f.wire_type == _wire.LEN:
-            return bytes(buf[f.value_start : f.end]).decode("utf-8", "replace")
-    return None
+    message = MESSAGE_CLASS[kind.name].FromString(envelope)  # type: ignore[attr-defined]
+    return message.name if message.HasField("name") else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _kind_json(kind: Kind) -> str:
+    return json.dumps(kind.to_json())
+
+
+_TENSOR_TYPES: Final = {row.onnx: f"tensor({row.name.lower()})" for row in DTYPES.values()}
 
 
 # --- reading -------------------------------------------------------------------------

@@ -138,17 +138,18 @@ def read_regular_file(path: str, *, max_bytes: int = MAX_FILE_BYTES, where: str)
             raise CorpusError(
                 f"{info.st_size} bytes exceed the limit of {max_bytes} per file", where=where
             )
-        chunks = []
-        remaining = info.st_size
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 24))
-            if not chunk:
-                raise CorpusError("the file shrank while being read", where=where)
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        if os.read(fd, 1):
-            raise CorpusError("the file grew while being read", where=where)
-        return b"".join(chunks)
+        data = os.read(fd, info.st_size)  # a regular file gives it all at once
+        if len(data) < info.st_size:
+            chunks = [data]
+            remaining = info.st_size - len(data)
+            while remaining > 0:
+                chunk = os.read(fd, min(remaining, 1 << 24))
+                if not chunk:
+                    raise CorpusError("the file shrank while being read", where=where)
+                chunks.append(chunk)
+                remaining -= len(chunk)
+            data = b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 
@@ -186,45 +187,45 @@ class FolderSource:
 
     def _layout(self) -> dict[str, tuple[str | None, list[str]]]:
         """Case name -> (model path, file paths), from names only (nothing read yet)."""
+        root = os.fspath(self.root)
         all_files: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames.sort()
-            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
-            rel_dir = "" if rel_dir == "." else rel_dir
-            for name in sorted(filenames) + [d for d in dirnames if _is_link(dirpath, d)]:
-                all_files.append(f"{rel_dir}/{name}" if rel_dir else name)
+            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            prefix = "" if rel_dir == "." else rel_dir + "/"
+            links = [d for d in dirnames if _is_link(dirpath, d)]
+            all_files.extend(prefix + name for name in sorted(filenames) + links)
+        present = set(all_files)
         markers = ("model.onnx", "data.json")
-        case_dirs = {
-            p.rsplit("/", 1)[0] if "/" in p else ""
-            for p in all_files
-            if p.rsplit("/", 1)[-1] in markers
-        }
+        case_dirs = {_parent(p) for p in all_files if p.rsplit("/", 1)[-1] in markers}
         out: dict[str, tuple[str | None, list[str]]] = {}
+        unclaimed: list[str] = []
         for p in all_files:
             owner = _owning_case(p, case_dirs)
-            if owner is not None:
-                model = f"{owner}/model.onnx" if owner else "model.onnx"
-                model_path = model if model in all_files else None
-                out.setdefault(owner, (model_path, []))[1].append(p)
-        claimed = {p for _, paths in out.values() for p in paths}
-        for p in all_files:
-            if p in claimed or not p.endswith(".onnx"):
+            if owner is None:
+                unclaimed.append(p)
                 continue
-            stem = p[: -len(".onnx")]
-            members = [p] + [
-                q
-                for q in all_files
-                if q not in claimed
-                and _LIGHT_VALUE.fullmatch(q) is not None
-                and q.rsplit("_", 2)[0] == stem
-            ]
-            out[stem] = (p, members)
-            claimed.update(members)
-        for p in all_files:
+            model = f"{owner}/model.onnx" if owner else "model.onnx"
+            out.setdefault(owner, (model if model in present else None, []))[1].append(p)
+        # NAME.onnx with NAME_input_K.pb / NAME_output_K.pb beside it (the light/ layout)
+        light: dict[str, list[str]] = {}
+        for p in unclaimed:
+            m = _LIGHT_VALUE.fullmatch(p)
+            if m is not None and m.group(1) + ".onnx" in present:
+                light.setdefault(m.group(1), []).append(p)
+        for p in unclaimed:
+            if p.endswith(".onnx"):
+                stem = p[: -len(".onnx")]
+                out[stem] = (p, [p, *light.pop(stem, [])])
+        claimed = {p for _, paths in out.values() for p in paths}
+        for p in unclaimed:
             if p not in claimed:
-                parent = p.rsplit("/", 1)[0] if "/" in p else ""
-                out.setdefault(parent, (None, []))[1].append(p)
+                out.setdefault(_parent(p), (None, []))[1].append(p)
         return out
+
+
+def _parent(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 def _is_link(dirpath: str, name: str) -> bool:
