@@ -35,11 +35,13 @@ from onnx_arrow.errors import OnnxArrowError
 __all__ = [
     "MAX_FILE_BYTES",
     "Case",
+    "CaseRef",
     "CorpusError",
     "CorpusFile",
     "FolderSource",
     "MergedSource",
     "NodeSuiteSource",
+    "case_refs",
     "declared_type",
     "default_source",
     "read_regular_file",
@@ -78,6 +80,15 @@ class Case:
     kind: str
     files: list[CorpusFile] = field(default_factory=list)
     model_path: str | None = None
+
+    @property
+    def size(self) -> int:
+        """Bytes in the case's files."""
+        return sum(len(f.data) for f in self.files)
+
+    def load(self) -> Case:
+        """The case itself (a :class:`CaseRef` reads its files here)."""
+        return self
 
     def model(self) -> ModelProto | None:
         """The parsed model (without its weights' external data), if the case has one."""
@@ -154,6 +165,32 @@ def read_regular_file(path: str, *, max_bytes: int = MAX_FILE_BYTES, where: str)
         os.close(fd)
 
 
+@dataclass(frozen=True)
+class CaseRef:
+    """A case of a corpus folder, not read yet: what a worker needs to read it."""
+
+    root: str
+    name: str
+    model_path: str | None
+    paths: tuple[str, ...]
+    size: int
+    max_file_bytes: int = MAX_FILE_BYTES
+
+    def load(self) -> Case:
+        """Read the case's files (regular files only, each capped)."""
+        kind = self.name.split("/", 1)[0] if "/" in self.name else ""
+        files = [
+            CorpusFile(
+                p,
+                read_regular_file(
+                    os.path.join(self.root, p), max_bytes=self.max_file_bytes, where=p
+                ),
+            )
+            for p in self.paths
+        ]
+        return Case(self.name, kind, files, self.model_path)
+
+
 class FolderSource:
     """The cases of a corpus folder, in sorted order, read one case at a time.
 
@@ -172,29 +209,41 @@ class FolderSource:
             raise CorpusError("not a folder; pass a corpus folder", where=str(root))
 
     def __iter__(self) -> Iterator[Case]:
-        layout = self._layout()
+        for ref in self.refs():
+            yield ref.load()
+
+    def refs(self) -> Iterator[CaseRef]:
+        """The cases, in sorted order, not read yet (a worker process can read them)."""
+        layout, sizes = self._layout()
         for case_name in sorted(layout):
             model_path, paths = layout[case_name]
-            kind = case_name.split("/", 1)[0] if "/" in case_name else ""
-            files = [
-                CorpusFile(
-                    p,
-                    read_regular_file(str(self.root / p), max_bytes=self.max_file_bytes, where=p),
-                )
-                for p in sorted(paths)
-            ]
-            yield Case(case_name, kind, files, model_path)
+            yield CaseRef(
+                os.fspath(self.root),
+                case_name,
+                model_path,
+                tuple(sorted(paths)),
+                sum(sizes[p] for p in paths),
+                self.max_file_bytes,
+            )
 
-    def _layout(self) -> dict[str, tuple[str | None, list[str]]]:
-        """Case name -> (model path, file paths), from names only (nothing read yet)."""
-        root = os.fspath(self.root)
-        all_files: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            dirnames.sort()
-            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-            prefix = "" if rel_dir == "." else rel_dir + "/"
-            links = [d for d in dirnames if _is_link(dirpath, d)]
-            all_files.extend(prefix + name for name in sorted(filenames) + links)
+    def _layout(self) -> tuple[dict[str, tuple[str | None, list[str]]], dict[str, int]]:
+        """Case name -> (model path, file paths), and file sizes; nothing is read yet.
+
+        Symlinks (to files or folders) are listed, not followed, so that reading
+        them is refused with a clear error.
+        """
+        sizes: dict[str, int] = {}
+        stack = [("", os.fspath(self.root))]
+        while stack:
+            prefix, folder = stack.pop()
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    rel = prefix + entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((rel + "/", entry.path))
+                    else:
+                        sizes[rel] = entry.stat(follow_symlinks=False).st_size
+        all_files = sorted(sizes)
         present = set(all_files)
         markers = ("model.onnx", "data.json")
         case_dirs = {_parent(p) for p in all_files if p.rsplit("/", 1)[-1] in markers}
@@ -221,16 +270,11 @@ class FolderSource:
         for p in unclaimed:
             if p not in claimed:
                 out.setdefault(_parent(p), (None, []))[1].append(p)
-        return out
+        return out, sizes
 
 
 def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
-
-
-def _is_link(dirpath: str, name: str) -> bool:
-    # symlinked folders are not walked; list them so that reading them is refused
-    return os.path.islink(os.path.join(dirpath, name))
 
 
 def _owning_case(path: str, case_dirs: set[str]) -> str | None:
@@ -298,6 +342,16 @@ class MergedSource:
 
     def __iter__(self) -> Iterator[Case]:
         return heapq.merge(*self.sources, key=lambda case: case.name)
+
+    def refs(self) -> Iterator[Case | CaseRef]:
+        """The cases, merged by name, as each source hands them out (see :func:`case_refs`)."""
+        return heapq.merge(*(case_refs(s) for s in self.sources), key=lambda ref: ref.name)
+
+
+def case_refs(source: Iterable[Case]) -> Iterator[Case | CaseRef]:
+    """A source's cases as references a worker process can load, where the source has them."""
+    refs = getattr(source, "refs", None)
+    return refs() if callable(refs) else iter(source)
 
 
 def wheel_data_dir() -> Path:

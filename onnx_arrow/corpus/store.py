@@ -8,7 +8,10 @@ one row group are in memory at a time.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures as cf
 import contextlib
+import multiprocessing as mp
 import os
 import re
 import shutil
@@ -30,8 +33,10 @@ from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata, parse
 from onnx_arrow.corpus.rows import RowBuilder, StoredFile, files_from_batch
 from onnx_arrow.corpus.sources import (
     Case,
+    CaseRef,
     CorpusError,
     CorpusFile,
+    case_refs,
     declared_type,
     value_slot,
 )
@@ -60,21 +65,76 @@ class WriteOptions:
         self.keep_undecodable = keep_undecodable
 
 
-def _batches(
-    cases: Iterable[Case], options: WriteOptions, warnings: list[str], counts: dict[str, int]
-) -> Iterator[pa.RecordBatch]:
-    builder = RowBuilder(keep_undecodable=options.keep_undecodable)
-    for case in cases:
+def _chunks(refs: Iterable[Case | CaseRef], budget: int) -> Iterator[list[Case | CaseRef]]:
+    """Cases grouped into row groups of about ``budget`` source bytes, whole cases only."""
+    chunk: list[Case | CaseRef] = []
+    size = 0
+    for ref in refs:
+        chunk.append(ref)
+        size += ref.size
+        if size >= budget:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _build(
+    chunk: list[Case | CaseRef], keep_undecodable: bool
+) -> tuple[pa.RecordBatch, list[str], int]:
+    """The record batch of a chunk of cases (run in a worker process when ``jobs`` > 1)."""
+    builder = RowBuilder(keep_undecodable=keep_undecodable)
+    files = 0
+    for ref in chunk:
+        case = ref.load()
         builder.add_case(case)
-        counts["cases"] += 1
-        counts["files"] += len(case.files)
-        if builder.data_bytes >= options.row_group_bytes:
-            warnings.extend(builder.warnings)
-            yield builder.to_batch()
-            builder = RowBuilder(keep_undecodable=options.keep_undecodable)
-    warnings.extend(builder.warnings)
-    if builder.num_rows:
-        yield builder.to_batch()
+        files += len(case.files)
+    return builder.to_batch(), builder.warnings, files
+
+
+def _results(
+    chunks: Iterator[list[Case | CaseRef]], keep_undecodable: bool, jobs: int
+) -> Iterator[tuple[list[Case | CaseRef], tuple[pa.RecordBatch, list[str], int]]]:
+    """Build the chunks in order, in ``jobs`` processes, at most 2 * ``jobs`` ahead."""
+    if jobs <= 1:
+        for chunk in chunks:
+            yield chunk, _build(chunk, keep_undecodable)
+        return
+    for chunk, (payload, chunk_warnings, files) in _parallel(chunks, keep_undecodable, jobs):
+        # Arrow IPC keeps every type detail (pickle drops a fixed_size_list's not-null item)
+        batch = pa.ipc.open_stream(payload).read_next_batch()
+        yield chunk, (batch, chunk_warnings, files)
+
+
+def _build_ipc(chunk: list[Case | CaseRef], keep_undecodable: bool) -> tuple[bytes, list[str], int]:
+    batch, chunk_warnings, files = _build(chunk, keep_undecodable)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as stream:
+        stream.write_batch(batch)
+    return sink.getvalue().to_pybytes(), chunk_warnings, files
+
+
+def _parallel(
+    chunks: Iterator[list[Case | CaseRef]], keep_undecodable: bool, jobs: int
+) -> Iterator[tuple[list[Case | CaseRef], tuple[bytes, list[str], int]]]:
+    context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    with cf.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        pending: collections.deque[tuple[list[Case | CaseRef], cf.Future[Any]]] = (
+            collections.deque()
+        )
+        try:
+            for chunk in chunks:
+                pending.append((chunk, pool.submit(_build_ipc, chunk, keep_undecodable)))
+                if len(pending) >= 2 * jobs:
+                    done, future = pending.popleft()
+                    yield done, future.result()
+            while pending:
+                done, future = pending.popleft()
+                yield done, future.result()
+        except BaseException:
+            for _, future in pending:
+                future.cancel()
+            raise
 
 
 def write_store(
@@ -82,12 +142,16 @@ def write_store(
     out: str | os.PathLike[str],
     *,
     options: WriteOptions | None = None,
-    progress: Callable[[Case], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Write ``cases`` to the Parquet store ``out``, atomically.
 
-    Returns a summary: cases, files, rows, row groups, bytes and warnings (files
-    kept as bytes because they could not be typed or were not canonical).
+    ``jobs`` processes decode cases in parallel (a folder's cases are read by the
+    workers too); the store is the same whatever the number.  ``progress`` is
+    called with each case (it has a ``name``) once it is written.  Returns a summary:
+    cases, files, rows, row groups, bytes and warnings (files kept as bytes because
+    they could not be typed or were not canonical).
     """
     options = options or WriteOptions()
     out_path = Path(out)
@@ -95,17 +159,9 @@ def write_store(
         raise CorpusError("is a folder; the store is one Parquet file", where=str(out_path))
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0}
-
-    def observed(source: Iterable[Case]) -> Iterator[Case]:
-        for case in source:
-            if progress is not None:
-                progress(case)
-            yield case
-
+    chunks = _chunks(case_refs(cases), options.row_group_bytes)
     fd, tmp = tempfile.mkstemp(
-        prefix=f".{out_path.name}.",
-        suffix=".partial",
-        dir=out_path.parent if str(out_path.parent) else ".",
+        prefix=f".{out_path.name}.", suffix=".partial", dir=out_path.parent or Path(".")
     )
     os.close(fd)
     try:
@@ -129,10 +185,18 @@ def write_store(
             write_statistics=["test_case", "kind", "path", "role", "dtype", "io"],
             store_schema=True,
         ) as writer:
-            for batch in _batches(observed(cases), options, warnings, counts):
-                writer.write_batch(batch, row_group_size=batch.num_rows)
+            for chunk, (batch, chunk_warnings, files) in _results(
+                chunks, options.keep_undecodable, jobs
+            ):
+                writer.write_batch(batch, row_group_size=max(batch.num_rows, 1))
+                warnings.extend(chunk_warnings)
+                counts["cases"] += len(chunk)
+                counts["files"] += files
                 counts["rows"] += batch.num_rows
                 counts["row_groups"] += 1
+                if progress is not None:
+                    for ref in chunk:
+                        progress(ref)
         os.replace(tmp, out_path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
