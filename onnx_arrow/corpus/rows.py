@@ -169,38 +169,14 @@ class RowBuilder:
             return
         data_set, io, index = slot
         name = _envelope_name(envelope, kind)
-        if kind.name == TENSOR:
-            assert isinstance(node, Tensor)
-            self._row(
-                case,
-                path,
-                "value",
-                len(data),
-                data_set,
-                io,
-                index,
-                "",
-                name,
-                type_text,
-                _kind_json(kind),
-                envelope,
-                node,
-            )
-            return
+        # a tensor value carries its data on its own row; a container's tensors follow it
+        own = node if isinstance(node, Tensor) else None
         self._row(
-            case,
-            path,
-            "value",
-            len(data),
-            data_set,
-            io,
-            index,
-            "",
-            name,
-            type_text,
-            _kind_json(kind),
-            envelope,
-        )
+            case, path, "value", len(data), data_set, io, index, "", name, type_text,
+            _kind_json(kind), envelope, own,
+        )  # fmt: skip
+        if own is not None:
+            return
         for element, tensor in flatten(node, kind):
             self._row(
                 case,
