@@ -1,7 +1,13 @@
-"""The ``onnx-arrow`` command: a built-in example, and a look inside ``.pb`` files.
+"""The ``onnx-arrow`` command: the corpus store, a built-in example, a look inside files.
 
-Exit codes: 0 success, 1 a data error (the file or model is not what onnx-arrow
-can read; one line on stderr), 2 a usage error.
+Commands: ``import`` a corpus (the built-in default corpus, or a folder) into one
+Parquet store, ``export`` a store back to the folder tree, ``verify`` that a
+corpus survives the round trip byte for byte, ``generate`` the node suite as a
+folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``.
+
+Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
+read, an output it will not overwrite, a round trip that differs; one line on
+stderr), 2 a usage error, 130 interrupted (Ctrl-C; nothing half-written is left).
 
 >>> main(["--version"])  # doctest: +ELLIPSIS
 onnx-arrow ...
@@ -11,22 +17,45 @@ onnx-arrow ...
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import stat
 import sys
-from collections.abc import Sequence
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Final, TextIO
 
 import ml_dtypes
 import numpy as np
+import onnx
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, TypeProto, helper, numpy_helper
 
 import onnx_arrow
 from onnx_arrow.core.dtypes import ArrowKind, DType, dtype_of, dtype_of_numpy
 from onnx_arrow.core.extension_types import extension_metadata
+from onnx_arrow.corpus import (
+    Case,
+    CorpusFile,
+    FolderSource,
+    NodeSuiteSource,
+    Store,
+    WriteOptions,
+    default_source,
+    export_store,
+    write_store,
+)
+from onnx_arrow.corpus.rows import onnx_type_string
+from onnx_arrow.corpus.sources import CaseRef, declared_type, read_regular_file, value_slot
+from onnx_arrow.corpus.tree import write_tree
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["example_tensors", "main"]
@@ -35,27 +64,95 @@ PROG: Final = "onnx-arrow"
 EXIT_OK: Final = 0
 EXIT_DATA_ERROR: Final = 1
 EXIT_USAGE: Final = 2
+EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as shells report it
 
 _PREVIEW_ELEMENTS: Final = 6
 _MAX_MODEL_BYTES: Final = 2 << 30  # protobuf's own limit on one message
+_MAX_LISTED: Final = 20  # differences listed by verify before a count of the rest
+_PROGRESS_INTERVAL: Final = 0.1  # seconds between progress updates: at most 10 a second
 
 _DESCRIPTION: Final = """\
 ONNX values as Apache Arrow data, exactly, both ways.
 
 Tensors become arrow.fixed_shape_tensor (or a variable-shape layout) columns
-with every one of ONNX's 28 element types, and come back byte for byte."""
+with every one of ONNX's 28 element types, and come back byte for byte.
+Corpora of ONNX test cases go to one Parquet store that DuckDB, Polars and
+pandas query, and come back as the same folder tree, byte for byte."""
 
 _EPILOG: Final = """\
 examples:
+  onnx-arrow import corpus.parquet
+      the built-in default corpus (the installed onnx's node suite and the model
+      tests in its wheel) to one Parquet store
+  onnx-arrow import path/to/onnx/backend/test/data corpus.parquet
+      a corpus folder to one Parquet store
+  onnx-arrow export corpus.parquet corpus/
+      the store back to the folder tree, byte for byte
+  onnx-arrow verify
+      import, export and compare every file of the default corpus
+  onnx-arrow info corpus.parquet
+      what a store holds; also takes a case folder or a .pb file
   onnx-arrow example
       convert a built-in set of tensors to Arrow and back, and show them
-  onnx-arrow info test_data_set_0/input_0.pb
-      name, dtype, dims, Arrow type and statistics of one tensor file
-  onnx-arrow info input_0.pb --model model.onnx --input 0
-      the same, typed by what the model declares for its first input
   python -m onnx_arrow --version
 
-exit status: 0 success, 1 a file or model onnx-arrow cannot read, 2 bad usage"""
+exit status: 0 success, 1 a file, case or store onnx-arrow cannot read, an output
+it will not overwrite, or a round trip that differs, 2 bad usage, 130 interrupted"""
+
+_IMPORT_EPILOG: Final = """\
+examples:
+  onnx-arrow import corpus.parquet
+      the built-in default corpus to corpus.parquet
+  onnx-arrow import onnx/backend/test/data corpus.parquet
+      every case under a corpus folder
+  onnx-arrow import --jobs 4 onnx/backend/test/data corpus.parquet
+      decode cases in 4 processes; the store is the same
+  onnx-arrow import --force --compression-level 19 my-tests/ my-tests.parquet
+      replace an existing store, compressing harder
+
+An existing OUT is kept (exit status 1) unless --force is given; the store is
+written beside OUT and renamed into place when complete, so an error or Ctrl-C
+leaves no partial store and keeps the previous one."""
+
+_EXPORT_EPILOG: Final = """\
+examples:
+  onnx-arrow export corpus.parquet corpus/
+      write the corpus folder tree, byte for byte, into a new folder
+  onnx-arrow export --force corpus.parquet existing/
+      write into a folder that already holds files (same paths are replaced)
+
+Without --force, DEST must not exist or be empty (else exit status 1); the tree
+is written beside DEST and renamed into place when complete."""
+
+_VERIFY_EPILOG: Final = """\
+examples:
+  onnx-arrow verify
+      the built-in default corpus: import, export, compare every file
+  onnx-arrow verify onnx/backend/test/data
+      the same for a corpus folder
+
+Both the store and the exported tree go to temporary folders that are removed
+afterwards.  Exit status 1 if any file is missing, extra or different."""
+
+_GENERATE_EPILOG: Final = """\
+examples:
+  onnx-arrow generate node-suite/
+      node/<case>/model.onnx and node/<case>/test_data_set_N/input_K.pb ...
+  onnx-arrow generate --force existing/
+      write into a folder that already holds files (same paths are replaced)
+
+Without --force, DEST must not exist or be empty (else exit status 1)."""
+
+_INFO_EPILOG: Final = """\
+examples:
+  onnx-arrow info corpus.parquet
+      format version, creator, cases, files by role, tensors by dtype, size
+  onnx-arrow info node/test_abs
+      a case folder: declared inputs and outputs, each data set's values
+  onnx-arrow info test_data_set_0/input_0.pb
+      name, dtype, dims, Arrow type and statistics of one tensor file
+  onnx-arrow info input_0.pb --model model.onnx --input x
+      the same, typed by what the model declares for its input x"""
 
 
 class _UsageError(Exception):
@@ -73,6 +170,50 @@ class _DataError(Exception):
     """A problem with the user's files that is not an :class:`OnnxArrowError`."""
 
 
+def _subparser(
+    commands: Any, name: str, help_text: str, description: str, epilog: str | None = None
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=help_text,
+        description=textwrap.fill(description, 79),  # the raw formatter keeps the epilog's lines
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(subparser=parser)
+    return parser
+
+
+def _compression_level(text: str) -> int:
+    try:
+        level = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= level <= 22:
+        raise argparse.ArgumentTypeError(f"{level} is outside zstd's levels 1 to 22")
+    return level
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} is not 1 or more")
+    return number
+
+
+def _jobs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--jobs",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="decode cases in N processes; the store is the same whatever N (default: %(default)s)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
@@ -83,34 +224,110 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {onnx_arrow.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    commands.add_parser(
-        "example",
-        help="convert a built-in example to Arrow and back, and print it",
-        description="Convert six built-in tensors (float32, int64, bfloat16, float8e4m3fn, "
-        "bool, and strings that are not valid UTF-8) to Arrow, print each, convert them back "
-        "and check that every message is byte-identical. Exits 1 if one is not.",
+    imp = _subparser(
+        commands,
+        "import",
+        "import a corpus (the built-in default, or a folder) into one Parquet store",
+        "Import a corpus of ONNX test cases into one Parquet store: a row per file, value "
+        "files decoded into typed columns (each value typed by its model's graph), every "
+        "other file kept as bytes.  Without SRC, the built-in default corpus: the node test "
+        "suite the installed onnx builds, plus the model tests in its wheel.  Prints a summary "
+        "and the files kept as bytes instead of decoded.",
+        _IMPORT_EPILOG,
     )
+    imp.add_argument(
+        "src", nargs="?", metavar="SRC", help="corpus folder (default: the built-in corpus)"
+    )
+    imp.add_argument("out", metavar="OUT", help="the Parquet store to write")
+    imp.add_argument(
+        "--keep-undecodable",
+        action="store_true",
+        help="keep a value file that does not decode as its declared type as bytes (with a "
+        "warning) instead of stopping with an error",
+    )
+    imp.add_argument(
+        "--compression-level",
+        type=_compression_level,
+        default=WriteOptions().compression_level,
+        metavar="N",
+        help="zstd level, 1 to 22 (default: %(default)s)",
+    )
+    imp.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    _jobs_option(imp)
 
-    info = commands.add_parser(
-        "info",
-        help="describe the tensor in a .pb file",
-        description="Read one .pb file holding a TensorProto and print its name, dtype, dims, "
-        "Arrow type, element count and, for numbers, min/max/mean and NaN/Inf counts. "
-        "External data is resolved relative to the file's folder.",
-        epilog="example:\n  onnx-arrow info input_0.pb --model model.onnx --input x",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    exp = _subparser(
+        commands,
+        "export",
+        "write a store back to the corpus folder tree, byte for byte",
+        "Write every file of a corpus store into the folder DEST, byte for byte as it was "
+        "imported, and print how many files and bytes were written.",
+        _EXPORT_EPILOG,
     )
-    info.set_defaults(subparser=info)
-    info.add_argument("path", metavar="PATH", help="a .pb file holding one TensorProto")
+    exp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
+    exp.add_argument("dest", metavar="DEST", help="the folder to write")
+    exp.add_argument("--force", action="store_true", help="write into a non-empty DEST")
+
+    ver = _subparser(
+        commands,
+        "verify",
+        "import, export and compare a corpus byte for byte",
+        "Import a corpus (a folder, or without SRC the built-in default corpus) into a "
+        "temporary store, export it into a temporary folder, and compare every file with the "
+        "source, path and bytes.  Prints 'N files byte-identical', or the differences (the "
+        f"first {_MAX_LISTED}, then a count).",
+        _VERIFY_EPILOG,
+    )
+    ver.add_argument(
+        "src", nargs="?", metavar="SRC", help="corpus folder (default: the built-in corpus)"
+    )
+    _jobs_option(ver)
+
+    gen = _subparser(
+        commands,
+        "generate",
+        "write the node test suite the installed onnx builds as a folder tree",
+        "Build the node test suite of the installed onnx in memory and write it out in the "
+        "classic layout (node/<case>/model.onnx, node/<case>/test_data_set_N/input_K.pb, "
+        "output_K.pb), each file the bytes onnx's own test-data writer produces.",
+        _GENERATE_EPILOG,
+    )
+    gen.add_argument("dest", metavar="DEST", help="the folder to write")
+    gen.add_argument("--force", action="store_true", help="write into a non-empty DEST")
+
+    info = _subparser(
+        commands,
+        "info",
+        "describe a .pb file, a corpus store or a case folder",
+        "Describe PATH.  A .pb file holding a TensorProto: its name, dtype, dims, Arrow type, "
+        "element count and, for numbers, min/max/mean and NaN/Inf counts (external data is "
+        "resolved relative to the file's folder).  A corpus store (.parquet): its format "
+        "version, creator, cases, files by role, tensors by dtype and size.  A case folder "
+        "(holding model.onnx): the model's declared inputs and outputs, and the dtype and "
+        "shape of every value of every data set.",
+        _INFO_EPILOG,
+    )
+    info.add_argument(
+        "path", metavar="PATH", help="a .pb file, a store (.parquet) or a case folder"
+    )
     info.add_argument(
         "--model",
         metavar="MODEL.onnx",
-        help="type the value by what this model declares (needs --input or --output)",
+        help="type a .pb file by what this model declares (needs --input or --output)",
     )
     which = info.add_mutually_exclusive_group()
     which.add_argument("--input", metavar="K", help="graph input of --model: its name or its index")
     which.add_argument(
         "--output", metavar="K", help="graph output of --model: its name or its index"
+    )
+
+    _subparser(
+        commands,
+        "example",
+        "convert a built-in example to Arrow and back, and print it",
+        "Convert six built-in tensors (float32, int64, bfloat16, float8e4m3fn, bool, and "
+        "strings that are not valid UTF-8) to Arrow, print each, convert them back and check "
+        "that every message is byte-identical.  Exits 1 if one is not.",
+        "example:\n  onnx-arrow example | head",
     )
     return parser
 
@@ -126,24 +343,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     out = sys.stdout
     try:
-        if args.command == "example":
-            return _example(out)
-        if (args.input is not None or args.output is not None) and args.model is None:
-            args.subparser.error("--input and --output need --model")
-        if args.model is not None and args.input is None and args.output is None:
-            args.subparser.error("--model needs --input K or --output K")
-        return _info(args.path, args.model, args.input, args.output, out)
+        return _COMMANDS[args.command](args, out)
     except _UsageError:
         return EXIT_USAGE
     except (OnnxArrowError, _DataError) as exc:
-        message = " ".join(str(exc).split())
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+        _error(str(exc))
         return EXIT_DATA_ERROR
+    except KeyboardInterrupt:
+        # Outputs are written beside their target and renamed when complete, and
+        # temporary folders are removed on the way out: nothing half-done is left.
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``onnx-arrow example | head``): stop quietly.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except OSError as exc:  # a folder that cannot be created, a full disk ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(f"{where}{exc.strerror or exc}")
+        return EXIT_DATA_ERROR
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
 
 
 # --- example --------------------------------------------------------------------
@@ -361,6 +584,478 @@ def _read_model(path: str) -> ModelProto:
         return ModelProto.FromString(data)
     except DecodeError as exc:
         raise _DataError(f"{path}: not an ONNX model: {exc}") from None
+
+
+# --- progress -------------------------------------------------------------------
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
+
+
+class _Progress:
+    """A count on stderr, rewritten in place at most ten times a second.
+
+    Silent unless stderr is a terminal, so logs and pipes get nothing.  The line
+    is cleared on the way out, also on an error or Ctrl-C.
+    """
+
+    def __init__(self, verb: str, unit: str, *, start: str = "") -> None:
+        self.verb = verb
+        self.unit = unit
+        self.start = start
+        self.stream = sys.stderr
+        self.enabled = _is_terminal(self.stream)
+        self.count = 0
+        self._last = 0.0
+        self._width = 0
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            self._show(self.start, count=False)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+
+    def step(self, name: str) -> None:
+        """Count one more case or file; ``name`` is shown beside the count."""
+        self.count += 1
+        if self.enabled and time.monotonic() - self._last >= _PROGRESS_INTERVAL:
+            self._show(name)
+
+    def _show(self, name: str, *, count: bool = True) -> None:
+        columns = shutil.get_terminal_size().columns
+        counted = f"{self.count} {self.unit}  " if count else ""
+        text = f"{self.verb}: {counted}{name}".rstrip()[: max(columns - 1, 1)]
+        self.stream.write("\r" + text.ljust(self._width))
+        self.stream.flush()
+        self._width = len(text)
+        self._last = time.monotonic()
+
+
+def _starting(src: str | None) -> str:
+    """What the first seconds go to: the node suite is built whole before its first case."""
+    return "building the node suite of the installed onnx" if src is None else f"reading {src}"
+
+
+def _size(nbytes: int) -> str:
+    """A size in bytes, and in KiB, MiB or GiB when large: ``7674292 bytes (7.3 MiB)``."""
+    scaled = float(nbytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if scaled < 1024 or unit == "GiB":
+            break
+        scaled /= 1024
+    return f"{nbytes} bytes" if unit == "bytes" else f"{nbytes} bytes ({scaled:.1f} {unit})"
+
+
+def _print_fields(lines: Sequence[tuple[str, object]], out: TextIO) -> None:
+    width = max(len(key) for key, _ in lines)
+    for key, value in lines:
+        print(f"{key:<{width}}  {value}".rstrip(), file=out)
+
+
+# --- import ---------------------------------------------------------------------
+
+
+def _default_corpus_name() -> str:
+    return f"the built-in default corpus (onnx {onnx.__version__}: node suite, wheel model tests)"
+
+
+def _run_import(args: argparse.Namespace, out: TextIO) -> int:
+    out_path = Path(args.out)
+    if args.src is not None:
+        src = Path(args.src)
+        if _is_within(out_path, src):
+            args.subparser.error(
+                f"OUT {args.out} is inside SRC {args.src}; write the store outside the corpus"
+            )
+        source: Iterable[Case] = FolderSource(src)
+        described = str(src)
+    else:
+        source = default_source()
+        described = _default_corpus_name()
+    _check_store_target(out_path, force=args.force)
+    options = WriteOptions(
+        compression_level=args.compression_level, keep_undecodable=args.keep_undecodable
+    )
+    source_bytes = 0
+    with _Progress("importing", "cases", start=_starting(args.src)) as progress:
+
+        def written(case: Case | CaseRef) -> None:
+            nonlocal source_bytes
+            source_bytes += case.size
+            progress.step(case.name)
+
+        summary = write_store(source, out_path, options=options, progress=written, jobs=args.jobs)
+    for warning in summary["warnings"]:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    ratio = summary["bytes"] / source_bytes if source_bytes else 0.0
+    lines: list[tuple[str, object]] = [
+        ("  cases", summary["cases"]),
+        ("  files", summary["files"]),
+        ("  rows", summary["rows"]),
+        ("  row groups", summary["row_groups"]),
+        ("  store size", _size(summary["bytes"])),
+        ("  source", _size(source_bytes)),
+        ("  ratio", f"{ratio:.3f} (store size / source bytes)"),
+    ]
+    if summary["warnings"]:
+        lines.append(("  warnings", f"{len(summary['warnings'])} files kept as bytes (on stderr)"))
+    print(f"imported {described} into {out_path}", file=out)
+    _print_fields(lines, out)
+    return EXIT_OK
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def _check_store_target(out_path: Path, *, force: bool) -> None:
+    if out_path.is_dir():
+        raise _DataError(f"{out_path}: is a folder; the store is one Parquet file")
+    parent = out_path.parent
+    if not parent.is_dir():
+        raise _DataError(f"{out_path}: the folder {parent} does not exist")
+    if (out_path.exists() or out_path.is_symlink()) and not force:
+        raise _DataError(f"{out_path}: exists; pass --force to replace it")
+
+
+# --- export and generate ------------------------------------------------------------
+
+
+def _check_folder_target(dest: Path, *, force: bool) -> None:
+    if (dest.exists() or dest.is_symlink()) and not dest.is_dir():
+        raise _DataError(f"{dest}: exists and is not a folder")
+    if dest.is_dir() and any(dest.iterdir()) and not force:
+        raise _DataError(
+            f"{dest}: the folder is not empty; choose an empty folder, or pass --force to "
+            "write into it"
+        )
+
+
+def _run_export(args: argparse.Namespace, out: TextIO) -> int:
+    dest = Path(args.dest)
+    store = Store(args.store)
+    _check_folder_target(dest, force=args.force)
+    with _Progress("exporting", "files") as progress, _reading(args.store):
+        counts = export_store(
+            store, dest, force=args.force, progress=lambda f: progress.step(f.path)
+        )
+    print(f"exported {counts['files']} files, {_size(counts['bytes'])}, to {dest}", file=out)
+    return EXIT_OK
+
+
+@contextlib.contextmanager
+def _reading(store: str | os.PathLike[str]) -> Iterator[None]:
+    """Name the store in errors pyarrow raises while reading it (a damaged page ...)."""
+    try:
+        yield
+    except pa.ArrowException as exc:
+        raise _DataError(f"{store}: cannot read the store ({exc})") from None
+
+
+def _run_generate(args: argparse.Namespace, out: TextIO) -> int:
+    dest = Path(args.dest)
+    _check_folder_target(dest, force=args.force)
+    cases = 0
+
+    def files() -> Iterator[CorpusFile]:
+        nonlocal cases
+        for case in NodeSuiteSource():
+            cases += 1
+            yield from case.files
+
+    with _Progress("generating", "files", start=_starting(None)) as progress:
+        counts = write_tree(
+            files(), dest, force=args.force, progress=lambda f: progress.step(f.path)
+        )
+    print(
+        f"wrote {counts['files']} files, {_size(counts['bytes'])}, of {cases} node suite "
+        f"cases to {dest}",
+        file=out,
+    )
+    return EXIT_OK
+
+
+# --- verify ---------------------------------------------------------------------
+
+
+def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
+    if args.src is not None:
+        src = Path(args.src)
+        FolderSource(src)  # a usable folder, checked before any work
+
+        def source() -> Iterable[Case]:
+            return FolderSource(src)
+
+    else:
+        source = default_source
+    with (
+        tempfile.TemporaryDirectory(prefix="onnx-arrow-verify-store-") as store_dir,
+        tempfile.TemporaryDirectory(prefix="onnx-arrow-verify-tree-") as tree_dir,
+    ):
+        store_path = Path(store_dir) / "corpus.parquet"
+        with _Progress("importing", "cases", start=_starting(args.src)) as progress:
+            summary = write_store(
+                source(), store_path, progress=lambda c: progress.step(c.name), jobs=args.jobs
+            )
+        tree = Path(tree_dir) / "corpus"
+        with _Progress("exporting", "files") as progress, _reading(store_path):
+            export_store(store_path, tree, progress=lambda f: progress.step(f.path))
+        with _Progress("comparing", "files", start=_starting(args.src)) as progress:
+            same, differences = _compare(source(), tree, progress)
+    if not differences:
+        print(
+            f"{same} files byte-identical after import and export; "
+            f"{summary['cases']} cases, store {_size(summary['bytes'])}",
+            file=out,
+        )
+        return EXIT_OK
+    for line in differences[:_MAX_LISTED]:
+        print(line, file=out)
+    if len(differences) > _MAX_LISTED:
+        print(f"... and {len(differences) - _MAX_LISTED} more differences", file=out)
+    print(f"{same} files byte-identical, {len(differences)} differences", file=out)
+    _error(f"{len(differences)} differences between the source and its export from the store")
+    return EXIT_DATA_ERROR
+
+
+def _compare(source: Iterable[Case], tree: Path, progress: _Progress) -> tuple[int, list[str]]:
+    """Compare the source's files with the tree: same paths, same bytes, nothing extra."""
+    exported = set(_tree_files(tree))
+    same = 0
+    differences: list[str] = []
+    for case in source:
+        for f in case.files:
+            progress.step(f.path)
+            if f.path not in exported:
+                differences.append(f"missing from the export: {f.path}")
+                continue
+            exported.discard(f.path)
+            got = read_regular_file(str(tree / f.path), where=f.path)
+            if got == f.data:
+                same += 1
+            else:
+                differences.append(f"different bytes: {f.path}: {_first_difference(f.data, got)}")
+    differences += [f"not in the source: {p}" for p in sorted(exported)]
+    return same, differences
+
+
+def _tree_files(root: Path) -> Iterator[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        rel = Path(dirpath).relative_to(root).as_posix()
+        for name in sorted(filenames):
+            yield name if rel == "." else f"{rel}/{name}"
+
+
+def _first_difference(expected: bytes, got: bytes) -> str:
+    at = next(
+        (i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+        min(len(expected), len(got)),
+    )
+    return f"source {len(expected)} bytes, export {len(got)} bytes, first difference at byte {at}"
+
+
+# --- info on a store and on a case folder -------------------------------------------
+
+
+def _run_info(args: argparse.Namespace, out: TextIO) -> int:
+    path = Path(args.path)
+    for_pb = args.model is not None or args.input is not None or args.output is not None
+    if path.is_dir() or _is_parquet(path):
+        if for_pb:
+            args.subparser.error("--model, --input and --output apply to a .pb file only")
+        return _info_case(path, out) if path.is_dir() else _info_store(path, out)
+    if (args.input is not None or args.output is not None) and args.model is None:
+        args.subparser.error("--input and --output need --model")
+    if args.model is not None and args.input is None and args.output is None:
+        args.subparser.error("--model needs --input K or --output K")
+    return _info(args.path, args.model, args.input, args.output, out)
+
+
+def _is_parquet(path: Path) -> bool:
+    """A ``.parquet`` name, or a regular file that starts with Parquet's magic bytes."""
+    if path.suffix == ".parquet":
+        return True
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+def _info_store(path: Path, out: TextIO) -> int:
+    store = Store(path)
+    meta = store.metadata
+    with _reading(path):
+        table = pq.read_table(path, columns=["test_case", "kind", "role", "dtype"])
+    roles = _value_counts(table.column("role"))
+    cases = table.group_by("kind").aggregate([("test_case", "count_distinct")])
+    kinds = sorted(
+        zip(cases.column("kind").to_pylist(), cases.column(1).to_pylist(), strict=True),
+        key=lambda kv: (kv[0] is None, kv[0] or ""),
+    )
+    dtypes = _value_counts(table.column("dtype"))
+    lines: list[tuple[str, object]] = [
+        ("store", path),
+        ("format", f"{meta.get('format')}, version {meta.get('format_version')}"),
+        ("created by", f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})"),
+        ("size", _size(path.stat().st_size)),
+        ("row groups", store.num_row_groups),
+        ("rows", table.num_rows),
+        ("cases", pc.count_distinct(table.column("test_case")).as_py()),
+    ]
+    lines += [(f"  {kind or '(no kind)'}", n) for kind, n in kinds]
+    lines.append(("files", sum(n for role, n in roles.items() if role != "element")))
+    lines += [(f"  {role}", roles[role]) for role in ("model", "value", "file") if role in roles]
+    lines.append(("element rows", roles.get("element", 0)))
+    lines.append(("tensors", f"{sum(dtypes.values())} (value and element rows, by dtype)"))
+    lines += [(f"  {name}", n) for name, n in dtypes.items()]
+    _print_fields(lines, out)
+    return EXIT_OK
+
+
+def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
+    """Count of each non-null value, most frequent first."""
+    counts = pc.value_counts(column.drop_null())
+    pairs = zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
+    return dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0])))
+
+
+def _info_case(folder: Path, out: TextIO) -> int:
+    model_file = folder / "model.onnx"
+    if not model_file.exists():
+        raise _DataError(
+            f"{folder}: a folder without model.onnx; info takes a case folder, a store "
+            "(.parquet) or a .pb file"
+        )
+    model = _read_model(str(model_file))
+    case = Case("", "", [], "model.onnx")
+    opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in model.opset_import)
+    lines: list[tuple[str, object]] = [
+        ("case", folder),
+        ("model", f"model.onnx, {_size(model_file.stat().st_size)}"),
+        ("ir_version", model.ir_version),
+        ("opsets", opsets or "(none)"),
+    ]
+    for io, infos in (("inputs", model.graph.input), ("outputs", model.graph.output)):
+        lines.append((io, len(infos)))
+        lines += [(f"  {k} {info.name}", _declared_text(info.type)) for k, info in enumerate(infos)]
+    data_sets: dict[int | None, list[tuple[tuple[bool, int], str, str, str]]] = {}
+    others: list[tuple[str, object]] = []
+    for rel in _tree_files(folder):
+        if rel == "model.onnx":
+            continue
+        slot = value_slot(case, rel)
+        if slot is None:
+            others.append((f"  {rel}", _size(os.lstat(folder / rel).st_size)))
+            continue
+        n, io, index = slot
+        name, text = _value_text(folder, rel, model, io, index)
+        data_sets.setdefault(n, []).append(((io != "input", index), Path(rel).name, name, text))
+    names = max((len(v[2]) for values in data_sets.values() for v in values), default=0)
+    for n in sorted(data_sets, key=lambda n: -1 if n is None else n):
+        lines.append((f"test_data_set_{n}" if n is not None else "values", ""))
+        lines += [
+            (f"  {file}", f"{name:<{names}}  {text}")
+            for _, file, name, text in sorted(data_sets[n])
+        ]
+    if others:
+        lines.append(("other files", len(others)))
+        lines += others
+    _print_fields(lines, out)
+    return EXIT_OK
+
+
+def _declared_text(type_proto: TypeProto) -> str:
+    text = onnx_type_string(type_proto)
+    if type_proto.WhichOneof("value") == "tensor_type":
+        tensor = type_proto.tensor_type
+        if tensor.HasField("shape"):
+            dims = [
+                str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?"
+                for d in tensor.shape.dim
+            ]
+            text += f" [{', '.join(dims)}]"
+        else:
+            text += " (any shape)"
+    return text
+
+
+def _value_text(folder: Path, rel: str, model: ModelProto, io: str, index: int) -> tuple[str, str]:
+    """The graph name of a value file and its dtype and shape, read as the model declares."""
+    type_proto = declared_type(model, io, index)
+    infos = model.graph.input if io == "input" else model.graph.output
+    if type_proto is None:
+        return "", f"the model declares no {io} {index}: kept as a file"
+    path = folder / rel
+    try:
+        arr = onnx_arrow.read_pb(path, type=type_proto, base_dir=path.parent)
+    except OnnxArrowError as exc:
+        raise (exc if str(path) in str(exc) else exc.at(str(path))) from None
+    value = onnx_arrow.to_numpy(arr)[0]
+    return infos[index].name, _describe(value, type_proto)
+
+
+def _describe(value: Any, type_proto: TypeProto) -> str:
+    """The dtype and shape of a value, through sequences, maps and optionals."""
+    which = type_proto.WhichOneof("value")
+    if which == "tensor_type":
+        return f"{dtype_of_numpy(value.dtype).name} {list(value.shape)}"
+    if which == "sequence_type":
+        elem = type_proto.sequence_type.elem_type
+        return f"sequence of {len(value)}" + _first_few([_describe(v, elem) for v in value])
+    if which == "map_type":
+        key = dtype_of(type_proto.map_type.key_type).name
+        elem = type_proto.map_type.value_type
+        entries = [_describe(v, elem) for _, v in value]
+        return f"map of {len(value)} ({key} keys)" + _first_few(entries)
+    if which == "optional_type":
+        if value is None:
+            return "optional, absent"
+        return "optional, " + _describe(value, type_proto.optional_type.elem_type)
+    if which == "sparse_tensor_type":
+        values = value["values"]
+        return (
+            f"sparse {dtype_of_numpy(values.dtype).name} {list(value['dims'])}, "
+            f"{values.size} stored values"
+        )
+    return type(value).__name__
+
+
+def _first_few(parts: list[str], limit: int = 3) -> str:
+    if not parts:
+        return ""
+    more = ", ..." if len(parts) > limit else ""
+    return ": " + ", ".join(parts[:limit]) + more
+
+
+def _run_example(args: argparse.Namespace, out: TextIO) -> int:
+    return _example(out)
+
+
+_COMMANDS: Final[dict[str, Callable[[argparse.Namespace, TextIO], int]]] = {
+    "import": _run_import,
+    "export": _run_export,
+    "verify": _run_verify,
+    "generate": _run_generate,
+    "info": _run_info,
+    "example": _run_example,
+}
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -17,8 +19,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
+import onnx_arrow.cli
 from onnx_arrow.cli import example_tensors, main
 from onnx_arrow.core.dtypes import DTYPES
+from onnx_arrow.corpus import Case, FolderSource, NodeSuiteSource, Store
+from onnx_arrow.corpus.sources import wheel_data_dir
 
 
 def _error_line(stderr: str) -> str:
@@ -313,3 +318,402 @@ def test_python_dash_m_help() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: onnx-arrow")
+
+
+# --- the corpus store: import, export, verify, generate, info ------------------------
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _fields(out: str) -> dict[str, str]:
+    """``key  value`` lines (indented ones too) as a dict."""
+    pairs = (re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in out.splitlines())
+    return {p[0]: p[1] if len(p) > 1 else "" for p in pairs}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """One case, node/test_tiny: a model, a data set of two tensors, and a README."""
+    root = tmp_path / "src"
+    case = root / "node" / "test_tiny"
+    (case / "test_data_set_0").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Abs", ["x"], ["y"])], "g", [x], [y])
+    onnx.save_model(helper.make_model(graph), case / "model.onnx")
+    for name, values in (("input_0", [-1.0, 2.0]), ("output_0", [1.0, 2.0])):
+        tensor = numpy_helper.from_array(np.array(values, np.float32), name[0])
+        (case / "test_data_set_0" / f"{name}.pb").write_bytes(tensor.SerializeToString())
+    (case / "README").write_text("not a value\n")
+    return root
+
+
+@pytest.fixture
+def store(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", str(corpus), str(out)]) == 0
+    capsys.readouterr()
+    return out
+
+
+def test_import_then_export_gives_the_same_bytes(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", str(corpus), str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    fields = _fields(captured.out)
+    assert (fields["cases"], fields["files"], fields["rows"], fields["row groups"]) == (
+        "1",
+        "4",
+        "4",
+        "1",
+    )
+    size = out.stat().st_size
+    assert fields["store size"].startswith(f"{size} bytes")
+    source = sum(len(data) for data in _tree_bytes(corpus).values())
+    assert fields["source"] == f"{source} bytes"
+    assert fields["ratio"].startswith(f"{size / source:.3f} ")
+    assert main(["export", str(out), str(tmp_path / "dest")]) == 0
+    assert f"exported 4 files, {source} bytes, to " in capsys.readouterr().out
+    assert _tree_bytes(tmp_path / "dest") == _tree_bytes(corpus)
+
+
+def test_import_with_one_argument_imports_the_default_corpus(
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("onnx_arrow.cli.default_source", lambda: FolderSource(corpus))
+    out = tmp_path / "default.parquet"
+    assert main(["import", str(out)]) == 0
+    assert "the built-in default corpus" in capsys.readouterr().out
+    assert Store(out).cases() == ["node/test_tiny"]
+
+
+def test_import_refuses_an_existing_store_without_force(
+    corpus: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = store.read_bytes()
+    assert main(["import", str(corpus), str(store)]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert str(store) in line
+    assert "--force" in line
+    assert store.read_bytes() == before
+    assert main(["import", "--force", str(corpus), str(store)]) == 0
+
+
+def test_import_refuses_a_store_inside_the_corpus(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import", str(corpus), str(corpus / "store.parquet")]) == 2
+    assert "inside SRC" in capsys.readouterr().err
+    assert not (corpus / "store.parquet").exists()
+
+
+def test_import_names_the_file_that_does_not_decode(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = corpus / "node" / "test_tiny" / "test_data_set_0" / "input_0.pb"
+    bad.write_bytes(b"\x08\x02\x10\x01\x4a\x03abc")  # dims [2], FLOAT, 3 bytes of raw_data
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", str(corpus), str(out)]) == 1
+    assert "node/test_tiny/test_data_set_0/input_0.pb" in _error_line(capsys.readouterr().err)
+    assert not out.exists()
+    assert main(["import", "--keep-undecodable", str(corpus), str(out)]) == 0
+    captured = capsys.readouterr()
+    warning = captured.err.strip()
+    assert warning.startswith("onnx-arrow: warning: node/test_tiny/test_data_set_0/input_0.pb")
+    assert _fields(captured.out)["warnings"].startswith("1 files kept as bytes")
+    assert main(["export", str(out), str(tmp_path / "dest")]) == 0
+    assert _tree_bytes(tmp_path / "dest") == _tree_bytes(corpus)
+
+
+def test_import_compression_level(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", "--compression-level", "1", str(corpus), str(out)]) == 0
+    assert main(["import", "--compression-level", "23", str(corpus), str(out)]) == 2
+    assert "1 to 22" in capsys.readouterr().err
+
+
+def test_import_in_several_processes_writes_the_same_store(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    assert main(["import", str(corpus), str(one)]) == 0
+    assert main(["import", "--jobs", "2", str(corpus), str(two)]) == 0
+    assert one.read_bytes() == two.read_bytes()
+    assert main(["import", "--jobs", "0", str(corpus), str(two)]) == 2
+    assert "not 1 or more" in capsys.readouterr().err
+
+
+def test_export_refuses_a_non_empty_folder(
+    corpus: Path, store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "keep.txt").write_text("x")
+    assert main(["export", str(store), str(dest)]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert str(dest) in line
+    assert "not empty" in line
+    assert "--force" in line
+    assert sorted(p.name for p in dest.iterdir()) == ["keep.txt"]
+    assert main(["export", "--force", str(store), str(dest)]) == 0
+    assert _tree_bytes(dest) == {**_tree_bytes(corpus), "keep.txt": b"x"}
+
+
+def test_export_of_a_file_that_is_not_a_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"not parquet")
+    assert main(["export", str(junk), str(tmp_path / "dest")]) == 1
+    assert str(junk) in _error_line(capsys.readouterr().err)
+    assert not (tmp_path / "dest").exists()
+
+
+def test_verify_the_model_tests_of_the_wheel(capsys: pytest.CaptureFixture[str]) -> None:
+    root = wheel_data_dir()
+    count = sum(1 for p in root.rglob("*") if p.is_file())
+    assert main(["verify", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{count} files byte-identical after import and export; ")
+
+
+def test_verify_lists_the_differences(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real_export = onnx_arrow.cli.export_store
+
+    def damaging_export(store: Any, dest: Any, **kwargs: Any) -> dict[str, int]:
+        counts = real_export(store, dest, **kwargs)
+        root = Path(dest) / "node" / "test_tiny"
+        value = root / "test_data_set_0" / "input_0.pb"
+        data = bytearray(value.read_bytes())
+        data[-1] ^= 0xFF
+        value.write_bytes(bytes(data))
+        (root / "README").unlink()
+        for k in range(22):
+            (root / f"extra_{k:02}").write_bytes(b"")
+        return counts
+
+    monkeypatch.setattr(onnx_arrow.cli, "export_store", damaging_export)
+    assert main(["verify", str(corpus)]) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].startswith("missing from the export: node/test_tiny/README")
+    assert lines[1].startswith("different bytes: node/test_tiny/test_data_set_0/input_0.pb: ")
+    assert "first difference at byte" in lines[1]
+    assert lines[2] == "not in the source: node/test_tiny/extra_00"
+    assert len(lines) == 22
+    assert lines[20] == "... and 4 more differences"
+    assert lines[21] == "2 files byte-identical, 24 differences"
+    assert "24 differences" in _error_line(captured.err)
+
+
+def test_verify_of_something_that_is_not_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["verify", str(tmp_path / "missing")]) == 1
+    assert "not a folder" in _error_line(capsys.readouterr().err)
+
+
+def test_generate_writes_the_node_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    built: list[Case] = []
+
+    class Recording(NodeSuiteSource):
+        def __iter__(self) -> Iterator[Case]:
+            for case in super().__iter__():
+                built.append(case)
+                yield case
+
+    monkeypatch.setattr(onnx_arrow.cli, "NodeSuiteSource", Recording)
+    dest = tmp_path / "suite"
+    assert main(["generate", str(dest)]) == 0
+    files = {f.path: f.data for case in built for f in case.files}
+    assert len(built) > 1000
+    out = capsys.readouterr().out
+    assert out.startswith(f"wrote {len(files)} files, ")
+    assert f"of {len(built)} node suite cases" in out
+    assert (dest / "node" / "test_abs" / "test_data_set_0" / "input_0.pb").is_file()
+    assert _tree_bytes(dest) == files
+    assert [p.name for p in tmp_path.iterdir()] == ["suite"]  # no temporary folder left
+
+
+def test_generate_refuses_a_non_empty_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "keep.txt").write_text("x")
+    assert main(["generate", str(tmp_path)]) == 1
+    assert "--force" in _error_line(capsys.readouterr().err)
+
+
+def test_info_on_a_store(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", str(store)]) == 0
+    fields = _fields(capsys.readouterr().out)
+    assert fields["format"] == "onnx-arrow corpus store, version 1"
+    assert fields["created by"] == f"onnx-arrow {onnx_arrow.__version__} (onnx {onnx.__version__})"
+    assert (fields["cases"], fields["node"]) == ("1", "1")
+    assert (fields["files"], fields["model"], fields["value"], fields["file"]) == (
+        "4",
+        "1",
+        "2",
+        "1",
+    )
+    assert fields["FLOAT"] == "2"
+    assert fields["size"].startswith(f"{store.stat().st_size} bytes")
+
+
+def test_info_on_a_case_folder(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", str(corpus / "node" / "test_tiny")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  0 x\s+tensor\(float\) \[2\]$", out, re.MULTILINE)
+    assert re.search(r"^  0 y\s+tensor\(float\) \[2\]$", out, re.MULTILINE)
+    assert re.search(r"^test_data_set_0$", out, re.MULTILINE)
+    assert re.search(r"^  input_0\.pb\s+x  FLOAT \[2\]$", out, re.MULTILINE)
+    assert re.search(r"^  output_0\.pb\s+y  FLOAT \[2\]$", out, re.MULTILINE)
+    assert re.search(r"^  README\s+12 bytes$", out, re.MULTILINE)
+
+
+def test_info_on_a_case_folder_of_containers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seq_type = helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(TensorProto.INT64, None)
+    )
+    opt_type = helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, [1])
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["t"])],
+        "g",
+        [helper.make_value_info("s", seq_type), helper.make_value_info("o", opt_type)],
+        [helper.make_value_info("t", seq_type)],
+    )
+    case = tmp_path / "test_seq"
+    (case / "test_data_set_0").mkdir(parents=True)
+    onnx.save_model(helper.make_model(graph), case / "model.onnx")
+    seq = numpy_helper.from_list([np.arange(3), np.arange(2), np.arange(1), np.arange(0)], "s")
+    absent = numpy_helper.from_optional(None, "o", dtype=onnx.OptionalProto.TENSOR)
+    (case / "test_data_set_0" / "input_0.pb").write_bytes(seq.SerializeToString())
+    (case / "test_data_set_0" / "input_1.pb").write_bytes(absent.SerializeToString())
+    assert main(["info", str(case)]) == 0
+    out = capsys.readouterr().out
+    assert "seq(tensor(int64))" in out
+    assert "s  sequence of 4: INT64 [3], INT64 [2], INT64 [1], ..." in out
+    assert "o  optional, absent" in out
+
+
+def test_info_on_a_folder_that_is_not_a_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["info", str(tmp_path)]) == 1
+    assert "without model.onnx" in _error_line(capsys.readouterr().err)
+
+
+def test_info_on_a_store_takes_no_model(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", str(store), "--model", "m.onnx", "--input", "0"]) == 2
+    assert ".pb file only" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.usefixtures("alarm")
+def test_import_fifo_is_an_error_not_a_hang(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.mkfifo(corpus / "node" / "test_tiny" / "test_data_set_0" / "input_1.pb")
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", str(corpus), str(out)]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert "node/test_tiny/test_data_set_0/input_1.pb" in line
+    assert "not a regular file" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["import", str(fifo), str(out)]) == 1
+    assert str(fifo) in _error_line(capsys.readouterr().err)
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import", str(corpus), str(tmp_path / "corpus.parquet")]) == 0
+    assert main(["export", str(tmp_path / "corpus.parquet"), str(tmp_path / "dest")]) == 0
+    assert main(["verify", str(corpus)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setenv("COLUMNS", "1000")  # the line is cut to the terminal's width
+    assert main(["import", str(corpus), str(tmp_path / "corpus.parquet")]) == 0
+    shown = terminal.getvalue()
+    assert shown.startswith(f"\rimporting: reading {corpus}")
+    assert "\n" not in shown
+    assert shown.endswith("\r")  # the line is cleared for what follows
+    assert shown.rsplit("\r", 2)[1].strip() == ""
+
+
+def test_interrupted_import_exits_130_and_leaves_no_store(
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def interrupt(self: object, name: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(onnx_arrow.cli._Progress, "step", interrupt)
+    assert main(["import", str(corpus), str(tmp_path / "corpus.parquet")]) == 130
+    assert capsys.readouterr().err == "onnx-arrow: interrupted\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    monkeypatch.setattr(onnx_arrow.cli, "NodeSuiteSource", lambda: FolderSource(corpus))
+    assert main(["generate", str(tmp_path / "suite")]) == 130
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+
+
+@pytest.mark.parametrize("command", ["import", "export", "verify", "generate", "info", "example"])
+def test_every_command_has_help_with_examples(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: onnx-arrow {command}")
+    assert re.search(r"^examples?:$", out, re.MULTILINE)
+    assert f"onnx-arrow {command}" in out.split("example", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["import"],
+        ["import", "a", "b", "c"],
+        ["import", "--compression-level", "x", "out.parquet"],
+        ["export", "store.parquet"],
+        ["verify", "a", "b"],
+        ["generate"],
+    ],
+    ids=repr,
+)
+def test_bad_corpus_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "usage: onnx-arrow" in err
+    assert "Traceback" not in err

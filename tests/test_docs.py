@@ -1,8 +1,9 @@
-"""The docs cannot rot: README examples run, the type-mapping page matches the dtype table."""
+"""The docs cannot rot: README examples run, the generated pages match the code."""
 
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +12,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-GENERATOR = ROOT / "docs" / "gen_type_mapping.py"
+GENERATORS = {
+    "type-mapping.md": ROOT / "docs" / "gen_type_mapping.py",
+    "store-format.md": ROOT / "docs" / "gen_store_format.py",
+}
 
 QUICK_START = (
-    "python -m pip install . && onnx-arrow example\n"
+    "python -m pip install . && onnx-arrow import corpus.parquet\n"
     "python -m pip install '.[test]' && python -m pytest\n"
 )
+#: The store the README's examples read, built from the model tests in the onnx wheel.
+README_STORE = "corpus.parquet"
 
 
 def _blocks(language: str) -> list[str]:
@@ -24,15 +30,39 @@ def _blocks(language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
 
 
+@pytest.fixture(scope="module")
+def store_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the store the README's examples name, from the wheel's model tests."""
+    from onnx_arrow.corpus import FolderSource, write_store
+    from onnx_arrow.corpus.sources import wheel_data_dir
+
+    folder = tmp_path_factory.mktemp("readme")
+    write_store(FolderSource(wheel_data_dir()), folder / README_STORE)
+    return folder
+
+
 def test_readme_has_python_examples() -> None:
     assert _blocks("python")
 
 
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
-def test_readme_python_block_runs(index: int, capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_python_block_runs(
+    index: int,
+    store_folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     source = _blocks("python")[index]
+    monkeypatch.chdir(store_folder)  # where README_STORE is
     exec(compile(source, f"README.md python block {index}", "exec"), {"__name__": "__readme__"})
     capsys.readouterr()
+
+
+def test_readme_store_examples_name_the_store_they_read() -> None:
+    queries = [b for b in _blocks("python") if "duckdb" in b or "polars" in b]
+    assert len(queries) == 2
+    for block in queries:
+        assert f'store = "{README_STORE}"' in block
 
 
 def test_readme_quick_start_is_the_two_commands() -> None:
@@ -41,6 +71,17 @@ def test_readme_quick_start_is_the_two_commands() -> None:
     first_block = re.search(r"^```\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
     assert first_block is not None
     assert first_block.group(1) == QUICK_START
+
+
+def test_readme_corpus_commands_are_valid_usage() -> None:
+    from onnx_arrow.cli import _parser
+
+    lines = [line for block in _blocks("sh") for line in block.splitlines() if line]
+    commands = [shlex.split(line, comments=True) for line in lines]
+    assert {argv[1] for argv in commands} >= {"import", "export", "verify", "generate", "info"}
+    for argv in commands:
+        assert argv[0] == "onnx-arrow", argv
+        _parser().parse_args(argv[1:])  # raises on bad usage
 
 
 def test_ci_runs_the_readme_test_command() -> None:
@@ -55,9 +96,10 @@ def test_readme_links_resolve() -> None:
         assert (ROOT / target).exists(), target
 
 
-def test_type_mapping_page_is_current() -> None:
+@pytest.mark.parametrize("page", sorted(GENERATORS))
+def test_generated_page_is_current(page: str) -> None:
     result = subprocess.run(
-        [sys.executable, str(GENERATOR), "--check"],
+        [sys.executable, str(GENERATORS[page]), "--check"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -73,3 +115,16 @@ def test_type_mapping_page_has_a_row_per_dtype() -> None:
     page = (ROOT / "docs" / "type-mapping.md").read_text(encoding="utf-8")
     for row in DTYPES.values():
         assert f"| `{row.name}` | {row.onnx} |" in page
+
+
+def test_store_format_page_has_every_column_role_and_data_column() -> None:
+    from onnx_arrow.corpus.format import COLUMNS, DATA_COLUMNS, METADATA_KEY, ROLES
+
+    page = (ROOT / "docs" / "store-format.md").read_text(encoding="utf-8")
+    for name, column in COLUMNS.items():
+        assert f"| `{name}` | `{column.type}` |" in page
+    for role in ROLES:
+        assert f"| `{role}` |" in page
+    for name, row in DATA_COLUMNS.items():
+        assert f"| `{row.name}` | {row.onnx} | `{name}` |" in page
+    assert f"`{METADATA_KEY}`" in page

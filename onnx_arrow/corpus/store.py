@@ -13,8 +13,6 @@ import concurrent.futures as cf
 import contextlib
 import multiprocessing as mp
 import os
-import re
-import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -40,12 +38,12 @@ from onnx_arrow.corpus.sources import (
     declared_type,
     value_slot,
 )
+from onnx_arrow.corpus.tree import current_umask, write_tree
 
 __all__ = ["Store", "WriteOptions", "export_store", "write_store"]
 
 #: Data bytes gathered before a row group is written (whole cases only).
 ROW_GROUP_BYTES: Final = 4 << 20
-_SAFE_PART: Final = re.compile(r"[^/\\\x00]+")
 
 
 class WriteOptions:
@@ -197,6 +195,7 @@ def write_store(
                 if progress is not None:
                     for ref in chunk:
                         progress(ref)
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private
         os.replace(tmp, out_path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -388,21 +387,6 @@ def _case_of(name: str, files: list[StoredFile]) -> Case:
     return case
 
 
-def _safe_relative(path: str, where: str) -> Path:
-    parts = path.split("/")
-    if (
-        not path
-        or path.startswith("/")
-        or any(p in ("", ".", "..") or not _SAFE_PART.fullmatch(p) for p in parts)
-        or re.match(r"^[A-Za-z]:", path)
-    ):
-        raise CorpusError(
-            f"unsafe file path {path!r} in the store; paths must be relative, without '..'",
-            where=where,
-        )
-    return Path(*parts)
-
-
 def export_store(
     store: Store | str | os.PathLike[str],
     dest: str | os.PathLike[str],
@@ -412,55 +396,16 @@ def export_store(
 ) -> dict[str, int]:
     """Write every file of a store into the folder ``dest``, byte for byte.
 
-    ``dest`` must not exist or be empty, unless ``force``: then files are written
+    ``dest`` must be missing or empty, unless ``force``: then files are written
     over those with the same path.  Without ``force`` the tree is written to a
-    temporary folder beside ``dest`` and renamed into place when complete.
+    temporary folder beside ``dest`` and renamed into place when complete (see
+    :func:`onnx_arrow.corpus.tree.write_tree`).
     """
     store = store if isinstance(store, Store) else Store(store)
-    dest_path = Path(dest)
-    if dest_path.exists() and not dest_path.is_dir():
-        raise CorpusError("exists and is not a folder", where=str(dest_path))
-    non_empty = dest_path.is_dir() and any(dest_path.iterdir())
-    if non_empty and not force:
-        raise CorpusError(
-            "the folder is not empty; choose an empty folder, or pass force to write into it",
-            where=str(dest_path),
-        )
-    target = (
-        dest_path
-        if non_empty
-        else Path(
-            tempfile.mkdtemp(
-                prefix=f".{dest_path.name}.",
-                suffix=".partial",
-                dir=dest_path.parent if str(dest_path.parent) else ".",
-            )
-        )
+    return write_tree(
+        store.files(),
+        dest,
+        force=force,
+        progress=progress,
+        where=str(store.path),
     )
-    counts = {"files": 0, "bytes": 0}
-    try:
-        for f in store.files():
-            rel = _safe_relative(f.path, f"{store.path}: {f.case}")
-            out = target / rel
-            out.parent.mkdir(parents=True, exist_ok=True)
-            _write_file(out, f.data)
-            counts["files"] += 1
-            counts["bytes"] += len(f.data)
-            if progress is not None:
-                progress(f)
-        if target != dest_path:
-            if dest_path.is_dir():
-                dest_path.rmdir()  # empty, checked above
-            os.replace(target, dest_path)
-    except BaseException:
-        if target != dest_path:
-            shutil.rmtree(target, ignore_errors=True)
-        raise
-    return counts
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.partial")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
