@@ -18,13 +18,13 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by the test extra")
 def test_ruff_lint():
-    result = _run("ruff", "check", "onnx_arrow", "tests", "benchmarks")
+    result = _run("ruff", "check", "onnx_arrow", "tests", "benchmarks", "docs")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is installed by the test extra")
 def test_ruff_format():
-    result = _run("ruff", "format", "--check", "onnx_arrow", "tests", "benchmarks")
+    result = _run("ruff", "format", "--check", "onnx_arrow", "tests", "benchmarks", "docs")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
