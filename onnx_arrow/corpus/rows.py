@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -24,7 +25,10 @@ from onnx_arrow.core.containers import (
     MESSAGE_CLASS,
     TENSOR,
     Kind,
+    MapValue,
     Node,
+    OptionalValue,
+    SequenceValue,
     assemble,
     decode_value,
     encode_value,
@@ -42,7 +46,16 @@ from onnx_arrow.corpus.format import COLUMNS, DATA_COLUMNS, SCHEMA, data_column,
 from onnx_arrow.corpus.sources import Case, CorpusError, declared_type, value_slot
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
 
-__all__ = ["RowBuilder", "StoredFile", "files_from_batch", "onnx_type_string"]
+__all__ = [
+    "VALUE_COLUMNS",
+    "RowBuilder",
+    "StoredFile",
+    "StoredValue",
+    "files_from_batch",
+    "onnx_type_string",
+    "plain_value",
+    "values_from_batch",
+]
 
 _STATS: Final = ("min", "max", "mean", "nan_count", "inf_count")
 _PLAIN: Final = [name for name in COLUMNS if name not in _STATS]
@@ -348,6 +361,12 @@ _TENSOR_TYPES: Final = {row.onnx: f"tensor({row.name.lower()})" for row in DTYPE
 
 # --- reading -------------------------------------------------------------------------
 
+#: The columns needed to rebuild values (not files): no model bytes, no statistics.
+VALUE_COLUMNS: Final = (
+    "test_case", "path", "role", "data_set", "io", "index", "element", "name", "onnx_type",
+    "dtype", "shape", "value_kind", "envelope", *DATA_COLUMNS,
+)  # fmt: skip
+
 
 @dataclass
 class StoredFile:
@@ -358,15 +377,63 @@ class StoredFile:
     data: bytes
 
 
-class _Columns:
-    """Fast access to a batch's columns, converted once."""
+@dataclass
+class StoredValue:
+    """One value of a store, decoded: where it comes from, its kind and its value."""
 
-    def __init__(self, batch: pa.RecordBatch, where: str) -> None:
-        self.where = where
-        self.plain = {name: batch.column(name).to_pylist() for name in _PLAIN if name != "content"}
-        self.content = batch.column("content")
-        self._data: dict[str, tuple[np.ndarray[Any, Any], Any]] = {}
+    case: str
+    path: str
+    data_set: int | None
+    io: str
+    index: int
+    name: str | None
+    onnx_type: str
+    kind: Kind
+    node: Node
+    envelope: bytes
+
+    def to_numpy(self) -> Any:
+        """The value as ``onnx.numpy_helper`` gives it: an ndarray for a tensor, a list for
+        a sequence, a dict for a map, None for an absent optional (a sparse tensor stays a
+        :class:`~onnx_arrow.core.containers.SparseValue`).  Arrays are read-only views into
+        the store's columns where the dtype allows; copy them to write."""
+        return plain_value(self.node)
+
+    def to_bytes(self) -> bytes:
+        """The value's file, byte for byte."""
+        return encode_value(self.node, self.kind, self.envelope, where=self.path)
+
+
+def plain_value(node: Node | None) -> Any:
+    """A decoded value as ``onnx.numpy_helper`` gives it (see :meth:`StoredValue.to_numpy`)."""
+    if node is None:
+        return None
+    if isinstance(node, Tensor):
+        return node.to_numpy()
+    if isinstance(node, SequenceValue):
+        return [plain_value(v) for v in node.items]
+    if isinstance(node, OptionalValue):
+        return plain_value(node.value)
+    if isinstance(node, MapValue):
+        return dict(zip(node.keys.tolist(), [plain_value(v) for v in node.values], strict=True))
+    return node
+
+
+class _Columns:
+    """A batch's columns, each converted once; tensors are slices of the data columns."""
+
+    def __init__(self, batch: pa.RecordBatch) -> None:
+        names = set(batch.schema.names)
         self.batch = batch
+        self.plain = {
+            name: batch.column(name).to_pylist()
+            for name in _PLAIN
+            if name in names and name not in ("content", "envelope")
+        }
+        self._data: dict[int, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Any]] = {}
+
+    def bytes_at(self, column: str, i: int) -> bytes | None:
+        return self.batch.column(column)[i].as_py()
 
     def tensor(self, i: int, where: str) -> Tensor:
         dtype_name = self.plain["dtype"][i]
@@ -377,20 +444,21 @@ class _Columns:
             row = dtype_of(dtype_name)
         except OnnxArrowError as exc:
             raise exc.at(where) from None
-        column = data_column(row)
-        if column not in self._data:
-            array = self.batch.column(column)
-            self._data[column] = (array.offsets.to_numpy(), _flat_numpy(array, row))
-        offsets, flat = self._data[column]
+        if row.onnx not in self._data:
+            array = self.batch.column(data_column(row))
+            valid = np.asarray(array.is_valid(), dtype=bool)
+            self._data[row.onnx] = (array.offsets.to_numpy(), valid, _flat_numpy(array, row))
+        offsets, valid, flat = self._data[row.onnx]
         per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
         values = flat[offsets[i] * per : offsets[i + 1] * per]
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        if values.size != count * per or self.batch.column(column)[i].is_valid is False:
+        count = math.prod(shape)
+        if not valid[i] or values.size != count * per:
             raise CorpusError(
-                f"{column} holds {values.size // per} elements but shape {shape} needs {count}",
+                f"{data_column(row)} holds {values.size // per if valid[i] else 'no'} elements "
+                f"but shape {shape} needs {count}",
                 where=where,
             )
-        return Tensor(row, tuple(int(d) for d in shape), _narrow(values, row, where))
+        return Tensor(row, tuple(shape), _narrow(values, row, where))
 
 
 def _flat_numpy(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
@@ -406,19 +474,63 @@ def _flat_numpy(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
     return values.to_numpy(zero_copy_only=False)
 
 
+def _value_end(roles: list[str], paths: list[str], start: int) -> int:
+    end = start + 1
+    while end < len(roles) and roles[end] == "element" and paths[end] == paths[start]:
+        end += 1
+    return end
+
+
+def values_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredValue]:
+    """The values of a record batch of the store (the columns of :data:`VALUE_COLUMNS`)."""
+    cols = _Columns(batch)
+    roles, paths = cols.plain["role"], cols.plain["path"]
+    i = 0
+    while i < len(roles):
+        if roles[i] != "value":
+            i += 1
+            continue
+        end = _value_end(roles, paths, i)
+        yield _stored_value(cols, i, end, f"{where}: {cols.plain['test_case'][i]}: {paths[i]}")
+        i = end
+
+
+def _stored_value(cols: _Columns, start: int, stop: int, where: str) -> StoredValue:
+    p = cols.plain
+    kind_text = p["value_kind"][start]
+    envelope = cols.bytes_at("envelope", start)
+    if kind_text is None or envelope is None or p["io"][start] not in ("input", "output"):
+        raise CorpusError("a value row has no value_kind, envelope or io", where=where)
+    try:
+        kind = Kind.from_json(json.loads(kind_text), where=where)
+    except json.JSONDecodeError:
+        raise CorpusError(f"value_kind is not JSON: {kind_text[:60]!r}", where=where) from None
+    if kind.name == TENSOR:
+        leaves: Sequence[Tensor] = [cols.tensor(start, where)]
+    else:
+        leaves = [cols.tensor(k, f"{where}: {p['element'][k]}") for k in range(start + 1, stop)]
+    it = iter(leaves)
+    node = assemble(kind, envelope, it, where=where)
+    if next(it, None) is not None:
+        raise CorpusError(
+            "the value has more element rows than its envelope describes", where=where
+        )
+    return StoredValue(
+        p["test_case"][start], p["path"][start], p["data_set"][start], p["io"][start],
+        p["index"][start], p["name"][start], p["onnx_type"][start], kind, node, envelope,
+    )  # fmt: skip
+
+
 def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFile]:
     """Rebuild the files of a record batch of the store, in row order."""
-    cols = _Columns(batch, where)
-    roles = cols.plain["role"]
-    paths = cols.plain["path"]
-    cases = cols.plain["test_case"]
-    n = len(roles)
+    cols = _Columns(batch)
+    roles, paths, cases = cols.plain["role"], cols.plain["path"], cols.plain["test_case"]
     i = 0
-    while i < n:
+    while i < len(roles):
         role, path = roles[i], paths[i]
         at = f"{where}: {cases[i]}: {path}"
         if role in ("model", "file"):
-            content = cols.content[i].as_py()
+            content = cols.bytes_at("content", i)
             if content is None:
                 raise CorpusError(f"a {role} row has no content", where=at)
             yield StoredFile(cases[i], path, content)
@@ -428,32 +540,6 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
             raise CorpusError(
                 f"row role {role!r} where a file starts; expected model, value or file", where=at
             )
-        j = i + 1
-        while j < n and roles[j] == "element" and paths[j] == path:
-            j += 1
-        yield StoredFile(cases[i], path, _value_bytes(cols, i, j, at))
-        i = j
-
-
-def _value_bytes(cols: _Columns, start: int, stop: int, where: str) -> bytes:
-    kind_text = cols.plain["value_kind"][start]
-    envelope = cols.batch.column("envelope")[start].as_py()
-    if kind_text is None or envelope is None:
-        raise CorpusError("a value row has no value_kind or envelope", where=where)
-    try:
-        kind = Kind.from_json(json.loads(kind_text), where=where)
-    except json.JSONDecodeError:
-        raise CorpusError(f"value_kind is not JSON: {kind_text[:60]!r}", where=where) from None
-    if kind.name == TENSOR:
-        leaves: Sequence[Tensor] = [cols.tensor(start, where)]
-    else:
-        leaves = [
-            cols.tensor(k, f"{where}: {cols.plain['element'][k]}") for k in range(start + 1, stop)
-        ]
-    it = iter(leaves)
-    node = assemble(kind, envelope, it, where=where)
-    if next(it, None) is not None:
-        raise CorpusError(
-            "the value has more element rows than its envelope describes", where=where
-        )
-    return encode_value(node, kind, envelope, where=where)
+        end = _value_end(roles, paths, i)
+        yield StoredFile(cases[i], path, _stored_value(cols, i, end, at).to_bytes())
+        i = end

@@ -14,7 +14,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,20 +25,26 @@ import pyarrow.parquet as pq
 from onnx import ModelProto
 
 import onnx_arrow
-from onnx_arrow.core.types import kind_of_type
-from onnx_arrow.core.values import to_arrow_serialized, to_numpy
+from onnx_arrow.core.containers import build_array
+from onnx_arrow.core.types import arrow_type, kind_of_type
 from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata, parse_metadata
-from onnx_arrow.corpus.rows import RowBuilder, StoredFile, files_from_batch
+from onnx_arrow.corpus.rows import (
+    VALUE_COLUMNS,
+    RowBuilder,
+    StoredFile,
+    StoredValue,
+    files_from_batch,
+    values_from_batch,
+)
 from onnx_arrow.corpus.sources import (
     Case,
     CaseRef,
     CorpusError,
-    CorpusFile,
     case_refs,
     declared_type,
-    value_slot,
 )
 from onnx_arrow.corpus.tree import current_umask, write_tree
+from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["Store", "WriteOptions", "export_store", "write_store"]
 
@@ -260,14 +266,16 @@ class Store:
         column = self._file.read(columns=["test_case"]).column("test_case")
         return pc.unique(column).to_pylist()
 
-    def read_case(self, case: str) -> pa.Table:
+    def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of one case; row groups that cannot hold it are not read."""
         groups = [i for i in range(self.num_row_groups) if self._may_hold(i, case)]
-        if not groups:
-            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
-        table = self._file.read_row_groups(groups)
-        rows = table.filter(pc.equal(table.column("test_case"), case))
-        if rows.num_rows == 0:
+        table = (
+            self._file.read_row_groups(groups, columns=list(columns) if columns else None)
+            if groups
+            else None
+        )
+        rows = None if table is None else table.filter(pc.equal(table.column("test_case"), case))
+        if rows is None or rows.num_rows == 0:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
         return rows
 
@@ -282,6 +290,22 @@ class Store:
         for i, batch in enumerate(self.row_groups()):
             yield from files_from_batch(batch, where=f"{self.path}: row group {i}")
 
+    def values(self, case: str | None = None) -> Iterator[StoredValue]:
+        """Every value of the store (or of one case), decoded straight from its columns.
+
+        ``StoredValue.to_numpy()`` gives what ``onnx.numpy_helper`` gives for the
+        file, without rebuilding it; only the columns values need are read.
+        """
+        if case is not None:
+            table = self.read_case(case, VALUE_COLUMNS)
+            for batch in table.combine_chunks().to_batches():
+                yield from values_from_batch(batch, where=str(self.path))
+            return
+        for i in range(self.num_row_groups):
+            table = self._file.read_row_group(i, columns=list(VALUE_COLUMNS))
+            for batch in table.combine_chunks().to_batches():
+                yield from values_from_batch(batch, where=f"{self.path}: row group {i}")
+
     def case_files(self, case: str) -> list[StoredFile]:
         """The files of one case, rebuilt byte for byte."""
         table = self.read_case(case).combine_chunks()
@@ -293,11 +317,15 @@ class Store:
 
     def model(self, case: str) -> ModelProto:
         """The model of a case."""
-        case_obj = _case_of(case, self.case_files(case))
-        model = case_obj.model()
-        if model is None:
+        table = self.read_case(case, ["test_case", "path", "role", "content"])
+        rows = [r for r in table.to_pylist() if r["role"] == "model"]
+        if not rows:
             raise CorpusError("the case has no model", where=f"{self.path}: {case}")
-        return model
+        try:
+            return ModelProto.FromString(rows[0]["content"])
+        except Exception as exc:  # protobuf's DecodeError
+            where = f"{self.path}: {case}: {rows[0]['path']}"
+            raise CorpusError(f"the model does not parse ({exc})", where=where) from None
 
     def case_table(self, case: str) -> pa.Table:
         """A case as an Arrow table: a row per data set, a column per model input and output.
@@ -306,41 +334,36 @@ class Store:
         maps, nullable columns), named as the graph names them; each field's
         metadata says ``io`` and ``index``.
         """
-        files = self.case_files(case)
-        case_obj = _case_of(case, files)
-        model = case_obj.model()
-        if model is None:
-            raise CorpusError("the case has no model", where=f"{self.path}: {case}")
-        slots: dict[tuple[str, int], dict[int, bytes]] = {}
-        for f in files:
-            slot = value_slot(case_obj, f.path)
-            if slot is not None and slot[0] is not None:
-                slots.setdefault((slot[1], slot[2]), {})[slot[0]] = f.data
+        model = self.model(case)
+        slots: dict[tuple[str, int], dict[int, StoredValue]] = {}
+        for value in self.values(case):
+            if value.data_set is not None:
+                slots.setdefault((value.io, value.index), {})[value.data_set] = value
         data_sets = sorted({n for values in slots.values() for n in values})
         columns, fields = [], []
-        for (io, index), values in sorted(
-            slots.items(), key=lambda kv: (kv[0][0] != "input", kv[0][1])
-        ):
+        for io, index in sorted(slots, key=lambda slot: (slot[0] != "input", slot[1])):
+            values = slots[(io, index)]
             type_proto = declared_type(model, io, index)
-            graph_values = model.graph.input if io == "input" else model.graph.output
             missing = [n for n in data_sets if n not in values]
+            where = f"{self.path}: {case}: {io} {index}"
             if missing or type_proto is None:
                 raise CorpusError(
-                    f"{io} {index} is missing from data sets {missing}"
-                    if missing
-                    else f"the model declares no {io} {index}",
-                    where=f"{self.path}: {case}",
+                    f"missing from data sets {missing}" if missing else "the model declares none",
+                    where=where,
                 )
-            kind = kind_of_type(type_proto).name
-            array = to_arrow_serialized(
-                [values[n] for n in data_sets], kind, type_proto, where=f"{case}: {io}_{index}: "
-            )
-            columns.append(array.storage.field("value"))
+            try:
+                column = build_array(
+                    [values[n].node for n in data_sets],
+                    kind_of_type(type_proto),
+                    arrow_type(type_proto),
+                )
+            except OnnxArrowError as exc:
+                raise exc.at(where) from None
+            graph_values = model.graph.input if io == "input" else model.graph.output
+            columns.append(column)
             fields.append(
                 pa.field(
-                    graph_values[index].name,
-                    columns[-1].type,
-                    metadata={"io": io, "index": str(index)},
+                    graph_values[index].name, column.type, metadata={"io": io, "index": str(index)}
                 )
             )
         return pa.Table.from_arrays(columns, schema=pa.schema(fields))
@@ -348,43 +371,28 @@ class Store:
     def case_arrays(self, case: str) -> list[dict[str, dict[str, Any]]]:
         """Per data set, the inputs and outputs as numpy values, ready to feed a runtime.
 
-        Each data set is ``{"inputs": {name: value}, "outputs": {name: value}}``:
-        tensors as ndarrays, sequences as lists, optionals as a value or None, maps
-        as dicts.
+        Each data set is ``{"inputs": {name: value}, "outputs": {name: value}}``,
+        named as the model's graph names them: tensors as ndarrays, sequences as
+        lists, optionals as a value or None, maps as dicts.
         """
-        table = self.case_table(case)
-        out: list[dict[str, dict[str, Any]]] = [
-            {"inputs": {}, "outputs": {}} for _ in range(table.num_rows)
-        ]
-        for field, column in zip(table.schema, table.columns, strict=True):
-            io = (field.metadata or {}).get(b"io", b"input").decode()
-            values = to_numpy(column.combine_chunks())
-            for n in range(table.num_rows):
-                out[n][f"{io}s"][field.name] = _feedable(values[n])
-        return out
+        model = self.model(case)
+        names = {
+            "input": [v.name for v in model.graph.input],
+            "output": [v.name for v in model.graph.output],
+        }
+        out: dict[int, dict[str, dict[str, Any]]] = {}
+        for value in self.values(case):
+            if value.data_set is None:
+                continue
+            graph = names[value.io]
+            name = graph[value.index] if value.index < len(graph) else f"{value.io}_{value.index}"
+            data_set = out.setdefault(value.data_set, {"inputs": {}, "outputs": {}})
+            data_set[f"{value.io}s"][name] = value.to_numpy()
+        return [out[n] for n in sorted(out)]
 
     def export(self, dest: str | os.PathLike[str], *, force: bool = False) -> dict[str, int]:
         """Write the corpus back as a folder tree, byte for byte (see :func:`export_store`)."""
         return export_store(self, dest, force=force)
-
-
-def _feedable(value: Any) -> Any:
-    if (
-        isinstance(value, list)
-        and value
-        and all(isinstance(v, tuple) and len(v) == 2 for v in value)
-    ):
-        return dict(value)
-    return value
-
-
-def _case_of(name: str, files: list[StoredFile]) -> Case:
-    case = Case(name, name.split("/", 1)[0] if "/" in name else "")
-    case.files = [CorpusFile(f.path, f.data) for f in files]
-    models = [f.path for f in files if f.path.endswith(".onnx")]
-    preferred = [p for p in models if p.endswith("model.onnx")]
-    case.model_path = (preferred or models)[0] if models else None
-    return case
 
 
 def export_store(

@@ -110,6 +110,38 @@ def test_typed_view_of_a_case(node_store):
     np.testing.assert_array_equal(np.abs(feeds[0]["inputs"]["x"]), feeds[0]["outputs"]["y"])
 
 
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if a is None or b is None:
+        return a is b
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == object:  # strings: numpy_helper gives str where the bytes are UTF-8
+        return [x.encode() if isinstance(x, str) else x for x in b.ravel()] == list(a.ravel())
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_every_value_loads_to_what_numpy_helper_gives(node_store):
+    from onnx import OptionalProto, SequenceProto, TensorProto
+    from onnx.numpy_helper import to_array, to_list, to_optional
+
+    cases, path, _ = node_store
+    source = {f.path: f.data for case in cases for f in case.files}
+    decoders = {
+        "tensor": lambda b: to_array(TensorProto.FromString(b)),
+        "sequence": lambda b: to_list(SequenceProto.FromString(b)),
+        "optional": lambda b: to_optional(OptionalProto.FromString(b)),
+    }
+    seen = 0
+    for value in Store(path).values():
+        expected = decoders[value.kind.name](source[value.path])
+        assert _same(value.to_numpy(), expected), value.path
+        seen += 1
+    assert seen == sum(p.endswith(".pb") for p in source)
+
+
 def test_case_arrays_feed_a_runtime(node_store):
     from onnx.reference import ReferenceEvaluator
 
