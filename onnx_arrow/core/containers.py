@@ -775,8 +775,10 @@ def infer_arrow_type(nodes: Sequence[Node | None], kind: Kind | None) -> pa.Data
         if not sparse:
             return pa.null()
         return sparse_tensor_type(sparse[0].values.dtype)
-    inner = infer_arrow_type(_leaves(nodes, kind), kind.elem)
-    return arrow_type_of_kind(kind, inner)
+    leaves = _leaves(nodes, kind)
+    if kind.name == MAP and kind.key is None and not leaves:
+        return pa.null()  # no value anywhere says what the map holds
+    return arrow_type_of_kind(kind, infer_arrow_type(leaves, kind.elem))
 
 
 def arrow_type_of_kind(kind: Kind, inner: pa.DataType) -> pa.DataType:
@@ -916,6 +918,8 @@ def _build_sparse(
 def value_rows(array: pa.Array, kind: Kind | None) -> list[Node | None]:
     """The values of an Arrow array of ``kind`` (None for null rows)."""
     n = len(array)
+    if kind is not None and kind.name == OPTIONAL and pa.types.is_null(array.type):
+        return [OptionalValue(None) for _ in range(n)]
     if kind is None or pa.types.is_null(array.type):
         return [None] * n
     if kind.name == OPTIONAL:

@@ -3,8 +3,8 @@
 Some readers do not handle extension types nested inside others (dask's
 ``read_parquet``), and engines without onnx-arrow see extension columns as their
 storage anyway.  :func:`to_storage` gives that form (every extension type,
-canonical or onnx-arrow's own, replaced by its storage, at any depth) as a
-zero-copy view; :func:`from_storage` puts the types back.
+canonical or onnx-arrow's own, replaced by its storage, at any depth) over the
+same buffers, without a copy; :func:`from_storage` puts the types back.
 """
 
 from __future__ import annotations
@@ -61,10 +61,10 @@ def to_storage(data: Data) -> Data:
     StructType(struct<value: fixed_size_list<item: float>[2], envelope: binary>)
     """
     if isinstance(data, pa.Array):
-        return data.view(storage_type(data.type))
+        return _retyped(data, storage_type(data.type))
     if isinstance(data, pa.ChunkedArray):
         target = storage_type(data.type)
-        return pa.chunked_array([c.view(target) for c in data.chunks], type=target)
+        return pa.chunked_array([_retyped(c, target) for c in data.chunks], type=target)
     if isinstance(data, pa.Table):
         columns = [to_storage(c) for c in data.columns]
         return pa.Table.from_arrays(columns, schema=_schema(data.schema))
@@ -90,5 +90,21 @@ def from_storage(data: pa.Array | pa.ChunkedArray, arrow_type: pa.DataType) -> p
             f"the column is {data.type}, but the storage of {arrow_type} is {expected}"
         )
     if isinstance(data, pa.ChunkedArray):
-        return pa.chunked_array([c.view(arrow_type) for c in data.chunks], type=arrow_type)
-    return data.view(arrow_type)
+        return pa.chunked_array([_retyped(c, arrow_type) for c in data.chunks], type=arrow_type)
+    return _retyped(data, arrow_type)
+
+
+class _Retyped:
+    """An array's buffers under another, layout-compatible type (Arrow C data interface)."""
+
+    def __init__(self, array: pa.Array, arrow_type: pa.DataType) -> None:
+        self._array = array
+        self._type = arrow_type
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
+        return pa.field("", self._type).__arrow_c_schema__(), self._array.__arrow_c_array__()[1]
+
+
+def _retyped(array: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    # Array.view would do, but it loses the length of nested null arrays (list<null>)
+    return pa.array(_Retyped(array, arrow_type))

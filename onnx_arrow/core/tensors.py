@@ -719,10 +719,11 @@ def _storage_numpy(
     if isinstance(values, pa.ExtensionArray):
         values = values.storage
     if row.arrow_kind is ArrowKind.COMPLEX:
-        if values.null_count:
-            values = _fill_nulls(values, row, owned)
-        values = values.flatten()
+        if values.null_count:  # a null complex element is allowed under a null row only
+            _check_null_elements(values, row, owned)
+        # (real, imaginary) parts, null entries' slots included (flatten() would drop them)
         owned = None if owned is None else np.repeat(owned, 2)
+        values = values.values.slice(values.offset * 2, len(values) * 2)
     if values.null_count:
         values = _fill_nulls(values, row, owned)
     if row.arrow_kind is ArrowKind.BINARY:
@@ -732,7 +733,7 @@ def _storage_numpy(
     return values.to_numpy(zero_copy_only=False)
 
 
-def _fill_nulls(values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None) -> pa.Array:
+def _check_null_elements(values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None) -> None:
     null = ~np.asarray(values.is_valid(), dtype=bool)
     bad = np.flatnonzero(null if owned is None else null & owned)
     if bad.size:
@@ -740,9 +741,10 @@ def _fill_nulls(values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None
             f"{row.name} tensor element {int(bad[0])} is null; tensor elements are never null "
             "(an absent value is a null row)"
         )
-    if row.arrow_kind is ArrowKind.COMPLEX:
-        parts = values.flatten()
-        return pa.FixedSizeListArray.from_arrays(parts.fill_null(0), type=values.type)
+
+
+def _fill_nulls(values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None) -> pa.Array:
+    _check_null_elements(values, row, owned)
     if row.arrow_kind is ArrowKind.BINARY:
         return values.fill_null(pa.scalar(b"", values.type))
     # the storage of code 0, which every dtype has (FLOAT8E8M0 has no 0.0)
