@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -428,7 +428,7 @@ class _Columns:
         self.plain = {
             name: batch.column(name).to_pylist()
             for name in _PLAIN
-            if name in names and name not in ("content", "envelope")
+            if name in names and name != "content"
         }
         self._data: dict[int, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Any]] = {}
 
@@ -445,20 +445,34 @@ class _Columns:
         except OnnxArrowError as exc:
             raise exc.at(where) from None
         if row.onnx not in self._data:
-            array = self.batch.column(data_column(row))
-            valid = np.asarray(array.is_valid(), dtype=bool)
-            self._data[row.onnx] = (array.offsets.to_numpy(), valid, _flat_numpy(array, row))
-        offsets, valid, flat = self._data[row.onnx]
-        per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
-        values = flat[offsets[i] * per : offsets[i + 1] * per]
+            self._data[row.onnx] = self._column_codes(row, where)
+        offsets, valid, codes = self._data[row.onnx]
+        piece = codes[offsets[i] : offsets[i + 1]]
         count = math.prod(shape)
-        if not valid[i] or values.size != count * per:
+        if not valid[i] or piece.size != count:
             raise CorpusError(
-                f"{data_column(row)} holds {values.size // per if valid[i] else 'no'} elements "
+                f"{data_column(row)} holds {piece.size if valid[i] else 'no'} elements "
                 f"but shape {shape} needs {count}",
                 where=where,
             )
-        return Tensor(row, tuple(shape), _narrow(values, row, where))
+        return Tensor(row, tuple(shape), piece)
+
+    def _column_codes(
+        self, row: DType, where: str
+    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Any]:
+        """A data column's offsets, validity and element codes, converted once."""
+        array = self.batch.column(data_column(row))
+        valid = np.asarray(array.is_valid(), dtype=bool)
+        offsets = array.offsets.to_numpy()
+        flat = _flat_numpy(array, row)
+        try:
+            return offsets, valid, _narrow(flat, row, data_column(row))
+        except OnnxArrowError:
+            # on the error path only: find the row that holds the value
+            per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
+            for k in range(len(offsets) - 1):
+                _narrow(flat[offsets[k] * per : offsets[k + 1] * per], row, where)
+            raise
 
 
 def _flat_numpy(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
@@ -498,27 +512,40 @@ def values_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredVa
 def _stored_value(cols: _Columns, start: int, stop: int, where: str) -> StoredValue:
     p = cols.plain
     kind_text = p["value_kind"][start]
-    envelope = cols.bytes_at("envelope", start)
+    envelope = p["envelope"][start]
     if kind_text is None or envelope is None or p["io"][start] not in ("input", "output"):
         raise CorpusError("a value row has no value_kind, envelope or io", where=where)
-    try:
-        kind = Kind.from_json(json.loads(kind_text), where=where)
-    except json.JSONDecodeError:
-        raise CorpusError(f"value_kind is not JSON: {kind_text[:60]!r}", where=where) from None
+    kind = _parse_kind(kind_text, where)
+    node: Node
     if kind.name == TENSOR:
-        leaves: Sequence[Tensor] = [cols.tensor(start, where)]
+        node = cols.tensor(start, where)
     else:
-        leaves = [cols.tensor(k, f"{where}: {p['element'][k]}") for k in range(start + 1, stop)]
-    it = iter(leaves)
-    node = assemble(kind, envelope, it, where=where)
-    if next(it, None) is not None:
-        raise CorpusError(
-            "the value has more element rows than its envelope describes", where=where
+        leaves = iter(
+            [cols.tensor(k, f"{where}: {p['element'][k]}") for k in range(start + 1, stop)]
         )
+        node = assemble(kind, envelope, leaves, where=where)
+        if next(leaves, None) is not None:
+            raise CorpusError(
+                "the value has more element rows than its envelope describes", where=where
+            )
     return StoredValue(
         p["test_case"][start], p["path"][start], p["data_set"][start], p["io"][start],
         p["index"][start], p["name"][start], p["onnx_type"][start], kind, node, envelope,
     )  # fmt: skip
+
+
+def _parse_kind(text: str, where: str) -> Kind:
+    try:
+        return _kind_from_text(text)
+    except json.JSONDecodeError:
+        raise CorpusError(f"value_kind is not JSON: {text[:60]!r}", where=where) from None
+    except OnnxArrowError as exc:
+        raise exc.at(where) from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _kind_from_text(text: str) -> Kind:
+    return Kind.from_json(json.loads(text), where="value_kind")
 
 
 def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFile]:

@@ -227,6 +227,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._last_read: tuple[Any, pa.Table] | None = None
         where = str(self.path)
         try:
             self._file = pq.ParquetFile(self.path)
@@ -268,16 +269,20 @@ class Store:
 
     def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of one case; row groups that cannot hold it are not read."""
-        groups = [i for i in range(self.num_row_groups) if self._may_hold(i, case)]
-        table = (
-            self._file.read_row_groups(groups, columns=list(columns) if columns else None)
-            if groups
-            else None
-        )
+        groups = tuple(i for i in range(self.num_row_groups) if self._may_hold(i, case))
+        table = self._read_groups(groups) if groups else None
+        if table is not None and columns:
+            table = table.select(list(columns))
         rows = None if table is None else table.filter(pc.equal(table.column("test_case"), case))
         if rows is None or rows.num_rows == 0:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
         return rows
+
+    def _read_groups(self, groups: tuple[int, ...]) -> pa.Table:
+        """Row groups, read once for consecutive calls on the cases they hold."""
+        if self._last_read is None or self._last_read[0] != groups:
+            self._last_read = (groups, self._file.read_row_groups(list(groups)))
+        return self._last_read[1]
 
     def _may_hold(self, group: int, case: str) -> bool:
         stats = self._file.metadata.row_group(group).column(0).statistics
