@@ -112,7 +112,6 @@ class RowBuilder:
     columns: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _PLAIN})
     data: dict[int, list[tuple[int, np.ndarray[Any, Any]]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    data_bytes: int = 0
 
     @property
     def num_rows(self) -> int:
@@ -228,7 +227,6 @@ class RowBuilder:
         if tensor is not None:
             storage = _widen(tensor.codes, tensor.dtype)
             self.data.setdefault(tensor.dtype.onnx, []).append((self.num_rows, storage))
-            self.data_bytes += storage.nbytes if storage.dtype != object else tensor.codes.size
             c["dtype"].append(tensor.dtype.name)
             c["shape"].append(tensor.dims)
             c["count"].append(tensor.codes.size)
@@ -250,8 +248,6 @@ class RowBuilder:
         c["value_kind"].append(value_kind)
         c["envelope"].append(envelope)
         c["content"].append(content)
-        if content is not None:
-            self.data_bytes += len(content)
 
     def to_batch(self) -> pa.RecordBatch:
         """The accumulated rows as one record batch of the store schema."""

@@ -15,6 +15,7 @@ import multiprocessing as mp
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -48,25 +49,20 @@ from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["Store", "WriteOptions", "export_store", "write_store"]
 
-#: Data bytes gathered before a row group is written (whole cases only).
+#: Source bytes gathered into one row group (whole cases only): large enough for zstd to
+#: find repeated tensors, small enough that reading one case reads little else.
 ROW_GROUP_BYTES: Final = 4 << 20
 
 
+@dataclass(frozen=True)
 class WriteOptions:
-    """How a store is written: compression and the bounds of a row group."""
+    """How a store is written: compression, the size of a row group, and what to do with a
+    value file that cannot be decoded (an error, or kept as bytes with a warning)."""
 
-    def __init__(
-        self,
-        *,
-        compression: str = "zstd",
-        compression_level: int = 6,
-        row_group_bytes: int = ROW_GROUP_BYTES,
-        keep_undecodable: bool = False,
-    ) -> None:
-        self.compression = compression
-        self.compression_level = compression_level
-        self.row_group_bytes = row_group_bytes
-        self.keep_undecodable = keep_undecodable
+    compression: str = "zstd"
+    compression_level: int = 6
+    row_group_bytes: int = ROW_GROUP_BYTES
+    keep_undecodable: bool = False
 
 
 def _chunks(refs: Iterable[Case | CaseRef], budget: int) -> Iterator[list[Case | CaseRef]]:
