@@ -75,6 +75,7 @@ __all__ = [
     "flatten",
     "infer_arrow_type",
     "kind_of_message",
+    "python_value",
     "value_rows",
 ]
 
@@ -1068,3 +1069,27 @@ def _assemble_node(kind: Kind, envelope: bytes, leaves: Iterator[Tensor], where:
     if kind.name == OPTIONAL:
         return OptionalValue(items[0] if items else None)
     return SequenceValue(items)
+
+
+def python_value(node: Node | None, *, maps_as_dicts: bool = False) -> Any:
+    """A value with numpy arrays at its leaves: an ndarray for a tensor, a list for a
+    sequence, the value or None for an optional, ``(key, value)`` pairs for a map (order
+    and duplicate keys kept; a dict with ``maps_as_dicts``, as ``onnx.numpy_helper``
+    gives), and ``{"dims", "values", "indices"}`` for a sparse tensor."""
+    if node is None:
+        return None
+    if isinstance(node, Tensor):
+        return node.to_numpy()
+    if isinstance(node, SequenceValue):
+        return [python_value(n, maps_as_dicts=maps_as_dicts) for n in node.items]
+    if isinstance(node, OptionalValue):
+        return python_value(node.value, maps_as_dicts=maps_as_dicts)
+    if isinstance(node, MapValue):
+        values = [python_value(v, maps_as_dicts=maps_as_dicts) for v in node.values]
+        pairs = list(zip(node.keys.tolist(), values, strict=True))
+        return dict(pairs) if maps_as_dicts else pairs
+    return {
+        "dims": node.dims,
+        "values": node.values.to_numpy(),
+        "indices": node.indices.to_numpy(),
+    }

@@ -25,16 +25,13 @@ from onnx_arrow.core.containers import (
     MESSAGE_CLASS,
     TENSOR,
     Kind,
-    MapValue,
     Node,
-    OptionalValue,
-    SequenceValue,
-    SparseValue,
     build_array,
     decode_value,
     encode_value,
     infer_arrow_type,
     kind_of_message,
+    python_value,
     unify,
     value_rows,
 )
@@ -263,23 +260,4 @@ def to_numpy(array: pa.Array | pa.ChunkedArray | pa.Scalar) -> Any:
         stacked = stacked_codes(array)
         if stacked is not None:
             return stacked
-    return [_to_python(node) for node in value_rows(array, kind)]
-
-
-def _to_python(node: Node | None) -> Any:
-    if node is None:
-        return None
-    if isinstance(node, Tensor):
-        return node.to_numpy()
-    if isinstance(node, SequenceValue):
-        return [_to_python(n) for n in node.items]
-    if isinstance(node, MapValue):
-        return [(k, _to_python(v)) for k, v in zip(node.keys.tolist(), node.values, strict=True)]
-    if isinstance(node, OptionalValue):
-        return _to_python(node.value)
-    assert isinstance(node, SparseValue)
-    return {
-        "dims": node.dims,
-        "values": node.values.to_numpy(),
-        "indices": node.indices.to_numpy(),
-    }
+    return [python_value(node) for node in value_rows(array, kind)]

@@ -25,14 +25,12 @@ from onnx_arrow.core.containers import (
     MESSAGE_CLASS,
     TENSOR,
     Kind,
-    MapValue,
     Node,
-    OptionalValue,
-    SequenceValue,
     assemble,
     decode_value,
     encode_value,
     flatten,
+    python_value,
 )
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.core.tensors import (
@@ -53,7 +51,6 @@ __all__ = [
     "StoredValue",
     "files_from_batch",
     "onnx_type_string",
-    "plain_value",
     "values_from_batch",
 ]
 
@@ -390,29 +387,14 @@ class StoredValue:
 
     def to_numpy(self) -> Any:
         """The value as ``onnx.numpy_helper`` gives it: an ndarray for a tensor, a list for
-        a sequence, a dict for a map, None for an absent optional (a sparse tensor stays a
-        :class:`~onnx_arrow.core.containers.SparseValue`).  Arrays are read-only views into
-        the store's columns where the dtype allows; copy them to write."""
-        return plain_value(self.node)
+        a sequence, a dict for a map, None for an absent optional (see
+        :func:`~onnx_arrow.core.containers.python_value`).  Arrays are read-only views
+        into the store's columns where the dtype allows; copy them to write."""
+        return python_value(self.node, maps_as_dicts=True)
 
     def to_bytes(self) -> bytes:
         """The value's file, byte for byte."""
         return encode_value(self.node, self.kind, self.envelope, where=self.path)
-
-
-def plain_value(node: Node | None) -> Any:
-    """A decoded value as ``onnx.numpy_helper`` gives it (see :meth:`StoredValue.to_numpy`)."""
-    if node is None:
-        return None
-    if isinstance(node, Tensor):
-        return node.to_numpy()
-    if isinstance(node, SequenceValue):
-        return [plain_value(v) for v in node.items]
-    if isinstance(node, OptionalValue):
-        return plain_value(node.value)
-    if isinstance(node, MapValue):
-        return dict(zip(node.keys.tolist(), [plain_value(v) for v in node.values], strict=True))
-    return node
 
 
 class _Columns:
