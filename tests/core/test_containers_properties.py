@@ -38,9 +38,9 @@ from onnx import (
 )
 
 import onnx_arrow
-import onnx_arrow.core.storage
 from onnx_arrow.core.containers import MAP_KEY_TYPES
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
+from onnx_arrow.core.storage import storage_type
 
 ROWS = list(DTYPES.values())
 KEY_ROWS = sorted((dtype_of(name) for name in MAP_KEY_TYPES), key=lambda row: row.onnx)
@@ -546,7 +546,7 @@ def test_storage_form_round_trips(case: tuple[ValueT, list[Any]], with_type: boo
     array = onnx_arrow.to_arrow(messages, declared(t) if with_type else None)
     storage = onnx_arrow.to_storage(array)
     storage.validate(full=True)
-    assert onnx_arrow.core.storage.storage_type(storage.type) == storage.type
+    assert storage_type(storage.type) == storage.type
     back = onnx_arrow.from_storage(storage, array.type)
     assert back.type == array.type
     assert serialized(onnx_arrow.from_arrow(back)) == serialized(messages)
@@ -592,7 +592,7 @@ def test_deep_values_round_trip(case: tuple[ValueT, list[Any]]) -> None:
     assert_same(numpy_rows(array), [reference(m) for m in messages])
 
 
-# --- known bugs: minimal reproducers -------------------------------------------------------------
+# --- regressions: the minimal reproducers of bugs these properties found -----------------------
 
 
 def _empty_map_of_maps() -> MapProto:
