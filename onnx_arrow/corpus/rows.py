@@ -15,7 +15,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -109,6 +109,7 @@ class RowBuilder:
     columns: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _PLAIN})
     data: dict[int, list[tuple[int, np.ndarray[Any, Any]]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    _decoded: dict[tuple[str, bytes], Any] = field(default_factory=dict, repr=False)
 
     @property
     def num_rows(self) -> int:
@@ -151,6 +152,36 @@ class RowBuilder:
         declared: Kind,
         type_text: str,
     ) -> None:
+        key = (declared.name, data)
+        decoded = self._decoded.get(key)
+        if decoded is None:  # a repeated file (test data repeats a lot) is decoded once
+            decoded = self._decoded[key] = self._decode(path, data, declared)
+        elif decoded is False:
+            self.warnings.append(f"{path}: the same bytes as a file kept as they are; kept too")
+        if decoded is False:
+            self._row(case, path, "file", nbytes=len(data), content=data)
+            return
+        node, envelope, kind, name = decoded
+        data_set, io, index = slot
+        # a tensor value carries its data on its own row; a container's tensors follow it
+        own = node if isinstance(node, Tensor) else None
+        self._row(
+            case, path, "value", len(data), data_set, io, index, "", name, type_text,
+            _kind_json(kind), envelope, own,
+        )  # fmt: skip
+        if own is not None:
+            return
+        for element, tensor in flatten(node, kind):
+            tensor_type = _TENSOR_TYPES[tensor.dtype.onnx]
+            self._row(
+                case, path, "element", None, data_set, io, index, element, None, tensor_type,
+                None, None, tensor,
+            )  # fmt: skip
+
+    def _decode(
+        self, path: str, data: bytes, declared: Kind
+    ) -> tuple[Node, bytes, Kind, str | None] | Literal[False]:
+        """The value, envelope, kind and name of a value file; False to keep its bytes."""
         try:
             fast = (
                 decode_tensor_fast(data, where=path, canonical=True)
@@ -168,40 +199,13 @@ class RowBuilder:
             if not self.keep_undecodable:
                 raise exc if exc.where and exc.where.startswith(path) else exc.at(path) from None
             self.warnings.append(f"{exc}; kept as bytes")
-            exact = False
+            return False
         if not exact:
-            if not self.warnings or not self.warnings[-1].startswith(path):
-                self.warnings.append(
-                    f"{path}: not in protobuf's canonical form, so its bytes are kept as they are"
-                )
-            self._row(case, path, "file", nbytes=len(data), content=data)
-            return
-        data_set, io, index = slot
-        name = _envelope_name(envelope, kind)
-        # a tensor value carries its data on its own row; a container's tensors follow it
-        own = node if isinstance(node, Tensor) else None
-        self._row(
-            case, path, "value", len(data), data_set, io, index, "", name, type_text,
-            _kind_json(kind), envelope, own,
-        )  # fmt: skip
-        if own is not None:
-            return
-        for element, tensor in flatten(node, kind):
-            self._row(
-                case,
-                path,
-                "element",
-                None,
-                data_set,
-                io,
-                index,
-                element,
-                None,
-                _TENSOR_TYPES[tensor.dtype.onnx],
-                None,
-                None,
-                tensor,
+            self.warnings.append(
+                f"{path}: not in protobuf's canonical form, so its bytes are kept as they are"
             )
+            return False
+        return node, envelope, kind, _envelope_name(envelope, kind)
 
     def _row(
         self,
