@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import numpy as np
-import pandas as pd  # type: ignore[import-untyped]  # no pandas-stubs: pandas is Any
+import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq

@@ -29,6 +29,7 @@ __all__ = [
     "Column",
     "data_column",
     "data_storage_dtype",
+    "is_float",
     "parse_metadata",
 ]
 
