@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from onnx import TensorProto, TypeProto, numpy_helper
@@ -58,3 +62,25 @@ def node_values() -> list[NodeValue]:
                         )
                     )
     return out
+
+
+@contextlib.contextmanager
+def _deadline(seconds: int = 5) -> Iterator[None]:
+    """Fail with TimeoutError instead of hanging when a call blocks (a FIFO, /dev/zero)."""
+
+    def _timeout(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"blocked for more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, _timeout)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def deadline() -> Callable[..., contextlib.AbstractContextManager[None]]:
+    """``with deadline(seconds):`` turns a hang into a TimeoutError."""
+    return _deadline

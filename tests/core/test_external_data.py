@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
-import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,22 +27,6 @@ def base(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "weights.bin").write_bytes(PAYLOAD)
     return folder
-
-
-@contextlib.contextmanager
-def deadline(seconds: int = 5) -> Iterator[None]:
-    """Fail with TimeoutError instead of hanging when a call blocks (a FIFO, /dev/zero)."""
-
-    def _timeout(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"blocked for more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, _timeout)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def refused(field: str, text: str) -> str:
@@ -326,7 +308,7 @@ def test_hard_link_inside_refuses_both_names(base: Path) -> None:
             read(base, ("location", name))
 
 
-def test_fifo_is_refused_without_blocking(base: Path) -> None:
+def test_fifo_is_refused_without_blocking(base: Path, deadline) -> None:
     os.mkfifo(base / "pipe")
     with (
         deadline(),
@@ -335,7 +317,7 @@ def test_fifo_is_refused_without_blocking(base: Path) -> None:
         read(base, ("location", "pipe"))
 
 
-def test_symlink_to_dev_zero_is_refused(base: Path) -> None:
+def test_symlink_to_dev_zero_is_refused(base: Path, deadline) -> None:
     (base / "zeros.bin").symlink_to("/dev/zero")
     with (
         deadline(),
@@ -377,7 +359,7 @@ def test_file_replaced_before_open(base: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_fifo_swapped_in_before_open_does_not_block(
-    base: Path, monkeypatch: pytest.MonkeyPatch
+    base: Path, monkeypatch: pytest.MonkeyPatch, deadline
 ) -> None:
     target = base / "weights.bin"
 

@@ -5,12 +5,9 @@ Timing is measured by ``benchmarks/bench_large_tensor.py``, never here.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,22 +19,6 @@ from onnx import TensorProto, numpy_helper
 from onnx_arrow import from_arrow, to_numpy
 from onnx_arrow.core.files import read_pb
 from onnx_arrow.errors import InvalidMessageError
-
-
-@contextlib.contextmanager
-def deadline(seconds: int = 5) -> Iterator[None]:
-    """Fail with TimeoutError instead of hanging when a call blocks (a FIFO, /dev/zero)."""
-
-    def _timeout(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"blocked for more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, _timeout)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def write(path: Path, tensor: TensorProto) -> bytes:
@@ -125,19 +106,19 @@ def test_payload_beyond_the_head_is_read_correctly(tmp_path: Path) -> None:
 # --- refusals --------------------------------------------------------------------------------
 
 
-def test_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
+def test_fifo_is_refused_without_hanging(tmp_path: Path, deadline) -> None:
     fifo = tmp_path / "input_0.pb"
     os.mkfifo(fifo)
     with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
         read_pb(fifo)
 
 
-def test_directory_is_refused(tmp_path: Path) -> None:
+def test_directory_is_refused(tmp_path: Path, deadline) -> None:
     with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
         read_pb(tmp_path)
 
 
-def test_device_behind_a_symlink_is_refused(tmp_path: Path) -> None:
+def test_device_behind_a_symlink_is_refused(tmp_path: Path, deadline) -> None:
     link = tmp_path / "input_0.pb"
     link.symlink_to("/dev/zero")
     with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
