@@ -1,0 +1,156 @@
+"""The documentation site builds without a warning, and its examples and CLI page are current."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+#: The pages whose Python blocks run, against a store named STORE in the working folder.
+EXECUTED = ("getting-started.md", "recipes.md")
+STORE = "corpus.parquet"
+#: The pages of the site's nav, in order.
+NAV = (
+    "index.md",
+    "getting-started.md",
+    "recipes.md",
+    "type-mapping.md",
+    "store-format.md",
+    "cli.md",
+    "api.md",
+)
+#: The modules the API reference documents.
+API_MODULES = ("onnx_arrow", "onnx_arrow.corpus", "onnx_arrow.pandas")
+
+
+def _blocks(page: str, language: str) -> list[str]:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    return re.findall(rf"^```{language}\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+
+
+PYTHON_BLOCKS = [(page, i) for page in EXECUTED for i in range(len(_blocks(page, "python")))]
+
+
+@pytest.fixture(scope="module")
+def store_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the store the pages read, from the model tests in the onnx wheel."""
+    from onnx_arrow.corpus import FolderSource, write_store
+    from onnx_arrow.corpus.sources import wheel_data_dir
+
+    folder = tmp_path_factory.mktemp("site")
+    write_store(FolderSource(wheel_data_dir()), folder / STORE)
+    return folder
+
+
+@pytest.mark.parametrize("page", EXECUTED)
+def test_page_has_python_examples(page: str) -> None:
+    assert _blocks(page, "python")
+
+
+@pytest.mark.parametrize(("page", "index"), PYTHON_BLOCKS)
+def test_python_block_runs(
+    page: str,
+    index: int,
+    store_folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("duckdb")
+    pytest.importorskip("polars")
+    source = _blocks(page, "python")[index]
+    monkeypatch.chdir(store_folder)  # where STORE is
+    exec(compile(source, f"docs/{page} python block {index}", "exec"), {"__name__": "__docs__"})
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("page", EXECUTED)
+def test_command_lines_are_valid_usage(page: str) -> None:
+    from onnx_arrow.cli import _parser
+
+    lines = [line for block in _blocks(page, "sh") for line in block.splitlines()]
+    commands = [shlex.split(line, comments=True) for line in lines if line.startswith("onnx-arrow")]
+    assert commands
+    for argv in commands:
+        _parser().parse_args(argv[1:])  # raises on bad usage
+
+
+def test_cli_page_is_current() -> None:
+    result = subprocess.run(
+        [sys.executable, str(DOCS / "gen_cli_reference.py"), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_cli_page_has_every_command() -> None:
+    from onnx_arrow.cli import _COMMANDS
+
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    for command in _COMMANDS:
+        assert f"## `onnx-arrow {command}`" in page
+        assert f"usage: onnx-arrow {command} " in page
+
+
+def test_nav_lists_every_page() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = re.findall(r"^  - [^:\n]+: (\S+\.md)$", config, re.MULTILINE)
+    assert tuple(nav) == NAV
+    assert {p.name for p in DOCS.glob("*.md")} == set(NAV)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built with warnings as errors."""
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("material")
+    pytest.importorskip("mkdocstrings_handlers.python")
+    out = tmp_path_factory.mktemp("site") / "site"
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "WARNING" not in output, output
+    return out
+
+
+def test_site_has_every_page(site: Path) -> None:
+    for page in NAV:
+        html = site / ("index.html" if page == "index.md" else f"{page[:-3]}/index.html")
+        assert html.is_file(), page
+    assert not list(site.rglob("*.py")), "the generators are not part of the site"
+
+
+@pytest.mark.parametrize("module", API_MODULES)
+def test_api_reference_has_every_public_function_and_class(site: Path, module: str) -> None:
+    import importlib
+    import inspect
+
+    page = (site / "api" / "index.html").read_text(encoding="utf-8")
+    mod = importlib.import_module(module)
+    documented = [
+        name
+        for name in mod.__all__
+        if inspect.isclass(getattr(mod, name)) or inspect.isfunction(getattr(mod, name))
+    ]
+    assert documented
+    missing = [name for name in documented if f'id="{module}.{name}"' not in page]
+    assert not missing, missing
