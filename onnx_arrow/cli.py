@@ -3,7 +3,10 @@
 Commands: ``import`` a corpus (the built-in default corpus, or a folder) into one
 Parquet store, ``export`` a store back to the folder tree, ``verify`` that a
 corpus survives the round trip byte for byte, ``generate`` the node suite as a
-folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``.
+folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``;
+``run`` a backend over a store, writing its outputs as a store, and ``compare``
+a backend's outputs (or such a store) with the expected ones (exit 1 if any
+output does not match).
 
 Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
 read, an output it will not overwrite, a round trip that differs; one line on
@@ -153,6 +156,68 @@ examples:
       name, dtype, dims, Arrow type and statistics of one tensor file
   onnx-arrow info input_0.pb --model model.onnx --input x
       the same, typed by what the model declares for its input x"""
+
+
+_RUN_EPILOG: Final = """\
+examples:
+  onnx-arrow run corpus.parquet actual.parquet
+      onnx's reference evaluator on every case
+  onnx-arrow run --backend onnxruntime --case 'node/test_add*' corpus.parquet ort.parquet
+      onnxruntime (pip install onnxruntime) on the Add cases
+
+Exit status 0 when OUT is written, backend errors or not (compare reports them);
+1 if STORE cannot be read, OUT exists (without --force) or onnxruntime is missing."""
+
+_COMPARE_EPILOG: Final = """\
+examples:
+  onnx-arrow compare corpus.parquet
+      run onnx's reference evaluator and compare
+  onnx-arrow compare corpus.parquet --actual ort.parquet --out report.parquet
+      compare with the outputs 'onnx-arrow run' wrote; a row per output to Parquet
+  onnx-arrow compare --backend onnxruntime --rtol 1e-4 --case test_abs corpus.parquet
+
+Statuses: match, mismatch (beyond |a - e| <= atol + rtol * |e|; integers and strings
+exactly), nan_mismatch, dtype_mismatch, shape_mismatch, error (the backend raised),
+skipped (a case without a model or data sets).  Exit status 0 if every output
+matches (skipped cases aside), 1 if any does not or a store cannot be read, 2 bad
+usage."""
+
+_BACKENDS: Final = ("reference", "onnxruntime")
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of 0 or more")
+    return value
+
+
+def _backend_options(parser: argparse.ArgumentParser) -> Any:
+    """--backend (in a group --actual can join), --case and --timeout."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--backend",
+        choices=_BACKENDS,
+        default=None,
+        help="reference (onnx.reference.ReferenceEvaluator, the default) or onnxruntime",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        metavar="PATTERN",
+        help="only the cases matching this glob (node/test_add*, or test_add* without the "
+        "kind folder); repeat for more",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="record a data set the backend spends longer on as an error",
+    )
+    return group
 
 
 class _UsageError(Exception):
@@ -318,6 +383,46 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("--input", metavar="K", help="graph input of --model: its name or its index")
     which.add_argument(
         "--output", metavar="K", help="graph output of --model: its name or its index"
+    )
+
+    run = _subparser(
+        commands,
+        "run",
+        "run a backend over a store and write its outputs as a store",
+        "Run a backend (onnx's reference evaluator, or onnxruntime) on every data set of every "
+        "case of STORE and write a store OUT of the same models and inputs with the backend's "
+        "outputs; compare the two with 'onnx-arrow compare STORE --actual OUT'.  A backend "
+        "error is kept in OUT (output_K.error.txt) and counted, never fatal.",
+        _RUN_EPILOG,
+    )
+    run.add_argument("store", metavar="STORE", help="a Parquet store written by import")
+    run.add_argument("out", metavar="OUT", help="the Parquet store of actual outputs to write")
+    _backend_options(run)
+    run.add_argument("--force", action="store_true", help="replace OUT if it exists")
+
+    cmp = _subparser(
+        commands,
+        "compare",
+        "compare a backend's outputs with a store's expected outputs",
+        "Run a backend over STORE (or take the outputs of a store written by 'onnx-arrow "
+        "run' with --actual) and compare every output with the expected one, as onnx's "
+        "backend test runner does.  Prints the outputs by status, then the 20 op types with "
+        "the most outputs that do not match.",
+        _COMPARE_EPILOG,
+    )
+    cmp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
+    which_actual = _backend_options(cmp)
+    which_actual.add_argument(
+        "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
+    )
+    cmp.add_argument(
+        "--rtol", type=_tolerance, default=1e-3, help="relative tolerance (default: %(default)s)"
+    )
+    cmp.add_argument(
+        "--atol", type=_tolerance, default=1e-7, help="absolute tolerance (default: %(default)s)"
+    )
+    cmp.add_argument(
+        "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"
     )
 
     _subparser(
@@ -1048,6 +1153,94 @@ def _run_example(args: argparse.Namespace, out: TextIO) -> int:
     return _example(out)
 
 
+# --- run and compare -----------------------------------------------------------------
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    from onnx_arrow import compare
+
+    if args.timeout is not None and not args.timeout > 0:
+        args.subparser.error(f"--timeout {args.timeout} is not a number of seconds above 0")
+    return compare.backend_named(args.backend or "reference")
+
+
+def _run_run(args: argparse.Namespace, out: TextIO) -> int:
+    from onnx_arrow import compare
+
+    backend = _backend(args)
+    out_path = Path(args.out)
+    store = Store(args.store)
+    if out_path.resolve() == store.path.resolve():
+        args.subparser.error("OUT is STORE; write the actual outputs to another file")
+    _check_store_target(out_path, force=args.force)
+    with _Progress("running", "cases") as progress:
+        counts = compare.write_actual(
+            store, backend, out_path, cases=args.case, timeout=args.timeout, progress=progress.step
+        )
+    _print_fields(
+        [
+            ("store", out_path),
+            ("backend", args.backend or "reference"),
+            ("cases", counts["cases"]),
+            ("data sets", counts["data_sets"]),
+            ("outputs", counts["outputs"]),
+            ("backend errors", f"{counts['errors']} data sets"),
+            ("skipped", f"{counts['skipped']} cases (no model or no data sets)"),
+            ("size", _size(counts["bytes"])),
+        ],
+        out,
+    )
+    return EXIT_OK
+
+
+def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
+    from onnx_arrow import compare
+
+    store = Store(args.store)
+    with _Progress("comparing", "cases") as progress:
+        if args.actual is not None:
+            if args.timeout is not None:
+                args.subparser.error("--timeout applies to a backend, not to --actual")
+            df = compare.compare_stores(
+                store,
+                Store(args.actual),
+                rtol=args.rtol,
+                atol=args.atol,
+                cases=args.case,
+                progress=progress.step,
+            )
+        else:
+            df = compare.compare(
+                store,
+                _backend(args),
+                rtol=args.rtol,
+                atol=args.atol,
+                cases=args.case,
+                timeout=args.timeout,
+                progress=progress.step,
+            )
+    if args.out is not None:
+        compare.write_report(df, args.out)
+    counts = compare.status_counts(df)
+    total = len(df)
+    lines: list[tuple[str, object]] = [("outputs", total)]
+    lines += [(f"  {status}", n) for status, n in counts.items()]
+    _print_fields(lines, out)
+    table = compare.summary(df)
+    table = table[table["non_match"] > 0].head(_MAX_LISTED)
+    if len(table):
+        print(file=out)
+        print(f"op types with the most outputs that do not match (up to {_MAX_LISTED}):", file=out)
+        columns = ["op_type", "total", "non_match"] + [
+            s for s in compare.STATUSES[1:-1] if table[s].any()
+        ]
+        print(table[columns].to_string(index=False), file=out)
+    if args.out is not None:
+        print(f"\nreport: {args.out} (a row per output)", file=out)
+    failed = total - counts["match"] - counts["skipped"]
+    return EXIT_DATA_ERROR if failed else EXIT_OK
+
+
 _COMMANDS: Final[dict[str, Callable[[argparse.Namespace, TextIO], int]]] = {
     "import": _run_import,
     "export": _run_export,
@@ -1055,6 +1248,8 @@ _COMMANDS: Final[dict[str, Callable[[argparse.Namespace, TextIO], int]]] = {
     "generate": _run_generate,
     "info": _run_info,
     "example": _run_example,
+    "run": _run_run,
+    "compare": _run_compare,
 }
 
 

@@ -1,0 +1,967 @@
+"""Run a backend over a corpus store and compare what it gives with the expected outputs.
+
+An adapter (it imports pandas; ``import onnx_arrow`` does not import this module).
+
+* A *backend* is any callable ``(model, inputs) -> outputs``: ``model`` an
+  ``onnx.ModelProto``, ``inputs`` a dict from graph input name to value (ndarray,
+  list for a sequence, dict for a map, None for an absent optional), ``outputs`` the
+  values of the graph outputs in graph order.  :func:`reference_backend`
+  (``onnx.reference.ReferenceEvaluator``) and :func:`onnxruntime_backend` are built in.
+* :func:`run_backend` runs it over every data set of every case of a store; an
+  exception the backend raises is recorded, never propagated.
+* :func:`compare` gives one row per expected output value: its status (see
+  :data:`STATUSES`), max absolute and relative errors, elements beyond tolerance, NaN
+  counts, dtypes, shapes and the backend's error.  :func:`summary` counts statuses per
+  operator.
+* :func:`write_actual` writes what a backend gives as a corpus store of its own (the
+  same models and inputs, the actual outputs), and :func:`compare_stores` compares two
+  stores, so a run on one machine can be compared on another.
+
+Values are compared the way onnx's backend test runner does
+(``onnx.backend.test.runner.Runner.assert_similar_outputs``): floats with
+``numpy.isclose`` (``|actual - expected| <= atol + rtol * |expected|``, NaN equal to
+NaN, bfloat16 with ``rtol`` at least ``2**-6``), other ml_dtypes floats (float8,
+float4) as float32.  Where the runner differs, this module is stricter and says so:
+integers and booleans are compared exactly, strings by equality (``str`` and UTF-8
+``bytes`` are equal), dtypes must match.  onnx's node-suite test cases carry their own
+``rtol`` / ``atol`` (most the defaults used here, 1e-3 and 1e-7), but a store does not
+keep them: one ``rtol`` / ``atol`` applies to every case.
+
+Examples
+--------
+>>> import tempfile, numpy as np
+>>> from onnx import TensorProto, helper, numpy_helper
+>>> from onnx_arrow.corpus import Case, CorpusFile, Store, write_store
+>>> graph = helper.make_graph(
+...     [helper.make_node("Abs", ["x"], ["y"])], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+>>> x = np.array([-1.0, 2.0, np.nan], np.float32)
+>>> files = [
+...     CorpusFile("node/test_abs/model.onnx", model.SerializeToString()),
+...     CorpusFile("node/test_abs/test_data_set_0/input_0.pb",
+...                numpy_helper.from_array(x, "x").SerializeToString()),
+...     CorpusFile("node/test_abs/test_data_set_0/output_0.pb",
+...                numpy_helper.from_array(np.abs(x), "y").SerializeToString())]
+>>> tmp = tempfile.TemporaryDirectory()
+>>> _ = write_store([Case("node/test_abs", "node", files, files[0].path)],
+...                 f"{tmp.name}/abs.parquet")
+>>> store = Store(f"{tmp.name}/abs.parquet")
+>>> compare(store)[["case", "name", "status", "max_abs_error", "nan_expected"]]
+            case name status  max_abs_error  nan_expected
+0  node/test_abs    y  match            0.0             1
+>>> def off_by_half(model, inputs):
+...     return [np.abs(inputs["x"]) + np.float32(0.5)]
+>>> df = compare(store, off_by_half)
+>>> df[["status", "max_abs_error", "n_beyond_tolerance"]].to_numpy().tolist()
+[['mismatch', 0.5, 2]]
+>>> summary(df)[["op_type", "total", "match", "mismatch", "non_match"]]
+  op_type  total  match  mismatch  non_match
+0     Abs      1      0         1          1
+>>> tmp.cleanup()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import importlib
+import os
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final, Protocol
+
+import numpy as np
+import pandas as pd  # no pandas-stubs: pandas is Any
+from onnx import (
+    ModelProto,
+    OptionalProto,
+    SequenceProto,
+    TypeProto,
+    numpy_helper,
+)
+
+from onnx_arrow.core.dtypes import dtype_of_numpy
+from onnx_arrow.corpus.rows import StoredValue
+from onnx_arrow.corpus.sources import Case, CorpusFile, declared_type
+from onnx_arrow.corpus.store import Store, WriteOptions, write_store
+from onnx_arrow.errors import OnnxArrowError
+
+__all__ = [
+    "BACKENDS",
+    "COMPARE_COLUMNS",
+    "STATUSES",
+    "Backend",
+    "BackendTimeoutError",
+    "BackendUnavailableError",
+    "CompareError",
+    "DataSetRun",
+    "backend_named",
+    "compare",
+    "compare_stores",
+    "onnxruntime_backend",
+    "reference_backend",
+    "run_backend",
+    "select_cases",
+    "status_counts",
+    "summary",
+    "write_actual",
+    "write_report",
+]
+
+#: The statuses of a compared output, from best to worst.  A value with several
+#: problems gets the worst one (a sequence with one element of the wrong shape and
+#: another with a NaN is a ``shape_mismatch``).
+#:
+#: ``match``: within tolerance.  ``mismatch``: elements beyond tolerance (or unequal
+#: strings or integers).  ``nan_mismatch``: NaN where the other has none.
+#: ``dtype_mismatch``: another element type (errors are still computed when both are
+#: numbers).  ``shape_mismatch``: another shape, sequence length, set of map keys, an
+#: absent optional against a present one, or another kind of value.  ``error``: the
+#: backend raised (or gave too few outputs, or an output missing from the actual
+#: store).  ``skipped``: a case without a model or without data sets.
+STATUSES: Final = (
+    "match",
+    "mismatch",
+    "nan_mismatch",
+    "dtype_mismatch",
+    "shape_mismatch",
+    "error",
+    "skipped",
+)
+_RANK: Final = {status: rank for rank, status in enumerate(STATUSES)}
+
+#: The columns of the DataFrame :func:`compare` returns.
+COMPARE_COLUMNS: Final = (
+    "case", "op_types", "data_set", "index", "name", "onnx_type", "status",
+    "dtype_expected", "dtype_actual", "shape_expected", "shape_actual",
+    "max_abs_error", "max_rel_error", "n_beyond_tolerance", "nan_expected", "nan_actual",
+    "error", "detail",
+)  # fmt: skip
+
+#: onnx's runner compares bfloat16 with at least this rtol (two bfloat16 ULPs).
+_BFLOAT16_RTOL: Final = 2.0**-6
+#: ml_dtypes' float types, compared as float32.
+_ML_FLOATS: Final = ("bfloat16", "float8", "float4", "float6")
+_ERROR_SUFFIX: Final = ".error.txt"
+_DETAILS_KEPT: Final = 3
+
+
+class CompareError(OnnxArrowError, ValueError):
+    """A comparison cannot be made as asked: no case matches, a bad tolerance."""
+
+
+class BackendUnavailableError(OnnxArrowError, ImportError):
+    """A built-in backend's runtime is not installed."""
+
+
+class BackendTimeoutError(OnnxArrowError, TimeoutError):
+    """A backend ran longer than the timeout on one data set (recorded as an error)."""
+
+
+class Backend(Protocol):
+    """Runs a model on inputs: ``(model, {input name: value}) -> [output values]``.
+
+    Outputs are in graph order; a value is an ndarray for a tensor, a list for a
+    sequence, a dict for a map and None for an absent optional.
+    """
+
+    def __call__(self, model: ModelProto, inputs: dict[str, Any], /) -> Sequence[Any]: ...
+
+
+def reference_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+    """onnx's own reference implementation: ``ReferenceEvaluator(model).run(None, inputs)``.
+
+    String tensors are fed as ``str`` (UTF-8 decoded), as its string operators want them
+    (a store gives ``bytes``, as ``numpy_helper.to_array`` does).
+    """
+    from onnx.reference import ReferenceEvaluator
+
+    feed = {name: _strings_as_str(v) for name, v in inputs.items()}
+    return list(ReferenceEvaluator(model).run(None, feed))
+
+
+def onnxruntime_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+    """onnxruntime on the CPU (``pip install onnxruntime``; not a dependency of onnx-arrow).
+
+    Absent optional inputs (None) are left out of the feed, and string tensors are
+    fed as ``str`` (UTF-8 decoded), as onnxruntime wants them.
+
+    Raises
+    ------
+    BackendUnavailableError
+        If onnxruntime is not installed.
+    """
+    try:
+        onnxruntime = importlib.import_module("onnxruntime")  # not a dependency: untyped
+    except ImportError:
+        raise BackendUnavailableError(
+            "onnxruntime is not installed; install it with `pip install onnxruntime`"
+        ) from None
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # errors only: every failure is recorded per data set
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    feed = {name: _strings_as_str(v) for name, v in inputs.items() if v is not None}
+    return list(session.run(None, feed))
+
+
+#: The built-in backends by name (the ``--backend`` choices of the command line).
+BACKENDS: Final[dict[str, Backend]] = {
+    "reference": reference_backend,
+    "onnxruntime": onnxruntime_backend,
+}
+
+
+def backend_named(name: str) -> Backend:
+    """The built-in backend ``name`` (see :data:`BACKENDS`), its runtime checked now.
+
+    Raises
+    ------
+    BackendUnavailableError
+        If the backend's runtime is not installed (``pip install onnxruntime``).
+    CompareError
+        If there is no backend of that name.
+    """
+    if name not in BACKENDS:
+        raise CompareError(f"no backend {name!r}; expected one of {', '.join(BACKENDS)}")
+    if name == "onnxruntime":
+        try:
+            importlib.import_module("onnxruntime")
+        except ImportError:
+            raise BackendUnavailableError(
+                "onnxruntime is not installed; install it with `pip install onnxruntime`"
+            ) from None
+    return BACKENDS[name]
+
+
+def _strings_as_str(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind in "OS":
+        out = np.empty(value.shape, dtype=object)
+        out.flat[:] = [
+            x.decode("utf-8", "surrogateescape") if isinstance(x, bytes) else x for x in value.flat
+        ]
+        return out
+    if isinstance(value, list):
+        return [_strings_as_str(v) for v in value]
+    return value
+
+
+# --- running ------------------------------------------------------------------------
+
+
+@dataclass
+class DataSetRun:
+    """What a backend gave for one data set of one case (or why the case was skipped).
+
+    ``actual`` holds the outputs in graph order, or None when the backend raised
+    (``error`` is then ``"TypeName: message"``) or the case was skipped (``skipped``
+    says why: no model, no data sets).  ``inputs`` and ``expected`` are the stored
+    values by index; ``seconds`` is the time the backend took.
+    """
+
+    case: str
+    op_types: tuple[str, ...]
+    data_set: int | None
+    output_names: tuple[str, ...] = ()
+    inputs: dict[int, StoredValue] = field(default_factory=dict)
+    expected: dict[int, StoredValue] = field(default_factory=dict)
+    actual: list[Any] | None = None
+    error: str | None = None
+    skipped: str | None = None
+    seconds: float = 0.0
+
+
+def select_cases(store: Store, patterns: Iterable[str] | None = None) -> list[str]:
+    """The cases of ``store`` (in store order) that match any of the glob ``patterns``.
+
+    A pattern matches the whole name (``node/test_abs``, ``node/test_add*``) or the
+    name without its kind folder (``test_abs``).  None selects every case.
+
+    Raises
+    ------
+    CompareError
+        If a pattern matches no case.
+    """
+    names = store.cases()
+    if patterns is None:
+        return names
+    patterns = list(patterns)
+    chosen: set[str] = set()
+    for pattern in patterns:
+        hits = {
+            n
+            for n in names
+            if fnmatch.fnmatchcase(n, pattern) or fnmatch.fnmatchcase(n.split("/", 1)[-1], pattern)
+        }
+        if not hits:
+            raise CompareError(
+                f"no case matches {pattern!r}; the store's cases are named like {names[0]!r}"
+                if names
+                else f"no case matches {pattern!r}: the store is empty",
+                where=str(store.path),
+            )
+        chosen |= hits
+    return [n for n in names if n in chosen]
+
+
+def run_backend(
+    store: Store | str | os.PathLike[str],
+    backend: Backend = reference_backend,
+    *,
+    cases: Iterable[str] | None = None,
+    timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Iterator[DataSetRun]:
+    """Run ``backend`` on every data set of every case of ``store``, one case at a time.
+
+    Parameters
+    ----------
+    store
+        A corpus store, or its path.
+    backend
+        See :class:`Backend`; :func:`reference_backend` unless given.
+    cases
+        Glob patterns of the cases to run (see :func:`select_cases`); all when None.
+    timeout
+        Seconds a backend may take on one data set; longer is recorded as a
+        :class:`BackendTimeoutError`.  Uses ``SIGALRM``, so it needs the main thread
+        of a POSIX process, and a backend running native code is stopped only when it
+        returns to Python.
+    progress
+        Called with each case's name once it has run.
+
+    Yields
+    ------
+    DataSetRun
+        One per data set of a case, in store order; one with ``skipped`` set for a
+        case without a model or without data sets (``real/`` cases).  Every exception
+        the backend raises is recorded in ``error``; errors reading the store are
+        raised.
+    """
+    store = store if isinstance(store, Store) else Store(store)
+    if timeout is not None:
+        if not timeout > 0:
+            raise CompareError(f"timeout is {timeout}; give a number of seconds above 0")
+        if threading.current_thread() is not threading.main_thread() or not hasattr(
+            signal, "setitimer"
+        ):
+            raise CompareError("a timeout needs the main thread of a POSIX process; pass None")
+    for case in select_cases(store, cases):
+        yield from _run_case(store, case, backend, timeout)
+        if progress is not None:
+            progress(case)
+
+
+def _data_sets(store: Store, case: str) -> Iterator[DataSetRun]:
+    """The data sets of a case with their stored values, not run yet (or why it is skipped)."""
+    roles = store.read_case(case, ["test_case", "role"]).column("role").to_pylist()
+    if "model" not in roles:
+        yield DataSetRun(case, (), None, skipped="the case has no model")
+        return
+    model = store.model(case)
+    op_types = tuple(sorted({node.op_type for node in model.graph.node}))
+    names = tuple(o.name for o in model.graph.output)
+    data_sets: dict[int | None, tuple[dict[int, StoredValue], dict[int, StoredValue]]] = {}
+    for value in store.values(case):
+        inputs, expected = data_sets.setdefault(value.data_set, ({}, {}))
+        (inputs if value.io == "input" else expected)[value.index] = value
+    if not data_sets:
+        yield DataSetRun(case, op_types, None, names, skipped="the case has no data sets")
+        return
+    for n in sorted(data_sets, key=lambda n: -1 if n is None else n):
+        inputs, expected = data_sets[n]
+        yield DataSetRun(case, op_types, n, names, inputs, expected)
+
+
+def _run_case(
+    store: Store, case: str, backend: Backend, timeout: float | None
+) -> Iterator[DataSetRun]:
+    model: ModelProto | None = None
+    for run in _data_sets(store, case):
+        if run.skipped is not None:
+            yield run
+            continue
+        model = model or store.model(case)
+        input_names = [i.name for i in model.graph.input]
+        feed = {
+            input_names[k] if k < len(input_names) else f"input_{k}": _writable(v.to_numpy())
+            for k, v in sorted(run.inputs.items())
+        }
+        start = time.perf_counter()
+        try:
+            with _deadline(timeout), np.errstate(all="ignore"):
+                run.actual = list(backend(model, feed))
+        except Exception as exc:  # every backend failure is a result, not a crash
+            run.error = f"{type(exc).__name__}: {exc}"
+        run.seconds = time.perf_counter() - start
+        yield run
+
+
+def _writable(value: Any) -> Any:
+    """A copy the backend may write into: the store's arrays are read-only views."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_writable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _writable(v) for k, v in value.items()}
+    return value
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    if seconds is None:
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise BackendTimeoutError(f"the backend ran longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# --- comparing one value ---------------------------------------------------------------
+
+
+@dataclass
+class _Diff:
+    """The comparison of one output value, accumulated over its tensors."""
+
+    status: str = "match"
+    dtype_expected: str | None = None
+    dtype_actual: str | None = None
+    shape_expected: tuple[int, ...] | None = None
+    shape_actual: tuple[int, ...] | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    beyond: int = 0
+    nan_expected: int | None = None
+    nan_actual: int | None = None
+    details: list[str] = field(default_factory=list)
+
+    def worse(self, status: str, detail: str | None = None) -> None:
+        if _RANK[status] > _RANK[self.status]:
+            self.status = status
+        if detail is not None:
+            self.details.append(detail)
+
+    def add_errors(self, max_abs: float, max_rel: float, beyond: int) -> None:
+        self.max_abs = max_abs if self.max_abs is None else max(self.max_abs, max_abs)
+        self.max_rel = max_rel if self.max_rel is None else max(self.max_rel, max_rel)
+        self.beyond += beyond
+
+    def add_nans(self, expected: int, actual: int) -> None:
+        self.nan_expected = (self.nan_expected or 0) + expected
+        self.nan_actual = (self.nan_actual or 0) + actual
+
+
+def _compare_value(expected: Any, actual: Any, rtol: float, atol: float) -> _Diff:
+    diff = _Diff()
+    with np.errstate(all="ignore"):  # inf - inf, overflow: handled where they matter
+        _walk(expected, actual, rtol, atol, diff, "", top=True)
+    return diff
+
+
+def _kind_name(value: Any) -> str:
+    if value is None:
+        return "an absent optional"
+    if isinstance(value, dict):
+        return "a map"
+    if isinstance(value, list | tuple):
+        return "a sequence"
+    return f"a {type(value).__name__}"
+
+
+def _walk(expected: Any, actual: Any, rtol: float, atol: float, diff: _Diff, where: str,
+          *, top: bool = False) -> None:  # fmt: skip
+    at = where or "the value"
+    if expected is None or actual is None:
+        if (expected is None) != (actual is None):
+            diff.worse(
+                "shape_mismatch", f"{at}: expected {_kind_name(expected)}, got {_kind_name(actual)}"
+            )
+        return
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            diff.worse("shape_mismatch", f"{at}: expected a map, got {_kind_name(actual)}")
+            return
+        e_keys = {_key(k): k for k in expected}
+        a_keys = {_key(k): k for k in actual}
+        if e_keys.keys() != a_keys.keys():
+            missing = sorted(map(repr, e_keys.keys() - a_keys.keys()))[:_DETAILS_KEPT]
+            extra = sorted(map(repr, a_keys.keys() - e_keys.keys()))[:_DETAILS_KEPT]
+            diff.worse("shape_mismatch", f"{at}: map keys missing {missing}, extra {extra}")
+        for k in sorted(e_keys.keys() & a_keys.keys(), key=repr):
+            _walk(expected[e_keys[k]], actual[a_keys[k]], rtol, atol, diff, f"{where}[{k!r}]")
+        return
+    if isinstance(expected, list | tuple):
+        if not isinstance(actual, list | tuple):
+            diff.worse("shape_mismatch", f"{at}: expected a sequence, got {_kind_name(actual)}")
+            return
+        if len(expected) != len(actual):
+            diff.worse(
+                "shape_mismatch", f"{at}: expected {len(expected)} elements, got {len(actual)}"
+            )
+            return
+        for j, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            _walk(e, a, rtol, atol, diff, f"{where}[{j}]")
+        return
+    if isinstance(actual, dict | list | tuple):
+        diff.worse("shape_mismatch", f"{at}: expected a tensor, got {_kind_name(actual)}")
+        return
+    _compare_tensors(np.asarray(expected), np.asarray(actual), rtol, atol, diff, at, top)
+
+
+def _key(key: Any) -> Any:
+    """A map key comparable across backends: numpy scalars as Python, str as UTF-8."""
+    if isinstance(key, np.generic):
+        key = key.item()
+    return key.encode() if isinstance(key, str) else key
+
+
+def _dtype_name(dtype: np.dtype[Any]) -> str:
+    try:
+        return dtype_of_numpy(dtype).name
+    except OnnxArrowError:
+        return str(dtype)
+
+
+def _compare_tensors(
+    e: np.ndarray[Any, Any],
+    a: np.ndarray[Any, Any],
+    rtol: float,
+    atol: float,
+    diff: _Diff,
+    at: str,
+    top: bool,
+) -> None:
+    e_name, a_name = _dtype_name(e.dtype), _dtype_name(a.dtype)
+    if diff.dtype_expected is None:
+        diff.dtype_expected, diff.dtype_actual = e_name, a_name
+    if top:
+        diff.shape_expected, diff.shape_actual = tuple(e.shape), tuple(a.shape)
+    if e.shape != a.shape:
+        diff.worse("shape_mismatch", f"{at}: expected shape {list(e.shape)}, got {list(a.shape)}")
+        return
+    if e_name != a_name:
+        diff.worse("dtype_mismatch", f"{at}: expected {e_name}, got {a_name}")
+    e_text, a_text = e.dtype.kind in "OSU", a.dtype.kind in "OSU"
+    if e_text or a_text:
+        if e_text and a_text:
+            unequal = sum(_utf8(x) != _utf8(y) for x, y in zip(e.flat, a.flat, strict=True))
+            diff.beyond += unequal
+            if unequal:
+                diff.worse("mismatch", f"{at}: {unequal} of {e.size} strings differ")
+        return
+    if _exact(e.dtype) and _exact(a.dtype):
+        e64, a64 = _as_number(e), _as_number(a)
+        unequal_mask = _as_exact(e) != _as_exact(a)
+        delta = np.abs(a64 - e64)
+        unequal = int(np.count_nonzero(unequal_mask))
+        diff.add_errors(*_max_errors(delta, e64), unequal)
+        if unequal:
+            diff.worse("mismatch", f"{at}: {unequal} of {e.size} elements differ")
+        return
+    e64, a64 = _as_number(e), _as_number(a)
+    if e.dtype.name == "bfloat16":
+        rtol = max(rtol, _BFLOAT16_RTOL)
+    e_nan, a_nan = np.isnan(e64), np.isnan(a64)
+    diff.add_nans(int(np.count_nonzero(e_nan)), int(np.count_nonzero(a_nan)))
+    close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
+    counted = ~(e_nan | a_nan)
+    delta = np.where(counted & (a64 != e64), np.abs(a64 - e64), 0.0)
+    beyond = int(np.count_nonzero(~close))
+    diff.add_errors(*_max_errors(delta, np.where(counted, e64, 0.0)), beyond)
+    if np.any(e_nan != a_nan):
+        moved = int(np.count_nonzero(e_nan != a_nan))
+        diff.worse("nan_mismatch", f"{at}: NaN in {moved} places where the other has none")
+    elif beyond:
+        diff.worse("mismatch", f"{at}: {beyond} of {e.size} elements beyond tolerance")
+
+
+def _utf8(x: Any) -> Any:
+    return x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x
+
+
+def _exact(dtype: np.dtype[Any]) -> bool:
+    """Integers and booleans (ml_dtypes int4 / int2 too) are compared exactly."""
+    return dtype.kind in "biu" or (dtype.kind == "V" and dtype.name.startswith(("int", "uint")))
+
+
+def _as_exact(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    return x.astype(np.int8 if x.dtype.kind == "V" else x.dtype)
+
+
+def _as_number(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """float64 (complex128 for complex); ml_dtypes floats through float32, which holds them."""
+    if x.dtype.kind == "c":
+        return x.astype(np.complex128)
+    if x.dtype.kind == "V" and x.dtype.name.startswith(_ML_FLOATS):
+        return x.astype(np.float32).astype(np.float64)
+    return x.astype(np.float64)
+
+
+def _max_errors(delta: np.ndarray[Any, Any], expected: np.ndarray[Any, Any]) -> tuple[float, float]:
+    """Largest |a - e| and |a - e| / |e| (inf where e is 0 and a is not)."""
+    if delta.size == 0:
+        return 0.0, 0.0
+    scale = np.abs(expected)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(delta == 0, 0.0, delta / np.where(scale == 0, 0.0, scale))
+    return float(np.max(delta)), float(np.max(np.abs(rel)))
+
+
+# --- the comparison table ---------------------------------------------------------------
+
+
+def compare(
+    store: Store | str | os.PathLike[str],
+    backend: Backend = reference_backend,
+    *,
+    rtol: float = 1e-3,
+    atol: float = 1e-7,
+    cases: Iterable[str] | None = None,
+    timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Run ``backend`` over ``store`` and compare every output with the expected one.
+
+    Parameters
+    ----------
+    store
+        A corpus store, or its path.
+    backend
+        See :class:`Backend`; :func:`reference_backend` unless given.
+    rtol, atol
+        The tolerances for every case (a store does not keep a case's own): an
+        element is beyond tolerance when ``|actual - expected| > atol + rtol *
+        |expected|`` (NaN equal to NaN).
+    cases, timeout, progress
+        As :func:`run_backend`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per expected output value (one per skipped case), columns
+        :data:`COMPARE_COLUMNS`: ``case``, ``op_types`` (sorted distinct op types of
+        the model's main graph, a tuple), ``data_set``, ``index`` (output index),
+        ``name`` (graph output name), ``onnx_type`` (declared, as stored),
+        ``status`` (one of :data:`STATUSES`), ``dtype_expected`` / ``dtype_actual``
+        (ONNX element type of the first tensor), ``shape_expected`` /
+        ``shape_actual`` (of a tensor output, a tuple; None for a container),
+        ``max_abs_error``, ``max_rel_error`` (over the elements that are not NaN in
+        either), ``n_beyond_tolerance``, ``nan_expected`` / ``nan_actual`` (floats
+        only), ``error`` (the backend's exception, ``"TypeName: message"``) and
+        ``detail`` (where a value differs).  Numbers are nullable (``Int64``,
+        ``Float64``); :func:`write_report` stores it as Parquet.
+    """
+    _check_tolerance(rtol, atol)
+    runs = run_backend(store, backend, cases=cases, timeout=timeout, progress=progress)
+    return _frame(row for run in runs for row in _rows(run, rtol, atol))
+
+
+def _check_tolerance(rtol: float, atol: float) -> None:
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not value >= 0:  # NaN too
+            raise CompareError(f"{name} is {value}; give a number of 0 or more")
+
+
+def _rows(run: DataSetRun, rtol: float, atol: float) -> Iterator[dict[str, Any]]:
+    base = {"case": run.case, "op_types": run.op_types, "data_set": run.data_set}
+    if run.skipped is not None:
+        yield {**base, "status": "skipped", "detail": run.skipped}
+        return
+    actual = run.actual or []
+    for k, value in sorted(run.expected.items()):
+        row = {**base, "index": k, "name": _name(run, k, value), "onnx_type": value.onnx_type}
+        if run.actual is None or k >= len(actual):
+            error = run.error or (
+                f"the backend gave {len(actual)} outputs, the case expects output {k}"
+            )
+            yield {**row, "status": "error", "error": error}
+            continue
+        diff = _compare_value(value.to_numpy(), actual[k], rtol, atol)
+        yield {
+            **row,
+            "status": diff.status,
+            "dtype_expected": diff.dtype_expected,
+            "dtype_actual": diff.dtype_actual,
+            "shape_expected": diff.shape_expected,
+            "shape_actual": diff.shape_actual,
+            "max_abs_error": diff.max_abs,
+            "max_rel_error": diff.max_rel,
+            "n_beyond_tolerance": diff.beyond,
+            "nan_expected": diff.nan_expected,
+            "nan_actual": diff.nan_actual,
+            "detail": _detail(diff.details),
+        }
+
+
+def _detail(details: list[str]) -> str | None:
+    """The first few places where a value differs, and how many more there are."""
+    if not details:
+        return None
+    more = len(details) - _DETAILS_KEPT
+    return "; ".join(details[:_DETAILS_KEPT]) + (f"; ... {more} more" if more > 0 else "")
+
+
+def _name(run: DataSetRun, index: int, value: StoredValue) -> str | None:
+    return run.output_names[index] if index < len(run.output_names) else value.name
+
+
+_INT_COLUMNS: Final = ("data_set", "index", "n_beyond_tolerance", "nan_expected", "nan_actual")
+_FLOAT_COLUMNS: Final = ("max_abs_error", "max_rel_error")
+_OBJECT_COLUMNS: Final = ("op_types", "shape_expected", "shape_actual")
+
+
+def _frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    records = list(rows)
+    data: dict[str, Any] = {}
+    for name in COMPARE_COLUMNS:
+        values = [r.get(name) for r in records]
+        if name in _INT_COLUMNS:
+            data[name] = pd.array(values, dtype="Int64")
+        elif name in _FLOAT_COLUMNS:
+            data[name] = pd.array(values, dtype="Float64")
+        elif name in _OBJECT_COLUMNS:
+            data[name] = pd.Series(values, dtype=object)
+        else:
+            data[name] = pd.array(values, dtype=pd.StringDtype())
+    return pd.DataFrame(data)
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per operator, how many outputs have each status, most non-matches first.
+
+    A case's outputs count for each of its op types (``op_types`` exploded); a case
+    without a model counts under ``(none)``.  Columns: ``op_type``, ``total``, one
+    per status of :data:`STATUSES`, and ``non_match`` (``total`` less ``match`` and
+    ``skipped``).
+    """
+    exploded = df[["op_types", "status"]].copy()
+    exploded["op_type"] = exploded["op_types"].map(lambda t: tuple(t) if len(t) else ("(none)",))
+    exploded = exploded.explode("op_type")
+    counts = pd.crosstab(exploded["op_type"].astype(object), exploded["status"].astype(object))
+    counts = counts.reindex(columns=list(STATUSES), fill_value=0)
+    out = counts.reset_index().rename_axis(columns=None)
+    out.insert(1, "total", counts.sum(axis=1).to_numpy())
+    out["non_match"] = out["total"] - out["match"] - out["skipped"]
+    out = out.sort_values(["non_match", "op_type"], ascending=[False, True], kind="stable")
+    return out.reset_index(drop=True).astype({"op_type": pd.StringDtype()})
+
+
+def status_counts(df: pd.DataFrame) -> dict[str, int]:
+    """How many rows have each status, in the order of :data:`STATUSES`."""
+    counts = df["status"].value_counts()
+    return {status: int(counts.get(status, 0)) for status in STATUSES}
+
+
+def write_report(df: pd.DataFrame, out: str | os.PathLike[str]) -> None:
+    """Write a comparison (from :func:`compare`) to Parquet, atomically."""
+    out_path = Path(out)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{out_path.name}.", suffix=".partial", dir=out_path.parent or Path(".")
+    )
+    os.close(fd)
+    try:
+        df.to_parquet(tmp, index=False)
+        os.replace(tmp, out_path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+# --- stores of actual outputs ----------------------------------------------------------
+
+
+def write_actual(
+    store: Store | str | os.PathLike[str],
+    backend: Backend,
+    out: str | os.PathLike[str],
+    *,
+    cases: Iterable[str] | None = None,
+    timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, int]:
+    """Run ``backend`` over ``store`` and write a store of what it gives, atomically.
+
+    Each case that ran keeps its model and input files (byte for byte); each expected
+    output file is replaced by the backend's output at the same path, serialized as
+    onnx's test-data writer does (``numpy_helper.from_array`` / ``from_list`` /
+    ``from_optional`` / ``from_dict``, named like the graph output).  When the
+    backend raised, or an output cannot be serialized as the model declares, the
+    output's file is ``output_K.error.txt`` holding the message.  Skipped cases are
+    not written.  :func:`compare_stores` compares the result with ``store``.
+
+    Returns
+    -------
+    dict
+        Counts: ``cases`` written, ``data_sets``, ``outputs`` written, ``errors``
+        (data sets the backend failed on), ``skipped`` cases, and ``bytes`` of the store.
+    """
+    store = store if isinstance(store, Store) else Store(store)
+    counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
+    summary = write_store(
+        _actual_cases(store, backend, cases, timeout, progress, counts),
+        out,
+        options=WriteOptions(keep_undecodable=True),
+    )
+    counts["cases"] = summary["cases"]
+    return {**counts, "bytes": summary["bytes"]}
+
+
+def _actual_cases(
+    store: Store,
+    backend: Backend,
+    cases: Iterable[str] | None,
+    timeout: float | None,
+    progress: Callable[[str], None] | None,
+    counts: dict[str, int],
+) -> Iterator[Case]:
+    current: Case | None = None
+    model: ModelProto | None = None
+    for run in run_backend(store, backend, cases=cases, timeout=timeout, progress=progress):
+        if run.skipped is not None:
+            counts["skipped"] += 1
+            continue
+        if current is None or current.name != run.case:
+            if current is not None:
+                current.files.sort(key=lambda f: f.path)
+                yield current
+            current, model = _case_with_model(store, run.case)
+        assert model is not None
+        counts["data_sets"] += 1
+        counts["errors"] += run.error is not None
+        current.files += [CorpusFile(v.path, v.to_bytes()) for v in run.inputs.values()]
+        for k, value in sorted(run.expected.items()):
+            data = _output_file(run, k, value, model)
+            if isinstance(data, bytes):
+                current.files.append(CorpusFile(value.path, data))
+                counts["outputs"] += 1
+            else:
+                current.files.append(CorpusFile(_error_path(value.path), data.encode()))
+    if current is not None:
+        current.files.sort(key=lambda f: f.path)
+        yield current
+
+
+def _case_with_model(store: Store, case: str) -> tuple[Case, ModelProto]:
+    table = store.read_case(case, ["test_case", "path", "role", "content"])
+    row = next(r for r in table.to_pylist() if r["role"] == "model")
+    kind = case.split("/", 1)[0] if "/" in case else ""
+    files = [CorpusFile(row["path"], row["content"])]
+    return Case(case, kind, files, row["path"]), ModelProto.FromString(row["content"])
+
+
+def _error_path(path: str) -> str:
+    return path.removesuffix(".pb") + _ERROR_SUFFIX
+
+
+def _output_file(run: DataSetRun, k: int, value: StoredValue, model: ModelProto) -> bytes | str:
+    """The serialized actual output ``k``, or the message saying why there is none."""
+    if run.actual is None:
+        return run.error or "the backend gave no outputs"
+    if k >= len(run.actual):
+        return f"the backend gave {len(run.actual)} outputs, the case expects output {k}"
+    type_proto = declared_type(model, "output", k)
+    name = _name(run, k, value) or ""
+    try:
+        return _serialize(run.actual[k], name, type_proto).SerializeToString()
+    except Exception as exc:  # whatever numpy_helper raises on a value it cannot take
+        return f"the output cannot be serialized as declared: {type(exc).__name__}: {exc}"
+
+
+def _serialize(value: Any, name: str, type_proto: TypeProto | None) -> Any:
+    which = None if type_proto is None else type_proto.WhichOneof("value")
+    if which == "map_type" or (which is None and isinstance(value, dict)):
+        return numpy_helper.from_dict(value, name)
+    if which == "sequence_type" or (which is None and isinstance(value, list)):
+        assert type_proto is None or which == "sequence_type"
+        elem = None if type_proto is None else _container_dtype(type_proto.sequence_type.elem_type)
+        return numpy_helper.from_list(list(value), name, elem)
+    if which == "optional_type":
+        assert type_proto is not None
+        elem = _container_dtype(type_proto.optional_type.elem_type)
+        return numpy_helper.from_optional(
+            value if value is None or isinstance(value, list | dict) else np.asarray(value),
+            name,
+            elem,
+        )
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+def _container_dtype(elem: TypeProto) -> int | None:
+    """The ``SequenceProto`` / ``OptionalProto`` element type a declared type needs."""
+    return {
+        "tensor_type": SequenceProto.TENSOR,
+        "sequence_type": SequenceProto.SEQUENCE,
+        "map_type": SequenceProto.MAP,
+        "optional_type": OptionalProto.OPTIONAL,
+    }.get(elem.WhichOneof("value") or "")
+
+
+def compare_stores(
+    expected: Store | str | os.PathLike[str],
+    actual: Store | str | os.PathLike[str],
+    *,
+    rtol: float = 1e-3,
+    atol: float = 1e-7,
+    cases: Iterable[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
+
+    The same DataFrame as :func:`compare`: a case missing from ``actual``, or an
+    output missing from a data set, is an ``error``; an ``output_K.error.txt`` file
+    in ``actual`` gives the backend's message.
+    """
+    _check_tolerance(rtol, atol)
+    expected = expected if isinstance(expected, Store) else Store(expected)
+    actual = actual if isinstance(actual, Store) else Store(actual)
+    actual_cases = set(actual.cases())
+    rows: list[dict[str, Any]] = []
+    for case in select_cases(expected, cases):
+        found: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        if case in actual_cases:
+            found = {v.path: v.to_numpy() for v in actual.values(case) if v.io == "output"}
+            table = actual.read_case(case, ["test_case", "path", "role", "content"])
+            errors = {
+                r["path"]: r["content"].decode("utf-8", "replace")
+                for r in table.to_pylist()
+                if r["role"] == "file" and r["path"].endswith(_ERROR_SUFFIX)
+            }
+        for run in _data_sets(expected, case):
+            if run.skipped is not None:
+                rows += _rows(run, rtol, atol)
+                continue
+            for k, value in sorted(run.expected.items()):
+                single = replace(run, expected={k: value})
+                if value.path in found:
+                    single.actual = [None] * k + [found[value.path]]
+                elif case not in actual_cases:
+                    single.error = "the case is not in the actual store"
+                else:
+                    single.error = errors.get(
+                        _error_path(value.path), f"{value.path} is not in the actual store"
+                    )
+                rows += _rows(single, rtol, atol)
+        if progress is not None:
+            progress(case)
+    return _frame(rows)

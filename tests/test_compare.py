@@ -1,0 +1,303 @@
+"""The compare adapter: running a backend over a store, the comparison table, the CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from onnx import ModelProto, TensorProto, helper, numpy_helper
+
+from onnx_arrow import compare as cmp
+from onnx_arrow.cli import main
+from onnx_arrow.corpus import Case, CorpusFile, NodeSuiteSource, Store, write_store
+
+#: Node-suite cases the reference evaluator gets right, and one it gets wrong.
+GOOD = (
+    "test_abs",
+    "test_add",
+    "test_cast_FLOAT_to_BFLOAT16",
+    "test_sequence_insert_at_back",
+    "test_optional_get_element_sequence",
+    "test_identity_opt",
+    "test_string_concat",
+)
+#: The reference evaluator has no Scatter (deprecated): it raises.
+RAISES = "test_scatter_without_axis"
+#: The reference evaluator gives shape [2, 1] where [2] is expected (onnx 1.23).
+WRONG_SHAPE = "test_range_float_type_positive_delta_expanded"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    wanted = {f"node/{n}" for n in (*GOOD, RAISES, WRONG_SHAPE)}
+    cases = [c for c in NodeSuiteSource() if c.name in wanted]
+    assert len(cases) == len(wanted)
+    path = tmp_path_factory.mktemp("compare") / "node.parquet"
+    write_store(cases, path)
+    return Store(path)
+
+
+def _tiny_store(path: Path, expected: np.ndarray[Any, Any], name: str = "node/test_tiny") -> Store:
+    """A one-case store: Identity of a float tensor, with the given expected output."""
+    x = np.asarray(expected)
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    files = [
+        CorpusFile(f"{name}/model.onnx", model.SerializeToString()),
+        CorpusFile(
+            f"{name}/test_data_set_0/input_0.pb",
+            numpy_helper.from_array(x, "x").SerializeToString(),
+        ),
+        CorpusFile(
+            f"{name}/test_data_set_0/output_0.pb",
+            numpy_helper.from_array(x, "y").SerializeToString(),
+        ),
+        CorpusFile("real/thing/data.json", b"{}"),
+    ]
+    real = Case("real/thing", "real", [files.pop()], None)
+    write_store([Case(name, "node", files, files[0].path), real], path)
+    return Store(path)
+
+
+def _by_case(df: pd.DataFrame) -> dict[str, list[str]]:
+    return df.groupby("case")["status"].agg(list).to_dict()
+
+
+def test_reference_backend_statuses(store: Store) -> None:
+    df = cmp.compare(store)
+    assert list(df.columns) == list(cmp.COMPARE_COLUMNS)
+    statuses = _by_case(df)
+    for name in GOOD:
+        assert set(statuses[f"node/{name}"]) == {"match"}, name
+    assert statuses[f"node/{RAISES}"] == ["error"]
+    assert statuses[f"node/{WRONG_SHAPE}"] == ["shape_mismatch"]
+    error = df.loc[df.case == f"node/{RAISES}", "error"].iloc[0]
+    assert error.startswith("RuntimeImplementationError: ")
+    wrong = df[df.case == f"node/{WRONG_SHAPE}"].iloc[0]
+    assert wrong.shape_expected == (2,)
+    assert wrong.shape_actual == (2, 1)
+    # a row per expected output, with the op types of the model
+    add = df[df.case == "node/test_add"].iloc[0]
+    assert add.op_types == ("Add",)
+    assert (add["name"], add.dtype_expected, add.dtype_actual) == ("sum", "FLOAT", "FLOAT")
+    assert add.max_abs_error == 0.0
+    assert add.n_beyond_tolerance == 0
+
+
+def test_zeros_backend_gives_the_known_difference(store: Store) -> None:
+    def zeros(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+        return [np.zeros_like(v) for v in inputs.values()][:1]
+
+    df = cmp.compare(store, zeros, cases=["test_abs"])
+    (row,) = df.itertuples()
+    expected = next(v.to_numpy() for v in store.values("node/test_abs") if v.io == "output")
+    assert row.status == "mismatch"
+    assert row.max_abs_error == pytest.approx(float(np.abs(expected).max()))
+    assert row.max_rel_error == pytest.approx(1.0)
+    assert row.n_beyond_tolerance == int(np.count_nonzero(expected))
+
+
+def test_raising_backend_is_recorded_never_raised(store: Store) -> None:
+    def broken(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+        raise ZeroDivisionError("no luck")
+
+    df = cmp.compare(store, broken)
+    assert set(df.status) == {"error"}
+    assert set(df.error) == {"ZeroDivisionError: no luck"}
+    runs = list(cmp.run_backend(store, broken, cases=["test_add"]))
+    assert [(r.case, r.data_set, r.actual, r.error) for r in runs] == [
+        ("node/test_add", 0, None, "ZeroDivisionError: no luck")
+    ]
+
+
+def test_too_few_outputs_is_an_error(store: Store) -> None:
+    df = cmp.compare(store, lambda m, i: [], cases=["test_abs"])
+    assert df.status.tolist() == ["error"]
+    assert "gave 0 outputs" in df.error.iloc[0]
+
+
+def test_tolerance_nan_shape_dtype(tmp_path: Path) -> None:
+    x = np.array([1.0, 2.0, np.nan, 100.0], np.float32)
+    tiny = _tiny_store(tmp_path / "t.parquet", x)
+
+    def giving(value: Any) -> cmp.Backend:
+        return lambda model, inputs: [value]
+
+    def row(value: Any, **kw: Any) -> Any:
+        df = cmp.compare(tiny, giving(value), cases=["node/*"], **kw)
+        return df.iloc[0]
+
+    assert row(x).status == "match"
+    # within rtol (1e-3 * 100 = 0.1), beyond it
+    near = row(x + np.float32(0.05))
+    assert near.status == "mismatch"  # 1 and 2 are moved beyond 1e-3 * |e|
+    assert near.n_beyond_tolerance == 2
+    assert row(x + np.float32(0.05), rtol=0.1).status == "match"
+    off = row(np.array([1.0, 2.5, np.nan, 100.0], np.float32))
+    assert (off.status, off.max_abs_error, off.n_beyond_tolerance) == ("mismatch", 0.5, 1)
+    assert off.max_rel_error == pytest.approx(0.25)
+    nan = row(np.array([np.nan, 2.0, np.nan, 100.0], np.float32))
+    assert (nan.status, nan.nan_expected, nan.nan_actual) == ("nan_mismatch", 1, 2)
+    assert nan.max_abs_error == 0.0
+    shape = row(x.reshape(2, 2))
+    assert (shape.status, shape.shape_expected, shape.shape_actual) == (
+        "shape_mismatch",
+        (4,),
+        (2, 2),
+    )
+    dtype = row(x.astype(np.float64))
+    assert (dtype.status, dtype.dtype_expected, dtype.dtype_actual) == (
+        "dtype_mismatch",
+        "FLOAT",
+        "DOUBLE",
+    )
+    assert row([x]).status == "shape_mismatch"
+    assert row(None).status == "shape_mismatch"
+    # the case without a model is skipped, once
+    df = cmp.compare(tiny, giving(x))
+    assert df.status.tolist() == ["match", "skipped"]
+    assert df.case.tolist() == ["node/test_tiny", "real/thing"]
+
+
+def test_containers_strings_ints_compared() -> None:
+    def diff(e: Any, a: Any) -> tuple[str, int]:
+        d = cmp._compare_value(e, a, 1e-3, 1e-7)
+        return d.status, d.beyond
+
+    f = np.array([1.0, 2.0], np.float32)
+    assert diff([f, f], [f, f]) == ("match", 0)
+    assert diff([f, f], [f]) == ("shape_mismatch", 0)
+    assert diff([f, f], [f, f + 1]) == ("mismatch", 2)
+    assert diff(None, None) == ("match", 0)
+    assert diff({1: f}, {np.int64(1): f}) == ("match", 0)
+    assert diff({1: f}, {2: f})[0] == "shape_mismatch"
+    strings = np.array([b"a", b"b"], dtype=object)
+    assert diff(strings, np.array(["a", "b"], dtype=object)) == ("match", 0)
+    assert diff(strings, np.array(["a", "c"], dtype=object)) == ("mismatch", 1)
+    ints = np.array([1, 2], np.int64)
+    assert diff(ints, ints) == ("match", 0)
+    assert diff(np.array([1000000, 2], np.int64), np.array([1000001, 2], np.int64)) == (
+        "mismatch",
+        1,
+    )  # exact, though within rtol
+    import ml_dtypes
+
+    b = np.array([1.0, 3.0], ml_dtypes.bfloat16)
+    assert diff(b, b) == ("match", 0)
+    assert diff(b, np.array([1.0, 3.03125], ml_dtypes.bfloat16)) == ("match", 0)  # 2 ULPs
+    e4 = np.array([1.0, 2.0], ml_dtypes.float8_e4m3fn)
+    assert diff(e4, np.array([1.0, 2.5], ml_dtypes.float8_e4m3fn)) == ("mismatch", 1)
+
+
+def test_summary_counts_per_op_type(store: Store) -> None:
+    table = cmp.summary(cmp.compare(store))
+    assert list(table.columns) == ["op_type", "total", *cmp.STATUSES, "non_match"]
+    scatter = table[table.op_type == "Scatter"].iloc[0]
+    assert (scatter.total, scatter.error, scatter.non_match) == (1, 1, 1)
+    assert table.non_match.is_monotonic_decreasing
+    assert table[table.op_type == "Abs"].iloc[0].match == 1
+
+
+def test_write_actual_and_compare_stores_agree(store: Store, tmp_path: Path) -> None:
+    out = tmp_path / "actual.parquet"
+    counts = cmp.write_actual(store, cmp.reference_backend, out)
+    assert counts["cases"] == len(GOOD) + 2
+    assert counts["errors"] == 1
+    direct = cmp.compare(store)
+    stored = cmp.compare_stores(store, out)
+    pd.testing.assert_frame_equal(direct, stored)
+    # the actual store is a corpus store: same models and inputs
+    actual = Store(out)
+    assert actual.cases() == store.cases()
+    assert actual.model("node/test_abs") == store.model("node/test_abs")
+    # a case missing from the actual store is an error
+    only_abs = tmp_path / "abs.parquet"
+    cmp.write_actual(store, cmp.reference_backend, only_abs, cases=["test_abs"])
+    missing = cmp.compare_stores(store, only_abs, cases=["test_abs", "test_add"])
+    assert missing.status.tolist() == ["match", "error"]
+    assert missing.error.iloc[1] == "the case is not in the actual store"
+
+
+def test_report_round_trips_through_parquet(store: Store, tmp_path: Path) -> None:
+    df = cmp.compare(store)
+    cmp.write_report(df, tmp_path / "report.parquet")
+    back = pd.read_parquet(tmp_path / "report.parquet")
+    assert back.status.tolist() == df.status.tolist()
+    assert back.max_abs_error.isna().tolist() == df.max_abs_error.isna().tolist()
+
+
+def test_no_case_matches(store: Store) -> None:
+    with pytest.raises(cmp.CompareError, match="no case matches 'nope'"):
+        cmp.compare(store, cases=["nope"])
+    with pytest.raises(cmp.CompareError, match="rtol"):
+        cmp.compare(store, rtol=-1)
+
+
+def test_timeout_is_recorded(store: Store) -> None:
+    import time
+
+    def slow(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+        time.sleep(5)
+        return []
+
+    df = cmp.compare(store, slow, cases=["test_abs"], timeout=0.1)
+    assert df.error.tolist() == ["BackendTimeoutError: the backend ran longer than 0.1 s"]
+
+
+def test_onnxruntime_backend(store: Store) -> None:
+    pytest.importorskip("onnxruntime")
+    df = cmp.compare(store, cmp.backend_named("onnxruntime"), cases=["test_abs", "test_add"])
+    assert set(df.status) == {"match"}
+
+
+def test_unknown_backend() -> None:
+    with pytest.raises(cmp.CompareError, match="no backend 'tvm'"):
+        cmp.backend_named("tvm")
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_compare_and_run(store: Store, tmp_path: Path) -> None:
+    code, out, _ = _cli("compare", str(store.path), "--case", "test_abs", "--case", "test_add")
+    assert code == 0
+    assert re.search(r"^outputs +2$", out, re.M)
+    assert re.search(r"^  match +2$", out, re.M)
+    report = tmp_path / "report.parquet"
+    code, out, _ = _cli("compare", str(store.path), "--out", str(report))
+    assert code == 1
+    assert "Scatter" in out
+    assert "Range" in out or "Sub" in out
+    assert pd.read_parquet(report).shape[0] == len(GOOD) + 2
+    actual = tmp_path / "actual.parquet"
+    code, out, _ = _cli("run", str(store.path), str(actual))
+    assert code == 0
+    assert re.search(r"^backend errors +1 data sets$", out, re.M)
+    code, _, err = _cli("run", str(store.path), str(actual))
+    assert code == 1
+    assert "exists; pass --force" in err
+    code, out2, _ = _cli("compare", str(store.path), "--actual", str(actual))
+    assert code == 1
+    assert out2.splitlines()[:9] == _cli("compare", str(store.path))[1].splitlines()[:9]
+    code, _, err = _cli("compare", str(store.path), "--case", "nope")
+    assert code == 1
+    assert "no case matches" in err
+    code, _, _ = _cli("compare", str(store.path), "--actual", "x", "--backend", "reference")
+    assert code == 2
+    code, _, _ = _cli("compare", str(store.path), "--rtol", "-1")
+    assert code == 2
