@@ -1,0 +1,888 @@
+"""Jupyter adapter: rich HTML displays of stores, cases, tensor columns and single values.
+
+:func:`html` and :func:`text` describe the same facts in two forms: HTML for notebooks,
+aligned plain text for terminals.  They take
+
+* a :class:`~onnx_arrow.corpus.Store`: format version, creator, cases, files by role,
+  tensors by dtype, size;
+* a case, through :func:`case_view`: the model's inputs and outputs with their declared
+  types, then per data set each value's dtype, shape, statistics and a preview;
+* an onnx-arrow Arrow column (an ``onnx.message`` array or a tensor column) or a table of
+  them: Arrow type, ONNX kind, dtype, rows, the shape and statistics of the first rows;
+* a single value: a :class:`~onnx_arrow.corpus.rows.StoredValue`, a ``TensorProto``,
+  ``SequenceProto``, ``MapProto``, ``OptionalProto`` or ``SparseTensorProto``, or a numpy
+  array.
+
+A 2-D numeric tensor (or the last two axes of a larger one) gets a heatmap, an
+image-like tensor (``[H, W, 3|4]``, ``[1|3, H, W]``, or the first item of
+``[N, 1|3, H, W]``; uint8, or floats in [0, 1]) its picture: small inline PNGs made here
+(zlib and struct, no plotting library), NaN in a colour the colormap never uses.  Every
+name and string is HTML-escaped, and the output stays small for huge tensors: previews
+hold the first elements only and pictures are downsampled.
+
+:func:`register` (run by ``%load_ext onnx_arrow.jupyter``) makes IPython display these
+objects this way; :func:`show` displays one in a notebook or prints its text elsewhere.
+IPython is imported only when needed.
+
+Examples
+--------
+>>> import numpy as np
+>>> from onnx import numpy_helper
+>>> print(text(numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "x")))
+TensorProto 'x'
+  kind      tensor
+  dtype     FLOAT
+  shape     [2, 3]
+  elements  6
+  min       0
+  max       5
+  mean      2.5
+  nan       0
+  inf       0
+  preview   [0, 1, 2, 3, 4, 5]
+  picture   heatmap, 126x84 px (in HTML)
+>>> "<img" in html(np.eye(4))
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import html as _html
+import importlib
+import math
+import struct
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from google.protobuf.message import Message
+from onnx import (
+    MapProto,
+    ModelProto,
+    OptionalProto,
+    SequenceProto,
+    SparseTensorProto,
+    TensorProto,
+    TypeProto,
+)
+
+import onnx_arrow
+from onnx_arrow.cli import describe_type
+from onnx_arrow.core.containers import Kind
+from onnx_arrow.core.dtypes import ArrowKind, dtype_of_numpy
+from onnx_arrow.core.extension_types import MessageType
+from onnx_arrow.core.types import kind_of_arrow
+from onnx_arrow.corpus.rows import StoredValue, onnx_type_string
+from onnx_arrow.corpus.store import Store
+from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
+
+__all__ = [
+    "NAN_COLOR",
+    "CaseView",
+    "case_view",
+    "html",
+    "is_onnx_column",
+    "load_ipython_extension",
+    "png",
+    "register",
+    "show",
+    "text",
+]
+
+#: Elements shown in a value's preview.
+PREVIEW_ELEMENTS: Final = 16
+#: Rows of a column described one by one.
+PREVIEW_ROWS: Final = 5
+#: Items of a sequence or map, data sets of a case, columns of a table described.
+MAX_ITEMS: Final = 8
+#: Characters of one string element in a preview.
+MAX_STRING: Final = 40
+#: A picture's larger side is upscaled (nearest neighbour) to about this many pixels.
+PICTURE_PX: Final = 128
+#: A picture samples at most this many elements along each axis.
+MAX_SAMPLES: Final = 128
+#: The colour of NaN in heatmaps: magenta, which the viridis colormap never reaches.
+NAN_COLOR: Final = (255, 0, 255)
+
+_VALUE_MESSAGES: Final = (TensorProto, SparseTensorProto, SequenceProto, MapProto, OptionalProto)
+
+# --- the colormap ------------------------------------------------------------------------
+
+# viridis as a degree-6 polynomial per channel (a fit to matplotlib's table, max error
+# about 1/255); the 256-entry table is computed from it once.
+_VIRIDIS_COEFFICIENTS: Final = np.array(
+    [
+        [0.2777273272234177, 0.005407344544966578, 0.3340998053353061],
+        [0.1050930431085774, 1.404613529898575, 1.384590162594685],
+        [-0.3308618287255563, 0.214847559468213, 0.09509516302823659],
+        [-4.634230498983486, -5.799100973351585, -19.33244095627987],
+        [6.228269936347081, 14.17993336680509, 56.69055260068105],
+        [4.776384997670288, -13.74514537774601, -65.35303263337234],
+        [-5.435455855934631, 4.645852612178535, 26.3124352495832],
+    ]
+)
+
+
+def _colormap_table() -> np.ndarray[Any, Any]:
+    t = np.linspace(0.0, 1.0, 256)[:, None]
+    rgb = np.zeros((256, 3))
+    for coefficient in _VIRIDIS_COEFFICIENTS[::-1]:
+        rgb = rgb * t + coefficient
+    return np.clip(np.round(rgb * 255), 0, 255).astype(np.uint8)
+
+
+#: The heatmap colormap: 256 RGB rows, dark blue (low) to yellow (high).
+COLORMAP: Final = _colormap_table()
+
+# --- PNG -----------------------------------------------------------------------------
+
+
+def png(pixels: np.ndarray[Any, Any]) -> bytes:
+    """Encode ``uint8`` pixels ``[H, W]`` (grey), ``[H, W, 3]`` (RGB) or ``[H, W, 4]`` (RGBA).
+
+    >>> data = png(np.zeros((2, 3, 3), np.uint8))
+    >>> data[:8] == b"\\x89PNG\\r\\n\\x1a\\n", struct.unpack(">II", data[16:24])
+    (True, (3, 2))
+    """
+    if pixels.ndim == 2:
+        pixels = pixels[:, :, None]
+    channels = pixels.shape[2]
+    color_type = {1: 0, 3: 2, 4: 6}.get(channels)
+    if pixels.ndim != 3 or color_type is None or pixels.dtype != np.uint8:
+        raise UnsupportedTypeError(
+            f"pixels of shape {pixels.shape} and dtype {pixels.dtype}; expected uint8 "
+            "[H, W], [H, W, 3] or [H, W, 4]"
+        )
+    height, width = pixels.shape[:2]
+    rows = pixels.reshape(height, width * channels)
+    raw = np.hstack([np.zeros((height, 1), np.uint8), rows])  # filter type 0 on each row
+    header = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", header)
+        + _chunk(b"IDAT", zlib.compress(np.ascontiguousarray(raw).tobytes(), 9))
+        + _chunk(b"IEND", b"")
+    )
+
+
+def _chunk(tag: bytes, data: bytes) -> bytes:
+    crc = zlib.crc32(tag + data) & 0xFFFFFFFF
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", crc)
+
+
+# --- what a report holds --------------------------------------------------------------
+
+
+@dataclass
+class _Picture:
+    png: bytes
+    caption: str
+    width: int
+    height: int
+
+
+@dataclass
+class _Section:
+    """One titled block of facts; :func:`html` and :func:`text` both render it."""
+
+    title: str
+    fields: list[tuple[str, str]] = field(default_factory=list)
+    table: tuple[list[str], list[list[str]]] | None = None
+    picture: _Picture | None = None
+    note: str | None = None
+    level: int = 0
+
+
+# --- numbers -----------------------------------------------------------------------
+
+
+def _number(x: Any) -> str:
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    value = float(x)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def _onnx_dtype(array: np.ndarray[Any, Any]) -> str:
+    try:
+        return dtype_of_numpy(array.dtype).name
+    except OnnxArrowError:
+        return str(array.dtype)
+
+
+def _numeric(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
+    """The elements as numbers numpy computes with (float32 for bfloat16 and float8 ...);
+    None for strings."""
+    if array.dtype.kind in "OSU":
+        return None
+    try:
+        row = dtype_of_numpy(array.dtype)
+    except OnnxArrowError:
+        return array if array.dtype.kind in "biufc" else None
+    if row.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT):
+        return array.astype(np.float32)
+    if row.arrow_kind is ArrowKind.SUBBYTE_INT:
+        return array.astype(np.int16)
+    return array
+
+
+def _statistics(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
+    """min, max and mean of the finite elements; NaN and Inf counts for floats."""
+    values = _numeric(array)
+    if values is None or values.size == 0:
+        return []
+    if values.dtype.kind == "b":
+        return [("true", str(int(np.count_nonzero(values))))]
+    out: list[tuple[str, str]] = []
+    counts: list[tuple[str, str]] = []
+    if values.dtype.kind in "fc":
+        nan = np.isnan(values)
+        inf = np.isinf(values)
+        counts = [("nan", str(int(nan.sum()))), ("inf", str(int(inf.sum())))]
+        if counts[0][1] != "0" or counts[1][1] != "0":
+            values = values[~(nan | inf)]
+    if values.size == 0:
+        return [("min", "(no finite elements)"), *counts]
+    if values.dtype.kind == "c":
+        out.append(("mean", str(complex(values.mean(dtype=np.complex128)))))
+    else:
+        out += [
+            ("min", _number(values.min())),
+            ("max", _number(values.max())),
+            ("mean", f"{float(values.mean(dtype=np.float64)):.6g}"),
+        ]
+    return out + counts
+
+
+def _element(x: Any) -> str:
+    if isinstance(x, bytes):
+        shown = repr(x[:MAX_STRING])
+        return shown + ("..." if len(x) > MAX_STRING else "")
+    if isinstance(x, str):
+        return repr(x[:MAX_STRING]) + ("..." if len(x) > MAX_STRING else "")
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (complex, np.complexfloating)):
+        return str(complex(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    try:
+        return _number(x)
+    except (TypeError, ValueError, OverflowError):
+        return str(x)
+
+
+def _preview(array: np.ndarray[Any, Any], limit: int = PREVIEW_ELEMENTS) -> str:
+    flat = array.reshape(-1)[:limit]
+    values = _numeric(flat)
+    shown = [_element(x) for x in (flat if values is None else values).tolist()]
+    if array.size > limit:
+        shown.append(f"... ({array.size} elements)")
+    return "[" + ", ".join(shown) + "]"
+
+
+# --- pictures ----------------------------------------------------------------------
+
+
+def _sample(plane: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """At most :data:`MAX_SAMPLES` rows and columns, every k-th."""
+    steps = [max(1, math.ceil(n / MAX_SAMPLES)) for n in plane.shape[:2]]
+    return plane[:: steps[0], :: steps[1]]
+
+
+def _upscale(pixels: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    factor = max(1, PICTURE_PX // max(pixels.shape[0], pixels.shape[1]))
+    if factor > 1:
+        pixels = np.repeat(np.repeat(pixels, factor, axis=0), factor, axis=1)
+    return pixels
+
+
+def _image_plane(values: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], str] | None:
+    """The ``[H, W, C]`` picture of an image-like tensor, and which layout it was."""
+    shape = values.shape
+    if values.ndim == 3 and shape[2] in (3, 4) and min(shape[:2]) >= 2:
+        plane, layout = values, "HWC"
+    elif values.ndim == 3 and shape[0] in (1, 3) and min(shape[1:]) >= 2:
+        plane, layout = np.moveaxis(values, 0, -1), "CHW"
+    elif values.ndim == 4 and shape[0] >= 1 and shape[1] in (1, 3) and min(shape[2:]) >= 2:
+        plane, layout = np.moveaxis(values[0], 0, -1), "NCHW, item 0"
+    else:
+        return None
+    plane = _sample(plane)
+    if plane.dtype == np.uint8:
+        pixels = plane
+    elif plane.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            if not (np.isfinite(plane).all() and plane.min() >= 0.0 and plane.max() <= 1.0):
+                return None
+        pixels = np.round(plane * 255).astype(np.uint8)
+    else:
+        return None
+    if pixels.shape[2] == 1:
+        pixels = pixels[:, :, 0]
+    return np.ascontiguousarray(pixels), layout
+
+
+def _heatmap_plane(values: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], str]:
+    """The RGB heatmap of the last two axes of the first item, and its range."""
+    plane = _sample(values[(0,) * (values.ndim - 2)])
+    if plane.dtype.kind == "c":
+        plane = np.abs(plane)
+    plane = plane.astype(np.float64)
+    finite = np.isfinite(plane)
+    if finite.any():
+        lo, hi = float(plane[finite].min()), float(plane[finite].max())
+    else:
+        lo = hi = 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = (np.clip(plane, lo, hi) - lo) / (hi - lo) if hi > lo else np.zeros_like(plane)
+    codes = np.round(np.nan_to_num(scaled, nan=0.0) * 255).astype(np.intp)
+    pixels = COLORMAP[codes]
+    pixels[np.isnan(plane)] = NAN_COLOR
+    return pixels, f"{_number(lo)} .. {_number(hi)}"
+
+
+def _picture(array: np.ndarray[Any, Any]) -> _Picture | None:
+    values = _numeric(array)
+    if values is None or values.ndim < 2 or values.size == 0:
+        return None
+    image = _image_plane(values)
+    if image is not None:
+        pixels, layout = image
+        caption = f"image ({layout})"
+    else:
+        pixels, value_range = _heatmap_plane(values)
+        where = "" if values.ndim == 2 else f" of [{', '.join(['0'] * (values.ndim - 2))}]"
+        caption = f"heatmap{where}, {value_range}"
+        if any(n > MAX_SAMPLES for n in values.shape[-2:]):
+            caption += ", sampled"
+    pixels = _upscale(pixels)
+    height, width = pixels.shape[:2]
+    return _Picture(png(pixels), caption, width, height)
+
+
+# --- sections of values --------------------------------------------------------------------
+
+
+def _tensor_fields(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
+    return [
+        ("dtype", _onnx_dtype(array)),
+        ("shape", str(list(array.shape))),
+        ("elements", str(array.size)),
+        *_statistics(array),
+        ("preview", _preview(array)),
+    ]
+
+
+def _is_sparse(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"dims", "values", "indices"}
+
+
+def _value_sections(value: Any, title: str, level: int = 0) -> list[_Section]:
+    """Sections describing a value as :func:`onnx_arrow.to_numpy` gives it."""
+    if isinstance(value, np.ndarray):
+        return [_Section(title, [("kind", "tensor"), *_tensor_fields(value)],
+                         picture=_picture(value), level=level)]  # fmt: skip
+    if value is None:
+        return [_Section(title, [("kind", "optional"), ("value", "absent (None)")], level=level)]
+    if _is_sparse(value):
+        values, indices = value["values"], value["indices"]
+        fields = [
+            ("kind", "sparse tensor"),
+            ("dense shape", str(list(value["dims"]))),
+            ("stored values", str(values.size)),
+            ("indices shape", str(list(indices.shape))),
+        ]
+        fields += [(k, v) for k, v in _tensor_fields(values) if k != "shape"]
+        return [_Section(title, fields, level=level)]
+    if isinstance(value, dict):
+        pairs = list(value.items())
+        return _items_sections(title, "map", pairs, level)
+    if isinstance(value, list):
+        if value and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+            return _items_sections(title, "map", value, level)
+        return _items_sections(title, "sequence", list(enumerate(value)), level)
+    raise UnsupportedTypeError(
+        f"cannot describe a {type(value).__name__}; expected an ndarray, a list, a dict or None"
+    )
+
+
+def _items_sections(
+    title: str, kind: str, items: Sequence[tuple[Any, Any]], level: int
+) -> list[_Section]:
+    label = "entries" if kind == "map" else "items"
+    head = _Section(title, [("kind", kind), (label, str(len(items)))], level=level)
+    if kind == "map" and items:
+        head.fields.append(("keys", "[" + ", ".join(_element(k) for k, _ in items[:16]) + "]"))
+    out = [head]
+    for key, item in items[:MAX_ITEMS]:
+        name = f"[{_element(key)}]" if kind == "map" else f"[{key}]"
+        out += _value_sections(item, f"{'value' if kind == 'map' else 'item'} {name}", level + 1)
+    if len(items) > MAX_ITEMS:
+        head.note = f"the first {MAX_ITEMS} of {len(items)} {label} are shown"
+    return out
+
+
+def _message_sections(message: Message) -> list[_Section]:
+    kind = type(message).__name__
+    name = getattr(message, "name", "")
+    title = f"{kind} {name!r}" if name else kind
+    value = onnx_arrow.to_numpy(onnx_arrow.to_arrow_scalar(message))
+    return _value_sections(value, title)
+
+
+def _stored_value_sections(value: StoredValue) -> list[_Section]:
+    where = [
+        ("case", value.case),
+        ("path", value.path),
+        ("data set", "-" if value.data_set is None else str(value.data_set)),
+        ("slot", f"{value.io} {value.index}"),
+        ("onnx type", value.onnx_type),
+    ]
+    title = f"{value.io} {value.name!r}" if value.name else f"{value.io} {value.index}"
+    sections = _value_sections(value.to_numpy(), title)
+    sections[0].fields[:0] = where
+    return sections
+
+
+def _ndarray_sections(array: np.ndarray[Any, Any]) -> list[_Section]:
+    return _value_sections(array, "ndarray")
+
+
+# --- columns ------------------------------------------------------------------------
+
+
+_TENSOR_EXTENSIONS: Final = ("arrow.fixed_shape_tensor", "arrow.variable_shape_tensor")
+
+
+def is_onnx_column(array: Any) -> bool:
+    """Whether ``array`` is an Arrow array of an onnx-arrow type (``onnx.*`` or a tensor)."""
+    if not isinstance(array, (pa.Array, pa.ChunkedArray)):
+        return False
+    name = getattr(array.type, "extension_name", None)
+    return name is not None and (name.startswith("onnx.") or name in _TENSOR_EXTENSIONS)
+
+
+def _column_sections(array: pa.Array | pa.ChunkedArray, title: str = "column") -> list[_Section]:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    if isinstance(array.type, MessageType):
+        kind = str(Kind.from_json(array.type.kind))
+        value_type = array.type.value_type
+    else:
+        kind = str(kind_of_arrow(array.type, array))
+        value_type = array.type
+    head = array.slice(0, PREVIEW_ROWS)
+    cells = onnx_arrow.to_numpy(head)
+    cells = list(cells) if isinstance(cells, np.ndarray) else cells
+    dtypes = sorted({_onnx_dtype(c) for c in cells if isinstance(c, np.ndarray)})
+    fields = [
+        ("arrow type", describe_type(array.type)),
+        ("onnx kind", kind),
+        ("rows", str(len(array))),
+        ("nulls", str(array.null_count)),
+    ]
+    if dtypes:
+        fields.insert(2, ("dtype", ", ".join(dtypes)))
+    if value_type is not array.type:
+        fields.insert(1, ("value type", describe_type(value_type)))
+    header = ["row", "shape", "dtype", "min", "max", "mean", "nan", "preview"]
+    rows = []
+    for i, cell in enumerate(cells):
+        if isinstance(cell, np.ndarray):
+            stats = dict(_statistics(cell))
+            rows.append(
+                [
+                    str(i),
+                    str(list(cell.shape)),
+                    _onnx_dtype(cell),
+                    stats.get("min", stats.get("true", "")),
+                    stats.get("max", ""),
+                    stats.get("mean", ""),
+                    stats.get("nan", ""),
+                    _preview(cell, 6),
+                ]
+            )
+        else:
+            rows.append([str(i), "", "", "", "", "", "", _short(cell)])
+    section = _Section(title, fields, table=(header, rows))
+    if len(array) > PREVIEW_ROWS:
+        section.note = f"the first {PREVIEW_ROWS} of {len(array)} rows are shown"
+    first = next((c for c in cells if isinstance(c, np.ndarray)), None)
+    if first is not None:
+        section.picture = _picture(first)
+    return [section]
+
+
+def _short(value: Any) -> str:
+    """One line for a container cell: its kind and size."""
+    if value is None:
+        return "None"
+    if _is_sparse(value):
+        return f"sparse {list(value['dims'])}, {value['values'].size} stored"
+    if isinstance(value, dict):
+        return f"map of {len(value)}"
+    if isinstance(value, list):
+        if value and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+            return f"map of {len(value)}"
+        shapes = [str(list(v.shape)) if isinstance(v, np.ndarray) else _short(v) for v in value]
+        more = ", ..." if len(shapes) > 4 else ""
+        return f"sequence of {len(value)}: " + ", ".join(shapes[:4]) + more
+    return type(value).__name__
+
+
+def _table_sections(table: pa.Table) -> list[_Section]:
+    head = _Section(
+        "table",
+        [("rows", str(table.num_rows)), ("columns", ", ".join(table.column_names))],
+    )
+    out = [head]
+    for name in table.column_names[:MAX_ITEMS]:
+        column = table.column(name)
+        if is_onnx_column(column) or _bare_value_column(column):
+            out += [_with_level(s, 1) for s in _column_sections(column, f"column {name!r}")]
+        else:
+            out.append(_Section(f"column {name!r}", [("arrow type", str(column.type))], level=1))
+    if table.num_columns > MAX_ITEMS:
+        head.note = f"the first {MAX_ITEMS} of {table.num_columns} columns are shown"
+    return out
+
+
+def _bare_value_column(column: pa.ChunkedArray) -> bool:
+    try:
+        kind_of_arrow(column.type)
+    except OnnxArrowError:
+        return False
+    return True
+
+
+def _with_level(section: _Section, level: int) -> _Section:
+    section.level = level
+    return section
+
+
+def _array_sections(array: pa.Array | pa.ChunkedArray) -> list[_Section]:
+    if not (is_onnx_column(array) or _bare_value_column(array)):
+        raise UnsupportedTypeError(
+            f"an Arrow column of type {array.type} holds no ONNX values; expected an "
+            "onnx.message array (onnx_arrow.to_arrow) or a tensor column"
+        )
+    return _column_sections(array)
+
+
+# --- stores and cases ---------------------------------------------------------------------
+
+
+def _counts(column: pa.ChunkedArray) -> list[tuple[str, int]]:
+    counts = pc.value_counts(column.drop_null())
+    pairs = zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
+    return sorted(pairs, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _size(nbytes: int) -> str:
+    size = float(nbytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{nbytes} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{nbytes} bytes"  # pragma: no cover - the loop always returns
+
+
+def _store_sections(store: Store) -> list[_Section]:
+    meta = store.metadata
+    table = pq.read_table(store.path, columns=["test_case", "kind", "role", "dtype", "count"])
+    roles = dict(_counts(table.column("role")))
+    by_kind = table.group_by("kind").aggregate([("test_case", "count_distinct")])
+    kinds = sorted(
+        zip(by_kind.column("kind").to_pylist(), by_kind.column(1).to_pylist(), strict=True),
+        key=lambda kv: (kv[0] is None, kv[0] or ""),
+    )
+    dtype_rows = table.filter(pc.is_valid(table.column("dtype")))
+    elements = dtype_rows.group_by("dtype").aggregate([("count", "sum")])
+    sums = dict(
+        zip(elements.column("dtype").to_pylist(), elements.column(1).to_pylist(), strict=True)
+    )
+    dtypes = _counts(table.column("dtype"))
+    files = sum(n for role, n in roles.items() if role != "element")
+    head = _Section(
+        f"onnx-arrow store {store.path.name!r}",
+        [
+            ("path", str(store.path)),
+            ("format", f"{meta.get('format')}, version {meta.get('format_version')}"),
+            ("created by", f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})"),
+            ("size", _size(store.path.stat().st_size)),
+            ("row groups", str(store.num_row_groups)),
+            ("rows", str(table.num_rows)),
+            ("cases", str(pc.count_distinct(table.column("test_case")).as_py())),
+            ("files", str(files)),
+            ("tensors", str(sum(n for _, n in dtypes))),
+        ],
+    )
+    cases = _Section(
+        "cases by kind",
+        table=(["kind", "cases"], [[kind or "(none)", str(n)] for kind, n in kinds]),
+        level=1,
+    )
+    file_rows = [[r, str(roles[r])] for r in ("model", "value", "file", "element") if r in roles]
+    roles_section = _Section("rows by role", table=(["role", "rows"], file_rows), level=1)
+    dtype_section = _Section(
+        "tensors by dtype",
+        table=(
+            ["dtype", "tensors", "elements"],
+            [[name, str(n), str(sums.get(name) or 0)] for name, n in dtypes],
+        ),
+        level=1,
+    )
+    return [head, cases, roles_section, dtype_section]
+
+
+def _declared_text(type_proto: TypeProto) -> str:
+    text = onnx_type_string(type_proto)
+    if type_proto.WhichOneof("value") == "tensor_type":
+        tensor = type_proto.tensor_type
+        if tensor.HasField("shape"):
+            dims = [
+                str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?"
+                for d in tensor.shape.dim
+            ]
+            text += f" [{', '.join(dims)}]"
+    return text
+
+
+class CaseView:
+    """A case of a store, displayed: :func:`html` in notebooks, :func:`text` in ``repr``.
+
+    Made by :func:`case_view`; reads the case when displayed.
+    """
+
+    def __init__(self, store: Store, case: str) -> None:
+        self.store = store
+        self.case = case
+
+    def sections(self) -> list[_Section]:
+        """The facts the displays show."""
+        model: ModelProto = self.store.model(self.case)
+        ops = sorted({n.op_type for n in model.graph.node})
+        opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in model.opset_import)
+        head = _Section(
+            f"case {self.case!r}",
+            [("store", str(self.store.path)), ("operators", ", ".join(ops) or "(none)"),
+             ("opsets", opsets or "(none)")],
+        )  # fmt: skip
+        declared = _Section(
+            "declared inputs and outputs",
+            table=(
+                ["io", "index", "name", "type"],
+                [
+                    [io, str(k), info.name, _declared_text(info.type)]
+                    for io, infos in (("input", model.graph.input), ("output", model.graph.output))
+                    for k, info in enumerate(infos)
+                ],
+            ),
+            level=1,
+        )
+        out = [head, declared]
+        by_set: dict[int | None, list[StoredValue]] = {}
+        for value in self.store.values(self.case):
+            by_set.setdefault(value.data_set, []).append(value)
+        order = sorted(by_set, key=lambda n: -1 if n is None else n)
+        for n in order[:MAX_ITEMS]:
+            values = sorted(by_set[n], key=lambda v: (v.io != "input", v.index))
+            out.append(_Section("values" if n is None else f"test_data_set_{n}", level=1))
+            for value in values:
+                name = value.name or f"{value.io} {value.index}"
+                sections = _value_sections(value.to_numpy(), f"{value.io} {name!r}", level=2)
+                sections[0].fields.insert(0, ("onnx type", value.onnx_type))
+                out += sections
+        if len(order) > MAX_ITEMS:
+            head.note = f"the first {MAX_ITEMS} of {len(order)} data sets are shown"
+        return out
+
+    def _repr_html_(self) -> str:
+        return _render_html(self.sections())
+
+    def __repr__(self) -> str:
+        return _render_text(self.sections())
+
+
+def case_view(store: Store | str, case: str) -> CaseView:
+    """A displayable view of one case of ``store`` (a :class:`Store` or its path)."""
+    store = store if isinstance(store, Store) else Store(store)
+    return CaseView(store, case)
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+_STYLE: Final = (
+    "<style>"
+    ".onnx-arrow{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}"
+    ".onnx-arrow table{border-collapse:collapse;margin:2px 0}"
+    ".onnx-arrow td,.onnx-arrow th{padding:1px 8px;text-align:left;vertical-align:top}"
+    ".onnx-arrow th{border-bottom:1px solid #888}"
+    ".onnx-arrow .oa-sec{display:flex;gap:16px;align-items:flex-start;margin:4px 0}"
+    ".onnx-arrow .oa-title{font-weight:bold}"
+    ".onnx-arrow .oa-note{color:#888}"
+    ".onnx-arrow img{image-rendering:pixelated;border:1px solid #888}"
+    "</style>"
+)
+
+
+def _e(value: object) -> str:
+    return _html.escape(str(value), quote=True)
+
+
+def _render_html(sections: Sequence[_Section]) -> str:
+    parts = [_STYLE, '<div class="onnx-arrow">']
+    for s in sections:
+        indent = s.level * 16
+        parts.append(f'<div class="oa-sec" style="margin-left:{indent}px"><div>')
+        parts.append(f'<div class="oa-title">{_e(s.title)}</div>')
+        if s.fields:
+            rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in s.fields)
+            parts.append(f"<table>{rows}</table>")
+        if s.table is not None:
+            header, body = s.table
+            head = "".join(f"<th>{_e(h)}</th>" for h in header)
+            rows = "".join(
+                "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in body
+            )
+            parts.append(f"<table><tr>{head}</tr>{rows}</table>")
+        if s.note:
+            parts.append(f'<div class="oa-note">{_e(s.note)}</div>')
+        parts.append("</div>")
+        if s.picture is not None:
+            p = s.picture
+            data = base64.b64encode(p.png).decode("ascii")
+            parts.append(
+                f'<figure style="margin:0"><img src="data:image/png;base64,{data}" '
+                f'width="{p.width}" height="{p.height}" alt="{_e(p.caption)}">'
+                f"<figcaption>{_e(p.caption)}</figcaption></figure>"
+            )
+        parts.append("</div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _render_text(sections: Sequence[_Section]) -> str:
+    lines: list[str] = []
+    for s in sections:
+        pad = "  " * s.level
+        lines.append(pad + s.title)
+        fields = list(s.fields)
+        if s.picture is not None:
+            p = s.picture
+            kind = p.caption.split(",")[0].split(" (")[0].split(" of ")[0]
+            fields.append(("picture", f"{kind}, {p.width}x{p.height} px (in HTML)"))
+        if fields:
+            width = max(len(k) for k, _ in fields)
+            lines += [f"{pad}  {k:<{width}}  {v}" for k, v in fields]
+        if s.table is not None:
+            header, body = s.table
+            widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+            for row in [header, *body]:
+                cells = [c.ljust(w) for c, w in zip(row, widths, strict=True)]
+                lines.append((pad + "  " + "  ".join(cells)).rstrip())
+        if s.note:
+            lines.append(f"{pad}  ({s.note})")
+    return "\n".join(lines)
+
+
+# --- dispatch --------------------------------------------------------------------------------
+
+#: What each kind of object is described by, most specific first.
+_DESCRIBERS: Final[tuple[tuple[type | tuple[type, ...], Callable[[Any], list[_Section]]], ...]] = (
+    (CaseView, lambda view: view.sections()),
+    (Store, _store_sections),
+    (StoredValue, _stored_value_sections),
+    (_VALUE_MESSAGES, _message_sections),
+    (pa.Table, _table_sections),
+    ((pa.Array, pa.ChunkedArray), _array_sections),
+    (np.ndarray, _ndarray_sections),
+)
+
+
+def _sections(obj: Any) -> list[_Section]:
+    for types, describe in _DESCRIBERS:
+        if isinstance(obj, types):
+            return describe(obj)
+    raise UnsupportedTypeError(
+        f"cannot display a {type(obj).__name__}; expected a Store, a case_view(...), a "
+        "StoredValue, an ONNX value message (TensorProto, SequenceProto, MapProto, "
+        "OptionalProto, SparseTensorProto), an onnx-arrow Arrow column or table, or an ndarray"
+    )
+
+
+def html(obj: Any) -> str:
+    """The HTML display of ``obj``: a store, a case view, a column, a table or a value.
+
+    Everything taken from the data is escaped; the size is bounded whatever the data.
+    """
+    return _render_html(_sections(obj))
+
+
+def text(obj: Any) -> str:
+    """The plain-text display of ``obj``: the facts :func:`html` shows, pictures named only."""
+    return _render_text(_sections(obj))
+
+
+# --- IPython --------------------------------------------------------------------------------
+
+
+def _html_or_none(obj: Any) -> str | None:
+    """The IPython formatter: None (IPython's own display) for foreign Arrow arrays."""
+    if isinstance(obj, (pa.Array, pa.ChunkedArray)) and not is_onnx_column(obj):
+        return None
+    return html(obj)
+
+
+def register(ipython: Any = None) -> None:
+    """Make IPython display stores, stored values, ONNX value messages and onnx-arrow
+    Arrow columns as HTML.
+
+    ``ipython`` is the shell (``get_ipython()`` when not given).  Other Arrow extension
+    arrays keep their usual display.
+    """
+    if ipython is None:
+        try:
+            ipython_module = importlib.import_module("IPython")
+        except ImportError:
+            raise UnsupportedTypeError(
+                "IPython is not installed; html(obj) and text(obj) work without it"
+            ) from None
+        ipython = ipython_module.get_ipython()
+        if ipython is None:
+            raise UnsupportedTypeError(
+                "no IPython shell is running; pass one (register(ip)), or use html(obj), "
+                "text(obj) or show(obj)"
+            )
+    formatter = ipython.display_formatter.formatters["text/html"]
+    for cls in (pa.ExtensionArray, pa.ChunkedArray, Store, StoredValue, *_VALUE_MESSAGES):
+        formatter.for_type(cls, _html_or_none)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext onnx_arrow.jupyter``: :func:`register` on the running shell."""
+    register(ipython)
+
+
+def show(obj: Any) -> None:
+    """Display ``obj`` as HTML in a notebook, or print its text anywhere else."""
+    try:
+        ipython_module = importlib.import_module("IPython")
+        display = importlib.import_module("IPython.display")
+    except ImportError:
+        print(text(obj))
+        return
+    shell = ipython_module.get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        print(text(obj))
+        return
+    display.display(display.HTML(html(obj)))
