@@ -106,14 +106,14 @@ class RowBuilder:
     """Accumulates the rows of some cases and turns them into one record batch."""
 
     keep_undecodable: bool = False
-    columns: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _PLAIN})
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
     data: dict[int, list[tuple[int, np.ndarray[Any, Any]]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     _decoded: dict[tuple[str, bytes], Any] = field(default_factory=dict, repr=False)
 
     @property
     def num_rows(self) -> int:
-        return len(self.columns["test_case"])
+        return len(self.rows)
 
     def add_case(self, case: Case) -> None:
         model = case.model()
@@ -224,44 +224,32 @@ class RowBuilder:
         tensor: Tensor | None = None,
         content: bytes | None = None,
     ) -> None:
-        c = self.columns
+        dtype = shape = count = None
         if tensor is not None:
             storage = _widen(tensor.codes, tensor.dtype)
-            self.data.setdefault(tensor.dtype.onnx, []).append((self.num_rows, storage))
-            c["dtype"].append(tensor.dtype.name)
-            c["shape"].append(tensor.dims)
-            c["count"].append(tensor.codes.size)
-        else:
-            c["dtype"].append(None)
-            c["shape"].append(None)
-            c["count"].append(None)
-        c["test_case"].append(case.name)
-        c["kind"].append(case.kind)
-        c["path"].append(path)
-        c["role"].append(role)
-        c["data_set"].append(data_set)
-        c["io"].append(io)
-        c["index"].append(index)
-        c["element"].append(element)
-        c["name"].append(name)
-        c["onnx_type"].append(onnx_type)
-        c["nbytes"].append(nbytes)
-        c["value_kind"].append(value_kind)
-        c["envelope"].append(envelope)
-        c["content"].append(content)
+            self.data.setdefault(tensor.dtype.onnx, []).append((len(self.rows), storage))
+            dtype, shape, count = tensor.dtype.name, tensor.dims, tensor.codes.size
+        # one tuple per row, in the order of _PLAIN; to_batch turns them into columns
+        self.rows.append(
+            (
+                case.name, case.kind, path, role, data_set, io, index, element, name,
+                onnx_type, dtype, shape, count, nbytes, value_kind, envelope, content,
+            )
+        )  # fmt: skip
 
     def to_batch(self) -> pa.RecordBatch:
         """The accumulated rows as one record batch of the store schema."""
         n = self.num_rows
         arrays: list[pa.Array] = []
         stats = _statistics(self.data, n)
+        plain = dict(zip(_PLAIN, zip(*self.rows, strict=True), strict=True)) if n else {}
         for f in SCHEMA:
             if f.name in stats:
                 arrays.append(pa.array(stats[f.name], f.type))
             elif f.name in DATA_COLUMNS:
                 arrays.append(self._data_array(f, n))
             else:
-                arrays.append(pa.array(self.columns[f.name], f.type))
+                arrays.append(pa.array(plain.get(f.name, ()), f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
     def _data_array(self, f: pa.Field, n: int) -> pa.Array:

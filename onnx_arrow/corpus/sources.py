@@ -52,6 +52,13 @@ __all__ = [
 #: Largest single file a corpus may hold (2 GiB, protobuf's own message limit).
 MAX_FILE_BYTES: Final = 2 << 30
 
+#: Never follow a final symlink, never block on a FIFO, never leak into child processes.
+_OPEN_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 _DATA_SET_VALUE: Final = re.compile(r"test_data_set_(\d+)/(input|output)_(\d+)\.pb")
 _LIGHT_VALUE: Final = re.compile(r"(.+)_(input|output)_(\d+)\.pb")
 
@@ -131,9 +138,8 @@ def declared_type(model: ModelProto | None, io: str, index: int) -> TypeProto | 
 
 def read_regular_file(path: str, *, max_bytes: int = MAX_FILE_BYTES, where: str) -> bytes:
     """The bytes of a regular file; anything else (FIFO, device, symlink) is refused."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         raise CorpusError(
             f"cannot open ({exc.strerror}); corpora hold regular files only", where=where
