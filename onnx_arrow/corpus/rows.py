@@ -193,8 +193,14 @@ class RowBuilder:
                 node = Tensor(fast.dtype, fast.dims, fast.codes)
                 envelope, kind, exact = fast.envelope or b"", _TENSOR_KIND, True
             else:
-                node, envelope, kind = decode_value(data, declared.name, where=path)
+                node, envelope, kind = decode_value(
+                    data, declared.name, where=path, external=_keep_external
+                )
                 exact = encode_value(node, kind, envelope, where=path) == data
+        except _ExternalData:
+            # its bytes refer to another file of the corpus, which is stored as it is too
+            self.warnings.append(f"{path}: holds external data; kept as bytes")
+            return False
         except OnnxArrowError as exc:
             if not self.keep_undecodable:
                 raise exc if exc.where and exc.where.startswith(path) else exc.at(path) from None
@@ -334,6 +340,14 @@ def _envelope_name(envelope: bytes, kind: Kind) -> str | None:
         return None
     message = MESSAGE_CLASS[kind.name].FromString(envelope)  # type: ignore[attr-defined]
     return message.name if message.HasField("name") else None
+
+
+class _ExternalData(Exception):
+    """A value whose tensor data lives in another file (kept as bytes, never read here)."""
+
+
+def _keep_external(entries: Any, length: int) -> Any:
+    raise _ExternalData
 
 
 @functools.lru_cache(maxsize=1024)

@@ -315,3 +315,22 @@ def test_tampered_data_is_reported_with_its_file(tmp_path):
         CorpusError, match=r"node/test_tiny: node/test_tiny/test_data_set_0/input_0\.pb"
     ):
         export_store(tmp_path / "bad.parquet", tmp_path / "out")
+
+
+@pytest.mark.parametrize("location", ["weights.bin", "../../outside.bin"])
+def test_external_data_is_kept_as_bytes_and_never_read(tmp_path, location):
+    root = small_corpus(tmp_path / "src")
+    case = root / "node" / "test_tiny"
+    (case / "weights.bin").write_bytes(np.array([-1.0, 2.0], np.float32).tobytes())
+    (tmp_path / "outside.bin").write_bytes(b"secret")
+    tensor = TensorProto(name="x", data_type=TensorProto.FLOAT, dims=[2])
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value=location)
+    (case / "test_data_set_0" / "input_0.pb").write_bytes(tensor.SerializeToString())
+    summary = write_store(FolderSource(root), tmp_path / "store.parquet")
+    assert any("external data" in w and "input_0.pb" in w for w in summary["warnings"])
+    table = pq.read_table(tmp_path / "store.parquet", columns=["path", "role", "content"])
+    contents = b"".join(c or b"" for c in table.column("content").to_pylist())
+    assert b"secret" not in contents
+    export_store(tmp_path / "store.parquet", tmp_path / "out")
+    assert tree_bytes(tmp_path / "out") == tree_bytes(root)
