@@ -756,30 +756,39 @@ def _leaves(nodes: Sequence[Node | None], kind: Kind) -> list[Any]:
     return out
 
 
-def infer_arrow_type(nodes: Sequence[Node | None], kind: Kind | None) -> pa.DataType:
-    """The Arrow type for these values: all of them decide together."""
+def infer_arrow_type(
+    nodes: Sequence[Node | None], kind: Kind | None, *, label: str = "row"
+) -> pa.DataType:
+    """The Arrow type for these values: all of them decide together.
+
+    ``label`` names one of ``nodes`` in errors: ``row`` for a column's values,
+    ``element`` for what lies inside them.
+    """
     if kind is None:
         return pa.null()
-    if kind.name == TENSOR:
-        tensors = [n for n in nodes if isinstance(n, Tensor)]
-        if not tensors:
+    if kind.name in (TENSOR, SPARSE_TENSOR):
+        found = [
+            (i, n if isinstance(n, Tensor) else n.values)
+            for i, n in enumerate(nodes)
+            if isinstance(n, Tensor | SparseValue)
+        ]
+        if not found:
             return pa.null()
-        first = tensors[0].dtype
-        for t in tensors:
-            if t.dtype is not first:
+        first_at, first = found[0]
+        for i, t in found:
+            if t.dtype is not first.dtype:
                 raise UnsupportedTypeError(
-                    f"holds {t.dtype.name} and {first.name} tensors; a column holds one data type"
+                    f"{label} {i} is {t.dtype.name} but {label} {first_at} is "
+                    f"{first.dtype.name}; a column holds one data type",
+                    where=f"{label} {i}",
                 )
-        return tensor_type_for(first, [t.dims for t in tensors])
-    if kind.name == SPARSE_TENSOR:
-        sparse = [n for n in nodes if isinstance(n, SparseValue)]
-        if not sparse:
-            return pa.null()
-        return sparse_tensor_type(sparse[0].values.dtype)
+        if kind.name == SPARSE_TENSOR:
+            return sparse_tensor_type(first.dtype)
+        return tensor_type_for(first.dtype, [t.dims for _, t in found])
     leaves = _leaves(nodes, kind)
     if kind.name == MAP and kind.key is None and not leaves:
         return pa.null()  # no value anywhere says what the map holds
-    return arrow_type_of_kind(kind, infer_arrow_type(leaves, kind.elem))
+    return arrow_type_of_kind(kind, infer_arrow_type(leaves, kind.elem, label="element"))
 
 
 def arrow_type_of_kind(kind: Kind, inner: pa.DataType) -> pa.DataType:

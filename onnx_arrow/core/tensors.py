@@ -758,15 +758,12 @@ def elements_to_numpy(values: pa.Array) -> np.ndarray[Any, Any]:
     return storage_to_codes(_storage_numpy(values, row), row)
 
 
-def tensor_array(tensors: Sequence[Tensor], arrow_type: pa.DataType | None = None) -> pa.Array:
-    """An Arrow tensor array with one row per tensor.
+def tensor_array(tensors: Sequence[Tensor], arrow_type: pa.DataType) -> pa.Array:
+    """An Arrow tensor array of ``arrow_type`` with one row per tensor.
 
-    ``arrow_type`` (from a declared ONNX type) decides the layout; without it the
-    tensors decide together: one shape, no zero in it -> ``arrow.fixed_shape_tensor``;
-    one rank -> variable-shape; several ranks -> ``onnx.variable_rank_tensor``.
+    The type comes from a declared ONNX type or from :func:`tensor_type_for`; a
+    tensor that does not fit it is an error naming its row.
     """
-    if arrow_type is None:
-        arrow_type = _infer_type(tensors)
     layout, row = _layout(arrow_type)
     for i, t in enumerate(tensors):
         _check_fits(t, arrow_type, layout, row, f"row {i}")
@@ -811,22 +808,13 @@ def _concat_storage(parts: list[np.ndarray[Any, Any]], row: DType) -> np.ndarray
     return np.concatenate(parts)
 
 
-def _infer_type(tensors: Sequence[Tensor]) -> pa.DataType:
-    if not tensors:
-        raise UnsupportedTypeError(
-            "no tensors to decide the Arrow type from; pass type= (an onnx.TypeProto)"
-        )
-    first = tensors[0].dtype
-    for i, t in enumerate(tensors):
-        if t.dtype is not first:
-            raise UnsupportedTypeError(
-                f"row {i} is {t.dtype.name} but row 0 is {first.name}; a column holds one data type"
-            )
-    return tensor_type_for(first, [t.dims for t in tensors])
-
-
 def tensor_type_for(row: DType, shapes: Sequence[tuple[int, ...]]) -> pa.DataType:
-    """The Arrow type for tensors of ``row`` with these shapes (see :func:`tensor_array`)."""
+    """The Arrow type for tensors of ``row`` with these shapes, which decide together.
+
+    One shape with no 0 in it gives ``arrow.fixed_shape_tensor``; one rank a
+    variable-shape type (``uniform_shape`` keeps the sizes all rows share); several
+    ranks ``onnx.variable_rank_tensor``.
+    """
     value_type = element_type(row)
     distinct = set(shapes)
     if len(distinct) == 1:

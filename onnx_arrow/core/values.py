@@ -37,7 +37,7 @@ from onnx_arrow.core.containers import (
 )
 from onnx_arrow.core.extension_types import MessageType
 from onnx_arrow.core.external_data import read_external_data
-from onnx_arrow.core.tensors import Tensor, stacked_codes
+from onnx_arrow.core.tensors import stacked_codes
 from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
@@ -149,8 +149,6 @@ def to_arrow_serialized(
         nodes.append(node)
         envelopes.append(envelope)
     assert kind is not None
-    if kind.name == TENSOR and type_proto is None:
-        _check_one_dtype(nodes, where)
     try:
         value_type = (
             arrow_type(type_proto) if type_proto is not None else infer_arrow_type(nodes, kind)
@@ -162,18 +160,6 @@ def to_arrow_serialized(
         [values, pa.array(envelopes, pa.binary())], names=["value", "envelope"]
     )
     return pa.ExtensionArray.from_storage(MessageType(values.type, kind.to_json()), storage)
-
-
-def _check_one_dtype(nodes: Sequence[Node | None], where: str) -> None:
-    tensors = [(i, n) for i, n in enumerate(nodes) if isinstance(n, Tensor)]
-    for i, t in tensors:
-        first_row, first = tensors[0]
-        if t.dtype is not first.dtype:
-            raise UnsupportedTypeError(
-                f"row {i} is {t.dtype.name} but row {first_row} is {first.dtype.name}; "
-                "a column holds one data type",
-                where=f"{where}row {i}",
-            )
 
 
 def from_arrow(array: pa.Array | pa.ChunkedArray, type: TypeProto | None = None) -> list[Message]:
