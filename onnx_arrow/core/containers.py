@@ -778,8 +778,8 @@ def infer_arrow_type(
         for i, t in found:
             if t.dtype is not first.dtype:
                 raise UnsupportedTypeError(
-                    f"{label} {i} is {t.dtype.name} but {label} {first_at} is "
-                    f"{first.dtype.name}; a column holds one data type",
+                    f"a {t.dtype.name} tensor, but {label} {first_at} is {first.dtype.name}; "
+                    "a column holds one data type",
                     where=f"{label} {i}",
                 )
         if kind.name == SPARSE_TENSOR:
