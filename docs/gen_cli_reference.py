@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from _page import generate_page
+
 PAGE: Final = Path(__file__).resolve().with_name("cli.md")
 #: The terminal width the help is formatted for, whatever the terminal running this.
 WIDTH: Final = 80
@@ -53,21 +55,7 @@ def cli_reference_markdown() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if the page is stale; write nothing"
-    )
-    args = parser.parse_args(argv)
-    text = cli_reference_markdown()
-    if args.check:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-        if current != text:
-            print(f"{PAGE} is stale; run: python docs/gen_cli_reference.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(text, encoding="utf-8")
-    print(f"wrote {PAGE}")
-    return 0
+    return generate_page(PAGE, cli_reference_markdown, script="gen_cli_reference.py", argv=argv)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow.parquet as pq
+from _page import generate_page
 from onnx import TensorProto, helper, numpy_helper
 
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
@@ -370,21 +370,7 @@ def store_format_markdown() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if the page is stale; write nothing"
-    )
-    args = parser.parse_args(argv)
-    text = store_format_markdown()
-    if args.check:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-        if current != text:
-            print(f"{PAGE} is stale; run: python docs/gen_store_format.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(text, encoding="utf-8")
-    print(f"wrote {PAGE}")
-    return 0
+    return generate_page(PAGE, store_format_markdown, script="gen_store_format.py", argv=argv)
 
 
 if __name__ == "__main__":

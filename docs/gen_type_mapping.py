@@ -8,12 +8,12 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Final
 
 import numpy as np
+from _page import generate_page
 
 from onnx_arrow.core.dtypes import DTYPES, DType, TypedEncoding
 from onnx_arrow.core.extension_types import element_type
@@ -150,24 +150,7 @@ def type_mapping_markdown() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if the page is stale; write nothing"
-    )
-    args = parser.parse_args(argv)
-    text = type_mapping_markdown()
-    if args.check:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-        if current != text:
-            print(
-                f"{PAGE} is stale; run: python docs/gen_type_mapping.py",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    PAGE.write_text(text, encoding="utf-8")
-    print(f"wrote {PAGE}")
-    return 0
+    return generate_page(PAGE, type_mapping_markdown, script="gen_type_mapping.py", argv=argv)
 
 
 if __name__ == "__main__":
