@@ -44,7 +44,7 @@ from onnx import ModelProto, TensorProto, TypeProto, helper, numpy_helper
 
 import onnx_arrow
 from onnx_arrow.core.dtypes import ArrowKind, DType, dtype_of, dtype_of_numpy
-from onnx_arrow.core.extension_types import extension_metadata
+from onnx_arrow.core.extension_types import describe_type
 from onnx_arrow.corpus import (
     Case,
     CorpusFile,
@@ -56,7 +56,7 @@ from onnx_arrow.corpus import (
     export_store,
     write_store,
 )
-from onnx_arrow.corpus.rows import onnx_type_string
+from onnx_arrow.corpus.rows import declared_type_text
 from onnx_arrow.corpus.sources import CaseRef, declared_type, read_regular_file, value_slot
 from onnx_arrow.corpus.tree import write_tree
 from onnx_arrow.errors import OnnxArrowError
@@ -550,39 +550,6 @@ def _format_element(x: Any, row: DType) -> str:
 _FLOAT_KINDS: Final = frozenset({ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT})
 
 
-def describe_type(arrow_type: pa.DataType) -> str:
-    """A short name of an Arrow type: pyarrow's notation without Python class names.
-
-    >>> import pyarrow as pa
-    >>> describe_type(pa.fixed_shape_tensor(pa.float32(), [2, 3]))
-    'arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]'
-    """
-    name = getattr(arrow_type, "extension_name", None)
-    if name is None:
-        return str(arrow_type)
-    storage = arrow_type.storage_type
-    if name == "arrow.fixed_shape_tensor":
-        shape = ",".join(str(d) for d in arrow_type.shape)
-        return f"{name}[value_type={describe_type(arrow_type.value_type)}, shape=[{shape}]]"
-    if name in ("arrow.variable_shape_tensor", "onnx.variable_shape_tensor"):
-        value = describe_type(storage.field("data").type.value_type)
-        ndim = storage.field("shape").type.list_size
-        text = f"{name}[value_type={value}, ndim={ndim}"
-        uniform = extension_metadata(arrow_type).get("uniform_shape")
-        if uniform is not None:
-            text += ", uniform_shape=[" + ",".join(_null(d) for d in uniform) + "]"
-        return text + "]"
-    if name == "onnx.variable_rank_tensor":
-        return f"{name}[value_type={describe_type(storage.field('data').type.value_type)}]"
-    if name == "onnx.message":
-        return f"{name}[value={describe_type(storage.field('value').type)}]"
-    return str(name)
-
-
-def _null(d: int | None) -> str:
-    return "null" if d is None else str(d)
-
-
 # --- info -----------------------------------------------------------------------
 
 
@@ -1059,7 +1026,9 @@ def _info_case(folder: Path, out: TextIO) -> int:
     ]
     for io, infos in (("inputs", model.graph.input), ("outputs", model.graph.output)):
         lines.append((io, len(infos)))
-        lines += [(f"  {k} {info.name}", _declared_text(info.type)) for k, info in enumerate(infos)]
+        lines += [
+            (f"  {k} {info.name}", declared_type_text(info.type)) for k, info in enumerate(infos)
+        ]
     data_sets: dict[int | None, list[tuple[tuple[bool, int], str, str, str]]] = {}
     others: list[tuple[str, object]] = []
     for rel in _tree_files(folder):
@@ -1084,21 +1053,6 @@ def _info_case(folder: Path, out: TextIO) -> int:
         lines += others
     _print_fields(lines, out)
     return EXIT_OK
-
-
-def _declared_text(type_proto: TypeProto) -> str:
-    text = onnx_type_string(type_proto)
-    if type_proto.WhichOneof("value") == "tensor_type":
-        tensor = type_proto.tensor_type
-        if tensor.HasField("shape"):
-            dims = [
-                str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?"
-                for d in tensor.shape.dim
-            ]
-            text += f" [{', '.join(dims)}]"
-        else:
-            text += " (any shape)"
-    return text
 
 
 def _value_text(folder: Path, rel: str, model: ModelProto, io: str, index: int) -> tuple[str, str]:

@@ -69,16 +69,14 @@ from onnx import (
     SequenceProto,
     SparseTensorProto,
     TensorProto,
-    TypeProto,
 )
 
 import onnx_arrow
-from onnx_arrow.cli import describe_type
 from onnx_arrow.core.containers import Kind
 from onnx_arrow.core.dtypes import ArrowKind, dtype_of_numpy
-from onnx_arrow.core.extension_types import MessageType
+from onnx_arrow.core.extension_types import MessageType, describe_type
 from onnx_arrow.core.types import kind_of_arrow
-from onnx_arrow.corpus.rows import StoredValue, onnx_type_string
+from onnx_arrow.corpus.rows import StoredValue, declared_type_text
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
@@ -644,19 +642,6 @@ def _store_sections(store: Store) -> list[_Section]:
     return [head, cases, roles_section, dtype_section]
 
 
-def _declared_text(type_proto: TypeProto) -> str:
-    text = onnx_type_string(type_proto)
-    if type_proto.WhichOneof("value") == "tensor_type":
-        tensor = type_proto.tensor_type
-        if tensor.HasField("shape"):
-            dims = [
-                str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?"
-                for d in tensor.shape.dim
-            ]
-            text += f" [{', '.join(dims)}]"
-    return text
-
-
 class CaseView:
     """A case of a store, displayed: :func:`html` in notebooks, :func:`text` in ``repr``.
 
@@ -682,7 +667,7 @@ class CaseView:
             table=(
                 ["io", "index", "name", "type"],
                 [
-                    [io, str(k), info.name, _declared_text(info.type)]
+                    [io, str(k), info.name, declared_type_text(info.type)]
                     for io, infos in (("input", model.graph.input), ("output", model.graph.output))
                     for k, info in enumerate(infos)
                 ],

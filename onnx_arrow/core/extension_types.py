@@ -43,6 +43,7 @@ __all__ = [
     "SparseTensorType",
     "VariableRankTensorType",
     "VariableShapeTensorType",
+    "describe_type",
     "dtype_of_arrow",
     "element_type",
     "extension_metadata",
@@ -586,6 +587,39 @@ def extension_metadata(arrow_type: pa.DataType) -> dict[str, Any]:
             where=str(getattr(arrow_type, "extension_name", arrow_type)),
         )
     return parsed
+
+
+def describe_type(arrow_type: pa.DataType) -> str:
+    """A short name of an Arrow type: pyarrow's notation without Python class names.
+
+    >>> import pyarrow as pa
+    >>> describe_type(pa.fixed_shape_tensor(pa.float32(), [2, 3]))
+    'arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]'
+    """
+    name = getattr(arrow_type, "extension_name", None)
+    if name is None:
+        return str(arrow_type)
+    storage = arrow_type.storage_type
+    if name == "arrow.fixed_shape_tensor":
+        shape = ",".join(str(d) for d in arrow_type.shape)
+        return f"{name}[value_type={describe_type(arrow_type.value_type)}, shape=[{shape}]]"
+    if name in ("arrow.variable_shape_tensor", "onnx.variable_shape_tensor"):
+        value = describe_type(storage.field("data").type.value_type)
+        ndim = storage.field("shape").type.list_size
+        text = f"{name}[value_type={value}, ndim={ndim}"
+        uniform = extension_metadata(arrow_type).get("uniform_shape")
+        if uniform is not None:
+            text += ", uniform_shape=[" + ",".join(_null_text(d) for d in uniform) + "]"
+        return text + "]"
+    if name == "onnx.variable_rank_tensor":
+        return f"{name}[value_type={describe_type(storage.field('data').type.value_type)}]"
+    if name == "onnx.message":
+        return f"{name}[value={describe_type(storage.field('value').type)}]"
+    return str(name)
+
+
+def _null_text(d: int | None) -> str:
+    return "null" if d is None else str(d)
 
 
 def _register_all() -> None:

@@ -49,6 +49,7 @@ __all__ = [
     "RowBuilder",
     "StoredFile",
     "StoredValue",
+    "declared_type_text",
     "files_from_batch",
     "onnx_type_string",
     "values_from_batch",
@@ -74,6 +75,22 @@ def onnx_type_string(type_proto: TypeProto) -> str:
         key = _elem_name(type_proto.map_type.key_type)
         return f"map({key},{onnx_type_string(type_proto.map_type.value_type)})"
     return "undefined"
+
+
+def declared_type_text(type_proto: TypeProto) -> str:
+    """:func:`onnx_type_string` with the declared dims: ``tensor(float) [N, 3]``."""
+    text = onnx_type_string(type_proto)
+    if type_proto.WhichOneof("value") == "tensor_type":
+        tensor = type_proto.tensor_type
+        if tensor.HasField("shape"):
+            dims = [
+                str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?"
+                for d in tensor.shape.dim
+            ]
+            text += f" [{', '.join(dims)}]"
+        else:
+            text += " (any shape)"
+    return text
 
 
 def _elem_name(elem_type: int) -> str:
