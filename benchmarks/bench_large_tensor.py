@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from onnx_arrow.core._wire import encode_varint
+
 MEMORY_BAR = 1.5  # peak extra memory below 1.5x the tensor
 TIME_BAR = 2.0  # time at most 2x np.fromfile
 ALIGNMENT = 64
@@ -54,15 +56,6 @@ METHODS = {
 # --- the files ---------------------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def write_files(folder: Path, nbytes: int, stem: str = "tensor") -> dict[str, Any]:
     """Write ``<stem>.pb`` (raw_data at an offset not a multiple of 8) and ``<stem>.raw``."""
     from onnx import TensorProto
@@ -74,7 +67,7 @@ def write_files(folder: Path, nbytes: int, stem: str = "tensor") -> dict[str, An
         # Everything but raw_data, serialized by protobuf; raw_data (field 9) is the highest
         # field number present, so appending it gives what SerializeToString would write.
         head = TensorProto(dims=shape, data_type=TensorProto.FLOAT, name=name).SerializeToString()
-        head += b"\x4a" + _varint(data.nbytes)  # field 9, wire type 2 (length-delimited)
+        head += b"\x4a" + encode_varint(data.nbytes)  # field 9, wire type 2 (length-delimited)
         if len(head) % 8:
             break
     else:

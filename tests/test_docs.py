@@ -15,6 +15,7 @@ README = ROOT / "README.md"
 GENERATORS = {
     "type-mapping.md": ROOT / "docs" / "gen_type_mapping.py",
     "store-format.md": ROOT / "docs" / "gen_store_format.py",
+    "cli.md": ROOT / "docs" / "gen_cli_reference.py",
 }
 
 QUICK_START = (
