@@ -286,7 +286,10 @@ class RowBuilder:
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         if offsets[-1] > np.iinfo(np.int32).max:
-            raise CorpusError(f"more than 2**31 {row.name} elements in one row group")
+            raise CorpusError(
+                f"more than 2**31 {row.name} elements in one row group; write the store with "
+                "a smaller WriteOptions.row_group_bytes"
+            )
         item_type = f.type.value_type
         flat = _flat_values([s for _, s in entries], row, item_type)
         return pa.ListArray.from_arrays(
@@ -420,6 +423,15 @@ class StoredValue:
         return encode_value(self.node, self.kind, self.envelope, where=self.path)
 
 
+def _damaged(message: str, *, where: str) -> CorpusError:
+    """An error in a store's rows: it was damaged or changed after it was written."""
+    return CorpusError(
+        f"{message}; the store is damaged or was changed after it was written: "
+        "import the corpus again",
+        where=where,
+    )
+
+
 class _Columns:
     """A batch's columns, each converted once; tensors are slices of the data columns."""
 
@@ -440,7 +452,7 @@ class _Columns:
         dtype_name = self.plain["dtype"][i]
         shape = self.plain["shape"][i]
         if dtype_name is None or shape is None:
-            raise CorpusError("a tensor row has no dtype or shape", where=where)
+            raise _damaged("a tensor row has no dtype or shape", where=where)
         try:
             row = dtype_of(dtype_name)
         except OnnxArrowError as exc:
@@ -451,7 +463,7 @@ class _Columns:
         piece = codes[offsets[i] : offsets[i + 1]]
         count = math.prod(shape)
         if not valid[i] or piece.size != count:
-            raise CorpusError(
+            raise _damaged(
                 f"{data_column(row)} holds {piece.size if valid[i] else 'no'} elements "
                 f"but shape {shape} needs {count}",
                 where=where,
@@ -485,7 +497,7 @@ def _flat_numpy(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
     if row.arrow_kind is ArrowKind.COMPLEX:
         values = values.flatten()
     if values.null_count:
-        raise CorpusError(f"{data_column(row)} holds null elements")
+        raise _damaged(f"{data_column(row)} holds null elements", where=data_column(row))
     return values.to_numpy(zero_copy_only=False)
 
 
@@ -515,7 +527,7 @@ def _stored_value(cols: _Columns, start: int, stop: int, where: str) -> StoredVa
     kind_text = p["value_kind"][start]
     envelope = p["envelope"][start]
     if kind_text is None or envelope is None or p["io"][start] not in ("input", "output"):
-        raise CorpusError("a value row has no value_kind, envelope or io", where=where)
+        raise _damaged("a value row has no value_kind, envelope or io", where=where)
     kind = _parse_kind(kind_text, where)
     node: Node
     if kind.name == TENSOR:
@@ -526,7 +538,7 @@ def _stored_value(cols: _Columns, start: int, stop: int, where: str) -> StoredVa
         )
         node = assemble(kind, envelope, leaves, where=where)
         if next(leaves, None) is not None:
-            raise CorpusError(
+            raise _damaged(
                 "the value has more element rows than its envelope describes", where=where
             )
     return StoredValue(
@@ -539,7 +551,7 @@ def _parse_kind(text: str, where: str) -> Kind:
     try:
         return _kind_from_text(text)
     except json.JSONDecodeError:
-        raise CorpusError(f"value_kind is not JSON: {text[:60]!r}", where=where) from None
+        raise _damaged(f"value_kind is not JSON: {text[:60]!r}", where=where) from None
     except OnnxArrowError as exc:
         raise exc.at(where) from None
 
@@ -560,12 +572,12 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
         if role in ("model", "file"):
             content = cols.bytes_at("content", i)
             if content is None:
-                raise CorpusError(f"a {role} row has no content", where=at)
+                raise _damaged(f"a {role} row has no content", where=at)
             yield StoredFile(cases[i], path, content)
             i += 1
             continue
         if role != "value":
-            raise CorpusError(
+            raise _damaged(
                 f"row role {role!r} where a file starts; expected model, value or file", where=at
             )
         end = _value_end(roles, paths, i)

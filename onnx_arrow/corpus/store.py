@@ -247,16 +247,17 @@ class Store:
         """The row groups, one at a time, fully validated."""
         for i in range(self.num_row_groups):
             table = self._file.read_row_group(i)
-            batch = table.combine_chunks().to_batches()
-            if not batch:
-                continue
-            try:
-                batch[0].validate(full=True)
-            except pa.ArrowInvalid as exc:
-                raise CorpusError(
-                    f"row group {i} is invalid: {exc}", where=str(self.path)
-                ) from None
-            yield batch[0]
+            # one batch per row group: a value never straddles two batches
+            for batch in table.combine_chunks().to_batches():
+                try:
+                    batch.validate(full=True)
+                except pa.ArrowInvalid as exc:
+                    raise CorpusError(
+                        f"row group {i} is invalid Arrow data ({exc}); the store is damaged: "
+                        "import the corpus again",
+                        where=str(self.path),
+                    ) from None
+                yield batch
 
     def cases(self) -> list[str]:
         """The names of the cases, in store order."""
