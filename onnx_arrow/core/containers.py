@@ -281,7 +281,7 @@ class _Decoder:
         self, buf: memoryview, start: int, end: int, where: str, depth: int
     ) -> tuple[Node, bytes, Kind]:
         data = buf[start:end]
-        tensor = (decode_tensor_fast(bytes(data), where=where) if self.fast else None) or (
+        tensor = (decode_tensor_fast(bytes(data)) if self.fast else None) or (
             decode_tensor(data, where=where, external=self.external)
         )
         envelope = tensor.envelope or b""

@@ -476,9 +476,7 @@ _TYPED_FIELDS: Final = frozenset(n for name, n in _FIELD_NUMBER.items() if name 
 _FAST_FIELDS: Final = _KNOWN_FIELDS - _TYPED_FIELDS - {SEGMENT, EXTERNAL_DATA, DATA_LOCATION}
 
 
-def decode_tensor_fast(
-    data: bytes, *, where: str = "tensor", canonical: bool = False
-) -> Tensor | None:
+def decode_tensor_fast(data: bytes, *, canonical: bool = False) -> Tensor | None:
     """:func:`decode_tensor` through protobuf's C parser, for the common case.
 
     Handles a tensor whose elements sit in ``raw_data`` (or that has none); returns
@@ -497,21 +495,24 @@ def decode_tensor_fast(
         return None
     if canonical and m.SerializeToString() != data:
         return None
-    present = {f.number: value for f, value in m.ListFields()}
-    row = DTYPES.get(present.get(DATA_TYPE, 0))
-    if row is None or row.arrow_kind is ArrowKind.BINARY or not _FAST_FIELDS.issuperset(present):
+    row = DTYPES.get(m.data_type)
+    if row is None or row.arrow_kind is ArrowKind.BINARY:
         return None
-    dims = tuple(present.get(DIMS, ()))
+    if not _FAST_FIELDS.issuperset([f.number for f, _ in m.ListFields()]):
+        return None
+    dims = tuple(m.dims)
     count = math.prod(dims)
-    if count > MAX_ELEMENTS or any(d < 0 for d in dims):
+    if count > MAX_ELEMENTS or (dims and min(dims) < 0):
         return None
-    if RAW_DATA not in present:
+    if not m.HasField("raw_data"):
         if count:
             return None
         codes = np.empty(0, dtype=row.numpy)
     else:
-        raw = np.frombuffer(present[RAW_DATA], dtype=np.uint8)
-        codes = _raw_to_codes(raw, row, count, join_path(where, "raw_data"))
+        try:
+            codes = _raw_to_codes(np.frombuffer(m.raw_data, dtype=np.uint8), row, count, "")
+        except InvalidTensorError:  # dims and data disagree: the wire path names the field
+            return None
         m.raw_data = b""  # the marker of the storage field
     m.ClearField("dims")
     m.ClearField("data_type")

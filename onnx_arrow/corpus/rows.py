@@ -15,7 +15,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -118,15 +118,44 @@ def _narrow(values: np.ndarray[Any, Any], row: DType, where: str) -> np.ndarray[
     return storage_to_codes(values, row, where=where)
 
 
+@dataclass(frozen=True, slots=True)
+class _Leaf:
+    """A distinct tensor of a row group: what the rows that hold it store."""
+
+    dtype: DType
+    shape: tuple[int, ...]
+    count: int
+    storage: np.ndarray[Any, Any]  # the numbers of its data column
+
+
+@dataclass(frozen=True, slots=True)
+class _Value:
+    """A value file decoded, once per distinct file of a row group."""
+
+    name: str | None
+    kind_json: str
+    envelope: bytes
+    leaf: int  # the leaf a tensor value holds on its own row; -1 for a container
+    elements: tuple[tuple[str, str, int], ...]  # a container's tensors: path, type, leaf
+
+
 @dataclass
 class RowBuilder:
-    """Accumulates the rows of some cases and turns them into one record batch."""
+    """Accumulates the rows of some cases and turns them into one record batch.
+
+    A row is a tuple in the order of the plain columns; a tensor's data and
+    statistics come from its leaf, which identical files of the row group share:
+    test data repeats a lot, and each distinct file is decoded once.
+    """
 
     keep_undecodable: bool = False
     rows: list[tuple[Any, ...]] = field(default_factory=list)
-    data: dict[int, list[tuple[int, np.ndarray[Any, Any]]]] = field(default_factory=dict)
+    row_leaf: list[int] = field(default_factory=list)
+    leaves: list[_Leaf] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    _decoded: dict[tuple[str, bytes], Any] = field(default_factory=dict, repr=False)
+    #: Bytes of the files added so far.
+    source_bytes: int = 0
+    _decoded: dict[tuple[str, bytes], _Value | None] = field(default_factory=dict, repr=False)
 
     @property
     def num_rows(self) -> int:
@@ -136,79 +165,86 @@ class RowBuilder:
         model = case.model()
         slots: dict[tuple[str, int], tuple[Kind, str] | None] = {}
         for f in case.files:
-            if f.path == case.model_path:
-                self._row(case, f.path, "model", nbytes=len(f.data), content=f.data)
+            path, data = f.path, f.data
+            self.source_bytes += len(data)
+            if path == case.model_path:
+                self._file_row(case, path, "model", data)
                 continue
-            slot = value_slot(case, f.path)
+            slot = value_slot(case, path)
             if slot is None:
-                self._row(case, f.path, "file", nbytes=len(f.data), content=f.data)
+                self._file_row(case, path, "file", data)
                 continue
             key = (slot[1], slot[2])
             if key not in slots:
-                type_proto = declared_type(model, *key)
-                slots[key] = (
-                    None
-                    if type_proto is None
-                    else (kind_of_type(type_proto, where=f.path), onnx_type_string(type_proto))
-                )
+                slots[key] = _declared(declared_type(model, *key), path)
             declared = slots[key]
             if declared is None:
                 self.warnings.append(
-                    f"{f.path}: the model declares no {slot[1]} {slot[2]}; kept as bytes"
+                    f"{path}: the model declares no {slot[1]} {slot[2]}; kept as bytes"
                 )
-                self._row(case, f.path, "file", nbytes=len(f.data), content=f.data)
+                self._file_row(case, path, "file", data)
                 continue
-            self._add_value(case, f.path, f.data, slot, *declared)
-
-    def _add_value(
-        self,
-        case: Case,
-        path: str,
-        data: bytes,
-        slot: tuple[int | None, str, int],
-        declared: Kind,
-        type_text: str,
-    ) -> None:
-        key = (declared.name, data)
-        decoded = self._decoded.get(key)
-        if decoded is None:  # a repeated file (test data repeats a lot) is decoded once
-            decoded = self._decoded[key] = self._decode(path, data, declared)
-        elif decoded is False:
-            self.warnings.append(f"{path}: the same bytes as a file kept as they are; kept too")
-        if decoded is False:
-            self._row(case, path, "file", nbytes=len(data), content=data)
-            return
-        node, envelope, kind, name = decoded
-        data_set, io, index = slot
-        # a tensor value carries its data on its own row; a container's tensors follow it
-        own = node if isinstance(node, Tensor) else None
-        self._row(
-            case, path, "value", len(data), data_set, io, index, "", name, type_text,
-            _kind_json(kind), envelope, own,
-        )  # fmt: skip
-        if own is not None:
-            return
-        for element, tensor in flatten(node, kind):
-            tensor_type = _TENSOR_TYPES[tensor.dtype.onnx]
-            self._row(
-                case, path, "element", None, data_set, io, index, element, None, tensor_type,
-                None, None, tensor,
+            kind, type_text = declared
+            memo = (kind.name, data)
+            if memo in self._decoded:
+                value = self._decoded[memo]
+                if value is None:
+                    self.warnings.append(
+                        f"{path}: the same bytes as a file kept as they are; kept too"
+                    )
+            else:  # a repeated file (test data repeats a lot) is decoded once
+                value = self._decoded[memo] = self._decode(path, data, kind)
+            if value is None:
+                self._file_row(case, path, "file", data)
+                continue
+            data_set, io, index = slot
+            own = value.leaf
+            self.rows.append(
+                (
+                    case.name, case.kind, path, "value", data_set, io, index, "", value.name,
+                    type_text, *self._tensor_fields(own), len(data), value.kind_json,
+                    value.envelope, None,
+                )
             )  # fmt: skip
+            self.row_leaf.append(own)
+            for element, tensor_type, leaf in value.elements:
+                self.rows.append(
+                    (
+                        case.name, case.kind, path, "element", data_set, io, index, element,
+                        None, tensor_type, *self._tensor_fields(leaf), None, None, None, None,
+                    )
+                )  # fmt: skip
+                self.row_leaf.append(leaf)
 
-    def _decode(
-        self, path: str, data: bytes, declared: Kind
-    ) -> tuple[Node, bytes, Kind, str | None] | Literal[False]:
-        """The value, envelope, kind and name of a value file; False to keep its bytes."""
-        try:
-            fast = (
-                decode_tensor_fast(data, where=path, canonical=True)
-                if declared == _TENSOR_KIND
-                else None
+    def _file_row(self, case: Case, path: str, role: str, data: bytes) -> None:
+        # one tuple per row, in the order of _PLAIN; to_batch turns them into columns
+        self.rows.append(
+            (
+                case.name, case.kind, path, role, None, None, None, None, None, None, None,
+                None, None, len(data), None, None, data,
             )
+        )  # fmt: skip
+        self.row_leaf.append(-1)
+
+    def _tensor_fields(self, leaf: int) -> tuple[str | None, tuple[int, ...] | None, int | None]:
+        if leaf < 0:
+            return None, None, None
+        t = self.leaves[leaf]
+        return t.dtype.name, t.shape, t.count
+
+    def _leaf(self, tensor: Tensor) -> int:
+        self.leaves.append(
+            _Leaf(tensor.dtype, tensor.dims, tensor.codes.size, _widen(tensor.codes, tensor.dtype))
+        )
+        return len(self.leaves) - 1
+
+    def _decode(self, path: str, data: bytes, declared: Kind) -> _Value | None:
+        """A value file decoded; None to keep its bytes as they are."""
+        try:
+            fast = decode_tensor_fast(data, canonical=True) if declared == _TENSOR_KIND else None
             node: Node
             if fast is not None:  # exact by construction: see decode_tensor_fast
-                node = Tensor(fast.dtype, fast.dims, fast.codes)
-                envelope, kind, exact = fast.envelope or b"", _TENSOR_KIND, True
+                node, envelope, kind, exact = fast, fast.envelope or b"", _TENSOR_KIND, True
             else:
                 node, envelope, kind = decode_value(
                     data, declared.name, where=path, external=_keep_external
@@ -217,72 +253,52 @@ class RowBuilder:
         except _ExternalData:
             # its bytes refer to another file of the corpus, which is stored as it is too
             self.warnings.append(f"{path}: holds external data; kept as bytes")
-            return False
+            return None
         except OnnxArrowError as exc:
             if not self.keep_undecodable:
                 raise exc if exc.where and exc.where.startswith(path) else exc.at(path) from None
             self.warnings.append(f"{exc}; kept as bytes")
-            return False
+            return None
         if not exact:
             self.warnings.append(
                 f"{path}: not in protobuf's canonical form, so its bytes are kept as they are"
             )
-            return False
-        return node, envelope, kind, _envelope_name(envelope, kind)
-
-    def _row(
-        self,
-        case: Case,
-        path: str,
-        role: str,
-        nbytes: int | None = None,
-        data_set: int | None = None,
-        io: str | None = None,
-        index: int | None = None,
-        element: str | None = None,
-        name: str | None = None,
-        onnx_type: str | None = None,
-        value_kind: str | None = None,
-        envelope: bytes | None = None,
-        tensor: Tensor | None = None,
-        content: bytes | None = None,
-    ) -> None:
-        dtype = shape = count = None
-        if tensor is not None:
-            storage = _widen(tensor.codes, tensor.dtype)
-            self.data.setdefault(tensor.dtype.onnx, []).append((len(self.rows), storage))
-            dtype, shape, count = tensor.dtype.name, tensor.dims, tensor.codes.size
-        # one tuple per row, in the order of _PLAIN; to_batch turns them into columns
-        self.rows.append(
-            (
-                case.name, case.kind, path, role, data_set, io, index, element, name,
-                onnx_type, dtype, shape, count, nbytes, value_kind, envelope, content,
-            )
-        )  # fmt: skip
+            return None
+        name = _envelope_name(envelope, kind)
+        if isinstance(node, Tensor):
+            return _Value(name, _kind_json(kind), envelope, self._leaf(node), ())
+        elements = tuple(
+            (element, _TENSOR_TYPES[tensor.dtype.onnx], self._leaf(tensor))
+            for element, tensor in flatten(node, kind)
+        )
+        return _Value(name, _kind_json(kind), envelope, -1, elements)
 
     def to_batch(self) -> pa.RecordBatch:
         """The accumulated rows as one record batch of the store schema."""
         n = self.num_rows
-        arrays: list[pa.Array] = []
-        stats = _statistics(self.data, n)
+        row_leaf = np.asarray(self.row_leaf, dtype=np.int64)
+        stats = _row_statistics(_leaf_statistics(self.leaves), row_leaf)
         plain = dict(zip(_PLAIN, zip(*self.rows, strict=True), strict=True)) if n else {}
+        rows_of: dict[int, list[int]] = {}  # dtype -> rows holding a tensor of it
+        for i, leaf in enumerate(self.row_leaf):
+            if leaf >= 0:
+                rows_of.setdefault(self.leaves[leaf].dtype.onnx, []).append(i)
+        arrays: list[pa.Array] = []
         for f in SCHEMA:
             if f.name in stats:
-                arrays.append(pa.array(stats[f.name], f.type))
+                arrays.append(stats[f.name])
             elif f.name in DATA_COLUMNS:
-                arrays.append(self._data_array(f, n))
+                rows = rows_of.get(DATA_COLUMNS[f.name].onnx)
+                arrays.append(pa.nulls(n, f.type) if rows is None else self._data_array(f, n, rows))
             else:
                 arrays.append(pa.array(plain.get(f.name, ()), f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
-    def _data_array(self, f: pa.Field, n: int) -> pa.Array:
+    def _data_array(self, f: pa.Field, n: int, rows: list[int]) -> pa.Array:
         row = DATA_COLUMNS[f.name]
-        entries = self.data.get(row.onnx, [])
+        leaves = [self.leaves[self.row_leaf[i]] for i in rows]
         counts = np.zeros(n, dtype=np.int64)
-        valid = np.zeros(n, dtype=bool)
-        for i, storage in entries:
-            counts[i] = storage.size // (2 if row.arrow_kind is ArrowKind.COMPLEX else 1)
-            valid[i] = True
+        counts[rows] = [t.count for t in leaves]
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         if offsets[-1] > np.iinfo(np.int32).max:
@@ -290,11 +306,28 @@ class RowBuilder:
                 f"more than 2**31 {row.name} elements in one row group; write the store with "
                 "a smaller WriteOptions.row_group_bytes"
             )
-        item_type = f.type.value_type
-        flat = _flat_values([s for _, s in entries], row, item_type)
+        invalid = np.ones(n, dtype=bool)
+        invalid[rows] = False
+        flat = _flat_values([t.storage for t in leaves], row, f.type.value_type)
         return pa.ListArray.from_arrays(
-            pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(~valid)
+            pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(invalid)
         )
+
+
+def _declared(type_proto: TypeProto | None, path: str) -> tuple[Kind, str] | None:
+    """The kind and type text of a declared type (the same types recur across cases)."""
+    if type_proto is None:
+        return None
+    try:
+        return _declared_of(type_proto.SerializeToString())
+    except OnnxArrowError:  # the same checks again, for an error that names the file
+        return kind_of_type(type_proto, where=path), onnx_type_string(type_proto)
+
+
+@functools.lru_cache(maxsize=4096)
+def _declared_of(serialized: bytes) -> tuple[Kind, str]:
+    type_proto = TypeProto.FromString(serialized)
+    return kind_of_type(type_proto), onnx_type_string(type_proto)
 
 
 def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.DataType) -> pa.Array:
@@ -309,48 +342,69 @@ def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.Da
     return pa.array(values, item_type)
 
 
-def _statistics(
-    data: dict[int, list[tuple[int, np.ndarray[Any, Any]]]], n: int
-) -> dict[str, list[Any]]:
-    """min, max, mean (NaN ignored), NaN and Inf counts of every tensor, a dtype at a time."""
-    names = ("min", "max", "mean", "nan_count", "inf_count")
-    out: dict[str, list[Any]] = {k: [None] * n for k in names}
-    for onnx, entries in data.items():
+#: Per leaf: each statistic's values and where it is defined.
+_LeafStats = dict[str, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]
+
+
+def _leaf_statistics(leaves: list[_Leaf]) -> _LeafStats:
+    """min, max, mean (NaN ignored), NaN and Inf counts of every leaf, a dtype at a time."""
+    total = len(leaves)
+    out: _LeafStats = {
+        k: (
+            np.zeros(total, np.int64 if k.endswith("_count") else np.float64),
+            np.zeros(total, bool),
+        )
+        for k in _STATS
+    }
+    groups: dict[int, list[int]] = {}
+    for i, leaf in enumerate(leaves):
+        groups.setdefault(leaf.dtype.onnx, []).append(i)
+    for onnx, members in groups.items():
         row = DTYPES[onnx]
         if row.arrow_kind in (ArrowKind.BINARY, ArrowKind.COMPLEX):
             continue
-        sizes = np.array([s.size for _, s in entries], dtype=np.int64)
+        ids = np.asarray(members, dtype=np.int64)
+        sizes = np.array([leaves[i].count for i in members], dtype=np.int64)
+        floaty = is_float(row)
+        if floaty:  # empty float tensors too: zero NaN and Inf
+            out["nan_count"][1][ids] = out["inf_count"][1][ids] = True
         nonempty = sizes > 0
         if not nonempty.any():
             continue
-        values = np.concatenate([s for _, s in entries]).astype(np.float64)
+        values = np.concatenate([leaves[i].storage for i in members]).astype(np.float64)
         starts = (np.cumsum(sizes) - sizes)[nonempty]
+        at = ids[nonempty]
         nan = np.isnan(values)
-        counts = {
-            "nan_count": np.add.reduceat(nan.astype(np.int64), starts),
-            "inf_count": np.add.reduceat(np.isinf(values).astype(np.int64), starts),
-        }
+        nan_count = np.add.reduceat(nan.astype(np.int64), starts)
+        if floaty:
+            out["nan_count"][0][at] = nan_count
+            out["inf_count"][0][at] = np.add.reduceat(np.isinf(values).astype(np.int64), starts)
         with np.errstate(invalid="ignore", over="ignore"):
             totals = np.add.reduceat(np.where(nan, 0.0, values), starts)
-        result = {
-            "min": np.fmin.reduceat(values, starts),
-            "max": np.fmax.reduceat(values, starts),
-            "mean": totals / np.maximum(sizes[nonempty] - counts["nan_count"], 1),
-        }
-        non_nan = sizes[nonempty] - counts["nan_count"]
-        rows = [i for (i, _), keep in zip(entries, nonempty, strict=True) if keep]
-        floaty = is_float(row)
-        for j, i in enumerate(rows):
-            if non_nan[j] > 0:
-                for key, arr in result.items():
-                    out[key][i] = float(arr[j])
-            if floaty:
-                for key, arr in counts.items():
-                    out[key][i] = int(arr[j])
-        if floaty:  # empty float tensors: zero NaN and Inf
-            for (i, _), keep in zip(entries, nonempty, strict=True):
-                if not keep:
-                    out["nan_count"][i] = out["inf_count"][i] = 0
+        non_nan = sizes[nonempty] - nan_count
+        defined = at[non_nan > 0]
+        keep = non_nan > 0
+        for key, result in (
+            ("min", np.fmin.reduceat(values, starts)),
+            ("max", np.fmax.reduceat(values, starts)),
+            ("mean", totals / np.maximum(non_nan, 1)),
+        ):
+            out[key][0][defined] = result[keep]
+            out[key][1][defined] = True
+    return out
+
+
+def _row_statistics(stats: _LeafStats, row_leaf: np.ndarray[Any, Any]) -> dict[str, pa.Array]:
+    """The statistics columns: each row takes its leaf's, null where there is none."""
+    has = row_leaf >= 0
+    at = np.where(has, row_leaf, 0)
+    out = {}
+    for key, (values, defined) in stats.items():
+        type_ = COLUMNS[key].type
+        if not values.size:
+            out[key] = pa.nulls(len(row_leaf), type_)
+            continue
+        out[key] = pa.array(values[at], type_, mask=~(has & defined[at]))
     return out
 
 

@@ -179,20 +179,19 @@ class CaseRef:
     name: str
     model_path: str | None
     paths: tuple[str, ...]
-    size: int
     max_file_bytes: int = MAX_FILE_BYTES
+
+    @property
+    def size(self) -> int:
+        """Bytes in the case's files, as the folder lists them now (nothing is read)."""
+        return sum(os.lstat(os.path.join(self.root, p)).st_size for p in self.paths)
 
     def load(self) -> Case:
         """Read the case's files (regular files only, each capped)."""
         kind = self.name.split("/", 1)[0] if "/" in self.name else ""
+        root, cap = self.root.rstrip("/") + "/", self.max_file_bytes
         files = [
-            CorpusFile(
-                p,
-                read_regular_file(
-                    os.path.join(self.root, p), max_bytes=self.max_file_bytes, where=p
-                ),
-            )
-            for p in self.paths
+            CorpusFile(p, read_regular_file(root + p, max_bytes=cap, where=p)) for p in self.paths
         ]
         return Case(self.name, kind, files, self.model_path)
 
@@ -220,76 +219,62 @@ class FolderSource:
 
     def refs(self) -> Iterator[CaseRef]:
         """The cases, in sorted order, not read yet (a worker process can read them)."""
-        layout, sizes = self._layout()
-        for case_name in sorted(layout):
-            model_path, paths = layout[case_name]
-            yield CaseRef(
-                os.fspath(self.root),
-                case_name,
-                model_path,
-                tuple(sorted(paths)),
-                sum(sizes[p] for p in paths),
-                self.max_file_bytes,
-            )
+        root = os.fspath(self.root)
+        for case_name, (model_path, paths) in sorted(self._layout().items()):
+            yield CaseRef(root, case_name, model_path, tuple(sorted(paths)), self.max_file_bytes)
 
-    def _layout(self) -> tuple[dict[str, tuple[str | None, list[str]]], dict[str, int]]:
-        """Case name -> (model path, file paths), and file sizes; nothing is read yet.
+    def _layout(self) -> dict[str, tuple[str | None, list[str]]]:
+        """Case name -> (model path, file paths); nothing is read or stat'ed yet.
 
-        Symlinks (to files or folders) are listed, not followed, so that reading
-        them is refused with a clear error.
+        A folder holding ``model.onnx`` or ``data.json`` owns every file below it,
+        up to a deeper such folder.  Symlinks (to files or folders) are listed, not
+        followed, so that reading them is refused with a clear error.
         """
-        sizes: dict[str, int] = {}
-        stack = [("", os.fspath(self.root))]
-        while stack:
-            prefix, folder = stack.pop()
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    rel = prefix + entry.name
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((rel + "/", entry.path))
-                    else:
-                        sizes[rel] = entry.stat(follow_symlinks=False).st_size
-        all_files = sorted(sizes)
-        present = set(all_files)
-        markers = ("model.onnx", "data.json")
-        case_dirs = {_parent(p) for p in all_files if p.rsplit("/", 1)[-1] in markers}
         out: dict[str, tuple[str | None, list[str]]] = {}
         unclaimed: list[str] = []
-        for p in all_files:
-            owner = _owning_case(p, case_dirs)
+        # (relative folder, its path, the case folder that owns it or None)
+        stack: list[tuple[str, str, str | None]] = [("", os.fspath(self.root), None)]
+        while stack:
+            rel, folder, owner = stack.pop()
+            dirs: list[tuple[str, str]] = []
+            files: list[str] = []
+            prefix = rel + "/" if rel else ""
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        dirs.append((prefix + entry.name, entry.path))
+                    else:
+                        files.append(entry.name)
+            if "model.onnx" in files or "data.json" in files:
+                owner = rel
+                out[rel] = (prefix + "model.onnx" if "model.onnx" in files else None, [])
+            stack += [(sub, path, owner) for sub, path in dirs]
             if owner is None:
-                unclaimed.append(p)
-                continue
-            model = f"{owner}/model.onnx" if owner else "model.onnx"
-            out.setdefault(owner, (model if model in present else None, []))[1].append(p)
+                unclaimed += [prefix + name for name in files]
+            else:
+                out.setdefault(owner, (None, []))[1].extend(prefix + name for name in files)
         # NAME.onnx with NAME_input_K.pb / NAME_output_K.pb beside it (the light/ layout)
+        present = set(unclaimed)
         light: dict[str, list[str]] = {}
         for p in unclaimed:
             m = _LIGHT_VALUE.fullmatch(p)
             if m is not None and m.group(1) + ".onnx" in present:
                 light.setdefault(m.group(1), []).append(p)
+        claimed: set[str] = set()
         for p in unclaimed:
             if p.endswith(".onnx"):
                 stem = p[: -len(".onnx")]
-                out[stem] = (p, [p, *light.pop(stem, [])])
-        claimed = {p for _, paths in out.values() for p in paths}
+                paths = [p, *light.pop(stem, [])]
+                out[stem] = (p, paths)
+                claimed.update(paths)
         for p in unclaimed:
             if p not in claimed:
                 out.setdefault(_parent(p), (None, []))[1].append(p)
-        return out, sizes
+        return out
 
 
 def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
-
-
-def _owning_case(path: str, case_dirs: set[str]) -> str | None:
-    parts = path.split("/")
-    for depth in range(len(parts) - 1, -1, -1):
-        candidate = "/".join(parts[:depth])
-        if candidate in case_dirs:
-            return candidate
-    return None
 
 
 class NodeSuiteSource:

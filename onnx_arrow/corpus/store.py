@@ -13,7 +13,9 @@ import concurrent.futures as cf
 import contextlib
 import multiprocessing as mp
 import os
+import queue
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +67,32 @@ class WriteOptions:
     keep_undecodable: bool = False
 
 
+#: What building a row group gives: its cases, its batch, its warnings and how many files.
+_Built = tuple[list["Case | CaseRef"], pa.RecordBatch, list[str], int]
+
+
+def _built(builder: RowBuilder, cases: list[Case | CaseRef], files: int) -> _Built:
+    return cases, builder.to_batch(), builder.warnings, files
+
+
+def _sequential(refs: Iterable[Case | CaseRef], options: WriteOptions) -> Iterator[_Built]:
+    """Row groups of about ``row_group_bytes`` source bytes (whole cases), built in turn."""
+    builder = RowBuilder(keep_undecodable=options.keep_undecodable)
+    cases: list[Case | CaseRef] = []
+    files = 0
+    for ref in refs:
+        case = ref.load()
+        builder.add_case(case)
+        cases.append(ref)
+        files += len(case.files)
+        if builder.source_bytes >= options.row_group_bytes:
+            yield _built(builder, cases, files)
+            builder = RowBuilder(keep_undecodable=options.keep_undecodable)
+            cases, files = [], 0
+    if cases:
+        yield _built(builder, cases, files)
+
+
 def _chunks(refs: Iterable[Case | CaseRef], budget: int) -> Iterator[list[Case | CaseRef]]:
     """Cases grouped into row groups of about ``budget`` source bytes, whole cases only."""
     chunk: list[Case | CaseRef] = []
@@ -79,62 +107,93 @@ def _chunks(refs: Iterable[Case | CaseRef], budget: int) -> Iterator[list[Case |
         yield chunk
 
 
-def _build(
-    chunk: list[Case | CaseRef], keep_undecodable: bool
-) -> tuple[pa.RecordBatch, list[str], int]:
-    """The record batch of a chunk of cases (run in a worker process when ``jobs`` > 1)."""
+def _build_ipc(chunk: list[Case | CaseRef], keep_undecodable: bool) -> tuple[bytes, list[str], int]:
+    """The record batch of a chunk of cases, as Arrow IPC (run in a worker process)."""
     builder = RowBuilder(keep_undecodable=keep_undecodable)
     files = 0
     for ref in chunk:
         case = ref.load()
         builder.add_case(case)
         files += len(case.files)
-    return builder.to_batch(), builder.warnings, files
-
-
-def _results(
-    chunks: Iterator[list[Case | CaseRef]], keep_undecodable: bool, jobs: int
-) -> Iterator[tuple[list[Case | CaseRef], tuple[pa.RecordBatch, list[str], int]]]:
-    """Build the chunks in order, in ``jobs`` processes, at most 2 * ``jobs`` ahead."""
-    if jobs <= 1:
-        for chunk in chunks:
-            yield chunk, _build(chunk, keep_undecodable)
-        return
-    for chunk, (payload, chunk_warnings, files) in _parallel(chunks, keep_undecodable, jobs):
-        # Arrow IPC keeps every type detail (pickle drops a fixed_size_list's not-null item)
-        batch = pa.ipc.open_stream(payload).read_next_batch()
-        yield chunk, (batch, chunk_warnings, files)
-
-
-def _build_ipc(chunk: list[Case | CaseRef], keep_undecodable: bool) -> tuple[bytes, list[str], int]:
-    batch, chunk_warnings, files = _build(chunk, keep_undecodable)
+    batch = builder.to_batch()
     sink = pa.BufferOutputStream()
+    # Arrow IPC keeps every type detail (pickle drops a fixed_size_list's not-null item)
     with pa.ipc.new_stream(sink, batch.schema) as stream:
         stream.write_batch(batch)
-    return sink.getvalue().to_pybytes(), chunk_warnings, files
+    return sink.getvalue().to_pybytes(), builder.warnings, files
 
 
-def _parallel(
-    chunks: Iterator[list[Case | CaseRef]], keep_undecodable: bool, jobs: int
-) -> Iterator[tuple[list[Case | CaseRef], tuple[bytes, list[str], int]]]:
+def _parallel(refs: Iterable[Case | CaseRef], options: WriteOptions, jobs: int) -> Iterator[_Built]:
+    """Row groups built in ``jobs`` processes, in order, at most 2 * ``jobs`` ahead."""
     context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    keep = options.keep_undecodable
     with cf.ProcessPoolExecutor(jobs, mp_context=context) as pool:
         pending: collections.deque[tuple[list[Case | CaseRef], cf.Future[Any]]] = (
             collections.deque()
         )
+
+        def ready() -> _Built:
+            chunk, future = pending.popleft()
+            payload, chunk_warnings, files = future.result()
+            batch = pa.ipc.open_stream(payload).read_next_batch()
+            return chunk, batch, chunk_warnings, files
+
         try:
-            for chunk in chunks:
-                pending.append((chunk, pool.submit(_build_ipc, chunk, keep_undecodable)))
+            for chunk in _chunks(refs, options.row_group_bytes):
+                pending.append((chunk, pool.submit(_build_ipc, chunk, keep)))
                 if len(pending) >= 2 * jobs:
-                    done, future = pending.popleft()
-                    yield done, future.result()
+                    yield ready()
             while pending:
-                done, future = pending.popleft()
-                yield done, future.result()
+                yield ready()
         except BaseException:
             for _, future in pending:
                 future.cancel()
             raise
+
+
+class _BackgroundWriter:
+    """Writes row groups on a thread while the next one is built.
+
+    Parquet encoding and compression release the GIL, so writing overlaps the
+    decoding of the next row group.  At most one row group waits in the queue;
+    the writer is used by one thread at a time (closed only once the thread ends).
+    """
+
+    def __init__(self, writer: pq.ParquetWriter) -> None:
+        self._writer = writer
+        self._queue: queue.Queue[pa.RecordBatch | None] = queue.Queue(maxsize=1)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="onnx-arrow-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            if self._error is None:  # after an error, drain the queue without writing
+                try:
+                    self._writer.write_batch(batch, row_group_size=max(batch.num_rows, 1))
+                except BaseException as exc:  # handed to the building thread
+                    self._error = exc
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Queue a row group; raises the error of an earlier write."""
+        self._check()
+        self._queue.put(batch)
+
+    def finish(self, *, check: bool = True) -> None:
+        """Wait until every queued row group is written; with ``check``, raise the
+        error of a write that failed."""
+        self._queue.put(None)
+        while self._thread.is_alive():
+            try:
+                self._thread.join()
+            except KeyboardInterrupt:  # the writer must stop before the file is closed
+                self._error = self._error or KeyboardInterrupt()
+        if check:
+            self._check()
+
+    def _check(self) -> None:
+        if self._error is not None:
+            raise self._error
 
 
 def write_store(
@@ -159,44 +218,30 @@ def write_store(
         raise CorpusError("is a folder; the store is one Parquet file", where=str(out_path))
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0}
-    chunks = _chunks(case_refs(cases), options.row_group_bytes)
+    refs = case_refs(cases)
+    built = _parallel(refs, options, jobs) if jobs > 1 else _sequential(refs, options)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{out_path.name}.", suffix=".partial", dir=out_path.parent or Path(".")
     )
     os.close(fd)
     try:
-        schema = SCHEMA.with_metadata(
-            {
-                "onnx_arrow": build_metadata(
-                    created_by=f"onnx-arrow {onnx_arrow.__version__}",
-                    onnx_version=onnx.__version__,
-                )
-            }
-        )
-        with pq.ParquetWriter(
-            tmp,
-            schema,
-            compression=options.compression,
-            compression_level=options.compression_level,
-            # dictionaries of tensor data defeat zstd: repeated tensors compress to nothing
-            # only while their bytes stay in one long page
-            use_dictionary=[name for name in SCHEMA.names if name not in DATA_COLUMNS],
-            data_page_size=64 << 20,
-            write_statistics=["test_case", "kind", "path", "role", "dtype", "io"],
-            store_schema=True,
-        ) as writer:
-            for chunk, (batch, chunk_warnings, files) in _results(
-                chunks, options.keep_undecodable, jobs
-            ):
-                writer.write_batch(batch, row_group_size=max(batch.num_rows, 1))
-                warnings.extend(chunk_warnings)
-                counts["cases"] += len(chunk)
-                counts["files"] += files
-                counts["rows"] += batch.num_rows
-                counts["row_groups"] += 1
-                if progress is not None:
-                    for ref in chunk:
-                        progress(ref)
+        with _open_writer(tmp, options) as writer:
+            background = _BackgroundWriter(writer)
+            try:
+                for chunk, batch, chunk_warnings, files in built:
+                    background.write(batch)
+                    warnings.extend(chunk_warnings)
+                    counts["cases"] += len(chunk)
+                    counts["files"] += files
+                    counts["rows"] += batch.num_rows
+                    counts["row_groups"] += 1
+                    if progress is not None:
+                        for ref in chunk:
+                            progress(ref)
+            except BaseException:
+                background.finish(check=False)  # the first error is the one to report
+                raise
+            background.finish()
         os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private
         os.replace(tmp, out_path)
     except BaseException:
@@ -204,6 +249,39 @@ def write_store(
             os.unlink(tmp)
         raise
     return {**counts, "bytes": out_path.stat().st_size, "warnings": warnings}
+
+
+#: Float data columns are written byte stream split: each byte of the floats in a stream of
+#: its own, which zstd compresses better, and faster, than the floats as they are.
+_FLOAT_ENCODING: Final = {
+    f"{name}.list.element": "BYTE_STREAM_SPLIT"
+    for name, row in DATA_COLUMNS.items()
+    if pa.types.is_floating(SCHEMA.field(name).type.value_type)
+}
+
+
+def _open_writer(path: str, options: WriteOptions) -> pq.ParquetWriter:
+    schema = SCHEMA.with_metadata(
+        {
+            "onnx_arrow": build_metadata(
+                created_by=f"onnx-arrow {onnx_arrow.__version__}",
+                onnx_version=onnx.__version__,
+            )
+        }
+    )
+    return pq.ParquetWriter(
+        path,
+        schema,
+        compression=options.compression,
+        compression_level=options.compression_level,
+        # dictionaries of tensor data defeat zstd: repeated tensors compress to nothing
+        # only while their bytes stay in one long page
+        use_dictionary=[name for name in SCHEMA.names if name not in DATA_COLUMNS],
+        column_encoding=_FLOAT_ENCODING,
+        data_page_size=64 << 20,
+        write_statistics=["test_case", "kind", "path", "role", "dtype", "io"],
+        store_schema=True,
+    )
 
 
 class Store:
