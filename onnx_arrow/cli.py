@@ -57,7 +57,7 @@ from onnx_arrow.corpus import (
     write_store,
 )
 from onnx_arrow.corpus.rows import declared_type_text
-from onnx_arrow.corpus.sources import CaseRef, declared_type, read_regular_file, value_slot
+from onnx_arrow.corpus.sources import declared_type, read_regular_file, value_slot
 from onnx_arrow.corpus.tree import write_tree
 from onnx_arrow.errors import OnnxArrowError
 
@@ -761,15 +761,12 @@ def _run_import(args: argparse.Namespace, out: TextIO) -> int:
     options = WriteOptions(
         compression_level=args.compression_level, keep_undecodable=args.keep_undecodable
     )
-    source_bytes = 0
     with _Progress("importing", "cases", start=_starting(args.src)) as progress:
-
-        def written(case: Case | CaseRef) -> None:
-            nonlocal source_bytes
-            source_bytes += case.size
-            progress.step(case.name)
-
-        summary = write_store(source, out_path, options=options, progress=written, jobs=args.jobs)
+        step = progress.step
+        summary = write_store(
+            source, out_path, options=options, progress=lambda c: step(c.name), jobs=args.jobs
+        )
+    source_bytes = summary["source_bytes"]
     for warning in summary["warnings"]:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
     ratio = summary["bytes"] / source_bytes if source_bytes else 0.0

@@ -511,7 +511,7 @@ def decode_tensor_fast(data: bytes, *, canonical: bool = False) -> Tensor | None
     else:
         try:
             codes = _raw_to_codes(np.frombuffer(m.raw_data, dtype=np.uint8), row, count, "")
-        except InvalidTensorError:  # dims and data disagree: the wire path names the field
+        except (InvalidTensorError, NotRepresentableError):  # the wire path names the field
             return None
         m.raw_data = b""  # the marker of the storage field
     m.ClearField("dims")

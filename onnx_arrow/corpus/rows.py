@@ -155,6 +155,8 @@ class RowBuilder:
     warnings: list[str] = field(default_factory=list)
     #: Bytes of the files added so far.
     source_bytes: int = 0
+    #: Per case added, in order: its rows, source bytes, files and warnings.
+    cases: list[tuple[int, int, int, int]] = field(default_factory=list)
     _decoded: dict[tuple[str, bytes], _Value | None] = field(default_factory=dict, repr=False)
 
     @property
@@ -162,6 +164,18 @@ class RowBuilder:
         return len(self.rows)
 
     def add_case(self, case: Case) -> None:
+        rows, size, warnings = len(self.rows), self.source_bytes, len(self.warnings)
+        self._add_files(case)
+        self.cases.append(
+            (
+                len(self.rows) - rows,
+                self.source_bytes - size,
+                len(case.files),
+                len(self.warnings) - warnings,
+            )
+        )
+
+    def _add_files(self, case: Case) -> None:
         model = case.model()
         slots: dict[tuple[str, int], tuple[Kind, str] | None] = {}
         for f in case.files:

@@ -18,6 +18,7 @@ refused, so nothing hangs or reads without end), each capped in size.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
 import re
@@ -114,16 +115,27 @@ def value_slot(case: Case, path: str) -> tuple[int | None, str, int] | None:
     """``(data_set, "input"|"output", index)`` for a value file of the case, else None."""
     if not path.endswith(".pb") or case.model_path is None:
         return None
-    rel = path[len(case.name) + 1 :] if case.name else path
-    m = _DATA_SET_VALUE.fullmatch(rel)
-    if m is not None:
-        return int(m.group(1)), m.group(2), int(m.group(3))
-    if not case.model_path.endswith("/model.onnx") and case.model_path != "model.onnx":
+    slot = _data_set_slot(path[len(case.name) + 1 :] if case.name else path)
+    if slot is not None:
+        return slot
+    if not _is_folder_model(case.model_path):
         m = _LIGHT_VALUE.fullmatch(Path(path).name)
         stem = Path(case.model_path).stem
         if m is not None and m.group(1) == stem:
             return None, m.group(2), int(m.group(3))
     return None
+
+
+def _is_folder_model(path: str) -> bool:
+    """Whether a model is a case folder's ``model.onnx`` (not a ``light/`` ``NAME.onnx``)."""
+    return path == "model.onnx" or path.endswith("/model.onnx")
+
+
+@functools.lru_cache(maxsize=4096)
+def _data_set_slot(rel: str) -> tuple[int, str, int] | None:
+    """The slot of ``test_data_set_N/input_K.pb`` (the same few names recur in every case)."""
+    m = _DATA_SET_VALUE.fullmatch(rel)
+    return None if m is None else (int(m.group(1)), m.group(2), int(m.group(3)))
 
 
 def declared_type(model: ModelProto | None, io: str, index: int) -> TypeProto | None:
@@ -173,27 +185,43 @@ def read_regular_file(path: str, *, max_bytes: int = MAX_FILE_BYTES, where: str)
 
 @dataclass(frozen=True)
 class CaseRef:
-    """A case of a corpus folder, not read yet: what a worker needs to read it."""
+    """A case of a corpus folder, not read yet: what a worker needs to read it.
+
+    ``paths`` are files known to belong to the case; ``folders`` are subfolders
+    whose whole trees belong to it, listed only when the case is loaded.
+    """
 
     root: str
     name: str
     model_path: str | None
     paths: tuple[str, ...]
+    folders: tuple[str, ...] = ()
     max_file_bytes: int = MAX_FILE_BYTES
 
-    @property
-    def size(self) -> int:
-        """Bytes in the case's files, as the folder lists them now (nothing is read)."""
-        return sum(os.lstat(os.path.join(self.root, p)).st_size for p in self.paths)
-
     def load(self) -> Case:
-        """Read the case's files (regular files only, each capped)."""
+        """Read the case's files (regular files only, each capped), sorted by path."""
         kind = self.name.split("/", 1)[0] if "/" in self.name else ""
         root, cap = self.root.rstrip("/") + "/", self.max_file_bytes
         files = [
             CorpusFile(p, read_regular_file(root + p, max_bytes=cap, where=p)) for p in self.paths
         ]
+        stack = list(self.folders)
+        while stack:
+            folder = stack.pop()
+            with os.scandir(root + folder) as entries:
+                for entry in entries:
+                    rel = f"{folder}/{entry.name}"
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(rel)
+                    else:
+                        data = read_regular_file(entry.path, max_bytes=cap, where=rel)
+                        files.append(CorpusFile(rel, data))
+        files.sort(key=_path_of)
         return Case(self.name, kind, files, self.model_path)
+
+
+def _path_of(f: CorpusFile) -> str:
+    return f.path
 
 
 class FolderSource:
@@ -218,63 +246,70 @@ class FolderSource:
             yield ref.load()
 
     def refs(self) -> Iterator[CaseRef]:
-        """The cases, in sorted order, not read yet (a worker process can read them)."""
-        root = os.fspath(self.root)
-        for case_name, (model_path, paths) in sorted(self._layout().items()):
-            yield CaseRef(root, case_name, model_path, tuple(sorted(paths)), self.max_file_bytes)
+        """The cases, in sorted order, not read yet (a worker process can read them).
 
-    def _layout(self) -> dict[str, tuple[str | None, list[str]]]:
-        """Case name -> (model path, file paths); nothing is read or stat'ed yet.
-
-        A folder holding ``model.onnx`` or ``data.json`` owns every file below it,
-        up to a deeper such folder.  Symlinks (to files or folders) are listed, not
-        followed, so that reading them is refused with a clear error.
+        The folder is listed down to the case folders; what lies below a case folder
+        is listed when the case is loaded.
         """
-        out: dict[str, tuple[str | None, list[str]]] = {}
-        unclaimed: list[str] = []
-        # (relative folder, its path, the case folder that owns it or None)
-        stack: list[tuple[str, str, str | None]] = [("", os.fspath(self.root), None)]
+        root = os.fspath(self.root)
+        for name, (model, paths, folders) in sorted(self._layout().items()):
+            yield CaseRef(root, name, model, tuple(paths), tuple(folders), self.max_file_bytes)
+
+    def _layout(self) -> dict[str, tuple[str | None, list[str], list[str]]]:
+        """Case name -> (model path, files, subfolders whose trees belong to the case).
+
+        A folder holding ``model.onnx`` or ``data.json`` is a case that owns every
+        file below it.  Other folders are listed further; their own files are
+        ``light/`` cases (``NAME.onnx`` with ``NAME_input_K.pb`` beside it) or, for
+        the rest, a case named after the folder.  Symlinks (to files or folders)
+        are listed, not followed, so that reading them is refused with a clear error.
+        """
+        out: dict[str, tuple[str | None, list[str], list[str]]] = {}
+
+        def add(name: str, model: str | None, paths: list[str], folders: list[str]) -> None:
+            if name not in out:
+                out[name] = (model, paths, folders)
+                return
+            # a case folder and a NAME.onnx beside it, both called NAME: one case, the
+            # folder's model.onnx types it and the other files are kept as they are
+            known, known_paths, known_folders = out[name]
+            keep = known if known is not None and _is_folder_model(known) else model
+            out[name] = (keep or known, known_paths + paths, known_folders + folders)
+
+        stack = [("", os.fspath(self.root))]
         while stack:
-            rel, folder, owner = stack.pop()
-            dirs: list[tuple[str, str]] = []
-            files: list[str] = []
+            rel, folder = stack.pop()
             prefix = rel + "/" if rel else ""
+            dirs: list[tuple[str, str]] = []
+            names: list[str] = []
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
                         dirs.append((prefix + entry.name, entry.path))
                     else:
-                        files.append(entry.name)
-            if "model.onnx" in files or "data.json" in files:
-                owner = rel
-                out[rel] = (prefix + "model.onnx" if "model.onnx" in files else None, [])
-            stack += [(sub, path, owner) for sub, path in dirs]
-            if owner is None:
-                unclaimed += [prefix + name for name in files]
-            else:
-                out.setdefault(owner, (None, []))[1].extend(prefix + name for name in files)
-        # NAME.onnx with NAME_input_K.pb / NAME_output_K.pb beside it (the light/ layout)
-        present = set(unclaimed)
-        light: dict[str, list[str]] = {}
-        for p in unclaimed:
-            m = _LIGHT_VALUE.fullmatch(p)
-            if m is not None and m.group(1) + ".onnx" in present:
-                light.setdefault(m.group(1), []).append(p)
-        claimed: set[str] = set()
-        for p in unclaimed:
-            if p.endswith(".onnx"):
-                stem = p[: -len(".onnx")]
-                paths = [p, *light.pop(stem, [])]
-                out[stem] = (p, paths)
-                claimed.update(paths)
-        for p in unclaimed:
-            if p not in claimed:
-                out.setdefault(_parent(p), (None, []))[1].append(p)
+                        names.append(entry.name)
+            if "model.onnx" in names or "data.json" in names:
+                model = prefix + "model.onnx" if "model.onnx" in names else None
+                add(rel, model, [prefix + n for n in names], [d for d, _ in dirs])
+                continue
+            stack += dirs
+            # NAME.onnx with NAME_input_K.pb / NAME_output_K.pb beside it (the light/ layout)
+            present = set(names)
+            light: dict[str, list[str]] = {}
+            for n in names:
+                m = _LIGHT_VALUE.fullmatch(n)
+                if m is not None and m.group(1) + ".onnx" in present:
+                    light.setdefault(m.group(1), []).append(prefix + n)
+            rest = set(names)
+            for n in names:
+                if n.endswith(".onnx"):
+                    stem = n[: -len(".onnx")]
+                    files = [prefix + n, *light.get(stem, [])]
+                    add(prefix + stem, prefix + n, files, [])
+                    rest.difference_update(f[len(prefix) :] for f in files)
+            if rest:
+                add(rel, None, [prefix + n for n in sorted(rest)], [])
         return out
-
-
-def _parent(path: str) -> str:
-    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 class NodeSuiteSource:

@@ -67,88 +67,143 @@ class WriteOptions:
     keep_undecodable: bool = False
 
 
-#: What building a row group gives: its cases, its batch, its warnings and how many files.
-_Built = tuple[list["Case | CaseRef"], pa.RecordBatch, list[str], int]
+#: Cases a worker process is handed at a time (it stops early at ``row_group_bytes``).
+TASK_CASES: Final = 64
 
 
-def _built(builder: RowBuilder, cases: list[Case | CaseRef], files: int) -> _Built:
-    return cases, builder.to_batch(), builder.warnings, files
+@dataclass
+class _Piece:
+    """The rows of consecutive cases, built together; row groups are cut from pieces."""
+
+    refs: list[Case | CaseRef]
+    batch: pa.RecordBatch
+    cases: list[tuple[int, int, int, int]]  # per case: rows, source bytes, files, warnings
+    warnings: list[str]
 
 
-def _sequential(refs: Iterable[Case | CaseRef], options: WriteOptions) -> Iterator[_Built]:
-    """Row groups of about ``row_group_bytes`` source bytes (whole cases), built in turn."""
+def _piece(builder: RowBuilder, refs: list[Case | CaseRef]) -> _Piece:
+    return _Piece(refs, builder.to_batch(), builder.cases, builder.warnings)
+
+
+def _sequential(refs: Iterable[Case | CaseRef], options: WriteOptions) -> Iterator[_Piece]:
+    """Pieces built in this process, each ending where a row group is full."""
     builder = RowBuilder(keep_undecodable=options.keep_undecodable)
-    cases: list[Case | CaseRef] = []
-    files = 0
+    done: list[Case | CaseRef] = []
     for ref in refs:
-        case = ref.load()
-        builder.add_case(case)
-        cases.append(ref)
-        files += len(case.files)
+        builder.add_case(ref.load())
+        done.append(ref)
         if builder.source_bytes >= options.row_group_bytes:
-            yield _built(builder, cases, files)
+            yield _piece(builder, done)
             builder = RowBuilder(keep_undecodable=options.keep_undecodable)
-            cases, files = [], 0
-    if cases:
-        yield _built(builder, cases, files)
+            done = []
+    if done:
+        yield _piece(builder, done)
 
 
-def _chunks(refs: Iterable[Case | CaseRef], budget: int) -> Iterator[list[Case | CaseRef]]:
-    """Cases grouped into row groups of about ``budget`` source bytes, whole cases only."""
-    chunk: list[Case | CaseRef] = []
-    size = 0
-    for ref in refs:
-        chunk.append(ref)
-        size += ref.size
-        if size >= budget:
-            yield chunk
-            chunk, size = [], 0
-    if chunk:
-        yield chunk
+#: What a worker sends back: the piece's batch as Arrow IPC, its cases and warnings, and
+#: how many of the cases it was handed it built.
+_TaskResult = tuple[bytes, list[tuple[int, int, int, int]], list[str], int]
 
 
-def _build_ipc(chunk: list[Case | CaseRef], keep_undecodable: bool) -> tuple[bytes, list[str], int]:
-    """The record batch of a chunk of cases, as Arrow IPC (run in a worker process)."""
+def _build_task(refs: list[Case | CaseRef], keep_undecodable: bool, budget: int) -> _TaskResult:
+    """Build cases until they hold ``budget`` source bytes (run in a worker process)."""
     builder = RowBuilder(keep_undecodable=keep_undecodable)
-    files = 0
-    for ref in chunk:
-        case = ref.load()
-        builder.add_case(case)
-        files += len(case.files)
+    done = 0
+    for ref in refs:
+        builder.add_case(ref.load())
+        done += 1
+        if builder.source_bytes >= budget:
+            break
     batch = builder.to_batch()
     sink = pa.BufferOutputStream()
     # Arrow IPC keeps every type detail (pickle drops a fixed_size_list's not-null item)
     with pa.ipc.new_stream(sink, batch.schema) as stream:
         stream.write_batch(batch)
-    return sink.getvalue().to_pybytes(), builder.warnings, files
+    return sink.getvalue().to_pybytes(), builder.cases, builder.warnings, done
 
 
-def _parallel(refs: Iterable[Case | CaseRef], options: WriteOptions, jobs: int) -> Iterator[_Built]:
-    """Row groups built in ``jobs`` processes, in order, at most 2 * ``jobs`` ahead."""
+def _tasks(refs: Iterable[Case | CaseRef]) -> Iterator[list[Case | CaseRef]]:
+    task: list[Case | CaseRef] = []
+    for ref in refs:
+        task.append(ref)
+        if len(task) == TASK_CASES:
+            yield task
+            task = []
+    if task:
+        yield task
+
+
+def _parallel(refs: Iterable[Case | CaseRef], options: WriteOptions, jobs: int) -> Iterator[_Piece]:
+    """Pieces built in ``jobs`` worker processes, in order, at most 2 * ``jobs`` ahead.
+
+    A worker stops at ``row_group_bytes`` source bytes, so memory stays bounded
+    whatever the cases hold; the cases it did not reach are handed out again.
+    """
     context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    keep = options.keep_undecodable
+    args = (options.keep_undecodable, options.row_group_bytes)
+    # pyarrow imports pandas on its first conversion from Python; done here, before the
+    # workers fork, it is done once rather than once per worker
+    pa.array([], pa.int64())
     with cf.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        pending: collections.deque[tuple[list[Case | CaseRef], cf.Future[Any]]] = (
+        pending: collections.deque[tuple[list[Case | CaseRef], cf.Future[_TaskResult]]] = (
             collections.deque()
         )
-
-        def ready() -> _Built:
-            chunk, future = pending.popleft()
-            payload, chunk_warnings, files = future.result()
-            batch = pa.ipc.open_stream(payload).read_next_batch()
-            return chunk, batch, chunk_warnings, files
-
+        tasks = _tasks(refs)
         try:
-            for chunk in _chunks(refs, options.row_group_bytes):
-                pending.append((chunk, pool.submit(_build_ipc, chunk, keep)))
-                if len(pending) >= 2 * jobs:
-                    yield ready()
-            while pending:
-                yield ready()
+            while True:
+                while len(pending) < 2 * jobs and (task := next(tasks, None)) is not None:
+                    pending.append((task, pool.submit(_build_task, task, *args)))
+                if not pending:
+                    return
+                task, future = pending.popleft()
+                payload, cases, warnings, done = future.result()
+                if done < len(task):
+                    rest = task[done:]
+                    pending.appendleft((rest, pool.submit(_build_task, rest, *args)))
+                batch = pa.ipc.open_stream(payload).read_next_batch()
+                yield _Piece(task[:done], batch, cases, warnings)
         except BaseException:
             for _, future in pending:
                 future.cancel()
             raise
+
+
+@dataclass
+class _RowGroup:
+    refs: list[Case | CaseRef]
+    table: pa.Table
+    warnings: list[str]
+    files: int
+    source_bytes: int
+
+
+def _row_groups(pieces: Iterable[_Piece], budget: int) -> Iterator[_RowGroup]:
+    """Row groups of whole cases, each closed once its cases hold ``budget`` source bytes.
+
+    The cut falls at the same case however the pieces were built, so the store is
+    the same whatever the number of jobs.
+    """
+    group = _RowGroup([], pa.table([]), [], 0, 0)
+    parts: list[pa.RecordBatch] = []
+    for piece in pieces:
+        row = start = warned = 0
+        for ref, (rows, size, files, warnings) in zip(piece.refs, piece.cases, strict=True):
+            row += rows
+            group.refs.append(ref)
+            group.warnings += piece.warnings[warned : warned + warnings]
+            warned += warnings
+            group.files += files
+            group.source_bytes += size
+            if group.source_bytes >= budget:
+                parts.append(piece.batch.slice(start, row - start))
+                group.table = pa.Table.from_batches(parts, schema=SCHEMA)
+                yield group
+                group, parts, start = _RowGroup([], pa.table([]), [], 0, 0), [], row
+        if start < piece.batch.num_rows:
+            parts.append(piece.batch.slice(start))
+    if group.refs:
+        group.table = pa.Table.from_batches(parts, schema=SCHEMA)
+        yield group
 
 
 class _BackgroundWriter:
@@ -161,23 +216,23 @@ class _BackgroundWriter:
 
     def __init__(self, writer: pq.ParquetWriter) -> None:
         self._writer = writer
-        self._queue: queue.Queue[pa.RecordBatch | None] = queue.Queue(maxsize=1)
+        self._queue: queue.Queue[pa.Table | None] = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="onnx-arrow-writer", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        while (batch := self._queue.get()) is not None:
+        while (table := self._queue.get()) is not None:
             if self._error is None:  # after an error, drain the queue without writing
                 try:
-                    self._writer.write_batch(batch, row_group_size=max(batch.num_rows, 1))
+                    self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
                 except BaseException as exc:  # handed to the building thread
                     self._error = exc
 
-    def write(self, batch: pa.RecordBatch) -> None:
+    def write(self, table: pa.Table) -> None:
         """Queue a row group; raises the error of an earlier write."""
         self._check()
-        self._queue.put(batch)
+        self._queue.put(table)
 
     def finish(self, *, check: bool = True) -> None:
         """Wait until every queued row group is written; with ``check``, raise the
@@ -209,17 +264,17 @@ def write_store(
     ``jobs`` processes decode cases in parallel (a folder's cases are read by the
     workers too); the store is the same whatever the number.  ``progress`` is
     called with each case (it has a ``name``) once it is written.  Returns a summary:
-    cases, files, rows, row groups, bytes and warnings (files kept as bytes because
-    they could not be typed or were not canonical).
+    cases, files, rows, row groups, source bytes, store bytes and warnings (files kept
+    as bytes because they could not be typed or were not canonical).
     """
     options = options or WriteOptions()
     out_path = Path(out)
     if out_path.is_dir():
         raise CorpusError("is a folder; the store is one Parquet file", where=str(out_path))
     warnings: list[str] = []
-    counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0}
-    refs = case_refs(cases)
-    built = _parallel(refs, options, jobs) if jobs > 1 else _sequential(refs, options)
+    counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
+    refs = case_refs(cases) if jobs > 1 else iter(cases)
+    pieces = _parallel(refs, options, jobs) if jobs > 1 else _sequential(refs, options)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{out_path.name}.", suffix=".partial", dir=out_path.parent or Path(".")
     )
@@ -228,15 +283,16 @@ def write_store(
         with _open_writer(tmp, options) as writer:
             background = _BackgroundWriter(writer)
             try:
-                for chunk, batch, chunk_warnings, files in built:
-                    background.write(batch)
-                    warnings.extend(chunk_warnings)
-                    counts["cases"] += len(chunk)
-                    counts["files"] += files
-                    counts["rows"] += batch.num_rows
+                for group in _row_groups(pieces, options.row_group_bytes):
+                    background.write(group.table)
+                    warnings += group.warnings
+                    counts["cases"] += len(group.refs)
+                    counts["files"] += group.files
+                    counts["rows"] += group.table.num_rows
                     counts["row_groups"] += 1
+                    counts["source_bytes"] += group.source_bytes
                     if progress is not None:
-                        for ref in chunk:
+                        for ref in group.refs:
                             progress(ref)
             except BaseException:
                 background.finish(check=False)  # the first error is the one to report
@@ -255,7 +311,7 @@ def write_store(
 #: its own, which zstd compresses better, and faster, than the floats as they are.
 _FLOAT_ENCODING: Final = {
     f"{name}.list.element": "BYTE_STREAM_SPLIT"
-    for name, row in DATA_COLUMNS.items()
+    for name in DATA_COLUMNS
     if pa.types.is_floating(SCHEMA.field(name).type.value_type)
 }
 
@@ -346,12 +402,10 @@ class Store:
         """The rows of one case; row groups that cannot hold it are not read."""
         groups = tuple(i for i in range(self.num_row_groups) if self._may_hold(i, case))
         table = self._read_groups(groups) if groups else None
-        if table is not None and columns:
-            table = table.select(list(columns))
         rows = None if table is None else table.filter(pc.equal(table.column("test_case"), case))
         if rows is None or rows.num_rows == 0:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
-        return rows
+        return rows.select(list(columns)) if columns else rows
 
     def _read_groups(self, groups: tuple[int, ...]) -> pa.Table:
         """Row groups, read once for consecutive calls on the cases they hold."""

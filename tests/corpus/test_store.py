@@ -23,6 +23,7 @@ from onnx_arrow.corpus import (
 )
 from onnx_arrow.corpus.format import METADATA_KEY
 from onnx_arrow.corpus.sources import wheel_data_dir
+from onnx_arrow.corpus.store import WriteOptions
 from onnx_arrow.errors import OnnxArrowError
 
 
@@ -86,7 +87,6 @@ def test_store_is_queryable_without_onnx_arrow(node_store):
 
 def test_reading_one_case_prunes_row_groups(tmp_path):
     path = tmp_path / "small.parquet"
-    from onnx_arrow.corpus.store import WriteOptions
 
     write_store(FolderSource(wheel_data_dir()), path, options=WriteOptions(row_group_bytes=1))
     store = Store(path)
@@ -334,3 +334,51 @@ def test_external_data_is_kept_as_bytes_and_never_read(tmp_path, location):
     assert b"secret" not in contents
     export_store(tmp_path / "store.parquet", tmp_path / "out")
     assert tree_bytes(tmp_path / "out") == tree_bytes(root)
+
+
+@pytest.mark.parametrize("row_group_bytes", [1, 300_000, 4 << 20])
+def test_the_store_is_the_same_whatever_the_number_of_jobs(tmp_path, monkeypatch, row_group_bytes):
+    # small tasks, so that workers stop early and row groups are cut inside their pieces
+    monkeypatch.setattr("onnx_arrow.corpus.store.TASK_CASES", 7)
+    options = WriteOptions(row_group_bytes=row_group_bytes)
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    summary = write_store(FolderSource(wheel_data_dir()), one, options=options)
+    assert write_store(FolderSource(wheel_data_dir()), two, options=options, jobs=2) == {
+        **summary,
+        "bytes": two.stat().st_size,
+    }
+    assert one.read_bytes() == two.read_bytes()
+    assert Store(one).num_row_groups > (1 if row_group_bytes < (1 << 20) else 0)
+
+
+def test_folder_layouts_round_trip(tmp_path):
+    root = small_corpus(tmp_path / "src")
+    case = root / "node" / "test_tiny"
+    # a case folder inside a case folder belongs to the outer case, deep files too
+    nested = case / "extra" / "inner"
+    nested.mkdir(parents=True)
+    (nested / "model.onnx").write_bytes((case / "model.onnx").read_bytes())
+    (nested / "notes.txt").write_text("deep\n")
+    # a light case (NAME.onnx, NAME_input_K.pb) beside a case folder of the same name
+    light = root / "node"
+    (light / "test_tiny.onnx").write_bytes((case / "model.onnx").read_bytes())
+    (light / "test_tiny_input_0.pb").write_bytes(
+        (case / "test_data_set_0" / "input_0.pb").read_bytes()
+    )
+    (light / "loose.txt").write_text("a file of no case\n")
+    out = tmp_path / "store.parquet"
+    summary = write_store(FolderSource(root), out)
+    assert summary["files"] == 9
+    store = Store(out)
+    assert store.cases() == ["node", "node/test_tiny"]
+    roles = dict(
+        zip(
+            *store.read_case("node/test_tiny", ["path", "role"]).to_pydict().values(),
+            strict=True,
+        )
+    )
+    assert roles["node/test_tiny/model.onnx"] == "model"
+    assert roles["node/test_tiny/extra/inner/model.onnx"] == "file"
+    assert roles["node/test_tiny_input_0.pb"] == "file"  # typed by no model: kept as bytes
+    export_store(out, tmp_path / "dest")
+    assert tree_bytes(tmp_path / "dest") == tree_bytes(root)
