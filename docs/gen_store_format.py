@@ -79,13 +79,16 @@ folder tree comes back from the store byte for byte.  This page is the format, v
 
 * **One Parquet file**, compressed with zstd (onnx-arrow writes level {level}; any codec
   Parquet readers know is valid).  The Arrow schema is stored in the file (`ARROW:schema`).
+  onnx-arrow writes the elements of the float data columns with the Parquet encoding
+  `BYTE_STREAM_SPLIT`, which compresses floats better (pyarrow, DuckDB and Polars read it;
+  any encoding is valid).
 * **A row per file**, and for a container value one more row per tensor inside it
   (`element` rows).  Rows are ordered by `test_case`, then by `path`; the element rows of a
   value come right after its value row, in depth-first order of the value's structure
   (see [Rebuilding a file from rows](#rebuilding-a-file-from-rows)).
 * **Row groups hold whole cases**: a case never spans two row groups, so a reader can take
-  a case from one row group.  onnx-arrow starts a new row group once about
-  {row_group_mib} MiB of element data are gathered, and writes min/max statistics of
+  a case from one row group.  onnx-arrow closes a row group once its cases' files hold
+  about {row_group_mib} MiB, and writes min/max statistics of
   `test_case` (and `kind`, `path`, `role`, `dtype`, `io`) so that readers skip row groups
   that cannot hold a case.
 * **Paths** are relative to the corpus root, `/`-separated, without `.` or `..` parts.

@@ -9,7 +9,9 @@ A corpus is a tree of files.  Its cases are found by layout:
 * a ``NAME.onnx`` file with ``NAME_input_K.pb`` / ``NAME_output_K.pb`` beside it is
   a case (``light/``).
 
-Every other file is kept as it is.  Which message a ``.pb`` holds comes from the
+A case folder owns every file below it, a deeper ``model.onnx`` included; the files of
+other folders form a case named after their folder.  Every file that is not a model or a
+value is kept as it is.  Which message a ``.pb`` holds comes from the
 model's graph input or output at that index, never from the bytes.
 
 Files are read defensively: regular files only (a FIFO, a device or a symlink is
