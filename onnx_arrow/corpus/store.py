@@ -62,8 +62,8 @@ class WriteOptions:
     value file that cannot be decoded (an error, or kept as bytes with a warning)."""
 
     compression: str = "zstd"
-    #: Level 3: on the node suite, 2% larger than level 6 and the import 10% faster (the
-    #: writer thread, not the decoding, is the slower side at 6); see benchmarks/bench_corpus.py.
+    #: Level 3: on the node suite, 2% larger than level 6 and the import about 10% faster
+    #: (see benchmarks/bench_corpus.py).
     compression_level: int = 3
     row_group_bytes: int = ROW_GROUP_BYTES
     keep_undecodable: bool = False
