@@ -198,14 +198,21 @@ def _row_groups(pieces: Iterable[_Piece], budget: int) -> Iterator[_RowGroup]:
             group.source_bytes += size
             if group.source_bytes >= budget:
                 parts.append(piece.batch.slice(start, row - start))
-                group.table = pa.Table.from_batches(parts, schema=SCHEMA)
+                group.table = _one_chunk(parts)
                 yield group
                 group, parts, start = _RowGroup([], pa.table([]), [], 0, 0), [], row
         if start < piece.batch.num_rows:
             parts.append(piece.batch.slice(start))
     if group.refs:
-        group.table = pa.Table.from_batches(parts, schema=SCHEMA)
+        group.table = _one_chunk(parts)
         yield group
+
+
+def _one_chunk(parts: list[pa.RecordBatch]) -> pa.Table:
+    """A row group as one chunk: where the Parquet writer gives up a column's dictionary
+    depends on how its input is chunked, so the same rows must come in the same chunks."""
+    table = pa.Table.from_batches(parts, schema=SCHEMA)
+    return table if len(parts) == 1 else table.combine_chunks()
 
 
 class _BackgroundWriter:

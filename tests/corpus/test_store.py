@@ -382,3 +382,11 @@ def test_folder_layouts_round_trip(tmp_path):
     assert roles["node/test_tiny_input_0.pb"] == "file"  # typed by no model: kept as bytes
     export_store(out, tmp_path / "dest")
     assert tree_bytes(tmp_path / "dest") == tree_bytes(root)
+
+
+def test_node_suite_store_is_the_same_in_several_processes(node_store, tmp_path, monkeypatch):
+    cases, path, summary = node_store
+    monkeypatch.setattr("onnx_arrow.corpus.store.TASK_CASES", 50)  # cuts inside pieces
+    two = tmp_path / "two.parquet"
+    assert write_store(cases, two, jobs=2) == {**summary, "bytes": two.stat().st_size}
+    assert two.read_bytes() == path.read_bytes()
