@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -390,3 +393,75 @@ def test_node_suite_store_is_the_same_in_several_processes(node_store, tmp_path,
     two = tmp_path / "two.parquet"
     assert write_store(cases, two, jobs=2) == {**summary, "bytes": two.stat().st_size}
     assert two.read_bytes() == path.read_bytes()
+
+
+_PEAK_MEMORY = """
+import resource, sys
+from pathlib import Path
+from onnx_arrow.corpus import FolderSource, WriteOptions, export_store, write_store
+
+def peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+mode, small, big, work = sys.argv[1], *(Path(p) for p in sys.argv[2:5])
+options = WriteOptions(row_group_bytes=1 << 20)
+write_store(FolderSource(small), work / f"small-{mode}.parquet", options=options)
+export_store(work / f"small-{mode}.parquet", work / f"small-{mode}")  # modules warmed up
+before = max(rss_mib(), peak_mib())
+if mode == "import":
+    write_store(FolderSource(big), work / "big.parquet", options=options)
+else:
+    export_store(work / "big.parquet", work / "big-out")
+print(peak_mib() - before)
+"""
+
+
+def _big_corpus(root: Path, cases: int, like: Path | None = None) -> Path:
+    """Cases of one 1 MiB tensor each; those ``like`` has already are hard links to it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 1024])
+    model = helper.make_model(helper.make_graph([], "g", [x], [x]))
+    for k in range(cases):
+        name = f"node/test_big_{k:03d}"
+        case = root / name
+        (case / "test_data_set_0").mkdir(parents=True)
+        for rel in ("model.onnx", "test_data_set_0/input_0.pb"):
+            if like is not None and (like / name / rel).exists():
+                os.link(like / name / rel, case / rel)
+        if (case / "model.onnx").exists():
+            continue
+        save_model(model, case / "model.onnx")
+        data = (np.arange(256 * 1024, dtype=np.float32) % 97 + k).reshape(256, 1024)
+        tensor = numpy_helper.from_array(data, "x").SerializeToString()
+        (case / "test_data_set_0" / "input_0.pb").write_bytes(tensor)
+    return root
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads Linux's /proc")
+def test_import_and_export_memory_does_not_grow_with_the_corpus(tmp_path):
+    # 16 and 80 cases of 1 MiB in row groups of 1 MiB: holding the corpus would cost the
+    # larger one 64 MiB more; streaming costs both a few row groups and their buffers, and
+    # the Parquet writer keeps each row group's metadata for the footer (about 48 KB)
+    small = small_corpus(tmp_path / "small")
+    few = _big_corpus(tmp_path / "few", 16)
+    many = _big_corpus(tmp_path / "many", 80, like=few)
+    grew = {}
+    for corpus in (few, many):
+        for mode in ("import", "export"):
+            work = tmp_path / f"{corpus.name}-{mode}"
+            work.mkdir()
+            if mode == "export":
+                shutil.copy(tmp_path / f"{corpus.name}-import" / "big.parquet", work)
+            done = subprocess.run(
+                [sys.executable, "-c", _PEAK_MEMORY, mode, str(small), str(corpus), str(work)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            grew[corpus.name, mode] = float(done.stdout)
+    for mode in ("import", "export"):
+        assert grew["many", mode] - grew["few", mode] < 32, grew
+    assert tree_bytes(tmp_path / "many-export" / "big-out") == tree_bytes(many)
