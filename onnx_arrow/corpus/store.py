@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures as cf
 import contextlib
+import functools
 import multiprocessing as mp
 import os
 import queue
@@ -349,6 +350,23 @@ def _open_writer(path: str, options: WriteOptions) -> pq.ParquetWriter:
     )
 
 
+#: A case whose rows are not all together (a store onnx-arrow did not write).
+_SCATTERED: Final = (-1, -1)
+
+
+def _runs(cases: list[str | None]) -> dict[str, tuple[int, int]]:
+    """Where each case's rows are: ``(start, stop)``, or :data:`_SCATTERED`."""
+    runs: dict[str, tuple[int, int]] = {}
+    start = 0
+    for i in range(1, len(cases) + 1):
+        if i == len(cases) or cases[i] != cases[start]:
+            name = cases[start]
+            if name is not None:
+                runs[name] = _SCATTERED if name in runs else (start, i)
+            start = i
+    return runs
+
+
 class Store:
     """An onnx-arrow corpus store, validated when opened.
 
@@ -366,7 +384,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._last_read: tuple[Any, pa.Table] | None = None
+        self._last_read: tuple[Any, pa.Table, dict[str, tuple[int, int]]] | None = None
         where = str(self.path)
         try:
             self._file = pq.ParquetFile(self.path)
@@ -410,23 +428,37 @@ class Store:
     def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of one case; row groups that cannot hold it are not read."""
         groups = tuple(i for i in range(self.num_row_groups) if self._may_hold(i, case))
-        table = self._read_groups(groups) if groups else None
-        rows = None if table is None else table.filter(pc.equal(table.column("test_case"), case))
-        if rows is None or rows.num_rows == 0:
+        table, rows_of = self._read_groups(groups) if groups else (None, {})
+        span = rows_of.get(case)
+        if table is None or span is None:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        if span is _SCATTERED:  # not written by onnx-arrow, which keeps a case's rows together
+            rows = table.filter(pc.equal(table.column("test_case"), case))
+        else:
+            rows = table.slice(span[0], span[1] - span[0])
         return rows.select(list(columns)) if columns else rows
 
-    def _read_groups(self, groups: tuple[int, ...]) -> pa.Table:
-        """Row groups, read once for consecutive calls on the cases they hold."""
+    def _read_groups(self, groups: tuple[int, ...]) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
+        """Row groups and where each case's rows are, read once for consecutive calls on
+        the cases they hold."""
         if self._last_read is None or self._last_read[0] != groups:
-            self._last_read = (groups, self._file.read_row_groups(list(groups)))
-        return self._last_read[1]
+            table = self._file.read_row_groups(list(groups))
+            self._last_read = (groups, table, _runs(table.column("test_case").to_pylist()))
+        return self._last_read[1], self._last_read[2]
 
     def _may_hold(self, group: int, case: str) -> bool:
-        stats = self._file.metadata.row_group(group).column(0).statistics
-        if stats is None or not stats.has_min_max:
-            return True
-        return bool(stats.min <= case <= stats.max)
+        span = self._case_spans[group]
+        return span is None or span[0] <= case <= span[1]
+
+    @functools.cached_property
+    def _case_spans(self) -> list[tuple[str, str] | None]:
+        """Per row group, the smallest and largest case in it, if its statistics say."""
+        spans: list[tuple[str, str] | None] = []
+        for group in range(self.num_row_groups):
+            stats = self._file.metadata.row_group(group).column(0).statistics
+            has = stats is not None and stats.has_min_max
+            spans.append((stats.min, stats.max) if has else None)
+        return spans
 
     def files(self) -> Iterator[StoredFile]:
         """Every file of the corpus, rebuilt byte for byte, in store order."""

@@ -465,3 +465,18 @@ def test_import_and_export_memory_does_not_grow_with_the_corpus(tmp_path):
     for mode in ("import", "export"):
         assert grew["many", mode] - grew["few", mode] < 32, grew
     assert tree_bytes(tmp_path / "many-export" / "big-out") == tree_bytes(many)
+
+
+def test_read_case_finds_rows_that_are_not_together(tmp_path):
+    root = small_corpus(tmp_path / "src")
+    (root / "node" / "loose.txt").write_text("a case of its own: node\n")
+    path, scattered = tmp_path / "store.parquet", tmp_path / "scattered.parquet"
+    write_store(FolderSource(root), path)
+    table = pq.read_table(path)
+    tiny = [i for i, c in enumerate(table.column("test_case").to_pylist()) if c != "node"]
+    other = [i for i in range(table.num_rows) if i not in tiny]
+    # one row of node/test_tiny first, then the other case, then the rest of node/test_tiny
+    _rewrite(path, scattered, lambda t: t.take(tiny[:1] + other + tiny[1:]))
+    for case in ("node", "node/test_tiny"):
+        assert Store(scattered).read_case(case).equals(Store(path).read_case(case))
+    assert Store(scattered).read_case("node/test_tiny", ["path"]).num_rows == len(tiny)
