@@ -88,13 +88,16 @@ def _piece(builder: RowBuilder, refs: list[Case | CaseRef]) -> _Piece:
     return _Piece(refs, builder.to_batch(), builder.cases, builder.warnings)
 
 
-def _sequential(refs: Iterable[Case | CaseRef], options: WriteOptions) -> Iterator[_Piece]:
+def _sequential(
+    refs: Iterable[Case | CaseRef], options: WriteOptions, progress: Callable[[Any], None]
+) -> Iterator[_Piece]:
     """Pieces built in this process, each ending where a row group is full."""
     builder = RowBuilder(keep_undecodable=options.keep_undecodable)
     done: list[Case | CaseRef] = []
     for ref in refs:
         builder.add_case(ref.load())
         done.append(ref)
+        progress(ref)
         if builder.source_bytes >= options.row_group_bytes:
             yield _piece(builder, done)
             builder = RowBuilder(keep_undecodable=options.keep_undecodable)
@@ -136,7 +139,12 @@ def _tasks(refs: Iterable[Case | CaseRef]) -> Iterator[list[Case | CaseRef]]:
         yield task
 
 
-def _parallel(refs: Iterable[Case | CaseRef], options: WriteOptions, jobs: int) -> Iterator[_Piece]:
+def _parallel(
+    refs: Iterable[Case | CaseRef],
+    options: WriteOptions,
+    progress: Callable[[Any], None],
+    jobs: int,
+) -> Iterator[_Piece]:
     """Pieces built in ``jobs`` worker processes, in order, at most 2 * ``jobs`` ahead.
 
     A worker stops at ``row_group_bytes`` source bytes, so memory stays bounded
@@ -164,11 +172,17 @@ def _parallel(refs: Iterable[Case | CaseRef], options: WriteOptions, jobs: int) 
                     rest = task[done:]
                     pending.appendleft((rest, pool.submit(_build_task, rest, *args)))
                 batch = pa.ipc.open_stream(payload).read_next_batch()
+                for ref in task[:done]:
+                    progress(ref)
                 yield _Piece(task[:done], batch, cases, warnings)
         except BaseException:
             for _, future in pending:
                 future.cancel()
             raise
+
+
+def _ignore(_: object) -> None:
+    pass
 
 
 @dataclass
@@ -273,7 +287,8 @@ def write_store(
 
     ``jobs`` processes decode cases in parallel (a folder's cases are read by the
     workers too); the store is the same whatever the number.  ``progress`` is
-    called with each case (it has a ``name``) once it is written.  Returns a summary:
+    called with each case (it has a ``name``) once it is decoded; its row group is
+    written soon after.  Returns a summary:
     cases, files, rows, row groups, source bytes, store bytes and warnings (files kept
     as bytes because they could not be typed or were not canonical).
     """
@@ -283,8 +298,12 @@ def write_store(
         raise CorpusError("is a folder; the store is one Parquet file", where=str(out_path))
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
-    refs = case_refs(cases) if jobs > 1 else iter(cases)
-    pieces = _parallel(refs, options, jobs) if jobs > 1 else _sequential(refs, options)
+    report = progress or _ignore
+    pieces = (
+        _parallel(case_refs(cases), options, report, jobs)
+        if jobs > 1
+        else _sequential(cases, options, report)
+    )
     fd, tmp = tempfile.mkstemp(
         prefix=f".{out_path.name}.", suffix=".partial", dir=out_path.parent or Path(".")
     )
@@ -301,9 +320,6 @@ def write_store(
                     counts["rows"] += group.table.num_rows
                     counts["row_groups"] += 1
                     counts["source_bytes"] += group.source_bytes
-                    if progress is not None:
-                        for ref in group.refs:
-                            progress(ref)
             except BaseException:
                 background.finish(check=False)  # the first error is the one to report
                 raise

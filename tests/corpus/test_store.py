@@ -345,12 +345,22 @@ def test_the_store_is_the_same_whatever_the_number_of_jobs(tmp_path, monkeypatch
     monkeypatch.setattr("onnx_arrow.corpus.store.TASK_CASES", 7)
     options = WriteOptions(row_group_bytes=row_group_bytes)
     one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
-    summary = write_store(FolderSource(wheel_data_dir()), one, options=options)
-    assert write_store(FolderSource(wheel_data_dir()), two, options=options, jobs=2) == {
-        **summary,
-        "bytes": two.stat().st_size,
-    }
+    seen: dict[int, list[str]] = {1: [], 2: []}
+    summary = write_store(
+        FolderSource(wheel_data_dir()),
+        one,
+        options=options,
+        progress=lambda c: seen[1].append(c.name),
+    )
+    assert write_store(
+        FolderSource(wheel_data_dir()),
+        two,
+        options=options,
+        jobs=2,
+        progress=lambda c: seen[2].append(c.name),
+    ) == {**summary, "bytes": two.stat().st_size}
     assert one.read_bytes() == two.read_bytes()
+    assert seen[1] == seen[2] == Store(one).cases()  # each case once, in store order
     assert Store(one).num_row_groups > (1 if row_group_bytes < (1 << 20) else 0)
 
 
