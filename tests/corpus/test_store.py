@@ -214,6 +214,45 @@ def test_failed_import_keeps_the_previous_store(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "store.parquet"]
 
 
+def test_a_failed_write_stops_the_import_and_leaves_no_store(tmp_path, monkeypatch):
+    written = []
+
+    def write_table(self, table, row_group_size=None):
+        if written:
+            raise OSError(28, "No space left on device")
+        written.append(table.num_rows)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", write_table)
+    out = tmp_path / "store.parquet"
+    options = WriteOptions(row_group_bytes=1)  # a row group per case
+    with pytest.raises(OSError, match="No space left"):
+        write_store(FolderSource(wheel_data_dir()), out, options=options)
+    assert written == [written[0]]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_while_writing_leaves_no_store(tmp_path, monkeypatch):
+    calls = []
+
+    def write_table(self, table, row_group_size=None):
+        calls.append(table.num_rows)
+
+    def interrupted(case):
+        if len(calls) >= 3:  # Ctrl-C once the writer thread has written some row groups
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", write_table)
+    out = tmp_path / "store.parquet"
+    with pytest.raises(KeyboardInterrupt):
+        write_store(
+            FolderSource(wheel_data_dir()),
+            out,
+            options=WriteOptions(row_group_bytes=1),
+            progress=interrupted,
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_export_refuses_a_non_empty_folder(tmp_path):
     out = tmp_path / "store.parquet"
     write_store(FolderSource(small_corpus(tmp_path / "src")), out)
