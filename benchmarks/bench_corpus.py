@@ -37,6 +37,7 @@ import gc
 import inspect
 import os
 import platform
+import resource
 import shutil
 import sys
 import tempfile
@@ -158,6 +159,26 @@ def best_of(
         result = fn()
         best = min(best, time.perf_counter() - start)
     return best, result
+
+
+def cpu_seconds(fn: Callable[[], Any]) -> tuple[float, float, float]:
+    """Wall time of one ``fn()``, and the CPU time it took here and in child processes."""
+    before, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    start = time.perf_counter()
+    fn()
+    wall = time.perf_counter() - start
+    after, children_after = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+
+    def used(a: Any, b: Any) -> float:
+        return float((b.ru_utime - a.ru_utime) + (b.ru_stime - a.ru_stime))
+
+    return wall, used(before, after), used(children, children_after)
 
 
 # --- import --------------------------------------------------------------------------------------
@@ -460,6 +481,13 @@ def run(work: Path, repeat: int, jobs: int | None) -> list[Row]:
         print(
             f"write_store(jobs={cores}) {t_parallel:.3f} s; the same store as one job: "
             + ("yes" if same else "NO")
+        )
+    for n in (1, cores) if cores > 1 else (1,):
+        run_once = functools.partial(import_store, root, parallel, WriteOptions(), n)
+        wall, here, workers = cpu_seconds(run_once)
+        print(
+            f"cpu of one write_store(jobs={n}): {here:.3f} s in this process (writer thread "
+            f"included), {workers:.3f} s in workers; {(here + workers) / wall:.2f} cores busy"
         )
     naive = work / "naive.parquet"
     t_naive, skipped = best_of(lambda: naive_import(corpus, naive), repeat)
