@@ -63,8 +63,8 @@ class WriteOptions:
     value file that cannot be decoded (an error, or kept as bytes with a warning)."""
 
     compression: str = "zstd"
-    #: Level 3: on the node suite, 2% larger than level 6 and the import about 10% faster
-    #: (see benchmarks/bench_corpus.py).
+    #: Level 3: on the node suite 2% larger than level 6, with less compression work for the
+    #: writer thread (benchmarks/bench_corpus.py prints both).
     compression_level: int = 3
     row_group_bytes: int = ROW_GROUP_BYTES
     keep_undecodable: bool = False
