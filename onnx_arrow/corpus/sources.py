@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import operator
 import os
 import re
 import stat
@@ -218,12 +219,8 @@ class CaseRef:
                     else:
                         data = read_regular_file(entry.path, max_bytes=cap, where=rel)
                         files.append(CorpusFile(rel, data))
-        files.sort(key=_path_of)
+        files.sort(key=operator.attrgetter("path"))
         return Case(self.name, kind, files, self.model_path)
-
-
-def _path_of(f: CorpusFile) -> str:
-    return f.path
 
 
 class FolderSource:
