@@ -249,24 +249,24 @@ def _subparser(
     return parser
 
 
-def _compression_level(text: str) -> int:
-    try:
-        level = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= level <= 22:
-        raise argparse.ArgumentTypeError(f"{level} is outside zstd's levels 1 to 22")
-    return level
+def _whole_number(low: int, high: int | None = None, *, what: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high`` (no upper bound if None)."""
+    bounds = f"{low} or more" if high is None else f"{what}{low} to {high}"
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if number < low or (high is not None and number > high):
+            raise argparse.ArgumentTypeError(f"{number} is not {bounds}")
+        return number
+
+    return parse
 
 
-def _positive(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{number} is not 1 or more")
-    return number
+_compression_level = _whole_number(1, 22, what="one of zstd's levels ")
+_positive = _whole_number(1)
 
 
 def _jobs_option(parser: argparse.ArgumentParser) -> None:
