@@ -89,10 +89,21 @@ MAP: Final = "map"
 OPTIONAL: Final = "optional"
 
 #: SequenceProto.DataType / OptionalProto.DataType value of each kind.
-ELEM_TYPE: Final = {TENSOR: 1, SPARSE_TENSOR: 2, SEQUENCE: 3, MAP: 4, OPTIONAL: 5}
+ELEM_TYPE: Final = {
+    kind: getattr(SequenceProto, kind.upper())
+    for kind in (TENSOR, SPARSE_TENSOR, SEQUENCE, MAP, OPTIONAL)
+}
 _KIND_OF_ELEM_TYPE: Final = {code: kind for kind, code in ELEM_TYPE.items()}
-#: The field of SequenceProto / OptionalProto that holds elements of each kind.
-_ELEM_FIELD: Final = {kind: code + 2 for kind, code in ELEM_TYPE.items()}
+
+
+def _field_number(message: Any, name: str) -> int:
+    number: int = message.DESCRIPTOR.fields_by_name[name].number
+    return number
+
+
+#: The field of SequenceProto / OptionalProto that holds elements of each kind (the two
+#: messages number them alike: tests/core/test_containers.py checks it).
+_ELEM_FIELD: Final = {kind: _field_number(SequenceProto, f"{kind}_values") for kind in ELEM_TYPE}
 _KIND_OF_FIELD: Final = {number: kind for kind, number in _ELEM_FIELD.items()}
 _MESSAGE_KIND: Final = {
     TensorProto: TENSOR,
@@ -108,14 +119,15 @@ MAP_KEY_TYPES: Final = frozenset(
 )
 _MAP_VALUE_KINDS: Final = frozenset((TENSOR, SPARSE_TENSOR, SEQUENCE, MAP))
 
-_NAME: Final = 1
-_ELEM: Final = 2  # elem_type / key_type
-_MAP_KEYS: Final = 3
-_MAP_STRING_KEYS: Final = 4
-_MAP_VALUES: Final = 5
-_SPARSE_VALUES: Final = 1
-_SPARSE_INDICES: Final = 2
-_SPARSE_DIMS: Final = 3
+# name and elem_type / key_type: the same numbers in SequenceProto, OptionalProto, MapProto
+_NAME: Final = _field_number(SequenceProto, "name")
+_ELEM: Final = _field_number(SequenceProto, "elem_type")
+_MAP_KEYS: Final = _field_number(MapProto, "keys")
+_MAP_STRING_KEYS: Final = _field_number(MapProto, "string_keys")
+_MAP_VALUES: Final = _field_number(MapProto, "values")
+_SPARSE_VALUES: Final = _field_number(SparseTensorProto, "values")
+_SPARSE_INDICES: Final = _field_number(SparseTensorProto, "indices")
+_SPARSE_DIMS: Final = _field_number(SparseTensorProto, "dims")
 _TENSOR_SUBMESSAGES: Final = frozenset(
     TensorProto.DESCRIPTOR.fields_by_name[n].number for n in ("external_data", "metadata_props")
 )

@@ -428,3 +428,17 @@ def test_declared_type_decides_the_column_whatever_the_rows_hold():
     full = onnx_arrow.to_arrow([sequence([tensor([[1, 2]])], SequenceProto.TENSOR)], declared)
     assert empty.value.type == full.value.type == onnx_arrow.arrow_type(declared)
     assert onnx_arrow.to_arrow([], declared).value.type == onnx_arrow.arrow_type(declared)
+
+
+def test_container_messages_number_their_shared_fields_alike() -> None:
+    # one table of field numbers serves SequenceProto, OptionalProto and MapProto
+    def number(message: type, name: str) -> int:
+        return int(message.DESCRIPTOR.fields_by_name[name].number)
+
+    for kind in ("tensor", "sparse_tensor", "sequence", "map", "optional"):
+        assert number(SequenceProto, f"{kind}_values") == number(OptionalProto, f"{kind}_value")
+        assert getattr(SequenceProto, kind.upper()) == getattr(OptionalProto, kind.upper())
+    for message in (SequenceProto, OptionalProto, MapProto):
+        assert number(message, "name") == 1
+    for message, name in ((SequenceProto, "elem_type"), (OptionalProto, "elem_type")):
+        assert number(message, name) == number(MapProto, "key_type")
