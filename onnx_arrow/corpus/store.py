@@ -326,9 +326,12 @@ def write_store(
             background.finish()
         os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private
         os.replace(tmp, out_path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:  # Parquet's errors name no file
+            why = exc.strerror or str(exc)
+            raise OSError(exc.errno, f"writing the store failed: {why}", str(out_path)) from exc
         raise
     return {**counts, "bytes": out_path.stat().st_size, "warnings": warnings}
 

@@ -225,8 +225,9 @@ def test_a_failed_write_stops_the_import_and_leaves_no_store(tmp_path, monkeypat
     monkeypatch.setattr(pq.ParquetWriter, "write_table", write_table)
     out = tmp_path / "store.parquet"
     options = WriteOptions(row_group_bytes=1)  # a row group per case
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(OSError, match="No space left") as info:
         write_store(FolderSource(wheel_data_dir()), out, options=options)
+    assert info.value.filename == str(out)  # the error names the store
     assert written == [written[0]]
     assert list(tmp_path.iterdir()) == []
 
