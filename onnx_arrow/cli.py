@@ -43,6 +43,7 @@ from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, TypeProto, helper, numpy_helper
 
 import onnx_arrow
+from onnx_arrow._summary import size, statistics
 from onnx_arrow.core.dtypes import ArrowKind, DType, dtype_of, dtype_of_numpy
 from onnx_arrow.core.extension_types import describe_type
 from onnx_arrow.corpus import (
@@ -580,46 +581,11 @@ def _info(
     if declared is not None:
         lines.insert(1, ("typed by", declared))
     lines.append(("elements", str(values.size)))
-    lines += _statistics(values, row)
+    lines += statistics(values)
     width = max(len(k) for k, _ in lines)
     for key, value in lines:
         print(f"{key:<{width}}  {value}", file=out)
     return EXIT_OK
-
-
-def _statistics(values: np.ndarray[Any, Any], row: DType) -> list[tuple[str, str]]:
-    """min/max/mean (of finite elements) and NaN/Inf counts; nothing for STRING."""
-    if row.arrow_kind is ArrowKind.BINARY:
-        return []
-    if row.arrow_kind is ArrowKind.BOOL8:
-        return [("true", str(int(np.count_nonzero(values))))]
-    if row.arrow_kind in _FLOAT_KINDS:
-        values = values.astype(np.float32)
-    elif row.arrow_kind is ArrowKind.SUBBYTE_INT:
-        values = values.astype(np.int8)
-    if values.size == 0:
-        return []
-    out: list[tuple[str, str]] = []
-    if values.dtype.kind in "fc":
-        nan = np.isnan(values)
-        inf = np.isinf(values)
-        out += [("nan", str(int(np.count_nonzero(nan)))), ("inf", str(int(np.count_nonzero(inf))))]
-        values = values[~(nan | inf)]
-    if values.size == 0:
-        return [("min/max/mean", "(no finite elements)"), *out]
-    if values.dtype.kind == "c":
-        stats = [("mean", str(complex(values.mean(dtype=np.complex128))))]
-    else:
-        stats = [
-            ("min", _number(values.min())),
-            ("max", _number(values.max())),
-            ("mean", f"{float(values.mean(dtype=np.float64)):.6g}"),
-        ]
-    return stats + out
-
-
-def _number(x: Any) -> str:
-    return f"{float(x):.6g}" if np.asarray(x).dtype.kind == "f" else str(int(x))
 
 
 def _declared_type(model_path: str, io: str, key: str) -> tuple[str, TypeProto]:
@@ -722,13 +688,8 @@ def _starting(src: str | None) -> str:
 
 
 def _size(nbytes: int) -> str:
-    """A size in bytes, and in KiB, MiB or GiB when large: ``7674292 bytes (7.3 MiB)``."""
-    scaled = float(nbytes)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if scaled < 1024 or unit == "GiB":
-            break
-        scaled /= 1024
-    return f"{nbytes} bytes" if unit == "bytes" else f"{nbytes} bytes ({scaled:.1f} {unit})"
+    """A size in bytes, and in KiB, MiB or GiB when large: ``7271830 bytes (6.9 MiB)``."""
+    return f"{nbytes} bytes" if nbytes < 1024 else f"{nbytes} bytes ({size(nbytes)})"
 
 
 def _print_fields(lines: Sequence[tuple[str, object]], out: TextIO) -> None:

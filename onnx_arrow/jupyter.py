@@ -72,8 +72,9 @@ from onnx import (
 )
 
 import onnx_arrow
+from onnx_arrow._summary import number, numeric, size, statistics
 from onnx_arrow.core.containers import Kind
-from onnx_arrow.core.dtypes import ArrowKind, dtype_of_numpy
+from onnx_arrow.core.dtypes import dtype_of_numpy
 from onnx_arrow.core.extension_types import MessageType, describe_type
 from onnx_arrow.core.types import kind_of_arrow
 from onnx_arrow.corpus.rows import StoredValue, declared_type_text
@@ -200,64 +201,11 @@ class _Section:
 # --- numbers -----------------------------------------------------------------------
 
 
-def _number(x: Any) -> str:
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    value = float(x)
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:.6g}"
-
-
 def _onnx_dtype(array: np.ndarray[Any, Any]) -> str:
     try:
         return dtype_of_numpy(array.dtype).name
     except OnnxArrowError:
         return str(array.dtype)
-
-
-def _numeric(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
-    """The elements as numbers numpy computes with (float32 for bfloat16 and float8 ...);
-    None for strings."""
-    if array.dtype.kind in "OSU":
-        return None
-    try:
-        row = dtype_of_numpy(array.dtype)
-    except OnnxArrowError:
-        return array if array.dtype.kind in "biufc" else None
-    if row.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT):
-        return array.astype(np.float32)
-    if row.arrow_kind is ArrowKind.SUBBYTE_INT:
-        return array.astype(np.int16)
-    return array
-
-
-def _statistics(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
-    """min, max and mean of the finite elements; NaN and Inf counts for floats."""
-    values = _numeric(array)
-    if values is None or values.size == 0:
-        return []
-    if values.dtype.kind == "b":
-        return [("true", str(int(np.count_nonzero(values))))]
-    out: list[tuple[str, str]] = []
-    counts: list[tuple[str, str]] = []
-    if values.dtype.kind in "fc":
-        nan = np.isnan(values)
-        inf = np.isinf(values)
-        counts = [("nan", str(int(nan.sum()))), ("inf", str(int(inf.sum())))]
-        if counts[0][1] != "0" or counts[1][1] != "0":
-            values = values[~(nan | inf)]
-    if values.size == 0:
-        return [("min", "(no finite elements)"), *counts]
-    if values.dtype.kind == "c":
-        out.append(("mean", str(complex(values.mean(dtype=np.complex128)))))
-    else:
-        out += [
-            ("min", _number(values.min())),
-            ("max", _number(values.max())),
-            ("mean", f"{float(values.mean(dtype=np.float64)):.6g}"),
-        ]
-    return out + counts
 
 
 def _element(x: Any) -> str:
@@ -273,14 +221,14 @@ def _element(x: Any) -> str:
     if isinstance(x, (int, np.integer)):
         return str(int(x))
     try:
-        return _number(x)
+        return number(x)
     except (TypeError, ValueError, OverflowError):
         return str(x)
 
 
 def _preview(array: np.ndarray[Any, Any], limit: int = PREVIEW_ELEMENTS) -> str:
     flat = array.reshape(-1)[:limit]
-    values = _numeric(flat)
+    values = numeric(flat)
     shown = [_element(x) for x in (flat if values is None else values).tolist()]
     if array.size > limit:
         shown.append(f"... ({array.size} elements)")
@@ -345,11 +293,11 @@ def _heatmap_plane(values: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], 
     codes = np.round(np.nan_to_num(scaled, nan=0.0) * 255).astype(np.intp)
     pixels = COLORMAP[codes]
     pixels[np.isnan(plane)] = NAN_COLOR
-    return pixels, f"{_number(lo)} .. {_number(hi)}"
+    return pixels, f"{number(lo)} .. {number(hi)}"
 
 
 def _picture(array: np.ndarray[Any, Any]) -> _Picture | None:
-    values = _numeric(array)
+    values = numeric(array)
     if values is None or values.ndim < 2 or values.size == 0:
         return None
     image = _image_plane(values)
@@ -375,7 +323,7 @@ def _tensor_fields(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
         ("dtype", _onnx_dtype(array)),
         ("shape", str(list(array.shape))),
         ("elements", str(array.size)),
-        *_statistics(array),
+        *statistics(array),
         ("preview", _preview(array)),
     ]
 
@@ -496,7 +444,7 @@ def _column_sections(array: pa.Array | pa.ChunkedArray, title: str = "column") -
     rows = []
     for i, cell in enumerate(cells):
         if isinstance(cell, np.ndarray):
-            stats = dict(_statistics(cell))
+            stats = dict(statistics(cell))
             rows.append(
                 [
                     str(i),
@@ -585,15 +533,6 @@ def _counts(column: pa.ChunkedArray) -> list[tuple[str, int]]:
     return sorted(pairs, key=lambda kv: (-kv[1], kv[0]))
 
 
-def _size(nbytes: int) -> str:
-    size = float(nbytes)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{nbytes} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{nbytes} bytes"  # pragma: no cover - the loop always returns
-
-
 def _store_sections(store: Store) -> list[_Section]:
     meta = store.metadata
     table = pq.read_table(store.path, columns=["test_case", "kind", "role", "dtype", "count"])
@@ -616,7 +555,7 @@ def _store_sections(store: Store) -> list[_Section]:
             ("path", str(store.path)),
             ("format", f"{meta.get('format')}, version {meta.get('format_version')}"),
             ("created by", f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})"),
-            ("size", _size(store.path.stat().st_size)),
+            ("size", size(store.path.stat().st_size)),
             ("row groups", str(store.num_row_groups)),
             ("rows", str(table.num_rows)),
             ("cases", str(pc.count_distinct(table.column("test_case")).as_py())),
