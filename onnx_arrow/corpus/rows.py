@@ -316,9 +316,13 @@ class RowBuilder:
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         if offsets[-1] > np.iinfo(np.int32).max:
+            # row groups are cut between cases only, so this is one case (or the last few)
+            cases = sorted({self.rows[i][0] for i in rows})
             raise CorpusError(
-                f"more than 2**31 {row.name} elements in one row group; write the store with "
-                "a smaller WriteOptions.row_group_bytes"
+                f"{offsets[-1]} {row.name} elements in one row group, more than the 2**31 a "
+                "data column holds (32-bit list offsets); a case this large cannot be stored: "
+                "split its data sets into cases of their own",
+                where=", ".join(cases[-3:]),
             )
         invalid = np.ones(n, dtype=bool)
         invalid[rows] = False
@@ -506,10 +510,11 @@ class _Columns:
     def __init__(self, batch: pa.RecordBatch) -> None:
         names = set(batch.schema.names)
         self.batch = batch
+        # the plain columns rebuilding a value needs; content is read row by row
         self.plain = {
             name: batch.column(name).to_pylist()
-            for name in _PLAIN
-            if name in names and name != "content"
+            for name in VALUE_COLUMNS
+            if name in names and name not in DATA_COLUMNS
         }
         self._data: dict[int, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Any]] = {}
 

@@ -110,7 +110,7 @@ class Case:
             return ModelProto.FromString(data)
         except Exception as exc:  # protobuf's DecodeError and friends
             raise CorpusError(
-                f"model.onnx does not parse as an ONNX model ({exc})", where=self.model_path
+                f"does not parse as an ONNX model ({exc})", where=self.model_path
             ) from None
 
 

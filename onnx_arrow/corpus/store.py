@@ -88,21 +88,37 @@ def _piece(builder: RowBuilder, refs: list[Case | CaseRef]) -> _Piece:
     return _Piece(refs, builder.to_batch(), builder.cases, builder.warnings)
 
 
-def _sequential(
-    refs: Iterable[Case | CaseRef], options: WriteOptions, progress: Callable[[Any], None]
-) -> Iterator[_Piece]:
-    """Pieces built in this process, each ending where a row group is full."""
-    builder = RowBuilder(keep_undecodable=options.keep_undecodable)
+def _ignore(_: object) -> None:
+    pass
+
+
+def _fill(
+    builder: RowBuilder,
+    refs: Iterator[Case | CaseRef],
+    budget: int,
+    progress: Callable[[Any], None],
+) -> list[Case | CaseRef]:
+    """Add cases to ``builder`` until they hold ``budget`` source bytes; the cases added."""
     done: list[Case | CaseRef] = []
     for ref in refs:
         builder.add_case(ref.load())
         done.append(ref)
         progress(ref)
-        if builder.source_bytes >= options.row_group_bytes:
-            yield _piece(builder, done)
-            builder = RowBuilder(keep_undecodable=options.keep_undecodable)
-            done = []
-    if done:
+        if builder.source_bytes >= budget:
+            break
+    return done
+
+
+def _sequential(
+    refs: Iterable[Case | CaseRef], options: WriteOptions, progress: Callable[[Any], None]
+) -> Iterator[_Piece]:
+    """Pieces built in this process, each ending where a row group is full."""
+    remaining = iter(refs)
+    while True:
+        builder = RowBuilder(keep_undecodable=options.keep_undecodable)
+        done = _fill(builder, remaining, options.row_group_bytes, progress)
+        if not done:
+            return
         yield _piece(builder, done)
 
 
@@ -114,18 +130,13 @@ _TaskResult = tuple[bytes, list[tuple[int, int, int, int]], list[str], int]
 def _build_task(refs: list[Case | CaseRef], keep_undecodable: bool, budget: int) -> _TaskResult:
     """Build cases until they hold ``budget`` source bytes (run in a worker process)."""
     builder = RowBuilder(keep_undecodable=keep_undecodable)
-    done = 0
-    for ref in refs:
-        builder.add_case(ref.load())
-        done += 1
-        if builder.source_bytes >= budget:
-            break
+    done = _fill(builder, iter(refs), budget, _ignore)
     batch = builder.to_batch()
     sink = pa.BufferOutputStream()
     # Arrow IPC keeps every type detail (pickle drops a fixed_size_list's not-null item)
     with pa.ipc.new_stream(sink, batch.schema) as stream:
         stream.write_batch(batch)
-    return sink.getvalue().to_pybytes(), builder.cases, builder.warnings, done
+    return sink.getvalue().to_pybytes(), builder.cases, builder.warnings, len(done)
 
 
 def _tasks(refs: Iterable[Case | CaseRef]) -> Iterator[list[Case | CaseRef]]:
@@ -179,10 +190,6 @@ def _parallel(
             for _, future in pending:
                 future.cancel()
             raise
-
-
-def _ignore(_: object) -> None:
-    pass
 
 
 @dataclass
@@ -296,6 +303,11 @@ def write_store(
     out_path = Path(out)
     if out_path.is_dir():
         raise CorpusError("is a folder; the store is one Parquet file", where=str(out_path))
+    if not out_path.parent.is_dir():  # else the error would name the temporary file
+        raise CorpusError(
+            "the folder to write the store into does not exist; create it first",
+            where=str(out_path.parent),
+        )
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
     report = progress or _ignore
@@ -369,6 +381,9 @@ def _open_writer(path: str, options: WriteOptions) -> pq.ParquetWriter:
     )
 
 
+#: The columns that rebuild files: the values' columns and the bytes of the others.
+_FILE_COLUMNS: Final = (*VALUE_COLUMNS, "content")
+
 #: A case whose rows are not all together (a store onnx-arrow did not write).
 _SCATTERED: Final = (-1, -1)
 
@@ -423,21 +438,25 @@ class Store:
         """Row groups in the file; each holds whole cases."""
         return int(self._file.num_row_groups)
 
-    def row_groups(self) -> Iterator[pa.RecordBatch]:
-        """The row groups, one at a time, fully validated."""
+    def row_groups(self, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
+        """The row groups (only ``columns``, if given), one at a time, fully validated."""
         for i in range(self.num_row_groups):
-            table = self._file.read_row_group(i)
-            # one batch per row group: a value never straddles two batches
-            for batch in table.combine_chunks().to_batches():
-                try:
-                    batch.validate(full=True)
-                except pa.ArrowInvalid as exc:
-                    raise CorpusError(
-                        f"row group {i} is invalid Arrow data ({exc}); the store is damaged: "
-                        "import the corpus again",
-                        where=str(self.path),
-                    ) from None
-                yield batch
+            table = self._file.read_row_group(i, columns=None if columns is None else list(columns))
+            yield from self._batches(table, f"row group {i}")
+
+    def _batches(self, table: pa.Table, what: str) -> Iterator[pa.RecordBatch]:
+        """The rows as one batch per row group (a value never straddles two batches), each
+        fully validated: a store may come from anyone."""
+        for batch in table.combine_chunks().to_batches():
+            try:
+                batch.validate(full=True)
+            except pa.ArrowInvalid as exc:
+                raise CorpusError(
+                    f"{what} is invalid Arrow data ({exc}); the store is damaged: "
+                    "import the corpus again",
+                    where=str(self.path),
+                ) from None
+            yield batch
 
     def cases(self) -> list[str]:
         """The names of the cases, in store order."""
@@ -481,7 +500,7 @@ class Store:
 
     def files(self) -> Iterator[StoredFile]:
         """Every file of the corpus, rebuilt byte for byte, in store order."""
-        for i, batch in enumerate(self.row_groups()):
+        for i, batch in enumerate(self.row_groups(_FILE_COLUMNS)):
             yield from files_from_batch(batch, where=f"{self.path}: row group {i}")
 
     def values(self, case: str | None = None) -> Iterator[StoredValue]:
@@ -492,27 +511,23 @@ class Store:
         """
         if case is not None:
             table = self.read_case(case, VALUE_COLUMNS)
-            for batch in table.combine_chunks().to_batches():
+            for batch in self._batches(table, f"case {case}"):
                 yield from values_from_batch(batch, where=str(self.path))
             return
-        for i in range(self.num_row_groups):
-            table = self._file.read_row_group(i, columns=list(VALUE_COLUMNS))
-            for batch in table.combine_chunks().to_batches():
-                yield from values_from_batch(batch, where=f"{self.path}: row group {i}")
+        for i, batch in enumerate(self.row_groups(VALUE_COLUMNS)):
+            yield from values_from_batch(batch, where=f"{self.path}: row group {i}")
 
     def case_files(self, case: str) -> list[StoredFile]:
         """The files of one case, rebuilt byte for byte."""
-        table = self.read_case(case).combine_chunks()
-        return [
-            f
-            for batch in table.to_batches()
-            for f in files_from_batch(batch, where=f"{self.path}: {case}")
-        ]
+        table = self.read_case(case, _FILE_COLUMNS)
+        where = f"{self.path}: {case}"
+        batches = self._batches(table, f"case {case}")
+        return [f for batch in batches for f in files_from_batch(batch, where=where)]
 
     def model(self, case: str) -> ModelProto:
         """The model of a case."""
-        table = self.read_case(case, ["test_case", "path", "role", "content"])
-        rows = [r for r in table.to_pylist() if r["role"] == "model"]
+        table = self.read_case(case, ["path", "role", "content"])
+        rows = table.filter(pc.equal(table.column("role"), "model")).to_pylist()
         if not rows:
             raise CorpusError("the case has no model", where=f"{self.path}: {case}")
         try:

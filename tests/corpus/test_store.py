@@ -530,3 +530,18 @@ def test_read_case_finds_rows_that_are_not_together(tmp_path):
     for case in ("node", "node/test_tiny"):
         assert Store(scattered).read_case(case).equals(Store(path).read_case(case))
     assert Store(scattered).read_case("node/test_tiny", ["path"]).num_rows == len(tiny)
+
+
+def test_case_files_rebuild_one_case(tmp_path):
+    root = small_corpus(tmp_path / "src")
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(root), path)
+    files = {f.path: f.data for f in Store(path).case_files("node/test_tiny")}
+    assert files == tree_bytes(root)
+
+
+def test_import_into_a_missing_folder_names_that_folder(tmp_path):
+    missing = tmp_path / "no" / "such"
+    with pytest.raises(CorpusError, match="does not exist; create it") as info:
+        write_store(FolderSource(small_corpus(tmp_path / "src")), missing / "store.parquet")
+    assert str(info.value).startswith(str(missing))
