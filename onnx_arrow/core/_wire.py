@@ -27,6 +27,7 @@ __all__ = [
     "encode_varint",
     "encode_varints",
     "iter_fields",
+    "read_varint",
 ]
 
 VARINT: Final = 0
@@ -53,7 +54,8 @@ class Field:
     value: int
 
 
-def _read_varint(buf: memoryview, pos: int, end: int, what: str) -> tuple[int, int]:
+def read_varint(buf: memoryview, pos: int, end: int, what: str) -> tuple[int, int]:
+    """The varint at ``pos`` (as a uint64) and the position after it; it must end before ``end``."""
     result = 0
     shift = 0
     for i in range(_MAX_VARINT_BYTES):
@@ -74,14 +76,14 @@ def iter_fields(
     stop = len(buf) if end is None else end
     pos = start
     while pos < stop:
-        tag, value_pos = _read_varint(buf, pos, stop, what)
+        tag, value_pos = read_varint(buf, pos, stop, what)
         number, wire_type = tag >> 3, tag & 7
         if number == 0:
             raise InvalidMessageError(f"field number 0 in {what} at byte {pos}")
         if wire_type == VARINT:
-            value, nxt = _read_varint(buf, value_pos, stop, what)
+            value, nxt = read_varint(buf, value_pos, stop, what)
         elif wire_type == LEN:
-            value, payload = _read_varint(buf, value_pos, stop, what)
+            value, payload = read_varint(buf, value_pos, stop, what)
             nxt = payload + value
             if nxt > stop:
                 raise InvalidMessageError(

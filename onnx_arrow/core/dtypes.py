@@ -138,11 +138,6 @@ class DType:
         """The numpy dtype of one entry of :attr:`typed_field`."""
         return _FIELD_ENTRY_DTYPES[self.typed_field]
 
-    @property
-    def raw_nbytes_per_element(self) -> int:
-        """Bytes per element in ``raw_data`` for byte-aligned types (0 for packed and STRING)."""
-        return self.bits // 8 if self.bits % 8 == 0 else 0
-
     def raw_nbytes(self, count: int) -> int:
         """The exact ``raw_data`` length that ``count`` elements take."""
         return -(-count * self.bits // 8)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import stat
@@ -12,6 +13,7 @@ import pyarrow as pa
 from onnx import TensorProto, TypeProto
 
 from onnx_arrow.core import _wire
+from onnx_arrow.core.tensors import FIXED_WIDTH_FIELDS
 from onnx_arrow.core.values import to_arrow_serialized
 from onnx_arrow.errors import InvalidMessageError
 
@@ -25,8 +27,7 @@ _ALIGNMENT: Final = 64
 _HEAD_BYTES: Final = 1 << 16
 #: The fields whose payload is viewed in place as fixed-width elements, so worth aligning.
 _ALIGNED_FIELDS: Final = frozenset(
-    TensorProto.DESCRIPTOR.fields_by_name[name].number
-    for name in ("raw_data", "float_data", "double_data")
+    TensorProto.DESCRIPTOR.fields_by_name[name].number for name in ("raw_data", *FIXED_WIDTH_FIELDS)
 )
 _OPEN_FLAGS: Final = (
     os.O_RDONLY
@@ -131,40 +132,17 @@ def _read_into(f: io.FileIO, view: memoryview, path: str) -> int:
 def _first_payload_offset(head: bytearray) -> int:
     """Where a ``TensorProto``'s first fixed-width payload starts; only its tag need be in ``head``.
 
-    The fields before it are skipped by their wire types; the payload itself may run
-    past the end of ``head``.  0 when it is not found (nothing then is aligned but
-    the start of the file).
+    The fields before it are skipped whole; the payload itself may run past the end
+    of ``head``.  0 when it is not found (nothing then is aligned but the start of
+    the file): a malformed message is reported by the decoder, not here.
     """
+    buf = memoryview(head)
     pos = 0
-    while (tag := _varint_at(head, pos)) is not None:
-        key, pos = tag
-        number, wire_type = key >> 3, key & 7
-        if wire_type == _wire.LEN:
-            length = _varint_at(head, pos)
-            if length is None:
-                return 0
-            if number in _ALIGNED_FIELDS:
-                return length[1]
-            pos = length[1] + length[0]
-        elif wire_type == _wire.VARINT:
-            value = _varint_at(head, pos)
-            if value is None:
-                return 0
-            pos = value[1]
-        elif wire_type == _wire.I32:
-            pos += 4
-        elif wire_type == _wire.I64:
-            pos += 8
-        else:
-            return 0
+    # a field cut off by the end of head, or a malformed one, ends the search
+    with contextlib.suppress(InvalidMessageError):
+        while pos < len(buf):
+            tag, after_tag = _wire.read_varint(buf, pos, len(buf), "head")
+            if (tag >> 3) in _ALIGNED_FIELDS and (tag & 7) == _wire.LEN:
+                return _wire.read_varint(buf, after_tag, len(buf), "head")[1]
+            pos = next(_wire.iter_fields(buf, pos, what="head")).end
     return 0
-
-
-def _varint_at(buf: bytearray, pos: int) -> tuple[int, int] | None:
-    """The varint at ``pos`` and the position after it; None if it does not end in ``buf``."""
-    value = 0
-    for i, byte in enumerate(buf[pos : pos + 10]):
-        value |= (byte & 0x7F) << (7 * i)
-        if byte < 0x80:
-            return value, pos + i + 1
-    return None

@@ -30,6 +30,7 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+from google.protobuf.descriptor import FieldDescriptor
 from onnx import TensorProto
 
 from onnx_arrow.core import _wire
@@ -81,21 +82,21 @@ RAW_DATA: Final = _F["raw_data"].number
 STRING_DATA: Final = _F["string_data"].number
 EXTERNAL_DATA: Final = _F["external_data"].number
 DATA_LOCATION: Final = _F["data_location"].number
+#: The fields that can hold elements: raw_data and every dtype's typed field, by number.
 _DATA_FIELDS: Final = {
     _F[name].number: name
-    for name in (
-        "float_data",
-        "int32_data",
-        "string_data",
-        "int64_data",
-        "raw_data",
-        "double_data",
-        "uint64_data",
+    for name in sorted(
+        {row.typed_field for row in DTYPES.values()} | {"raw_data"}, key=lambda n: _F[n].number
     )
 }
 _FIELD_NUMBER: Final = {name: number for number, name in _DATA_FIELDS.items()}
 _KNOWN_FIELDS: Final = frozenset(f.number for f in TensorProto.DESCRIPTOR.fields)
-_FIXED_WIDTH_FIELDS: Final = {"float_data": 4, "double_data": 8}
+#: The data fields of float or double entries: viewed in place, never varint-decoded.
+FIXED_WIDTH_FIELDS: Final = frozenset(
+    name
+    for name in _DATA_FIELDS.values()
+    if _F[name].type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,12 +153,15 @@ _MINIFLOAT: Final = {
     for row in DTYPES.values()
     if row.arrow_kind is ArrowKind.MINIFLOAT
 }
+
+
+def _value_range(row: DType) -> tuple[int, int]:
+    info = ml_dtypes.iinfo(row.numpy)  # type: ignore[no-untyped-call]
+    return int(info.min), int(info.max)
+
+
 _SUBBYTE_RANGE: Final = {
-    row.onnx: (
-        (-(1 << (row.bits - 1)), (1 << (row.bits - 1)) - 1)
-        if row.arrow_storage == np.int8
-        else (0, (1 << row.bits) - 1)
-    )
+    row.onnx: _value_range(row)
     for row in DTYPES.values()
     if row.arrow_kind is ArrowKind.SUBBYTE_INT
 }
@@ -249,8 +253,7 @@ def _unpack(
             f"{packed.size} bytes of packed {row.name} data, but {count} elements need {nbytes}",
             where=where,
         )
-    per_group = 8 // math.gcd(8, bits)  # elements per whole group of bytes: 4 for 2/6 bits
-    group_bytes = per_group * bits // 8
+    per_group, group_bytes = _groups(bits)
     groups = -(-count // per_group)
     padded = np.zeros(groups * group_bytes, dtype=np.uint8)
     padded[: packed.size] = packed
@@ -260,7 +263,9 @@ def _unpack(
     word = words.view("<u4").reshape(groups)
     shifts = np.arange(per_group, dtype=np.uint32) * np.uint32(bits)
     codes = ((word[:, None] >> shifts) & np.uint32((1 << bits) - 1)).astype(np.uint8).reshape(-1)
-    if np.any(codes[count:]) or _tail_bits(packed, count, bits):
+    # the codes tile every bit of the whole groups, so any set bit past the last element,
+    # in the last byte or in the zeros that complete its group, lands in codes[count:]
+    if np.any(codes[count:]):
         raise NotRepresentableError(
             f"the padding bits after the last of {count} packed {row.name} elements are not "
             "zero; they cannot be kept",
@@ -269,17 +274,19 @@ def _unpack(
     return codes[:count]
 
 
-def _tail_bits(packed: npt.NDArray[np.uint8], count: int, bits: int) -> bool:
-    used = count * bits
-    if used % 8 == 0 or packed.size == 0:
-        return False
-    return bool(packed[-1] >> np.uint8(used % 8))
+def _groups(bits: int) -> tuple[int, int]:
+    """Elements per whole group of bytes and that group's bytes: (4, 3) for 6 bits.
+
+    A group holds a whole number of elements and ends on a byte boundary, so each
+    reads as one little-endian integer of at most 4 bytes.
+    """
+    per_group = 8 // math.gcd(8, bits)
+    return per_group, per_group * bits // 8
 
 
 def _pack(codes: npt.NDArray[np.uint8], row: DType) -> npt.NDArray[np.uint8]:
     bits = row.bits
-    per_group = 8 // math.gcd(8, bits)
-    group_bytes = per_group * bits // 8
+    per_group, group_bytes = _groups(bits)
     count = codes.size
     groups = -(-count // per_group)
     padded = np.zeros(groups * per_group, dtype=np.uint32)
@@ -299,7 +306,7 @@ def _raw_to_codes(
         )
     if row.is_packed:
         return _unpack(raw, row, count, where).view(row.numpy)
-    expected = count * row.raw_nbytes_per_element
+    expected = row.raw_nbytes(count)
     if raw.size != expected:
         raise InvalidTensorError(
             f"raw_data holds {raw.size} bytes, but {count} {row.name} elements need {expected}; "
@@ -356,7 +363,7 @@ def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
     field_dtype = row.typed_entry_dtype
     if encoding is TypedEncoding.PACKED_BYTES:
         entries = _pack(codes.view(np.uint8), row).astype(np.uint64)
-    elif row.typed_field in _FIXED_WIDTH_FIELDS:
+    elif row.typed_field in FIXED_WIDTH_FIELDS:
         return np.ascontiguousarray(codes).view(field_dtype).tobytes()
     elif encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.SIGN_EXTEND:
         entries = codes.astype(np.int64).view(np.uint64)
@@ -435,7 +442,10 @@ def decode_tensor(
                 "keep one of them",
                 where=where,
             )
-        entries = [_parse_string_entry(buf, f, where) for f in external_entries]
+        entries = [
+            _parse_string_entry(buf, f, join_path(where, f"external_data[{i}]"))
+            for i, f in enumerate(external_entries)
+        ]
         if external is None:
             raise InvalidTensorError(
                 "data_location is EXTERNAL: pass base_dir, the folder the external files "
@@ -476,7 +486,7 @@ _TYPED_FIELDS: Final = frozenset(n for name, n in _FIELD_NUMBER.items() if name 
 _FAST_FIELDS: Final = _KNOWN_FIELDS - _TYPED_FIELDS - {SEGMENT, EXTERNAL_DATA, DATA_LOCATION}
 
 
-def decode_tensor_fast(data: bytes, *, canonical: bool = False) -> Tensor | None:
+def decode_tensor_fast(data: bytes | memoryview, *, canonical: bool = False) -> Tensor | None:
     """:func:`decode_tensor` through protobuf's C parser, for the common case.
 
     Handles a tensor whose elements sit in ``raw_data`` (or that has none); returns
@@ -519,15 +529,42 @@ def decode_tensor_fast(data: bytes, *, canonical: bool = False) -> Tensor | None
     return Tensor(row, dims, codes, m.SerializeToString())
 
 
+#: The fields of ``StringStringEntryProto``, by number.
+_ENTRY_FIELDS: Final = {
+    f.number: f.name
+    for f in TensorProto.DESCRIPTOR.fields_by_name["external_data"].message_type.fields
+}
+
+
 def _parse_string_entry(buf: memoryview, f: _wire.Field, where: str) -> tuple[str, str]:
-    key = value = ""
-    for sub in _wire.iter_fields(buf, f.value_start, f.end, what=join_path(where, "external_data")):
-        text = bytes(buf[sub.value_start : sub.end]).decode("utf-8", "replace")
-        if sub.number == 1:
-            key = text
-        elif sub.number == 2:
-            value = text
-    return key, value
+    """The ``(key, value)`` of one ``StringStringEntryProto``, both strict UTF-8.
+
+    Anything else in the entry is refused rather than dropped: the entry names the
+    bytes to read, so a part of it that cannot be read must not be ignored.
+    """
+    texts = {"key": "", "value": ""}
+    for sub in _wire.iter_fields(buf, f.value_start, f.end, what=where):
+        name = _ENTRY_FIELDS.get(sub.number)
+        if name is None:
+            raise InvalidTensorError(
+                f"field {sub.number} is not part of an external_data entry, which holds "
+                "key (1) and value (2) only; remove it",
+                where=where,
+            )
+        if sub.wire_type != _wire.LEN:
+            raise InvalidTensorError(
+                f"{name} has wire type {sub.wire_type}, not a string (wire type {_wire.LEN})",
+                where=join_path(where, name),
+            )
+        try:
+            texts[name] = bytes(buf[sub.value_start : sub.end]).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidTensorError(
+                f"{name} is not valid UTF-8 (byte {exc.start} of {sub.end - sub.value_start}); "
+                "external_data keys and values are strings",
+                where=join_path(where, name),
+            ) from None
+    return texts["key"], texts["value"]
 
 
 def _element_count(dims: list[int], where: str) -> int:
@@ -587,7 +624,7 @@ def _decode_data(
     for f in occurrences:
         if f.wire_type == _wire.LEN:
             raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
-            if name in _FIXED_WIDTH_FIELDS:
+            if name in FIXED_WIDTH_FIELDS:
                 if raw.size % entry_dtype.itemsize:
                     raise InvalidTensorError(
                         f"packed {name} is {raw.size} bytes, not a multiple of "
@@ -626,15 +663,12 @@ def encode_tensor(tensor: Tensor) -> bytes:
             return fast
     buf = memoryview(tensor.envelope or b"")
     parts: list[tuple[int, bytes]] = []
-    unknown: list[bytes] = []
     storage: int | None = None
     for f in _wire.iter_fields(buf, what="envelope"):
         if f.number in _DATA_FIELDS:
             storage = f.number
-        elif f.number in _KNOWN_FIELDS and f.number not in (DIMS, DATA_TYPE):
+        elif f.number not in (DIMS, DATA_TYPE):
             parts.append((f.number, bytes(buf[f.start : f.end])))
-        elif f.number not in _KNOWN_FIELDS:
-            unknown.append(bytes(buf[f.start : f.end]))
     dims_tag = _wire.encode_tag(DIMS, _wire.VARINT)
     parts.extend((DIMS, dims_tag + _wire.encode_varint(d)) for d in tensor.dims)
     parts.append(
@@ -645,8 +679,7 @@ def encode_tensor(tensor: Tensor) -> bytes:
         storage = STRING_DATA if row.arrow_kind is ArrowKind.BINARY else RAW_DATA
     if storage is not None:
         parts.extend(_encode_data(storage, codes, row))
-    parts.sort(key=lambda part: part[0])
-    return b"".join(p for _, p in parts) + b"".join(unknown)
+    return _canonical(parts)
 
 
 def _encode_raw_fast(tensor: Tensor) -> bytes | None:
@@ -710,42 +743,65 @@ def _storage_array(storage: np.ndarray[Any, Any], row: DType) -> pa.Array:
 
 
 def _storage_numpy(
-    values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None = None
+    values: pa.Array,
+    row: DType,
+    owned: np.ndarray[Any, Any] | None = None,
+    offsets: np.ndarray[Any, Any] | None = None,
 ) -> np.ndarray[Any, Any]:
     """The numpy storage behind a flat array of ``row``'s element type (zero-copy if possible).
 
     ``owned`` marks the elements that belong to a valid (non-null) row; nulls are
     allowed only in the others (what ``take`` leaves under a null row) and read as 0.
+    ``offsets`` (where each row starts, then the end) let an error name the row.
     """
     if isinstance(values, pa.ExtensionArray):
         values = values.storage
+    per_element = 1
     if row.arrow_kind is ArrowKind.COMPLEX:
         if values.null_count:  # a null complex element is allowed under a null row only
-            _check_null_elements(values, row, owned)
+            _check_null_elements(values, row, owned, offsets)
         # (real, imaginary) parts, null entries' slots included (flatten() would drop them)
-        owned = None if owned is None else np.repeat(owned, 2)
-        values = values.values.slice(values.offset * 2, len(values) * 2)
+        per_element = 2
+        owned = None if owned is None else np.repeat(owned, per_element)
+        values = values.values.slice(values.offset * per_element, len(values) * per_element)
     if values.null_count:
-        values = _fill_nulls(values, row, owned)
-    if row.arrow_kind is ArrowKind.BINARY:
-        out = np.empty(len(values), dtype=object)
-        out[:] = values.to_pylist()
-        return out
+        _check_null_elements(values, row, owned, offsets, per_element)
+        values = _fill_nulls(values, row)
+    # binary gives an object array of bytes, which the codes of STRING are
     return values.to_numpy(zero_copy_only=False)
 
 
-def _check_null_elements(values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None) -> None:
+def _check_null_elements(
+    values: pa.Array,
+    row: DType,
+    owned: np.ndarray[Any, Any] | None,
+    offsets: np.ndarray[Any, Any] | None,
+    per_element: int = 1,
+) -> None:
+    """Refuse a null among ``values`` outside null rows, naming its row and element.
+
+    ``per_element`` entries of ``values`` make one element (2 for complex parts).
+    """
     null = ~np.asarray(values.is_valid(), dtype=bool)
     bad = np.flatnonzero(null if owned is None else null & owned)
-    if bad.size:
-        raise ArrowLayoutError(
-            f"{row.name} tensor element {int(bad[0])} is null; tensor elements are never null "
-            "(an absent value is a null row)"
-        )
+    if not bad.size:
+        return
+    element = int(bad[0]) // per_element
+    where = None
+    if offsets is not None:
+        # the last row starting at or before the element: empty rows before it share its start
+        index = int(np.searchsorted(offsets, element, side="right")) - 1
+        element -= int(offsets[index])
+        where = f"row {index}"
+    raise ArrowLayoutError(
+        f"{row.name} tensor element {element} is null; tensor elements are never null "
+        "(an absent value is a null row)",
+        where=where,
+    )
 
 
-def _fill_nulls(values: pa.Array, row: DType, owned: np.ndarray[Any, Any] | None) -> pa.Array:
-    _check_null_elements(values, row, owned)
+def _fill_nulls(values: pa.Array, row: DType) -> pa.Array:
+    """``values`` with every null read as code 0 (the nulls are checked to be under null rows)."""
     if row.arrow_kind is ArrowKind.BINARY:
         return values.fill_null(pa.scalar(b"", values.type))
     # the storage of code 0, which every dtype has (FLOAT8E8M0 has no 0.0)
@@ -903,7 +959,7 @@ def tensor_rows(array: pa.Array) -> list[Tensor | None]:
     values = data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
     owned = None if storage.null_count == 0 else np.repeat(valid, np.diff(offsets))
     offsets = offsets - offsets[0]
-    codes = _codes_of_rows(_storage_numpy(values, row, owned), row, offsets)
+    codes = _codes_of_rows(_storage_numpy(values, row, owned, offsets), row, offsets)
     if layout == "variable":
         ndim = shapes.type.list_size
         dims = (
@@ -938,7 +994,7 @@ def _fixed_codes(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
     flat = storage.values.slice(storage.offset * size, len(storage) * size)
     owned = None if storage.null_count == 0 else np.repeat(_validity(storage), size)
     offsets = np.arange(len(storage) + 1) * size
-    return _codes_of_rows(_storage_numpy(flat, row, owned), row, offsets)
+    return _codes_of_rows(_storage_numpy(flat, row, owned, offsets), row, offsets)
 
 
 def _codes_of_rows(

@@ -77,7 +77,7 @@ def test_typed_field_is_onnx_own(row: DType) -> None:
 @pytest.mark.parametrize("row", BYTE_ALIGNED, ids=ids(BYTE_ALIGNED))
 def test_bits_of_byte_aligned_types_are_the_itemsize(row: DType) -> None:
     assert row.bits == row.numpy.itemsize * 8
-    assert row.raw_nbytes_per_element == row.numpy.itemsize
+    assert row.raw_nbytes(5) == 5 * row.numpy.itemsize
     assert not row.is_packed
 
 
@@ -90,7 +90,6 @@ def test_bits_of_packed_types_are_ml_dtypes_and_onnx_packing(row: DType) -> None
     )
     assert row.bits == info.bits
     assert row.bits in (2, 4, 6)
-    assert row.raw_nbytes_per_element == 0
     for count in range(13):
         codes = np.zeros(count, dtype=np.uint8).view(row.numpy)
         packed = helper.make_tensor("", row.onnx, [count], codes, raw=True).raw_data

@@ -17,7 +17,8 @@ import pytest
 from onnx import TensorProto, numpy_helper
 
 from onnx_arrow import from_arrow, to_numpy
-from onnx_arrow.core.files import read_pb
+from onnx_arrow.core import files
+from onnx_arrow.core.files import _first_payload_offset, read_pb
 from onnx_arrow.errors import InvalidMessageError
 
 
@@ -101,6 +102,61 @@ def test_payload_beyond_the_head_is_read_correctly(tmp_path: Path) -> None:
     data = write(path, numpy_helper.from_array(value, "n" * 70_001))
     arr = read_pb(path)
     assert from_arrow(arr)[0].SerializeToString() == data
+
+
+def test_the_aligned_fields_are_raw_data_and_the_float_fields() -> None:
+    numbers = {f.name: f.number for f in TensorProto.DESCRIPTOR.fields}
+    expected = {numbers[n] for n in ("raw_data", "float_data", "double_data")}
+    assert expected == files._ALIGNED_FIELDS
+
+
+def tensor_bytes(**fields: Any) -> bytes:
+    data: bytes = TensorProto(**fields).SerializeToString()
+    return data
+
+
+FLOATS = np.arange(4, dtype=np.float32)
+DOUBLES = np.array([1.5, -2.0])
+
+
+@pytest.mark.parametrize(
+    ("fields", "payload"),
+    [
+        ({"dims": [4], "data_type": 1, "name": "n", "raw_data": FLOATS.tobytes()}, FLOATS),
+        ({"dims": [4], "name": "n", "float_data": FLOATS.tolist()}, FLOATS),
+        ({"name": "n", "int64_data": [1, 300], "double_data": DOUBLES.tolist()}, DOUBLES),
+    ],
+    ids=["raw_data", "float_data", "double_data-after-int64_data"],
+)
+def test_first_payload_offset_finds_the_fixed_width_payload(
+    fields: dict[str, Any], payload: np.ndarray[Any, Any]
+) -> None:
+    data = tensor_bytes(**fields)
+    offset = _first_payload_offset(bytearray(data))
+    assert data[offset : offset + payload.nbytes] == payload.tobytes()
+    # only its tag and length need be in the head
+    assert _first_payload_offset(bytearray(data[:offset])) == offset
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"",
+        tensor_bytes(dims=[2, 3], data_type=7, name="only varints and a string"),
+        tensor_bytes(int64_data=[1, 2], name="n"),
+        tensor_bytes(name="a name cut by the end of the head")[:10],
+        b"\x08",  # a varint field cut after its tag
+        b"\x4a",  # raw_data cut before its length
+        b"\x4a\x80",  # raw_data cut inside its length
+        b"\x0d\x00\x00",  # a fixed32 field cut short
+        b"\x0b\x4a\x00",  # a group, which ONNX messages never hold
+        b"\x80" * 11,  # a tag longer than any varint
+    ],
+    ids=["empty", "no-payload", "int64_data", "cut-string", "cut-varint", "no-length",
+         "cut-length", "cut-fixed32", "group", "long-tag"],
+)  # fmt: skip
+def test_first_payload_offset_is_0_without_a_payload(head: bytes) -> None:
+    assert _first_payload_offset(bytearray(head)) == 0
 
 
 # --- refusals --------------------------------------------------------------------------------

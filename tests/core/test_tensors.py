@@ -23,10 +23,12 @@ from hypothesis import strategies as st
 from onnx import StringStringEntryProto, TensorProto, TypeProto, helper, numpy_helper
 
 import onnx_arrow
+from onnx_arrow.core import tensors
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
 from onnx_arrow.core.extension_types import extension_metadata, ragged_from_storage
 from onnx_arrow.core.tensors import MAX_ELEMENTS, decode_tensor
 from onnx_arrow.errors import (
+    ArrowLayoutError,
     InvalidMessageError,
     InvalidTensorError,
     NotRepresentableError,
@@ -478,6 +480,20 @@ def test_strings_keep_invalid_utf8_and_empty_entries() -> None:
     assert back.tolist() == values
 
 
+def test_string_elements_are_bytes_in_slices_and_under_null_rows() -> None:
+    rows = [[b"\xff", b""], [b"x"], [b"", b"a\x00"]]
+    messages = [
+        TensorProto(dims=[len(r)], data_type=TensorProto.STRING, string_data=r) for r in rows
+    ]
+    value = onnx_arrow.to_arrow(messages).value
+    taken = value.take(pa.array([2, None, 0], pa.int64())).slice(1)
+    got = onnx_arrow.to_numpy(taken)
+    assert got[0] is None
+    assert got[1].dtype == object
+    assert [type(v) for v in got[1]] == [bytes, bytes]
+    assert got[1].tolist() == rows[0]
+
+
 # --- to_numpy --------------------------------------------------------------------------------
 
 
@@ -693,6 +709,15 @@ def test_declared_dtype_refuses_another_dtype(declared_dims: list[Any] | None) -
     ) as info:
         onnx_arrow.to_arrow([floats(2, 3)], declared)
     assert isinstance(info.value, TypeError)
+
+
+def test_data_field_tables_follow_the_dtype_table() -> None:
+    data_fields = tensors._DATA_FIELDS
+    names = {"float_data", "int32_data", "string_data", "int64_data", "raw_data"}
+    names |= {"double_data", "uint64_data"}
+    assert data_fields == {FIELD_NUMBER[n]: n for n in names}
+    floating = {r.typed_field for r in ROWS if r.typed_entry_dtype.kind == "f"}
+    assert floating == tensors.FIXED_WIDTH_FIELDS == {"float_data", "double_data"}
 
 
 # --- refusals ----------------------------------------------------------------------------------
@@ -919,6 +944,53 @@ def test_external_data_entries_without_location_external() -> None:
     refused(bad, InvalidTensorError, ValueError, "external_data: external_data is set")
 
 
+def external_tensor(*entries: bytes) -> bytes:
+    """A FLOAT tensor of 1 element in external data, with these serialized entries."""
+    head = tensor(TensorProto.FLOAT, [1], data_location=TensorProto.EXTERNAL).SerializeToString()
+    return head + b"".join(len_field("external_data", e) for e in entries)
+
+
+def entry_field(number: int, payload: bytes) -> bytes:
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+LOCATION = entry_field(1, b"location") + entry_field(2, b"w.bin")
+
+
+def test_external_data_entries_reach_the_resolver_as_text() -> None:
+    seen: list[Any] = []
+
+    def resolve(entries: list[tuple[str, str]], length: int) -> np.ndarray:
+        seen.append((entries, length))
+        return np.frombuffer(np.float32(1.5).tobytes(), np.uint8)
+
+    offset = entry_field(1, b"offset") + entry_field(2, b"0")
+    got = decode_tensor(external_tensor(LOCATION, offset, b""), external=resolve)
+    assert seen == [([("location", "w.bin"), ("offset", "0"), ("", "")], 4)]
+    assert got.codes.tolist() == [1.5]
+
+
+@pytest.mark.parametrize(
+    ("entry", "at", "shown"),
+    [
+        (entry_field(1, b"loc\xffation") + entry_field(2, b"w.bin"), "[1].key", "key is not valid"),
+        (entry_field(1, b"location") + entry_field(2, b"w\xc3.bin"), "[1].value", "value is not"),
+        (entry_field(1, b"location") + entry_field(3, b"x"), "[1]", "field 3 is not part"),
+        (LOCATION + varint(4 << 3) + varint(1), "[1]", "field 4 is not part"),
+        (varint(1 << 3) + varint(7) + entry_field(2, b"w.bin"), "[1].key", "key has wire type 0"),
+    ],
+    ids=["key-utf8", "value-utf8", "unknown-field", "unknown-varint", "key-not-a-string"],
+)
+def test_malformed_external_data_entries_are_refused(entry: bytes, at: str, shown: str) -> None:
+    def resolve(entries: list[tuple[str, str]], length: int) -> np.ndarray:
+        raise AssertionError("a malformed entry must be refused before anything is read")
+
+    pattern = f"^row 3: external_data{re.escape(at)}: {shown}"
+    with pytest.raises(InvalidTensorError, match=pattern) as info:
+        decode_tensor(external_tensor(LOCATION, entry), where="row 3", external=resolve)
+    assert isinstance(info.value, ValueError)
+
+
 def test_malformed_bytes_are_refused() -> None:
     data = good().SerializeToString()
     with pytest.raises(InvalidMessageError, match="row 7"):
@@ -1003,6 +1075,73 @@ def test_values_without_an_exact_code_are_refused(
     assert where in str(info.value)
     with pytest.raises(NotRepresentableError, match=where):
         onnx_arrow.to_numpy(bad)
+
+
+def with_null(elements: pa.Array, index: int) -> pa.Array:
+    """``elements`` with entry ``index`` null (``take`` of a null index works for every type)."""
+    indices = [None if i == index else i for i in range(len(elements))]
+    return elements.take(pa.array(indices, pa.int64()))
+
+
+def with_null_element(value: pa.Array, index: int, part: bool) -> pa.Array:
+    """A tensor array with flat element ``index`` null, or with ``part`` its imaginary part."""
+    storage = value.storage
+    fixed = value.type.extension_name == "arrow.fixed_shape_tensor"
+    lists = storage if fixed else storage.field("data")
+    elements = lists.values
+    if part:  # complex: a fixed_size_list of (real, imaginary) under the extension type
+        pairs = elements.storage
+        parts = with_null(pairs.values, 2 * index + 1)
+        new_pairs = pa.FixedSizeListArray.from_arrays(parts, type=pairs.type)
+        nulled = pa.ExtensionArray.from_storage(elements.type, new_pairs)
+    else:
+        nulled = with_null(elements, index)
+    if fixed:
+        new_lists = pa.FixedSizeListArray.from_arrays(nulled, type=storage.type)
+        return pa.ExtensionArray.from_storage(value.type, new_lists)
+    data = pa.ListArray.from_arrays(lists.offsets, nulled, type=lists.type)
+    new_storage = pa.StructArray.from_arrays(
+        [data, storage.field("shape")], fields=list(storage.type)
+    )
+    return ragged_from_storage(value.type, new_storage)
+
+
+@pytest.mark.parametrize("variable", [False, True], ids=["fixed", "variable"])
+@pytest.mark.parametrize(
+    ("name", "part"),
+    [("FLOAT", False), ("STRING", False), ("BFLOAT16", False), ("COMPLEX64", False),
+     ("COMPLEX64", True)],
+    ids=["FLOAT", "STRING", "BFLOAT16", "COMPLEX64", "COMPLEX64-part"],
+)  # fmt: skip
+def test_a_null_element_names_its_row(name: str, part: bool, variable: bool) -> None:
+    row = dtype_of(name)
+    storage = "typed" if row.arrow_kind is ArrowKind.BINARY else "raw"
+    # the empty row 1 of the variable column starts where row 2 does
+    dims = [[3], [0], [3]] if variable else [[3], [3], [3]]
+    messages = [
+        make_message(row, d, sample_codes(row, d[0], i), storage) for i, d in enumerate(dims)
+    ]
+    value = onnx_arrow.to_arrow(messages).value
+    assert (value.type.extension_name == "arrow.fixed_shape_tensor") is not variable
+    # element 1 of row 2
+    bad = with_null_element(value, dims[0][0] + dims[1][0] + 1, part)
+    pattern = f"^row 2: {name} tensor element 1 is null"
+    with pytest.raises(ArrowLayoutError, match=pattern) as info:
+        onnx_arrow.from_arrow(bad)
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(ArrowLayoutError, match=pattern):
+        onnx_arrow.to_numpy(bad)
+
+
+def test_a_null_element_under_a_null_row_is_allowed() -> None:
+    value = onnx_arrow.to_arrow([floats(2), floats(2), floats(2)]).value
+    bad = with_null_element(value, 3, part=False)  # element 1 of row 1
+    taken = bad.take(pa.array([0, None, 2], pa.int64()))
+    with pytest.raises(ArrowLayoutError, match=r"^row 1: FLOAT tensor element 1 is null"):
+        onnx_arrow.from_arrow(bad)
+    got = onnx_arrow.to_numpy(taken)
+    assert got[1] is None
+    assert [g.tolist() for g in (got[0], got[2])] == [[0.0, 0.0], [0.0, 0.0]]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -117,6 +117,24 @@ def test_decode_negative_int64_as_protobuf_writes_it() -> None:
     assert encode([v % 2**64 for v in values]) == data[f.value_start : f.end]
 
 
+@settings(max_examples=200, deadline=None)
+@given(U64, st.binary(max_size=3), st.binary(max_size=3))
+def test_read_varint_reads_one_value_in_place(value: int, before: bytes, after: bytes) -> None:
+    data = before + reference_encode(value) + after
+    end = len(data) - len(after)
+    assert _wire.read_varint(memoryview(data), len(before), end, "t") == (value, end)
+
+
+@pytest.mark.parametrize(
+    ("data", "shown"),
+    [(b"", "truncated"), (b"\x80\x80", "truncated"), (b"\x80" * 10 + b"\x01", "longer than 10")],
+    ids=["empty", "cut", "11 bytes"],
+)
+def test_read_varint_refuses_what_does_not_end(data: bytes, shown: str) -> None:
+    with pytest.raises(InvalidMessageError, match=f"{shown}.* in here"):
+        _wire.read_varint(memoryview(data + b"\x01"), 0, len(data), "here")
+
+
 def test_tags_and_lengths() -> None:
     assert _wire.encode_tag(1, _wire.VARINT) == b"\x08"
     assert _wire.encode_tag(9, _wire.LEN) == b"\x4a"
