@@ -36,15 +36,11 @@ import pyarrow.compute as pc
 from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
 
 from onnx_arrow.core import _wire
-from onnx_arrow.core.dtypes import DType, dtype_of
-from onnx_arrow.core.extension_types import (
-    SparseTensorType,
-    element_type,
-    variable_rank_tensor,
-    variable_shape_tensor,
-)
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
+from onnx_arrow.core.extension_types import SparseTensorType, element_type, sparse_tensor_type
 from onnx_arrow.core.tensors import (
     Tensor,
+    _validity,
     decode_tensor,
     decode_tensor_fast,
     encode_tensor,
@@ -75,6 +71,7 @@ __all__ = [
     "flatten",
     "infer_arrow_type",
     "kind_of_message",
+    "map_key_dtype",
     "python_value",
     "value_rows",
 ]
@@ -113,9 +110,10 @@ _MESSAGE_KIND: Final = {
     OptionalProto: OPTIONAL,
 }
 MESSAGE_CLASS: Final = {kind: cls for cls, kind in _MESSAGE_KIND.items()}
-#: Map key types ONNX allows.
+#: Map key types ONNX allows: the integer types and STRING.
 MAP_KEY_TYPES: Final = frozenset(
-    ("INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "STRING")
+    {r.name for r in DTYPES.values() if r.arrow_kind is ArrowKind.NATIVE and r.numpy.kind in "iu"}
+    | {"STRING"}
 )
 _MAP_VALUE_KINDS: Final = frozenset((TENSOR, SPARSE_TENSOR, SEQUENCE, MAP))
 
@@ -293,9 +291,9 @@ class _Decoder:
         self, buf: memoryview, start: int, end: int, where: str, depth: int
     ) -> tuple[Node, bytes, Kind]:
         data = buf[start:end]
-        tensor = (decode_tensor_fast(bytes(data)) if self.fast else None) or (
-            decode_tensor(data, where=where, external=self.external)
-        )
+        # protobuf's parser reads any buffer, so the message is not copied before parsing
+        fast = decode_tensor_fast(data) if self.fast else None
+        tensor = fast or decode_tensor(data, where=where, external=self.external)
         envelope = tensor.envelope or b""
         if depth + 1 > MAX_DEPTH and any(
             f.number in _TENSOR_SUBMESSAGES for f in _wire.iter_fields(memoryview(envelope))
@@ -357,7 +355,7 @@ class _Decoder:
             name = _field(child_kind, singular)
             at = join_path(where, name) if singular else join_path(where, f"{name}[{i}]")
             node, envelope, found = self.value(buf, f.value_start, f.end, child_kind, at, depth + 1)
-            parts.append(_wire.encode_len(f.number, len(envelope)) + envelope)
+            parts.append(_tagged(f.number, envelope))
             children.append((node, found))
         return parts, elem_type, child_kind, children
 
@@ -410,7 +408,7 @@ class _Decoder:
                 values_field = f
             else:
                 parts.append(bytes(buf[f.start : f.end]))
-        key = _map_key(key_type, where)
+        key = map_key_dtype(key_type, where=join_path(where, "key_type"), error=InvalidMessageError)
         keys = _map_keys(key, int_keys, string_keys, where)
         if values_field is None:
             seq_node: Node = SequenceValue([])
@@ -424,7 +422,7 @@ class _Decoder:
                 join_path(where, "values"),
                 depth + 1,
             )
-            parts.append(_wire.encode_len(_MAP_VALUES, len(seq_env)) + seq_env)
+            parts.append(_tagged(_MAP_VALUES, seq_env))
         assert isinstance(seq_node, SequenceValue)
         if len(seq_node.items) != len(keys):
             raise InvalidMessageError(
@@ -456,7 +454,7 @@ class _Decoder:
                 )
                 assert isinstance(node, Tensor)
                 found[f.number] = (node, envelope)
-                parts.append(_wire.encode_len(f.number, len(envelope)) + envelope)
+                parts.append(_tagged(f.number, envelope))
             elif f.number == _SPARSE_DIMS:
                 if f.wire_type == _wire.LEN:
                     raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
@@ -505,16 +503,22 @@ def _elem_kind(
     return elem
 
 
-def _map_key(key_type: int, where: str) -> DType:
+def map_key_dtype(key_type: int, *, where: str, error: type[OnnxArrowError]) -> DType:
+    """The dtype of a map's ``key_type``, or ``error`` at ``where`` unless ONNX allows it.
+
+    A malformed message and a declared type refuse the same keys with their own
+    error classes: ``InvalidMessageError`` and ``UnsupportedTypeError``.
+    """
     try:
-        key = dtype_of(key_type)
+        key: DType | None = dtype_of(key_type)
     except OnnxArrowError:
         key = None
     if key is None or key.name not in MAP_KEY_TYPES:
-        raise InvalidMessageError(
-            f"key_type {key_type} is not a map key type; ONNX allows "
+        known = "" if key is None else f" ({key.name})"
+        raise error(
+            f"key_type {key_type} is not a map key type{known}; ONNX allows "
             + ", ".join(sorted(MAP_KEY_TYPES)),
-            where=join_path(where, "key_type"),
+            where=where,
         )
     return key
 
@@ -616,10 +620,16 @@ def _assemble(parts: list[tuple[int, bytes]], unknown: list[bytes]) -> bytes:
 
 def encode_value(node: Node | None, kind: Kind, envelope: bytes | None, *, where: str) -> bytes:
     """Join a value and its envelope into a serialized message of ``kind``."""
-    if kind.depth > MAX_DEPTH:
+    # the whole kind is checked here once: every nested kind is shallower
+    depth = kind.depth
+    if depth > MAX_DEPTH:
         raise NotRepresentableError(
-            f"{kind} nests {kind.depth} levels; protobuf parses at most {MAX_DEPTH}", where=where
+            f"{kind} nests {depth} levels; protobuf parses at most {MAX_DEPTH}", where=where
         )
+    return _encode(node, kind, envelope, where)
+
+
+def _encode(node: Node | None, kind: Kind, envelope: bytes | None, where: str) -> bytes:
     if kind.name == TENSOR:
         if not isinstance(node, Tensor):
             raise ArrowLayoutError(
@@ -654,13 +664,11 @@ def _encode_children(
     unknown: list[bytes] = []
     child_envelopes: list[bytes] = []
     child_number: int | None = None
-    has_elem_type = False
     for f in _fields(envelope, where):
         if f.number in _KIND_OF_FIELD and f.wire_type == _wire.LEN:
             child_number = f.number
             child_envelopes.append(bytes(buf[f.value_start : f.end]))
         elif f.number in (_NAME, _ELEM):
-            has_elem_type |= f.number == _ELEM
             parts.append((f.number, bytes(buf[f.start : f.end])))
         else:
             unknown.append(bytes(buf[f.start : f.end]))
@@ -687,7 +695,7 @@ def _encode_children(
             child_env = child_envelopes[i] if envelope is not None else None
             name = _field(elem.name, singular)
             at = join_path(where, name) if singular else join_path(where, f"{name}[{i}]")
-            parts.append((number, _tagged(number, encode_value(item, elem, child_env, where=at))))
+            parts.append((number, _tagged(number, _encode(item, elem, child_env, at))))
     elif child_envelopes:
         raise ArrowLayoutError(
             f"the envelope describes {len(child_envelopes)} elements, the value holds none",
@@ -718,11 +726,11 @@ def _encode_map(node: MapValue, kind: Kind, envelope: bytes | None, where: str) 
         keys = node.keys.astype(np.int64) if node.key.name != "UINT64" else node.keys.view(np.int64)
         parts.extend((_MAP_KEYS, _varint_field(_MAP_KEYS, int(k))) for k in keys)
     if has_values or envelope is None:
-        values = encode_value(
+        values = _encode(
             SequenceValue(node.values),
             Kind(SEQUENCE, kind.elem),
             values_envelope,
-            where=join_path(where, "values"),
+            join_path(where, "values"),
         )
         parts.append((_MAP_VALUES, _tagged(_MAP_VALUES, values)))
     elif node.values:
@@ -744,7 +752,7 @@ def _encode_sparse(node: SparseValue, envelope: bytes | None, where: str) -> byt
         (_SPARSE_VALUES, node.values, "values"),
         (_SPARSE_INDICES, node.indices, "indices"),
     ):
-        data = encode_value(tensor, Kind(TENSOR), envelopes[number], where=join_path(where, name))
+        data = _encode(tensor, Kind(TENSOR), envelopes[number], join_path(where, name))
         parts.append((number, _tagged(number, data)))
     parts.extend((_SPARSE_DIMS, _varint_field(_SPARSE_DIMS, d)) for d in node.dims)
     return _assemble(parts, unknown)
@@ -753,7 +761,7 @@ def _encode_sparse(node: SparseValue, envelope: bytes | None, where: str) -> byt
 # --- Arrow types -----------------------------------------------------------------------
 
 
-def _leaves(nodes: Sequence[Node | None], kind: Kind) -> list[Any]:
+def _leaves(nodes: Sequence[Node | None]) -> list[Any]:
     """The nodes one level down (elements, map values, optional contents)."""
     out: list[Any] = []
     for n in nodes:
@@ -768,39 +776,94 @@ def _leaves(nodes: Sequence[Node | None], kind: Kind) -> list[Any]:
     return out
 
 
-def infer_arrow_type(
-    nodes: Sequence[Node | None], kind: Kind | None, *, label: str = "row"
-) -> pa.DataType:
-    """The Arrow type for these values: all of them decide together.
+def _children(node: Node | None, kind: Kind) -> list[tuple[str, Node | None, Kind]]:
+    """The nodes one level down in ``node``, each with its field path and kind.
 
-    ``label`` names one of ``nodes`` in errors: ``row`` for a column's values,
-    ``element`` for what lies inside them.
+    Paths are the message's own (``tensor_values[2]``, ``values.map_values[0]``,
+    ``sequence_value``), so that an error names a field the caller can find.
     """
+    elem = kind.elem
+    if elem is None:
+        return []
+    if isinstance(node, SequenceValue):
+        name = _field(elem.name, False)
+        return [(f"{name}[{i}]", item, elem) for i, item in enumerate(node.items)]
+    if isinstance(node, MapValue):
+        name = _field(elem.name, False)
+        return [(f"values.{name}[{i}]", v, elem) for i, v in enumerate(node.values)]
+    if isinstance(node, OptionalValue) and node.value is not None:
+        return [(_field(elem.name, True), node.value, elem)]
+    return []
+
+
+def infer_arrow_type(nodes: Sequence[Node | None], kind: Kind | None) -> pa.DataType:
+    """The Arrow type for these values, one per row: all of them decide together."""
+    try:
+        return _infer(nodes, kind)
+    except UnsupportedTypeError:
+        # only on the error path: walk the rows again to name the one that disagrees
+        clash = _dtype_clash(nodes, kind)
+        if clash is None:
+            raise
+        raise clash from None
+
+
+def _infer(nodes: Sequence[Node | None], kind: Kind | None) -> pa.DataType:
     if kind is None:
         return pa.null()
     if kind.name in (TENSOR, SPARSE_TENSOR):
-        found = [
-            (i, n if isinstance(n, Tensor) else n.values)
-            for i, n in enumerate(nodes)
-            if isinstance(n, Tensor | SparseValue)
-        ]
-        if not found:
-            return pa.null()
-        first_at, first = found[0]
-        for i, t in found:
-            if t.dtype is not first.dtype:
-                raise UnsupportedTypeError(
-                    f"a {t.dtype.name} tensor, but {label} {first_at} is {first.dtype.name}; "
-                    "a column holds one data type",
-                    where=f"{label} {i}",
-                )
-        if kind.name == SPARSE_TENSOR:
-            return sparse_tensor_type(first.dtype)
-        return tensor_type_for(first.dtype, [t.dims for _, t in found])
-    leaves = _leaves(nodes, kind)
+        return _infer_tensors(nodes, kind)
+    leaves = _leaves(nodes)
     if kind.name == MAP and kind.key is None and not leaves:
         return pa.null()  # no value anywhere says what the map holds
-    return arrow_type_of_kind(kind, infer_arrow_type(leaves, kind.elem, label="element"))
+    return arrow_type_of_kind(kind, _infer(leaves, kind.elem))
+
+
+def _infer_tensors(nodes: Sequence[Node | None], kind: Kind) -> pa.DataType:
+    tensors = [
+        n if isinstance(n, Tensor) else n.values
+        for n in nodes
+        if isinstance(n, Tensor | SparseValue)
+    ]
+    if not tensors:
+        return pa.null()
+    dtype = tensors[0].dtype
+    if any(t.dtype is not dtype for t in tensors):
+        # these may lie anywhere inside the rows: infer_arrow_type names where
+        raise UnsupportedTypeError("tensors of several data types; a column holds one")
+    if kind.name == SPARSE_TENSOR:
+        return sparse_tensor_type(element_type(dtype))
+    return tensor_type_for(dtype, [t.dims for t in tensors])
+
+
+def _dtype_clash(nodes: Sequence[Node | None], kind: Kind | None) -> UnsupportedTypeError | None:
+    """The first tensor whose data type differs from the column's first, by row and path."""
+    if kind is None:
+        return None
+    first: tuple[str, DType] | None = None
+    for i, node in enumerate(nodes):
+        for where, tensor in _value_tensors(node, kind, f"row {i}"):
+            if first is None:
+                first = (where, tensor.dtype)
+            elif tensor.dtype is not first[1]:
+                return UnsupportedTypeError(
+                    f"the tensor is {tensor.dtype.name} but {first[0]} is {first[1].name}; "
+                    "a column holds one data type",
+                    where=where,
+                )
+    return None
+
+
+def _value_tensors(node: Node | None, kind: Kind, where: str) -> Iterator[tuple[str, Tensor]]:
+    """The tensors that decide the column's data type (not map keys, sparse indices)."""
+    if kind.name in (TENSOR, SPARSE_TENSOR):
+        if isinstance(node, Tensor):
+            yield where, node
+        elif isinstance(node, SparseValue):
+            yield join_path(where, "values"), node.values
+        return
+    for name, child, child_kind in _children(node, kind):
+        yield from _value_tensors(child, child_kind, join_path(where, name))
 
 
 def arrow_type_of_kind(kind: Kind, inner: pa.DataType) -> pa.DataType:
@@ -816,19 +879,6 @@ def arrow_type_of_kind(kind: Kind, inner: pa.DataType) -> pa.DataType:
             return pa.struct([pa.field("value", inner)])
         return inner
     raise UnsupportedTypeError(f"{kind} has no element type")
-
-
-def sparse_tensor_type(dtype: DType) -> SparseTensorType:
-    """``onnx.sparse_tensor`` with values of ``dtype``."""
-    return SparseTensorType(
-        pa.struct(
-            [
-                pa.field("shape", pa.list_(pa.int64())),
-                pa.field("values", variable_shape_tensor(element_type(dtype), 1)),
-                pa.field("indices", variable_rank_tensor(pa.int64())),
-            ]
-        )
-    )
 
 
 # --- Arrow arrays ----------------------------------------------------------------------
@@ -860,22 +910,101 @@ def _mask(valid: list[bool]) -> pa.Array | None:
 def build_array(
     nodes: Sequence[Node | None], kind: Kind | None, arrow_type: pa.DataType
 ) -> pa.Array:
-    """An Arrow array of ``arrow_type`` with one row per node (None: null)."""
+    """An Arrow array of ``arrow_type`` with one row per node (None: null).
+
+    A value that does not fit is an error naming its row and the field inside it.
+    """
+    try:
+        return _build(nodes, kind, arrow_type)
+    except OnnxArrowError:
+        # only on the error path: the nested arrays count flattened elements, not rows
+        located = _locate(nodes, kind, arrow_type)
+        if located is None:
+            raise
+        raise located from None
+
+
+def _locate(
+    nodes: Sequence[Node | None], kind: Kind | None, arrow_type: pa.DataType
+) -> OnnxArrowError | None:
+    """The error of the first row that fails on its own, located inside that row.
+
+    Rows build independently, so halving finds it in a time linear in the rows:
+    of two halves, the first failing row lies in the left one if that fails.
+    """
+    lo, hi = 0, len(nodes)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _fails(nodes[lo:mid], kind, arrow_type):
+            hi = mid
+        else:
+            lo = mid
+    if lo == hi:
+        return None
+    return _located(nodes[lo], kind, arrow_type, f"row {lo}")
+
+
+def _fails(nodes: Sequence[Node | None], kind: Kind | None, arrow_type: pa.DataType) -> bool:
+    try:
+        _build(nodes, kind, arrow_type)
+    except OnnxArrowError:
+        return True
+    return False
+
+
+def _located(
+    node: Node | None, kind: Kind | None, arrow_type: pa.DataType, where: str
+) -> OnnxArrowError | None:
+    """The error building ``node`` alone raises, at the deepest part of it that fails."""
+    try:
+        _build([node], kind, arrow_type)
+    except OnnxArrowError as exc:
+        for name, child, child_kind, child_type in _parts(node, kind, arrow_type):
+            inner = _located(child, child_kind, child_type, join_path(where, name))
+            if inner is not None:
+                return inner
+        # built alone, the node was row 0 of its array: its path replaces that location
+        return type(exc)(exc.message, where=where)
+    return None
+
+
+def _parts(
+    node: Node | None, kind: Kind | None, arrow_type: pa.DataType
+) -> list[tuple[str, Node | None, Kind, pa.DataType]]:
+    """What ``node`` is built from one level down: field paths, kinds and Arrow types."""
+    if kind is None or pa.types.is_null(arrow_type):
+        return []
+    if isinstance(node, SparseValue) and isinstance(arrow_type, SparseTensorType):
+        storage = arrow_type.storage_type
+        return [
+            (name, tensor, Kind(TENSOR), storage.field(name).type)
+            for name, tensor in (("values", node.values), ("indices", node.indices))
+        ]
+    if kind.name not in (SEQUENCE, MAP, OPTIONAL):
+        return []
+    child_type = _child_type(kind, arrow_type)
+    return [(name, child, elem, child_type) for name, child, elem in _children(node, kind)]
+
+
+def _child_type(kind: Kind, arrow_type: pa.DataType) -> pa.DataType:
+    """The Arrow type of the values one level inside a sequence, map or optional."""
+    if kind.name == SEQUENCE:
+        return arrow_type.value_type
+    if kind.name == MAP:
+        return arrow_type.item_type
+    if kind.elem is not None and kind.elem.name == OPTIONAL:
+        return arrow_type.field("value").type
+    return arrow_type
+
+
+def _build(nodes: Sequence[Node | None], kind: Kind | None, arrow_type: pa.DataType) -> pa.Array:
     valid = [n is not None for n in nodes]
     if kind is None or pa.types.is_null(arrow_type):
         if any(_has_content(n) for n in nodes):
             raise UnsupportedTypeError(f"values present but the column type is {arrow_type}")
-        return _null_like(arrow_type, len(nodes), valid)
+        return _null_like(arrow_type, len(nodes))
     if kind.name == OPTIONAL:
-        inner = [n.value if isinstance(n, OptionalValue) else None for n in nodes]
-        if kind.elem is not None and kind.elem.name == OPTIONAL:
-            # struct<value>: a null struct is outer-absent, a null value inner-absent
-            child = build_array(inner, kind.elem, arrow_type.field("value").type)
-            present = [v is not None for v in inner]
-            return pa.StructArray.from_arrays(
-                [child], fields=[arrow_type.field("value")], mask=_mask(present)
-            )
-        return build_array(inner, kind.elem, arrow_type)
+        return _build_optional(nodes, kind, arrow_type)
     if kind.name == TENSOR:
         dense = [n for n in nodes if n is not None]
         for n in dense:
@@ -886,7 +1015,7 @@ def build_array(
         return _build_sparse(nodes, arrow_type, valid)
     if kind.name == SEQUENCE:
         counts = [len(n.items) if isinstance(n, SequenceValue) else 0 for n in nodes]
-        child = build_array(_leaves(nodes, kind), kind.elem, arrow_type.value_type)
+        child = _build(_leaves(nodes), kind.elem, arrow_type.value_type)
         return pa.ListArray.from_arrays(_offsets(counts), child, type=arrow_type, mask=_mask(valid))
     # MAP
     maps = [n for n in nodes if isinstance(n, MapValue)]
@@ -894,10 +1023,26 @@ def build_array(
     key_type = arrow_type.key_type
     keys = [m.keys for m in maps]
     key_array = pa.array(np.concatenate(keys) if keys else [], type=key_type)
-    items = build_array(_leaves(nodes, kind), kind.elem, arrow_type.item_type)
+    items = _build(_leaves(nodes), kind.elem, arrow_type.item_type)
     return pa.MapArray.from_arrays(
         _offsets(counts), key_array, items, type=arrow_type, mask=_mask(valid)
     )
+
+
+def _build_optional(nodes: Sequence[Node | None], kind: Kind, arrow_type: pa.DataType) -> pa.Array:
+    for n in nodes:
+        # anything else here would silently become an absent value
+        if n is not None and not isinstance(n, OptionalValue):
+            raise UnsupportedTypeError(f"expected an optional, got {type(n).__name__}")
+    inner = [n.value if isinstance(n, OptionalValue) else None for n in nodes]
+    if kind.elem is not None and kind.elem.name == OPTIONAL:
+        # struct<value>: a null struct is outer-absent, a null value inner-absent
+        child = _build(inner, kind.elem, arrow_type.field("value").type)
+        present = [v is not None for v in inner]
+        return pa.StructArray.from_arrays(
+            [child], fields=[arrow_type.field("value")], mask=_mask(present)
+        )
+    return _build(inner, kind.elem, arrow_type)
 
 
 def _has_content(node: Node | None) -> bool:
@@ -912,7 +1057,7 @@ def _has_content(node: Node | None) -> bool:
     return True
 
 
-def _null_like(arrow_type: pa.DataType, length: int, valid: list[bool]) -> pa.Array:
+def _null_like(arrow_type: pa.DataType, length: int) -> pa.Array:
     if pa.types.is_null(arrow_type):
         return pa.nulls(length)
     raise UnsupportedTypeError(f"no values to build a {arrow_type} column from")
@@ -998,12 +1143,6 @@ def _sparse_rows(array: pa.Array) -> list[Node | None]:
             continue
         out.append(SparseValue(tuple(shapes[i]), v, ix))
     return out
-
-
-def _validity(array: pa.Array) -> list[bool]:
-    if array.null_count == 0:
-        return [True] * len(array)
-    return array.is_valid().to_pylist()
 
 
 # --- leaves: a value as a flat list of tensors, and back ------------------------------------

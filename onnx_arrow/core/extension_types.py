@@ -28,7 +28,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +41,7 @@ __all__ = [
     "MessageType",
     "OnnxElementType",
     "SparseTensorType",
+    "TensorLayout",
     "VariableRankTensorType",
     "VariableShapeTensorType",
     "describe_type",
@@ -48,6 +49,8 @@ __all__ = [
     "element_type",
     "extension_metadata",
     "fixed_shape_tensor",
+    "sparse_tensor_type",
+    "tensor_layout",
     "variable_rank_tensor",
     "variable_shape_tensor",
 ]
@@ -102,19 +105,31 @@ def _rebuild(cls: type[_JsonExtensionType], storage: bytes, blob: bytes) -> pa.D
     return cls.__arrow_ext_deserialize__(storage_type, blob)
 
 
-def _parse_metadata(name: str, serialized: bytes) -> dict[str, Any]:
+#: What to do about unreadable metadata of onnx-arrow's types, and of other writers' types.
+_ONNX_METADATA_HINT: Final = "write it as onnx-arrow does: a JSON object with a 'version' key"
+_OTHER_METADATA_HINT: Final = "write it as the extension type's specification says: a JSON object"
+
+
+def _json_object(raw: bytes, *, hint: str, where: str) -> dict[str, Any]:
+    """Extension metadata parsed as a JSON object; an error says what is wrong and ``hint``."""
     try:
-        params = json.loads(serialized.decode("utf-8"))
+        parsed = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ArrowLayoutError(
             f"extension metadata is not JSON ({exc.msg if hasattr(exc, 'msg') else exc}): "
-            f"{serialized[:80]!r}; it must be a JSON object with a 'version' key",
-            where=name,
+            f"{raw[:80]!r}; {hint}",
+            where=where,
         ) from None
-    if not isinstance(params, dict):
+    if not isinstance(parsed, dict):
         raise ArrowLayoutError(
-            f"extension metadata must be a JSON object, got {type(params).__name__}", where=name
+            f"extension metadata must be a JSON object, got {type(parsed).__name__}; {hint}",
+            where=where,
         )
+    return parsed
+
+
+def _parse_metadata(name: str, serialized: bytes) -> dict[str, Any]:
+    params = _json_object(serialized, hint=_ONNX_METADATA_HINT, where=name)
     version = params.pop("version", None)
     if version != FORMAT_VERSION:
         raise ArrowLayoutError(
@@ -251,9 +266,6 @@ def fixed_shape_tensor(value_type: pa.DataType, shape: tuple[int, ...]) -> pa.Da
 
 class _RaggedTensorType(_JsonExtensionType):
     """Storage ``struct<data: list<T>, shape: ...<int32>>``, one row per tensor."""
-
-    def __init__(self, storage_type: pa.DataType, params: dict[str, Any]) -> None:
-        super().__init__(storage_type, params)
 
     @property
     def value_type(self) -> pa.DataType:
@@ -405,6 +417,38 @@ def variable_rank_tensor(value_type: pa.DataType) -> VariableRankTensorType:
     return VariableRankTensorType(_ragged_storage(value_type, None), {})
 
 
+class TensorLayout(NamedTuple):
+    """How a tensor type stores its rows, and the Arrow type of one element.
+
+    ``layout`` is ``fixed`` (``arrow.fixed_shape_tensor``), ``variable`` (a
+    variable-shape tensor, canonical or onnx-arrow's) or ``rank``
+    (``onnx.variable_rank_tensor``).
+    """
+
+    layout: Literal["fixed", "variable", "rank"]
+    value_type: pa.DataType
+
+
+def tensor_layout(arrow_type: pa.DataType) -> TensorLayout | None:
+    """The layout and element type of a tensor type; None for any other type.
+
+    >>> import pyarrow as pa
+    >>> tensor_layout(variable_rank_tensor(pa.int64()))
+    TensorLayout(layout='rank', value_type=DataType(int64))
+    >>> tensor_layout(pa.list_(pa.int64())) is None
+    True
+    """
+    name = getattr(arrow_type, "extension_name", None)
+    if name == CANONICAL_FIXED_SHAPE:
+        return TensorLayout("fixed", arrow_type.value_type)
+    # the canonical variable-shape type has no Python class: recognised by its name only
+    if name == CANONICAL_VARIABLE_SHAPE or isinstance(arrow_type, VariableShapeTensorType):
+        return TensorLayout("variable", arrow_type.storage_type.field("data").type.value_type)
+    if isinstance(arrow_type, VariableRankTensorType):
+        return TensorLayout("rank", arrow_type.value_type)
+    return None
+
+
 def ragged_from_storage(arrow_type: pa.DataType, storage: pa.Array) -> pa.Array:
     """Wrap a ``struct<data, shape>`` storage array into ``arrow_type``."""
     if isinstance(arrow_type, _JsonExtensionType):
@@ -445,6 +489,19 @@ class SparseTensorType(_JsonExtensionType):
                 where=cls._name,
             )
         return cls(storage_type)
+
+
+def sparse_tensor_type(value_type: pa.DataType) -> SparseTensorType:
+    """``onnx.sparse_tensor`` whose values have elements of Arrow type ``value_type``."""
+    return SparseTensorType(
+        pa.struct(
+            [
+                pa.field("shape", pa.list_(pa.int64())),
+                pa.field("values", variable_shape_tensor(value_type, 1)),
+                pa.field("indices", variable_rank_tensor(pa.int64())),
+            ]
+        )
+    )
 
 
 # --- the message wrapper ----------------------------------------------------------
@@ -574,19 +631,9 @@ def extension_metadata(arrow_type: pa.DataType) -> dict[str, Any]:
         raise UnsupportedTypeError(f"{arrow_type} is not an extension type")
     if not raw:
         return {}
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError:
-        raise ArrowLayoutError(
-            f"extension metadata is not JSON: {raw[:80]!r}",
-            where=str(getattr(arrow_type, "extension_name", arrow_type)),
-        ) from None
-    if not isinstance(parsed, dict):
-        raise ArrowLayoutError(
-            "extension metadata must be a JSON object",
-            where=str(getattr(arrow_type, "extension_name", arrow_type)),
-        )
-    return parsed
+    # other writers' types carry no onnx-arrow version key: a JSON object is all they owe
+    where = str(getattr(arrow_type, "extension_name", arrow_type))
+    return _json_object(raw, hint=_OTHER_METADATA_HINT, where=where)
 
 
 def describe_type(arrow_type: pa.DataType) -> str:
@@ -599,23 +646,27 @@ def describe_type(arrow_type: pa.DataType) -> str:
     name = getattr(arrow_type, "extension_name", None)
     if name is None:
         return str(arrow_type)
-    storage = arrow_type.storage_type
-    if name == "arrow.fixed_shape_tensor":
-        shape = ",".join(str(d) for d in arrow_type.shape)
-        return f"{name}[value_type={describe_type(arrow_type.value_type)}, shape=[{shape}]]"
-    if name in ("arrow.variable_shape_tensor", "onnx.variable_shape_tensor"):
-        value = describe_type(storage.field("data").type.value_type)
-        ndim = storage.field("shape").type.list_size
-        text = f"{name}[value_type={value}, ndim={ndim}"
-        uniform = extension_metadata(arrow_type).get("uniform_shape")
-        if uniform is not None:
-            text += ", uniform_shape=[" + ",".join(_null_text(d) for d in uniform) + "]"
-        return text + "]"
-    if name == "onnx.variable_rank_tensor":
-        return f"{name}[value_type={describe_type(storage.field('data').type.value_type)}]"
-    if name == "onnx.message":
-        return f"{name}[value={describe_type(storage.field('value').type)}]"
+    layout = tensor_layout(arrow_type)
+    if layout is not None:
+        return _describe_tensor(arrow_type, name, layout)
+    if isinstance(arrow_type, MessageType):
+        return f"{name}[value={describe_type(arrow_type.value_type)}]"
     return str(name)
+
+
+def _describe_tensor(arrow_type: pa.DataType, name: str, layout: TensorLayout) -> str:
+    value = describe_type(layout.value_type)
+    if layout.layout == "fixed":
+        shape = ",".join(str(d) for d in arrow_type.shape)
+        return f"{name}[value_type={value}, shape=[{shape}]]"
+    if layout.layout == "rank":
+        return f"{name}[value_type={value}]"
+    ndim = arrow_type.storage_type.field("shape").type.list_size
+    text = f"{name}[value_type={value}, ndim={ndim}"
+    uniform = extension_metadata(arrow_type).get("uniform_shape")
+    if uniform is not None:
+        text += ", uniform_shape=[" + ",".join(_null_text(d) for d in uniform) + "]"
+    return text + "]"
 
 
 def _null_text(d: int | None) -> str:
@@ -627,15 +678,7 @@ def _register_all() -> None:
     types += [
         VariableShapeTensorType(_ragged_storage(pa.float32(), 1), {}),
         variable_rank_tensor(pa.float32()),
-        SparseTensorType(
-            pa.struct(
-                [
-                    pa.field("shape", pa.list_(pa.int64())),
-                    pa.field("values", variable_shape_tensor(pa.float32(), 1)),
-                    pa.field("indices", variable_rank_tensor(pa.int64())),
-                ]
-            )
-        ),
+        sparse_tensor_type(pa.float32()),
         MessageType(pa.null()),
     ]
     for ext in types:

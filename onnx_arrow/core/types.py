@@ -26,26 +26,23 @@ from onnx import TypeProto
 
 from onnx_arrow.core.containers import (
     MAP,
-    MAP_KEY_TYPES,
     OPTIONAL,
     SEQUENCE,
     SPARSE_TENSOR,
     TENSOR,
     Kind,
     arrow_type_of_kind,
-    sparse_tensor_type,
+    map_key_dtype,
 )
 from onnx_arrow.core.dtypes import DType, dtype_of
 from onnx_arrow.core.extension_types import (
-    CANONICAL_FIXED_SHAPE,
-    CANONICAL_VARIABLE_SHAPE,
     SparseTensorType,
-    VariableRankTensorType,
-    VariableShapeTensorType,
     dtype_of_arrow,
     element_type,
     extension_metadata,
     fixed_shape_tensor,
+    sparse_tensor_type,
+    tensor_layout,
     variable_rank_tensor,
     variable_shape_tensor,
 )
@@ -87,12 +84,9 @@ def kind_of_type(type_proto: TypeProto, *, where: str = "type") -> Kind:
         )
     if which == "map_type":
         at = f"{where}.map_type"
-        key = _elem_dtype(tp.map_type.key_type, f"{at}.key_type")
-        if key.name not in MAP_KEY_TYPES:
-            raise UnsupportedTypeError(
-                f"{key.name} is not a map key type; ONNX allows {', '.join(sorted(MAP_KEY_TYPES))}",
-                where=f"{at}.key_type",
-            )
+        key = map_key_dtype(
+            tp.map_type.key_type, where=f"{at}.key_type", error=UnsupportedTypeError
+        )
         return Kind(MAP, kind_of_type(tp.map_type.value_type, where=f"{at}.value_type"), key)
     raise UnsupportedTypeError(
         f"{which or 'an empty TypeProto'} is not a value type; expected tensor_type, "
@@ -133,7 +127,7 @@ def arrow_type(type_proto: TypeProto, *, where: str = "type") -> pa.DataType:
         return variable_shape_tensor(value_type, len(dims), known)
     if which == "sparse_tensor_type":
         at = f"{where}.sparse_tensor_type.elem_type"
-        return sparse_tensor_type(_elem_dtype(tp.sparse_tensor_type.elem_type, at))
+        return sparse_tensor_type(element_type(_elem_dtype(tp.sparse_tensor_type.elem_type, at)))
     kind = kind_of_type(tp, where=where)
     if which == "sequence_type":
         inner = arrow_type(tp.sequence_type.elem_type, where=f"{where}.sequence_type")
@@ -155,7 +149,7 @@ def kind_of_arrow(arrow_type: pa.DataType, array: pa.Array | None = None) -> Kin
 def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:
     if isinstance(t, SparseTensorType):
         return Kind(SPARSE_TENSOR)
-    if _is_tensor_type(t):
+    if tensor_layout(t) is not None:
         return Kind(TENSOR)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         child = None if array is None else array.flatten()
@@ -171,13 +165,6 @@ def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:
     raise UnsupportedTypeError(
         f"{t} is not the Arrow form of an ONNX value; expected a tensor type, "
         "onnx.sparse_tensor, list, map or struct<value>"
-    )
-
-
-def _is_tensor_type(t: pa.DataType) -> bool:
-    name = getattr(t, "extension_name", None)
-    return name in (CANONICAL_FIXED_SHAPE, CANONICAL_VARIABLE_SHAPE) or isinstance(
-        t, VariableShapeTensorType | VariableRankTensorType
     )
 
 
@@ -217,17 +204,18 @@ def onnx_type(arrow_type: pa.DataType, kind: Kind | None = None) -> TypeProto:
 
 def _tensor_onnx_type(t: pa.DataType, out: TypeProto) -> None:
     tensor = out.tensor_type
-    if t.extension_name == CANONICAL_FIXED_SHAPE:
-        tensor.elem_type = dtype_of_arrow(t.value_type).onnx
+    layout = tensor_layout(t)
+    if layout is None:
+        raise UnsupportedTypeError(f"{t} is not a tensor type")
+    tensor.elem_type = dtype_of_arrow(layout.value_type).onnx
+    if layout.layout == "fixed":
         shape = tensor.shape
         for d in t.shape:
             shape.dim.add().dim_value = d
         if not t.shape:
             tensor.shape.SetInParent()
         return
-    data = t.storage_type.field("data").type.value_type
-    tensor.elem_type = dtype_of_arrow(data).onnx
-    if isinstance(t, VariableRankTensorType):
+    if layout.layout == "rank":
         return
     ndim = t.storage_type.field("shape").type.list_size
     uniform = extension_metadata(t).get("uniform_shape") or [None] * ndim

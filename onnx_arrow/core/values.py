@@ -14,7 +14,7 @@ the data), so :func:`from_arrow` gives the messages back byte for byte.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -107,12 +107,13 @@ def to_arrow(
             f"row {i} is a {kinds[i]} message but row 0 is a {first}; a column holds one kind",
             where=f"row {i}",
         )
-    serialized = [v.SerializeToString() for v in values]
+    # serialized as the decoder reaches each row, not all rows up front
+    serialized = (v.SerializeToString() for v in values)
     return to_arrow_serialized(serialized, kinds[0] if kinds else None, type, base_dir=base_dir)
 
 
 def to_arrow_serialized(
-    serialized: Sequence[bytes | memoryview],
+    serialized: Iterable[bytes | memoryview],
     message_kind: str | None,
     type_proto: TypeProto | None,
     *,
@@ -122,7 +123,8 @@ def to_arrow_serialized(
 ) -> pa.ExtensionArray:
     """:func:`to_arrow` on serialized messages of kind ``message_kind`` (``"tensor"`` ...).
 
-    With ``zero_copy``, tensor data is not copied out of ``serialized`` buffers.
+    ``serialized`` is read once, in order, so a generator does.  With ``zero_copy``,
+    tensor data is not copied out of ``serialized`` buffers.
     """
     kind: Kind | None = None
     if type_proto is not None:

@@ -442,3 +442,146 @@ def test_container_messages_number_their_shared_fields_alike() -> None:
         assert number(message, "name") == 1
     for message, name in ((SequenceProto, "elem_type"), (OptionalProto, "elem_type")):
         assert number(message, name) == number(MapProto, "key_type")
+
+
+# --- errors name the caller's row -----------------------------------------------------------
+
+
+def optional(value: TensorProto | None) -> OptionalProto:
+    o = OptionalProto(elem_type=OptionalProto.TENSOR)
+    if value is not None:
+        o.tensor_value.CopyFrom(value)
+    return o
+
+
+def test_an_optional_that_does_not_fit_is_named_by_its_row_not_among_the_present():
+    declared = helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, [2])
+    )
+    rows = [optional(None), optional(None), optional(tensor([1, 2], np.int64))]
+    with pytest.raises(UnsupportedTypeError, match=r"row 2: tensor_value: tensor is INT64"):
+        onnx_arrow.to_arrow(rows, declared)
+    rows[2] = optional(tensor([1.0, 2.0, 3.0]))
+    with pytest.raises(NotRepresentableError, match=r"row 2: tensor_value: shape \[3\]"):
+        onnx_arrow.to_arrow(rows, declared)
+
+
+def test_a_sequence_element_that_does_not_fit_is_named_by_row_and_field():
+    declared = helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, None)
+    )
+    good = sequence([tensor([1.0]), tensor([2.0]), tensor([3.0])], SequenceProto.TENSOR)
+    bad = sequence([tensor([1], np.int64)], SequenceProto.TENSOR)
+    with pytest.raises(UnsupportedTypeError, match=r"row 1: tensor_values\[0\]: tensor is INT64"):
+        onnx_arrow.to_arrow([good, bad], declared)
+
+
+def test_mixed_data_types_in_sequences_name_both_rows():
+    first = sequence([tensor([1.0]), tensor([2.0]), tensor([3.0])], SequenceProto.TENSOR)
+    other = sequence([tensor([1.0]), tensor([1], np.int64)], SequenceProto.TENSOR)
+    with pytest.raises(UnsupportedTypeError) as info:
+        onnx_arrow.to_arrow([first, other])
+    message = str(info.value)
+    assert "row 1: tensor_values[1]: the tensor is INT64" in message
+    assert "but row 0: tensor_values[0] is FLOAT" in message
+    assert "element" not in message
+
+
+def test_mixed_data_types_in_map_values_name_the_row():
+    other = zipmap_row([1], [[0.5]])
+    other.values.tensor_values.add().CopyFrom(tensor([1], np.int64))
+    other.keys.append(2)
+    with pytest.raises(
+        UnsupportedTypeError, match=r"row 1: values\.tensor_values\[1\]: the tensor"
+    ):
+        onnx_arrow.to_arrow([zipmap_row([1], [[0.5]]), other])
+
+
+def test_a_sparse_tensor_that_does_not_fit_names_its_row_and_part():
+    declared = helper.make_sparse_tensor_type_proto(TensorProto.FLOAT, [2, 3])
+    rows = [sparse([1.0], [1], [2, 3]), sparse([1], [1], [2, 3], np.int64)]
+    with pytest.raises(UnsupportedTypeError, match=r"row 1: values: tensor is INT64"):
+        onnx_arrow.to_arrow(rows, declared)
+
+
+def test_the_first_of_many_rows_that_do_not_fit_is_named():
+    declared = helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, [1])
+    )
+    rows = [sequence([tensor([1.0])] * 3, SequenceProto.TENSOR) for _ in range(50)]
+    for at in (17, 30):
+        rows[at] = sequence([tensor([1.0]), tensor([1.0, 2.0])], SequenceProto.TENSOR)
+    with pytest.raises(NotRepresentableError, match=r"row 17: tensor_values\[1\]: shape \[2\]"):
+        onnx_arrow.to_arrow(rows, declared)
+
+
+def test_build_array_names_the_row_of_a_node_of_the_wrong_kind():
+    from onnx_arrow.core.containers import OptionalValue, build_array, decode_value
+
+    node, _, kind = decode_value(tensor([1.0, 2.0]).SerializeToString(), "tensor", where="row 0")
+    optional_kind = type(kind)("optional", kind)
+    arrow_type = onnx_arrow.arrow_type(
+        helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    )
+    # a bare tensor where an optional belongs is an error, never an absent value
+    with pytest.raises(UnsupportedTypeError, match=r"^row 1: expected an optional, got Tensor"):
+        build_array([OptionalValue(node), node], optional_kind, arrow_type)
+    built = build_array([OptionalValue(node), None, OptionalValue(None)], optional_kind, arrow_type)
+    assert built.is_valid().to_pylist() == [True, False, False]
+
+
+# --- the shared pieces ----------------------------------------------------------------------
+
+
+def test_map_key_types_are_the_integer_types_and_string():
+    from onnx_arrow.core.containers import MAP_KEY_TYPES
+
+    integers = {f"{sign}INT{bits}" for sign in ("", "U") for bits in (8, 16, 32, 64)}
+    assert integers | {"STRING"} == MAP_KEY_TYPES
+
+
+def test_a_message_and_a_declared_type_refuse_the_same_map_keys_with_their_own_errors():
+    m = zipmap_row([1], [0.5])
+    m.key_type = TensorProto.DOUBLE
+    with pytest.raises(InvalidMessageError, match=r"key_type 11 is not a map key type \(DOUBLE\)"):
+        onnx_arrow.to_arrow([m])
+    declared = helper.make_map_type_proto(
+        TensorProto.DOUBLE, helper.make_tensor_type_proto(TensorProto.FLOAT, [])
+    )
+    with pytest.raises(UnsupportedTypeError, match=r"map_type\.key_type: key_type 11 is not"):
+        onnx_arrow.arrow_type(declared)
+    declared.map_type.key_type = 999
+    with pytest.raises(UnsupportedTypeError, match=r"key_type 999 is not a map key type; ONNX"):
+        onnx_arrow.arrow_type(declared)
+
+
+def test_a_tensor_decodes_alike_from_bytes_and_from_a_view_into_a_larger_buffer():
+    from onnx_arrow.core.containers import decode_value
+
+    data = tensor([[1.0, 2.0]], name="t").SerializeToString()
+    view = memoryview(b"\x00" * 7 + data + b"\x00")[7:-1]
+    for zero_copy in (False, True):
+        a, env_a, _ = decode_value(data, "tensor", where="row 0", zero_copy=zero_copy)
+        b, env_b, _ = decode_value(view, "tensor", where="row 0", zero_copy=zero_copy)
+        assert env_a == env_b
+        assert np.array_equal(a.to_numpy(), b.to_numpy())  # type: ignore[union-attr]
+
+
+def test_encoding_refuses_a_kind_deeper_than_protobuf_parses():
+    from onnx_arrow.core.containers import Kind, SequenceValue, encode_value
+
+    kind = Kind("tensor")
+    for _ in range(MAX_DEPTH + 1):
+        kind = Kind("sequence", kind)
+    with pytest.raises(NotRepresentableError, match=f"nests {MAX_DEPTH + 1} levels"):
+        encode_value(SequenceValue([]), kind, None, where="row 0")
+    shallow = Kind("sequence", Kind("sequence", Kind("tensor")))
+    assert encode_value(SequenceValue([SequenceValue([])]), shallow, None, where="row 0")
+
+
+def test_to_arrow_takes_any_sequence_of_messages_and_reads_it_whole():
+    rows = (tensor([1.0]), tensor([2.0]))
+    array = onnx_arrow.to_arrow(rows)
+    assert [m.SerializeToString() for m in onnx_arrow.from_arrow(array)] == [
+        m.SerializeToString() for m in rows
+    ]

@@ -470,3 +470,114 @@ def test_reloading_the_module_does_not_crash() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+# --- tensor layouts, sparse tensors, descriptions ------------------------------------------------
+
+
+LAYOUTS: dict[str, tuple[pa.DataType, str, pa.DataType]] = {
+    "fixed": (et.fixed_shape_tensor(pa.float32(), (2, 3)), "fixed", pa.float32()),
+    "canonical variable": (et.variable_shape_tensor(pa.int64(), 2), "variable", pa.int64()),
+    "onnx variable": (et.variable_shape_tensor(pa.binary(), 1), "variable", pa.binary()),
+    "rank": (et.variable_rank_tensor(pa.bool8()), "rank", pa.bool8()),
+}
+
+
+@pytest.mark.parametrize(("arrow_type", "layout", "value_type"), LAYOUTS.values(), ids=LAYOUTS)
+def test_tensor_layout_names_the_layout_and_element_type(
+    arrow_type: pa.DataType, layout: str, value_type: pa.DataType
+) -> None:
+    assert et.tensor_layout(arrow_type) == (layout, value_type)
+
+
+@pytest.mark.parametrize(
+    "arrow_type",
+    [
+        pa.float32(),
+        pa.list_(pa.float32()),
+        et.sparse_tensor_type(pa.float32()),
+        et.MessageType(et.fixed_shape_tensor(pa.float32(), (2,))),
+        _element(dtype_of("BFLOAT16")),
+    ],
+)
+def test_tensor_layout_of_other_types_is_none(arrow_type: pa.DataType) -> None:
+    assert et.tensor_layout(arrow_type) is None
+
+
+def test_sparse_tensor_type_holds_values_and_indices() -> None:
+    t = et.sparse_tensor_type(_element(dtype_of("BFLOAT16")))
+    assert isinstance(t, et.SparseTensorType)
+    assert t.value_type == _element(dtype_of("BFLOAT16"))
+    indices = t.storage_type.field("indices").type
+    assert et.tensor_layout(indices) == ("rank", pa.int64())
+    assert t == et.sparse_tensor_type(_element(dtype_of("BFLOAT16")))
+
+
+DESCRIPTIONS: dict[str, tuple[pa.DataType, str]] = {
+    "fixed": (
+        et.fixed_shape_tensor(pa.float32(), (2, 3)),
+        "arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]",
+    ),
+    "canonical variable": (
+        et.variable_shape_tensor(pa.int64(), 2, [None, 4]),
+        "arrow.variable_shape_tensor[value_type=int64, ndim=2, uniform_shape=[null,4]]",
+    ),
+    "onnx variable": (
+        et.variable_shape_tensor(_element(dtype_of("BFLOAT16")), 1),
+        "onnx.variable_shape_tensor[value_type=onnx.bfloat16, ndim=1]",
+    ),
+    "rank": (
+        et.variable_rank_tensor(pa.binary()),
+        "onnx.variable_rank_tensor[value_type=binary]",
+    ),
+    "message": (
+        et.MessageType(et.variable_rank_tensor(pa.float32())),
+        "onnx.message[value=onnx.variable_rank_tensor[value_type=float]]",
+    ),
+    "sparse": (et.sparse_tensor_type(pa.float32()), "onnx.sparse_tensor"),
+    "plain": (pa.list_(pa.int8()), "list<item: int8>"),
+}
+
+
+@pytest.mark.parametrize(("arrow_type", "text"), DESCRIPTIONS.values(), ids=DESCRIPTIONS)
+def test_describe_type(arrow_type: pa.DataType, text: str) -> None:
+    assert et.describe_type(arrow_type) == text
+
+
+class _OtherWritersType(pa.ExtensionType):  # type: ignore[misc]
+    """Another library's extension type, whose metadata onnx-arrow only reads."""
+
+    def __init__(self, metadata: bytes) -> None:
+        self._metadata = metadata
+        super().__init__(pa.int8(), "other.type")
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return self._metadata
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> Any:
+        return cls(serialized)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "text"),
+    [
+        (b"{x", "other.type: extension metadata is not JSON"),
+        (b"\xff", "other.type: extension metadata is not JSON"),
+        (b"[1]", "other.type: extension metadata must be a JSON object, got list"),
+    ],
+)
+def test_unreadable_metadata_of_other_types_says_what_it_must_be(
+    metadata: bytes, text: str
+) -> None:
+    with pytest.raises(ArrowLayoutError) as info:
+        et.extension_metadata(_OtherWritersType(metadata))
+    assert str(info.value).startswith(text)
+    assert str(info.value).endswith("a JSON object")
+    assert et.extension_metadata(_OtherWritersType(b'{"a": 1}')) == {"a": 1}
+
+
+@pytest.mark.parametrize("metadata", [b"{x", b"[1]"])
+def test_unreadable_metadata_of_own_types_asks_for_a_version_key(metadata: bytes) -> None:
+    with pytest.raises(ArrowLayoutError, match=r"a JSON object with a 'version' key$"):
+        imported("onnx.bfloat16", metadata, BF16)
