@@ -37,13 +37,11 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, TypeProto, helper, numpy_helper
 
 import onnx_arrow
-from onnx_arrow._summary import size, statistics
+from onnx_arrow._summary import DECODED_FLOATS, opsets, size, statistics, store_facts
 from onnx_arrow.core.dtypes import ArrowKind, DType, dtype_of, dtype_of_numpy
 from onnx_arrow.core.extension_types import describe_type
 from onnx_arrow.corpus import (
@@ -58,7 +56,7 @@ from onnx_arrow.corpus import (
     write_store,
 )
 from onnx_arrow.corpus.rows import declared_type_text
-from onnx_arrow.corpus.sources import declared_type, read_regular_file, value_slot
+from onnx_arrow.corpus.sources import CorpusError, declared_type, read_regular_file, value_slot
 from onnx_arrow.corpus.tree import write_tree
 from onnx_arrow.errors import OnnxArrowError
 
@@ -71,7 +69,6 @@ EXIT_USAGE: Final = 2
 EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as shells report it
 
 _PREVIEW_ELEMENTS: Final = 6
-_MAX_MODEL_BYTES: Final = 2 << 30  # protobuf's own limit on one message
 _MAX_LISTED: Final = 20  # differences listed by verify before a count of the rest
 _PROGRESS_INTERVAL: Final = 0.1  # seconds between progress updates: at most 10 a second
 
@@ -541,14 +538,11 @@ def _format_element(x: Any, row: DType) -> str:
         return str(bool(x))
     if row.arrow_kind is ArrowKind.COMPLEX:
         return str(complex(x))
-    if row.arrow_kind in _FLOAT_KINDS:
+    if row.arrow_kind in DECODED_FLOATS:
         return str(np.float32(x))  # exact: every such value is a float32
     if np.dtype(row.numpy).kind == "f":
         return str(x)  # numpy's shortest repr that reads back as the same value
     return str(int(x))
-
-
-_FLOAT_KINDS: Final = frozenset({ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT})
 
 
 # --- info -----------------------------------------------------------------------
@@ -604,20 +598,12 @@ def _declared_type(model_path: str, io: str, key: str) -> tuple[str, TypeProto]:
 
 def _read_model(path: str) -> ModelProto:
     """The model in a file; a FIFO or device is an error, never a hang."""
+    # A path named on the command line may be a symlink (read_regular_file refuses one,
+    # as a corpus must not hold any): the file it names is read, with the same checks.
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise _DataError(f"{path}: cannot open: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _DataError(f"{path}: not a regular file; pass an .onnx model file")
-        if info.st_size > _MAX_MODEL_BYTES:
-            raise _DataError(f"{path}: {info.st_size} bytes is more than one protobuf can hold")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read()
-    finally:
-        os.close(fd)
+        data = read_regular_file(os.path.realpath(path), where=path, fix="pass an .onnx model file")
+    except CorpusError as exc:
+        raise _DataError(str(exc)) from None
     try:
         return ModelProto.FromString(data)
     except DecodeError as exc:
@@ -930,40 +916,26 @@ def _is_parquet(path: Path) -> bool:
 
 def _info_store(path: Path, out: TextIO) -> int:
     store = Store(path)
-    meta = store.metadata
     with _reading(path):
-        table = pq.read_table(path, columns=["test_case", "kind", "role", "dtype"])
-    roles = _value_counts(table.column("role"))
-    cases = table.group_by("kind").aggregate([("test_case", "count_distinct")])
-    kinds = sorted(
-        zip(cases.column("kind").to_pylist(), cases.column(1).to_pylist(), strict=True),
-        key=lambda kv: (kv[0] is None, kv[0] or ""),
-    )
-    dtypes = _value_counts(table.column("dtype"))
+        facts = store_facts(store)
     lines: list[tuple[str, object]] = [
         ("store", path),
-        ("format", f"{meta.get('format')}, version {meta.get('format_version')}"),
-        ("created by", f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})"),
-        ("size", _size(path.stat().st_size)),
-        ("row groups", store.num_row_groups),
-        ("rows", table.num_rows),
-        ("cases", pc.count_distinct(table.column("test_case")).as_py()),
+        ("format", facts.format),
+        ("created by", facts.created_by),
+        ("size", _size(facts.nbytes)),
+        ("row groups", facts.row_groups),
+        ("rows", facts.rows),
+        ("cases", facts.cases),
     ]
-    lines += [(f"  {kind or '(no kind)'}", n) for kind, n in kinds]
-    lines.append(("files", sum(n for role, n in roles.items() if role != "element")))
+    lines += [(f"  {kind or '(no kind)'}", n) for kind, n in facts.kinds]
+    roles = facts.roles
+    lines.append(("files", facts.files))
     lines += [(f"  {role}", roles[role]) for role in ("model", "value", "file") if role in roles]
     lines.append(("element rows", roles.get("element", 0)))
-    lines.append(("tensors", f"{sum(dtypes.values())} (value and element rows, by dtype)"))
-    lines += [(f"  {name}", n) for name, n in dtypes.items()]
+    lines.append(("tensors", f"{facts.tensors} (value and element rows, by dtype)"))
+    lines += [(f"  {name}", n) for name, n in facts.dtypes.items()]
     _print_fields(lines, out)
     return EXIT_OK
-
-
-def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
-    """Count of each non-null value, most frequent first."""
-    counts = pc.value_counts(column.drop_null())
-    pairs = zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
-    return dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0])))
 
 
 def _info_case(folder: Path, out: TextIO) -> int:
@@ -974,13 +946,14 @@ def _info_case(folder: Path, out: TextIO) -> int:
             "(.parquet) or a .pb file"
         )
     model = _read_model(str(model_file))
+    # value_slot reads a value's slot by the case's layout; a case of only its model
+    # file is that layout, the files themselves are read below
     case = Case("", "", [], "model.onnx")
-    opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in model.opset_import)
     lines: list[tuple[str, object]] = [
         ("case", folder),
         ("model", f"model.onnx, {_size(model_file.stat().st_size)}"),
         ("ir_version", model.ir_version),
-        ("opsets", opsets or "(none)"),
+        ("opsets", opsets(model)),
     ]
     for io, infos in (("inputs", model.graph.input), ("outputs", model.graph.output)):
         lines.append((io, len(infos)))

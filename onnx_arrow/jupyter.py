@@ -48,6 +48,7 @@ True
 from __future__ import annotations
 
 import base64
+import functools
 import html as _html
 import importlib
 import math
@@ -59,8 +60,6 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from google.protobuf.message import Message
 from onnx import (
     MapProto,
@@ -72,9 +71,17 @@ from onnx import (
 )
 
 import onnx_arrow
-from onnx_arrow._summary import number, numeric, size, statistics
-from onnx_arrow.core.containers import Kind
-from onnx_arrow.core.dtypes import dtype_of_numpy
+from onnx_arrow._summary import (
+    dtype_name,
+    number,
+    numeric,
+    op_types,
+    opsets,
+    size,
+    statistics,
+    store_facts,
+)
+from onnx_arrow.core.containers import OPTIONAL, Kind
 from onnx_arrow.core.extension_types import MessageType, describe_type
 from onnx_arrow.core.types import kind_of_arrow
 from onnx_arrow.corpus.rows import StoredValue, declared_type_text
@@ -201,13 +208,6 @@ class _Section:
 # --- numbers -----------------------------------------------------------------------
 
 
-def _onnx_dtype(array: np.ndarray[Any, Any]) -> str:
-    try:
-        return dtype_of_numpy(array.dtype).name
-    except OnnxArrowError:
-        return str(array.dtype)
-
-
 def _element(x: Any) -> str:
     if isinstance(x, bytes):
         shown = repr(x[:MAX_STRING])
@@ -320,7 +320,7 @@ def _picture(array: np.ndarray[Any, Any]) -> _Picture | None:
 
 def _tensor_fields(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
     return [
-        ("dtype", _onnx_dtype(array)),
+        ("dtype", dtype_name(array.dtype)),
         ("shape", str(list(array.shape))),
         ("elements", str(array.size)),
         *statistics(array),
@@ -417,19 +417,39 @@ def is_onnx_column(array: Any) -> bool:
     return name is not None and (name.startswith("onnx.") or name in _TENSOR_EXTENSIONS)
 
 
-def _column_sections(array: pa.Array | pa.ChunkedArray, title: str = "column") -> list[_Section]:
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+def _column_kind(array: pa.Array | pa.ChunkedArray) -> Kind:
+    """The value kind of a column, read chunk by chunk: the data is never copied."""
     if isinstance(array.type, MessageType):
-        kind = str(Kind.from_json(array.type.kind))
-        value_type = array.type.value_type
-    else:
-        kind = str(kind_of_arrow(array.type, array))
-        value_type = array.type
+        return Kind.from_json(array.type.kind)
+    chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+    kinds = [kind_of_arrow(chunk.type, chunk) for chunk in chunks]
+    return functools.reduce(_merged_kind, kinds) if kinds else kind_of_arrow(array.type)
+
+
+def _merged_kind(a: Kind, b: Kind) -> Kind:
+    """The kind of two chunks of one column taken together.
+
+    Chunks of one Arrow type differ only where one holds absent values (nulls) and the
+    other none: there its kind has an optional level the other lacks, and the column,
+    holding both, has it too.
+    """
+    if a == b:
+        return a
+    if a.name == OPTIONAL and b.name != OPTIONAL and a.elem is not None:
+        return Kind(OPTIONAL, _merged_kind(a.elem, b))
+    if b.name == OPTIONAL and a.name != OPTIONAL and b.elem is not None:
+        return Kind(OPTIONAL, _merged_kind(a, b.elem))
+    elem = a.elem if a.elem is None or b.elem is None else _merged_kind(a.elem, b.elem)
+    return Kind(a.name, elem, a.key)
+
+
+def _column_sections(array: pa.Array | pa.ChunkedArray, title: str = "column") -> list[_Section]:
+    kind = str(_column_kind(array))
+    # only the previewed rows are read: a chunked column is never combined whole
     head = array.slice(0, PREVIEW_ROWS)
     cells = onnx_arrow.to_numpy(head)
     cells = list(cells) if isinstance(cells, np.ndarray) else cells
-    dtypes = sorted({_onnx_dtype(c) for c in cells if isinstance(c, np.ndarray)})
+    dtypes = sorted({dtype_name(c.dtype) for c in cells if isinstance(c, np.ndarray)})
     fields = [
         ("arrow type", describe_type(array.type)),
         ("onnx kind", kind),
@@ -438,8 +458,8 @@ def _column_sections(array: pa.Array | pa.ChunkedArray, title: str = "column") -
     ]
     if dtypes:
         fields.insert(2, ("dtype", ", ".join(dtypes)))
-    if value_type is not array.type:
-        fields.insert(1, ("value type", describe_type(value_type)))
+    if isinstance(array.type, MessageType):
+        fields.insert(1, ("value type", describe_type(array.type.value_type)))
     header = ["row", "shape", "dtype", "min", "max", "mean", "nan", "preview"]
     rows = []
     for i, cell in enumerate(cells):
@@ -449,7 +469,7 @@ def _column_sections(array: pa.Array | pa.ChunkedArray, title: str = "column") -
                 [
                     str(i),
                     str(list(cell.shape)),
-                    _onnx_dtype(cell),
+                    dtype_name(cell.dtype),
                     stats.get("min", stats.get("true", "")),
                     stats.get("max", ""),
                     stats.get("mean", ""),
@@ -527,54 +547,35 @@ def _array_sections(array: pa.Array | pa.ChunkedArray) -> list[_Section]:
 # --- stores and cases ---------------------------------------------------------------------
 
 
-def _counts(column: pa.ChunkedArray) -> list[tuple[str, int]]:
-    counts = pc.value_counts(column.drop_null())
-    pairs = zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
-    return sorted(pairs, key=lambda kv: (-kv[1], kv[0]))
-
-
 def _store_sections(store: Store) -> list[_Section]:
-    meta = store.metadata
-    table = pq.read_table(store.path, columns=["test_case", "kind", "role", "dtype", "count"])
-    roles = dict(_counts(table.column("role")))
-    by_kind = table.group_by("kind").aggregate([("test_case", "count_distinct")])
-    kinds = sorted(
-        zip(by_kind.column("kind").to_pylist(), by_kind.column(1).to_pylist(), strict=True),
-        key=lambda kv: (kv[0] is None, kv[0] or ""),
-    )
-    dtype_rows = table.filter(pc.is_valid(table.column("dtype")))
-    elements = dtype_rows.group_by("dtype").aggregate([("count", "sum")])
-    sums = dict(
-        zip(elements.column("dtype").to_pylist(), elements.column(1).to_pylist(), strict=True)
-    )
-    dtypes = _counts(table.column("dtype"))
-    files = sum(n for role, n in roles.items() if role != "element")
+    facts = store_facts(store)
     head = _Section(
         f"onnx-arrow store {store.path.name!r}",
         [
             ("path", str(store.path)),
-            ("format", f"{meta.get('format')}, version {meta.get('format_version')}"),
-            ("created by", f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})"),
-            ("size", size(store.path.stat().st_size)),
-            ("row groups", str(store.num_row_groups)),
-            ("rows", str(table.num_rows)),
-            ("cases", str(pc.count_distinct(table.column("test_case")).as_py())),
-            ("files", str(files)),
-            ("tensors", str(sum(n for _, n in dtypes))),
+            ("format", facts.format),
+            ("created by", facts.created_by),
+            ("size", size(facts.nbytes)),
+            ("row groups", str(facts.row_groups)),
+            ("rows", str(facts.rows)),
+            ("cases", str(facts.cases)),
+            ("files", str(facts.files)),
+            ("tensors", str(facts.tensors)),
         ],
     )
     cases = _Section(
         "cases by kind",
-        table=(["kind", "cases"], [[kind or "(none)", str(n)] for kind, n in kinds]),
+        table=(["kind", "cases"], [[kind or "(none)", str(n)] for kind, n in facts.kinds]),
         level=1,
     )
+    roles = facts.roles
     file_rows = [[r, str(roles[r])] for r in ("model", "value", "file", "element") if r in roles]
     roles_section = _Section("rows by role", table=(["role", "rows"], file_rows), level=1)
     dtype_section = _Section(
         "tensors by dtype",
         table=(
             ["dtype", "tensors", "elements"],
-            [[name, str(n), str(sums.get(name) or 0)] for name, n in dtypes],
+            [[name, str(n), str(facts.elements.get(name, 0))] for name, n in facts.dtypes.items()],
         ),
         level=1,
     )
@@ -594,12 +595,11 @@ class CaseView:
     def sections(self) -> list[_Section]:
         """The facts the displays show."""
         model: ModelProto = self.store.model(self.case)
-        ops = sorted({n.op_type for n in model.graph.node})
-        opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in model.opset_import)
         head = _Section(
             f"case {self.case!r}",
-            [("store", str(self.store.path)), ("operators", ", ".join(ops) or "(none)"),
-             ("opsets", opsets or "(none)")],
+            [("store", str(self.store.path)),
+             ("operators", ", ".join(op_types(model)) or "(none)"),
+             ("opsets", opsets(model))],
         )  # fmt: skip
         declared = _Section(
             "declared inputs and outputs",

@@ -20,6 +20,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
 import onnx_arrow.cli
+from onnx_arrow import jupyter
+from onnx_arrow._summary import store_facts
 from onnx_arrow.cli import example_tensors, main
 from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.corpus import Case, FolderSource, NodeSuiteSource, Store
@@ -271,6 +273,42 @@ def test_info_fifo_model_is_an_error_not_a_hang(
     os.mkfifo(fifo)
     assert main(["info", str(tensor_pb), "--model", str(fifo), "--input", "0"]) == 1
     assert "not a regular file" in _error_line(capsys.readouterr().err)
+
+
+def test_info_model_symlink_is_followed(
+    tensor_pb: Path, model_onnx: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    link = tmp_path / "link.onnx"
+    link.symlink_to(model_onnx)
+    assert main(["info", str(tensor_pb), "--model", str(link), "--input", "x"]) == 0
+    assert f"{link}: input 0 'x'" in capsys.readouterr().out
+
+
+def test_info_model_that_cannot_be_read(
+    tensor_pb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.onnx"
+    assert main(["info", str(tensor_pb), "--model", str(missing), "--input", "0"]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert f"{missing}: cannot open (No such file or directory)" in line
+    assert "corpus" not in line  # the reader's advice on corpora does not apply here
+    assert main(["info", str(tensor_pb), "--model", str(tmp_path), "--input", "0"]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert f"{tmp_path}: not a regular file" in line
+    assert "corpus" not in line
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.usefixtures("alarm")
+def test_info_model_symlink_to_a_fifo_is_an_error_not_a_hang(
+    tensor_pb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.onnx"
+    link.symlink_to(fifo)
+    assert main(["info", str(tensor_pb), "--model", str(link), "--input", "0"]) == 1
+    assert f"{link}: not a regular file" in _error_line(capsys.readouterr().err)
 
 
 # --- usage ------------------------------------------------------------------------
@@ -571,6 +609,31 @@ def test_info_on_a_store(store: Path, capsys: pytest.CaptureFixture[str]) -> Non
     )
     assert fields["FLOAT"] == "2"
     assert fields["size"].startswith(f"{store.stat().st_size} bytes")
+
+
+def test_info_and_the_jupyter_view_show_the_same_store_facts(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facts = store_facts(Store(store))
+    assert main(["info", str(store)]) == 0
+    fields = _fields(capsys.readouterr().out)
+    view = jupyter.text(Store(store))
+    shown = {
+        "format": facts.format,
+        "created by": facts.created_by,
+        "row groups": str(facts.row_groups),
+        "rows": str(facts.rows),
+        "cases": str(facts.cases),
+        "files": str(facts.files),
+    }
+    for key, value in shown.items():
+        assert fields[key] == value, key
+        assert re.search(rf"^  {key} +{re.escape(value)}$", view, re.MULTILINE), key
+    assert fields["tensors"] == f"{facts.tensors} (value and element rows, by dtype)"
+    assert re.search(rf"^  tensors +{facts.tensors}$", view, re.MULTILINE)
+    for name, n in facts.dtypes.items():
+        assert fields[name] == str(n)
+        assert re.search(rf"^    {name} +{n} +{facts.elements[name]}$", view, re.MULTILINE)
 
 
 def test_info_on_a_case_folder(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 import struct
 import subprocess
@@ -20,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
 from onnx_arrow import jupyter
+from onnx_arrow.core.types import kind_of_arrow
 from onnx_arrow.corpus import Case, CorpusFile, Store, write_store
 
 HOSTILE = "<script>alert(1)</script>"
@@ -205,6 +207,42 @@ def test_message_column_facts() -> None:
     assert "sequence of 2" in jupyter.text(
         onnx_arrow.to_arrow([numpy_helper.from_list([np.zeros(2), np.ones(3)], "s")])
     )
+
+
+def _chunks_with_absences() -> dict[str, pa.Array]:
+    """Chunks of one sequence column: none absent, sequences absent, elements absent."""
+    seqs = onnx_arrow.to_arrow(
+        [
+            numpy_helper.from_list([np.zeros(2, np.int64), np.arange(3, dtype=np.int64)], "s"),
+            numpy_helper.from_list([np.full(1, 5, np.int64)], "s"),
+        ]
+    ).storage.field("value")
+    elements = seqs.flatten().take(pa.array([0, None, 1]))
+    return {
+        "plain": seqs,
+        "sequences absent": seqs.take(pa.array([0, None])),
+        "elements absent": pa.ListArray.from_arrays(pa.array([0, 2, 3], pa.int32()), elements),
+    }
+
+
+def test_chunked_columns_are_described_as_one_column() -> None:
+    chunks = _chunks_with_absences()
+    for r in (1, 2, 3):
+        for names in itertools.permutations(chunks, r):
+            column = pa.chunked_array([chunks[n] for n in names])
+            whole = column.combine_chunks()
+            assert jupyter._column_kind(column) == kind_of_arrow(whole.type, whole), names
+            assert jupyter.text(column) == jupyter.text(whole), names
+            assert jupyter.html(column) == jupyter.html(whole), names
+    tensors = onnx_arrow.to_arrow([numpy_helper.from_array(np.eye(2, dtype=np.float32))] * 3)
+    values = tensors.storage.field("value")
+    column = pa.chunked_array([values, values.take(pa.array([0, None]))] * 4)
+    out = jupyter.text(column)
+    assert re.search(r"onnx kind +optional\(tensor\)\n", out)
+    assert re.search(r"rows +20\n +nulls +4\n", out)
+    assert "the first 5 of 20 rows are shown" in out
+    assert out == jupyter.text(column.combine_chunks())
+    assert jupyter.text(pa.chunked_array([], type=values.type)) == jupyter.text(values.slice(0, 0))
 
 
 def test_foreign_arrow_arrays_are_refused() -> None:

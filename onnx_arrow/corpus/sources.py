@@ -151,20 +151,24 @@ def declared_type(model: ModelProto | None, io: str, index: int) -> TypeProto | 
     return values[index].type
 
 
-def read_regular_file(path: str, *, max_bytes: int = MAX_FILE_BYTES, where: str) -> bytes:
-    """The bytes of a regular file; anything else (FIFO, device, symlink) is refused."""
+def read_regular_file(
+    path: str,
+    *,
+    max_bytes: int = MAX_FILE_BYTES,
+    where: str,
+    fix: str = "a corpus holds regular files only: remove it from the corpus",
+) -> bytes:
+    """The bytes of a regular file; anything else (FIFO, device, symlink) is refused, with
+    ``fix`` saying what to do."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
-        raise CorpusError(
-            f"cannot open ({exc.strerror}); corpora hold regular files only", where=where
-        ) from None
+        raise CorpusError(f"cannot open ({exc.strerror}); {fix}", where=where) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise CorpusError(
-                "not a regular file (a FIFO, device or directory); remove it from the corpus",
-                where=where,
+                f"not a regular file (a FIFO, device or directory); {fix}", where=where
             )
         if info.st_size > max_bytes:
             raise CorpusError(
