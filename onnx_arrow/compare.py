@@ -71,7 +71,6 @@ import os
 import signal
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -80,6 +79,7 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
+import pyarrow.compute as pc
 from onnx import (
     ModelProto,
     OptionalProto,
@@ -88,7 +88,8 @@ from onnx import (
     numpy_helper,
 )
 
-from onnx_arrow.core.dtypes import dtype_of_numpy
+from onnx_arrow._summary import DECODED_FLOATS, dtype_name, op_types
+from onnx_arrow.core.dtypes import ArrowKind, dtype_of_numpy
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, CorpusFile, declared_type
 from onnx_arrow.corpus.store import Store, WriteOptions, write_store
@@ -148,8 +149,6 @@ COMPARE_COLUMNS: Final = (
 
 #: onnx's runner compares bfloat16 with at least this rtol (two bfloat16 ULPs).
 _BFLOAT16_RTOL: Final = 2.0**-6
-#: ml_dtypes' float types, compared as float32.
-_ML_FLOATS: Final = ("bfloat16", "float8", "float4", "float6")
 _ERROR_SUFFIX: Final = ".error.txt"
 _DETAILS_KEPT: Final = 3
 
@@ -199,12 +198,7 @@ def onnxruntime_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
     BackendUnavailableError
         If onnxruntime is not installed.
     """
-    try:
-        onnxruntime = importlib.import_module("onnxruntime")  # not a dependency: untyped
-    except ImportError:
-        raise BackendUnavailableError(
-            "onnxruntime is not installed; install it with `pip install onnxruntime`"
-        ) from None
+    onnxruntime = _import_onnxruntime()
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only: every failure is recorded per data set
     session = onnxruntime.InferenceSession(
@@ -234,13 +228,19 @@ def backend_named(name: str) -> Backend:
     if name not in BACKENDS:
         raise CompareError(f"no backend {name!r}; expected one of {', '.join(BACKENDS)}")
     if name == "onnxruntime":
-        try:
-            importlib.import_module("onnxruntime")
-        except ImportError:
-            raise BackendUnavailableError(
-                "onnxruntime is not installed; install it with `pip install onnxruntime`"
-            ) from None
+        _import_onnxruntime()
     return BACKENDS[name]
+
+
+def _import_onnxruntime() -> Any:
+    """The onnxruntime module (not a dependency, so untyped), or an error saying how to
+    install it."""
+    try:
+        return importlib.import_module("onnxruntime")
+    except ImportError:
+        raise BackendUnavailableError(
+            "onnxruntime is not installed; install it with `pip install onnxruntime`"
+        ) from None
 
 
 def _strings_as_str(value: Any) -> Any:
@@ -265,7 +265,8 @@ class DataSetRun:
     ``actual`` holds the outputs in graph order, or None when the backend raised
     (``error`` is then ``"TypeName: message"``) or the case was skipped (``skipped``
     says why: no model, no data sets).  ``inputs`` and ``expected`` are the stored
-    values by index; ``seconds`` is the time the backend took.
+    values by index; ``model`` is the case's model (None when it has none), parsed
+    once for all its data sets.
     """
 
     case: str
@@ -277,7 +278,7 @@ class DataSetRun:
     actual: list[Any] | None = None
     error: str | None = None
     skipped: str | None = None
-    seconds: float = 0.0
+    model: ModelProto | None = field(default=None, repr=False)
 
 
 def select_cases(store: Store, patterns: Iterable[str] | None = None) -> list[str]:
@@ -368,41 +369,38 @@ def _data_sets(store: Store, case: str) -> Iterator[DataSetRun]:
         yield DataSetRun(case, (), None, skipped="the case has no model")
         return
     model = store.model(case)
-    op_types = tuple(sorted({node.op_type for node in model.graph.node}))
+    ops = op_types(model)
     names = tuple(o.name for o in model.graph.output)
     data_sets: dict[int | None, tuple[dict[int, StoredValue], dict[int, StoredValue]]] = {}
     for value in store.values(case):
         inputs, expected = data_sets.setdefault(value.data_set, ({}, {}))
         (inputs if value.io == "input" else expected)[value.index] = value
     if not data_sets:
-        yield DataSetRun(case, op_types, None, names, skipped="the case has no data sets")
+        yield DataSetRun(case, ops, None, names, skipped="the case has no data sets", model=model)
         return
     for n in sorted(data_sets, key=lambda n: -1 if n is None else n):
         inputs, expected = data_sets[n]
-        yield DataSetRun(case, op_types, n, names, inputs, expected)
+        yield DataSetRun(case, ops, n, names, inputs, expected, model=model)
 
 
 def _run_case(
     store: Store, case: str, backend: Backend, timeout: float | None
 ) -> Iterator[DataSetRun]:
-    model: ModelProto | None = None
     for run in _data_sets(store, case):
-        if run.skipped is not None:
+        if run.skipped is not None or run.model is None:
             yield run
             continue
-        model = model or store.model(case)
+        model = run.model
         input_names = [i.name for i in model.graph.input]
         feed = {
             input_names[k] if k < len(input_names) else f"input_{k}": _writable(v.to_numpy())
             for k, v in sorted(run.inputs.items())
         }
-        start = time.perf_counter()
         try:
             with _deadline(timeout), np.errstate(all="ignore"):
                 run.actual = list(backend(model, feed))
         except Exception as exc:  # every backend failure is a result, not a crash
             run.error = f"{type(exc).__name__}: {exc}"
-        run.seconds = time.perf_counter() - start
         yield run
 
 
@@ -534,11 +532,12 @@ def _key(key: Any) -> Any:
     return key.encode() if isinstance(key, str) else key
 
 
-def _dtype_name(dtype: np.dtype[Any]) -> str:
+def _arrow_kind(dtype: np.dtype[Any]) -> ArrowKind | None:
+    """How onnx-arrow holds a dtype's elements; None for a dtype ONNX does not have."""
     try:
-        return dtype_of_numpy(dtype).name
+        return dtype_of_numpy(dtype).arrow_kind
     except OnnxArrowError:
-        return str(dtype)
+        return None
 
 
 def _compare_tensors(
@@ -550,7 +549,7 @@ def _compare_tensors(
     at: str,
     top: bool,
 ) -> None:
-    e_name, a_name = _dtype_name(e.dtype), _dtype_name(a.dtype)
+    e_name, a_name = dtype_name(e.dtype), dtype_name(a.dtype)
     if diff.dtype_expected is None:
         diff.dtype_expected, diff.dtype_actual = e_name, a_name
     if top:
@@ -578,7 +577,7 @@ def _compare_tensors(
             diff.worse("mismatch", f"{at}: {unequal} of {e.size} elements differ")
         return
     e64, a64 = _as_number(e), _as_number(a)
-    if e.dtype.name == "bfloat16":
+    if _arrow_kind(e.dtype) is ArrowKind.BFLOAT16:
         rtol = max(rtol, _BFLOAT16_RTOL)
     e_nan, a_nan = np.isnan(e64), np.isnan(a64)
     diff.add_nans(int(np.count_nonzero(e_nan)), int(np.count_nonzero(a_nan)))
@@ -600,7 +599,7 @@ def _utf8(x: Any) -> Any:
 
 def _exact(dtype: np.dtype[Any]) -> bool:
     """Integers and booleans (ml_dtypes int4 / int2 too) are compared exactly."""
-    return dtype.kind in "biu" or (dtype.kind == "V" and dtype.name.startswith(("int", "uint")))
+    return dtype.kind in "biu" or _arrow_kind(dtype) is ArrowKind.SUBBYTE_INT
 
 
 def _as_exact(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -611,7 +610,7 @@ def _as_number(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """float64 (complex128 for complex); ml_dtypes floats through float32, which holds them."""
     if x.dtype.kind == "c":
         return x.astype(np.complex128)
-    if x.dtype.kind == "V" and x.dtype.name.startswith(_ML_FLOATS):
+    if _arrow_kind(x.dtype) in DECODED_FLOATS:
         return x.astype(np.float32).astype(np.float64)
     return x.astype(np.float64)
 
@@ -835,17 +834,16 @@ def _actual_cases(
     counts: dict[str, int],
 ) -> Iterator[Case]:
     current: Case | None = None
-    model: ModelProto | None = None
     for run in run_backend(store, backend, cases=cases, timeout=timeout, progress=progress):
-        if run.skipped is not None:
+        if run.skipped is not None or run.model is None:
             counts["skipped"] += 1
             continue
         if current is None or current.name != run.case:
             if current is not None:
                 current.files.sort(key=lambda f: f.path)
                 yield current
-            current, model = _case_with_model(store, run.case)
-        assert model is not None
+            current = _case_with_model(store, run.case)
+        model = run.model
         counts["data_sets"] += 1
         counts["errors"] += run.error is not None
         current.files += [CorpusFile(v.path, v.to_bytes()) for v in run.inputs.values()]
@@ -861,12 +859,13 @@ def _actual_cases(
         yield current
 
 
-def _case_with_model(store: Store, case: str) -> tuple[Case, ModelProto]:
-    table = store.read_case(case, ["test_case", "path", "role", "content"])
-    row = next(r for r in table.to_pylist() if r["role"] == "model")
+def _case_with_model(store: Store, case: str) -> Case:
+    """A case holding only its model file, byte for byte as stored (the parsed model
+    would not serialize back to the same bytes for certain)."""
+    table = store.read_case(case, ["path", "role", "content"])
+    row = table.filter(pc.equal(table.column("role"), "model")).to_pylist()[0]
     kind = case.split("/", 1)[0] if "/" in case else ""
-    files = [CorpusFile(row["path"], row["content"])]
-    return Case(case, kind, files, row["path"]), ModelProto.FromString(row["content"])
+    return Case(case, kind, [CorpusFile(row["path"], row["content"])], row["path"])
 
 
 def _error_path(path: str) -> str:

@@ -54,6 +54,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from onnx import ModelProto
 
+from onnx_arrow._summary import DECODED_FLOATS, op_types
 from onnx_arrow.core.containers import (
     MAP,
     OPTIONAL,
@@ -86,6 +87,7 @@ from onnx_arrow.core.extension_types import (
 from onnx_arrow.core.tensors import Tensor, stacked_codes
 from onnx_arrow.core.types import kind_of_arrow
 from onnx_arrow.corpus.format import is_float
+from onnx_arrow.corpus.rows import _parse_kind
 from onnx_arrow.corpus.sources import CorpusError
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import (
@@ -117,8 +119,6 @@ _OPTIONAL_TENSOR: Final = Kind(OPTIONAL, _TENSOR_KIND)
 #: Element rows of the store that are not values of their container: map keys, sparse
 #: dims and indices.
 _NOT_VALUE_ELEMENT: Final = r"(^|\.)(keys|dims|indices)$"
-#: Besides FLOAT16, the dtypes ``.onnx.to_float32()`` decodes (float32 holds their values).
-_DECODED: Final = frozenset({ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT})
 
 
 # --- Arrow columns ---------------------------------------------------------------------
@@ -240,11 +240,22 @@ def _hides_absence(node: Node | None) -> bool:
     return False
 
 
-def _cells(col: _Column, *, warn: bool = True, stacklevel: int = 4) -> list[Any]:
+def _row(labels: pd.Index | None, i: int) -> str:
+    """Where row ``i`` is for people: by its label in ``labels`` (``row 3``, ``row 'a'``),
+    by its position when there are none."""
+    label = i if labels is None else labels[i]
+    if isinstance(label, np.generic):
+        label = label.item()  # repr 3, not np.int64(3)
+    return f"row {label!r}"
+
+
+def _cells(
+    col: _Column, *, warn: bool = True, stacklevel: int = 4, labels: pd.Index | None = None
+) -> list[Any]:
     """The numpy cells of a column: ndarrays, lists, dicts (or pairs), None when absent.
 
     With ``warn``, a present optional holding an absent one (None, like an absent
-    value) is reported.
+    value) is reported, at its label in ``labels`` if given.
     """
     stacked = _stacked(col.values, col.kind)
     if stacked is not None:
@@ -254,9 +265,9 @@ def _cells(col: _Column, *, warn: bool = True, stacklevel: int = 4) -> list[Any]
     hidden = next((i for i, n in enumerate(nodes) if _hides_absence(n)), None) if warn else None
     if hidden is not None:
         warnings.warn(
-            f"row {hidden}: a present optional holding an absent optional becomes None in a "
-            "numpy cell, the same as an absent value; use cells='arrow' to tell them apart "
-            "(.onnx.to_arrow() keeps unchanged rows exactly either way)",
+            f"{_row(labels, hidden)}: a present optional holding an absent optional becomes "
+            "None in a numpy cell, the same as an absent value; use cells='arrow' to tell "
+            "them apart (.onnx.to_arrow() keeps unchanged rows exactly either way)",
             OnnxArrowWarning,
             stacklevel=stacklevel,
         )
@@ -657,12 +668,12 @@ def _map(cell: Any, kind: Kind, where: str) -> MapValue:
     return MapValue(key, keys, values)
 
 
-def _kind_of_cells(cells: Sequence[Any], where: str) -> Kind:
+def _kind_of_cells(cells: Sequence[Any], labels: pd.Index, where: str) -> Kind:
     """A column with no record: ndarray cells make a tensor column, with None an optional one."""
     for i, cell in enumerate(cells):
         if not _missing(cell) and not isinstance(cell, np.ndarray | np.generic):
             raise UnsupportedTypeError(
-                f"row {i} holds a {type(cell).__name__} and the Series has no onnx-arrow "
+                f"{_row(labels, i)} holds a {type(cell).__name__} and the Series has no onnx-arrow "
                 "record (attrs); only columns of ndarrays can be read without one. Build the "
                 "column with onnx_arrow.pandas.to_pandas",
                 where=where or None,
@@ -670,12 +681,12 @@ def _kind_of_cells(cells: Sequence[Any], where: str) -> Kind:
     return _OPTIONAL_TENSOR if any(_missing(c) for c in cells) else _TENSOR_KIND
 
 
-def _rebuild(series: pd.Series, info: _ColumnInfo | None, kind: Kind) -> pa.Array:
-    """The Arrow column of a numpy-cells Series: unchanged rows exactly, others from cells."""
-    cells = list(series.to_numpy(dtype=object))
+def _rebuild(cells: list[Any], labels: pd.Index, info: _ColumnInfo | None, kind: Kind) -> pa.Array:
+    """The Arrow column of a numpy-cells Series (its cells and index): unchanged rows
+    exactly, others from cells."""
     source = info.source if info is not None else None
     positions = (
-        info.positions(series.index) if info is not None else np.full(len(cells), -1, dtype=np.intp)
+        info.positions(labels) if info is not None else np.full(len(cells), -1, dtype=np.intp)
     )
     unchanged = [
         info is not None and info.unchanged(int(p), c)
@@ -694,7 +705,7 @@ def _rebuild(series: pd.Series, info: _ColumnInfo | None, kind: Kind) -> pa.Arra
         else []
     )
     nodes = [
-        next(from_source) if same else _node(cell, kind, f"row {i}")
+        next(from_source) if same else _node(cell, kind, _row(labels, i))
         for i, (same, cell) in enumerate(zip(unchanged, cells, strict=True))
     ]
     declared = info.arrow_type if info is not None else None
@@ -711,18 +722,25 @@ def _rebuild(series: pd.Series, info: _ColumnInfo | None, kind: Kind) -> pa.Arra
     if not message:
         return values
     envelopes: list[bytes] = []
-    source_envelopes = source.envelopes if source is not None else None
-    for i, (same, node) in enumerate(zip(unchanged, nodes, strict=True)):
-        p = int(positions[i])
-        old = source_envelopes[p].as_py() if source_envelopes is not None and p >= 0 else None
+    old_envelopes = _source_envelopes(source, positions)
+    for i, (same, node, old) in enumerate(zip(unchanged, nodes, old_envelopes, strict=True)):
         if same and old is not None:
             envelopes.append(old)
             continue
-        envelopes.append(_envelope(node, kind, old, f"row {i}"))
+        envelopes.append(_envelope(node, kind, old, _row(labels, i)))
     storage = pa.StructArray.from_arrays(
         [values, pa.array(envelopes, pa.binary())], names=["value", "envelope"]
     )
     return pa.ExtensionArray.from_storage(MessageType(values.type, kind.to_json()), storage)
+
+
+def _source_envelopes(source: _Column | None, positions: np.ndarray[Any, Any]) -> list[Any]:
+    """The envelope of each row's source row (None for a row with none), converted to
+    Python in one go: only the rows asked for, however long the source."""
+    if source is None or source.envelopes is None:
+        return [None] * len(positions)
+    rows = pa.array(positions, pa.int64(), mask=positions < 0)  # a null takes a null
+    return list(source.envelopes.take(rows).to_pylist())
 
 
 def _envelope(node: Node | None, kind: Kind, old: bytes | None, where: str) -> bytes:
@@ -802,8 +820,10 @@ def _float32(cell: Any) -> Any:
     return cell
 
 
+#: The dtypes ``.onnx.to_float32()`` decodes: FLOAT16 and those float32 holds exactly.
 _DECODED_DTYPES: Final = frozenset(
-    [np.dtype(np.float16)] + [row.numpy for row in DTYPES.values() if row.arrow_kind in _DECODED]
+    [np.dtype(np.float16)]
+    + [row.numpy for row in DTYPES.values() if row.arrow_kind in DECODED_FLOATS]
 )
 
 
@@ -841,7 +861,11 @@ class OnnxSeriesAccessor:
     # the column, in one of its forms
 
     def _arrow(self) -> _Column | None:
-        """The Arrow column behind a ``pd.ArrowDtype`` Series, else None."""
+        """The Arrow column behind a ``pd.ArrowDtype`` Series, else None.
+
+        Built anew on each call (the Series may have changed since the last): each public
+        method calls it once and hands it down.
+        """
         if not isinstance(self._obj.dtype, pd.ArrowDtype):
             return None
         chunked = self._obj.array.__arrow_array__()
@@ -854,10 +878,10 @@ class OnnxSeriesAccessor:
     def _info(self) -> _ColumnInfo | None:
         return _info_of(self._obj)
 
-    def _kind_and_cells(self, *, warn: bool = False) -> tuple[Kind, list[Any]]:
-        col = self._arrow()
+    def _kind_and_cells(self, col: _Column | None, *, warn: bool = False) -> tuple[Kind, list[Any]]:
+        """The kind and cells of the column; ``col`` is :meth:`_arrow`'s column."""
         if col is not None:
-            return col.kind, _cells(col, warn=warn)
+            return col.kind, _cells(col, warn=warn, labels=self._obj.index)
         if self._obj.dtype != object:
             raise UnsupportedTypeError(
                 f"a {self._obj.dtype} Series holds no ONNX values; build the column with "
@@ -866,7 +890,9 @@ class OnnxSeriesAccessor:
             )
         cells = list(self._obj.to_numpy(dtype=object))
         info = self._info()
-        return (info.kind if info is not None else _kind_of_cells(cells, self._where)), cells
+        if info is not None:
+            return info.kind, cells
+        return _kind_of_cells(cells, self._obj.index, self._where), cells
 
     # public API
 
@@ -884,9 +910,9 @@ class OnnxSeriesAccessor:
         col = self._arrow()
         if col is not None:
             return col.array
-        kind, _ = self._kind_and_cells()
+        kind, cells = self._kind_and_cells(None)
         try:
-            return _rebuild(self._obj, self._info(), kind)
+            return _rebuild(cells, self._obj.index, self._info(), kind)
         except OnnxArrowError as exc:
             raise exc.at(self._where) if self._where else exc from None
 
@@ -904,12 +930,12 @@ class OnnxSeriesAccessor:
             stacked = _stacked(col.values, col.kind)
             if stacked is not None:
                 return stacked
-            cells = _cells(col, stacklevel=3)
+            cells = _cells(col, stacklevel=3, labels=self._obj.index)
         else:
             fast = self._stacked_source()
             if fast is not None:
                 return fast
-            _, cells = self._kind_and_cells()
+            _, cells = self._kind_and_cells(None)
         return _stack(cells)
 
     def _stacked_source(self) -> np.ndarray[Any, Any] | None:
@@ -936,13 +962,22 @@ class OnnxSeriesAccessor:
         Tensor and sparse tensor columns (the dense shape), optional ones included; a
         column of sequences or maps has no shape per row and raises.
         """
-        _, base = self._kind_and_base()
         col = self._arrow()
+        info = self._info()
+        cells: list[Any] | None = None
+        if col is not None:
+            kind = col.kind
+        elif info is not None:
+            kind = info.kind
+        else:
+            kind, cells = self._kind_and_cells(None)
+        base = _shape_base(kind, self._where)
         shapes: list[tuple[int, ...] | None]
         if col is not None and base == _TENSOR_KIND and _tensor_element_type(col.values.type):
             shapes = _arrow_shapes(col.values)
         else:
-            _, cells = self._kind_and_cells()
+            if cells is None:
+                _, cells = self._kind_and_cells(col)
             shapes = [
                 None
                 if _missing(c)
@@ -950,24 +985,6 @@ class OnnxSeriesAccessor:
                 for c in cells
             ]
         return _object_series(shapes, self._obj.index, self._obj.name)
-
-    def _kind_and_base(self) -> tuple[Kind, Kind | None]:
-        col = self._arrow()
-        info = self._info()
-        if col is not None:
-            kind = col.kind
-        elif info is not None:
-            kind = info.kind
-        else:
-            kind, _ = self._kind_and_cells()
-        base = kind.elem if kind.name == OPTIONAL else kind
-        if base is not None and base.name not in (TENSOR, SPARSE_TENSOR):
-            raise UnsupportedTypeError(
-                f"a {kind} column has no shape per row; use .onnx.to_numpy() and the shapes "
-                "of its elements",
-                where=self._where or None,
-            )
-        return kind, base
 
     @property
     def dtype(self) -> str | None:
@@ -980,7 +997,7 @@ class OnnxSeriesAccessor:
         if col is not None:
             row = _leaf_dtype(col.values.type)
             return None if row is None else row.name
-        kind, cells = self._kind_and_cells()
+        kind, cells = self._kind_and_cells(None)
         for cell in cells:
             arrays = _leaf_arrays(cell, kind)
             if arrays:
@@ -998,7 +1015,7 @@ class OnnxSeriesAccessor:
         it (map values only).  Absent rows are null throughout; the columns are nullable
         (``Int64``, ``Float64``), never NaN for a missing number.
         """
-        kind, cells = self._kind_and_cells()
+        kind, cells = self._kind_and_cells(self._arrow())
         rows = [_cell_stats(_leaf_arrays(c, kind)) for c in cells]
         data = {
             name: pd.array([r[k] for r in rows], dtype="Int64" if name in _INT_STATS else "Float64")
@@ -1013,7 +1030,7 @@ class OnnxSeriesAccessor:
         are.  Gives a Series of numpy cells (same index and name); its ``.onnx.to_arrow()``
         is a FLOAT column.
         """
-        kind, cells = self._kind_and_cells(warn=True)
+        kind, cells = self._kind_and_cells(self._arrow(), warn=True)
         out = [_float32(c) for c in cells]
         series = _object_series(out, self._obj.index, self._obj.name)
         info = self._info()
@@ -1023,6 +1040,18 @@ class OnnxSeriesAccessor:
 
 
 _INT_STATS: Final = frozenset({"count", "nan_count", "inf_count"})
+
+
+def _shape_base(kind: Kind, where: str) -> Kind | None:
+    """The kind whose rows have a shape (an optional's element); an error for others."""
+    base = kind.elem if kind.name == OPTIONAL else kind
+    if base is not None and base.name not in (TENSOR, SPARSE_TENSOR):
+        raise UnsupportedTypeError(
+            f"a {kind} column has no shape per row; use .onnx.to_numpy() and the shapes "
+            "of its elements",
+            where=where or None,
+        )
+    return base
 
 
 def _arrow_shapes(values: pa.Array) -> list[tuple[int, ...] | None]:
@@ -1082,13 +1111,20 @@ def _frame(table: pa.Table) -> pd.DataFrame:
     return frame
 
 
-def _kind_name(text: Any) -> Any:
-    if text is None or text is pd.NA:
-        return None
-    try:
-        return json.loads(text)[0]
-    except (json.JSONDecodeError, IndexError, KeyError, TypeError):
-        return None
+def _kind_names(values: pd.DataFrame, store: Store) -> pd.Series:
+    """Each value row's kind by name (``tensor``, ``sequence`` ...), missing where the
+    store has none.
+
+    Each distinct ``value_kind`` is parsed once; one that is not a value kind is an
+    error naming the store and the first file that has it, never a row quietly taken
+    for something else.
+    """
+    firsts = values.dropna(subset=["value_kind"]).drop_duplicates("value_kind")
+    names = {
+        text: _parse_kind(text, f"{store.path}: {path}").name
+        for text, path in zip(firsts["value_kind"], firsts["path"], strict=True)
+    }
+    return values["value_kind"].map(names).astype(pd.StringDtype("pyarrow"))
 
 
 def _container_totals(elements: pd.DataFrame) -> pd.DataFrame:
@@ -1146,7 +1182,7 @@ def _models(path: os.PathLike[str] | str) -> dict[str, tuple[tuple[str, ...], in
                 raise CorpusError(
                     f"the model does not parse ({exc})", where=f"{path}: {paths[i]}"
                 ) from None
-            ops = tuple(sorted({node.op_type for node in model.graph.node}))
+            ops = op_types(model)
             opset = next(
                 (int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")), None
             )
@@ -1250,8 +1286,7 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
     totals = _container_totals(_frame(rows.filter(value_elements)))
     totals = totals.reindex(pd.Index(values["path"].to_numpy(dtype=object)))
     totals.index = values.index
-    value_kinds = {k: _kind_name(k) for k in values["value_kind"].dropna().unique()}
-    kind_names = values["value_kind"].map(value_kinds).astype(pd.StringDtype("pyarrow"))
+    kind_names = _kind_names(values, store)
     tensor = (kind_names == "tensor").fillna(False).to_numpy(dtype=bool)
     container = ~tensor
     out = pd.DataFrame(index=values.index)

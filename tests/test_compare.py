@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.cli import main
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
 from onnx_arrow.corpus import Case, CorpusFile, NodeSuiteSource, Store, write_store
 
 #: Node-suite cases the reference evaluator gets right, and one it gets wrong.
@@ -198,6 +200,61 @@ def test_containers_strings_ints_compared() -> None:
     assert diff(b, np.array([1.0, 3.03125], ml_dtypes.bfloat16)) == ("match", 0)  # 2 ULPs
     e4 = np.array([1.0, 2.0], ml_dtypes.float8_e4m3fn)
     assert diff(e4, np.array([1.0, 2.5], ml_dtypes.float8_e4m3fn)) == ("mismatch", 1)
+
+
+@pytest.mark.parametrize("row", list(DTYPES.values()), ids=lambda r: r.name)
+def test_dtypes_are_compared_by_their_onnx_row(row: DType) -> None:
+    dtype = row.numpy
+    # what the ml_dtypes names say: int4 / int2 exact, bfloat16 / float8 / 6 / 4 as float32
+    exact = dtype.kind in "biu" or (dtype.kind == "V" and dtype.name.startswith(("int", "uint")))
+    decoded = dtype.kind == "V" and dtype.name.startswith(
+        ("bfloat16", "float8", "float4", "float6")
+    )
+    assert cmp._exact(dtype) == exact
+    if row.arrow_kind in (ArrowKind.BINARY, ArrowKind.COMPLEX):
+        return
+    codes = np.arange(1 << min(row.bits, 8), dtype=np.uint8)
+    values = codes.view(dtype) if dtype.itemsize == 1 else codes.astype(dtype)
+    via = values.astype(np.float32) if decoded else values
+    assert _same_bits(cmp._as_number(values), via.astype(np.float64))
+    if dtype.kind in "fV" and not exact:
+        # 2**-7 apart: within the rtol onnx's runner gives bfloat16 (2**-6), and only it
+        e = np.ones(1, np.float32).astype(dtype)
+        a = np.full(1, 1 + 2**-7, np.float32).astype(dtype)
+        if a[0] != e[0]:
+            status = cmp._compare_value(e, a, 0.0, 0.0).status
+            assert status == ("match" if dtype.name == "bfloat16" else "mismatch")
+
+
+def _same_bits(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> bool:
+    return a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_runs_carry_the_model_parsed_once(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[str] = []
+    real = Store.model
+
+    def model(self: Store, case: str) -> ModelProto:
+        parsed.append(case)
+        return real(self, case)
+
+    monkeypatch.setattr(Store, "model", model)
+    runs = list(cmp.run_backend(store, lambda m, i: [], cases=["test_abs", "test_add"]))
+    assert parsed == ["node/test_abs", "node/test_add"]
+    assert [r.model == real(store, r.case) for r in runs] == [True, True]
+    parsed.clear()
+    cmp.write_actual(store, cmp.reference_backend, store.path.parent / "once.parquet")
+    assert sorted(parsed) == sorted(set(parsed)) == sorted(store.cases())
+
+
+def test_onnxruntime_missing_is_said_once_the_same_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import raises ImportError
+    for call in (
+        lambda: cmp.backend_named("onnxruntime"),
+        lambda: cmp.onnxruntime_backend(ModelProto(), {}),
+    ):
+        with pytest.raises(cmp.BackendUnavailableError, match="pip install onnxruntime"):
+            call()
 
 
 def test_summary_counts_per_op_type(store: Store) -> None:

@@ -24,9 +24,10 @@ from onnx import MapProto, OptionalProto, SequenceProto, TensorProto, helper, nu
 import onnx_arrow
 import onnx_arrow.pandas as oap
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
-from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
+from onnx_arrow.corpus import Case, CorpusFile, NodeSuiteSource, Store, write_store
 from onnx_arrow.corpus.format import DATA_COLUMNS
-from onnx_arrow.errors import OnnxArrowWarning, UnsupportedTypeError
+from onnx_arrow.corpus.sources import CorpusError
+from onnx_arrow.errors import OnnxArrowError, OnnxArrowWarning, UnsupportedTypeError
 
 ROWS = list(DTYPES.values())
 
@@ -332,6 +333,72 @@ def test_a_series_of_ndarrays_without_a_record() -> None:
         pd.Series([1, 2]).onnx.to_numpy()
 
 
+def test_errors_and_warnings_name_rows_by_their_label() -> None:
+    tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(4)]
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors))
+    t = s[s.index >= 2].copy()
+    t[3] = "oops"  # the second row, labelled 3
+    with pytest.raises(UnsupportedTypeError, match=r"^row 3: expected a numpy array, got str"):
+        t.onnx.to_arrow()
+    t.index = pd.Index(["a", "b"])
+    with pytest.raises(UnsupportedTypeError, match=r"^row 'b': expected a numpy array"):
+        t.onnx.to_arrow()
+    unrecorded = pd.Series([np.zeros(2), [np.zeros(2)]], index=pd.Index([10, 20]), dtype=object)
+    assert isinstance(unrecorded.index[1], np.integer)  # shown as 20, not np.int64(20)
+    with pytest.raises(UnsupportedTypeError, match=r"^row 20 holds a list"):
+        unrecorded.onnx.to_arrow()
+    inner_absent = OptionalProto(name="n", elem_type=OptionalProto.OPTIONAL)
+    inner_absent.optional_value.CopyFrom(OptionalProto(elem_type=OptionalProto.TENSOR))
+    outer_absent = OptionalProto(name="n", elem_type=OptionalProto.OPTIONAL)
+    arrow_cells = oap.to_pandas(onnx_arrow.to_arrow([outer_absent, inner_absent]), cells="arrow")
+    arrow_cells.index = pd.Index(["p", "q"])
+    with pytest.warns(OnnxArrowWarning, match="^row 'q': a present optional"):
+        arrow_cells.onnx.to_numpy()
+
+
+def test_rows_taken_in_another_order_keep_their_envelopes() -> None:
+    tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(6)]
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors))
+    t = s.iloc[[4, 1, 3]].copy()
+    t[1] = np.full((2, 2), 9, np.float32)  # changed: its old envelope still fits
+    t[7] = np.zeros((2, 2), np.float32)  # new: no envelope
+    back = onnx_arrow.from_arrow(t.onnx.to_arrow())
+    assert [b.name for b in back] == ["x4", "x1", "x3", ""]
+    assert back[0] == tensors[4]
+    assert back[2] == tensors[3]
+    assert numpy_helper.to_array(back[1]).tolist() == [[9, 9], [9, 9]]
+
+
+def test_accessor_reads_the_column_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    arr = onnx_arrow.to_arrow(_optional_column())
+    built: list[str] = []
+    real_column = oap._column
+
+    def column(data: Any, where: str) -> Any:
+        built.append(where)
+        return real_column(data, where)
+
+    monkeypatch.setattr(oap, "_column", column)
+    s = oap.to_pandas(arr, cells="arrow")
+    for name in ("shape", "dtype", "stats", "to_numpy", "to_arrow", "to_float32"):
+        built.clear()
+        member = getattr(s.onnx, name)  # a property reads the column here
+        if callable(member):
+            member()
+        assert len(built) == 1, name
+    scanned: list[int] = []
+    real_kind = oap._kind_of_cells
+
+    def kind_of_cells(cells: Any, labels: Any, where: str) -> Any:
+        scanned.append(len(cells))
+        return real_kind(cells, labels, where)
+
+    monkeypatch.setattr(oap, "_kind_of_cells", kind_of_cells)
+    unrecorded = pd.Series([np.eye(2, dtype=np.float32), None], dtype=object)
+    assert unrecorded.onnx.shape.tolist() == [(2, 2), None]
+    assert scanned == [2]
+
+
 @given(
     row=st.sampled_from(ROWS),
     shapes=st.lists(
@@ -557,6 +624,63 @@ def test_largest_tensors_per_operator(cat: pd.DataFrame) -> None:
     assert top["count"] == cat["count"].max()
     assert int(np.prod(top["shape"])) == top["count"]
     assert re.fullmatch(r"node/test_\w+", top["case"])
+
+
+def _one_case_store(path: Path) -> Path:
+    graph = helper.make_graph(
+        [helper.make_node("Abs", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    x = np.array([-1.0, 2.0], np.float32)
+    files = [
+        CorpusFile("node/test_abs/model.onnx", model.SerializeToString()),
+        CorpusFile(
+            "node/test_abs/test_data_set_0/input_0.pb",
+            numpy_helper.from_array(x, "x").SerializeToString(),
+        ),
+        CorpusFile(
+            "node/test_abs/test_data_set_0/output_0.pb",
+            numpy_helper.from_array(np.abs(x), "y").SerializeToString(),
+        ),
+    ]
+    write_store([Case("node/test_abs", "node", files, files[0].path)], path)
+    return path
+
+
+def _with_value_kind(src: Path, dst: Path, path: str, text: str) -> Path:
+    """The store rewritten with ``text`` as the value_kind of the row of ``path``."""
+    table = pq.read_table(src)
+    kinds = [
+        text if p == path else k
+        for p, k in zip(table["path"].to_pylist(), table["value_kind"].to_pylist(), strict=True)
+    ]
+    i = table.schema.get_field_index("value_kind")
+    table = table.set_column(i, table.schema.field(i), pa.array(kinds, pa.string()))
+    pq.write_table(table, dst)
+    return dst
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "message"),
+    [
+        ("{not json", CorpusError, "value_kind is not JSON: '{not json'; the store is damaged"),
+        ('["tensr"]', OnnxArrowError, 'value_kind: ["tensr"] is not an ONNX value kind'),
+    ],
+)
+def test_catalog_refuses_a_damaged_value_kind(
+    tmp_path: Path, text: str, error: type[Exception], message: str
+) -> None:
+    good = _one_case_store(tmp_path / "good.parquet")
+    assert oap.catalog(good).value_kind.tolist() == ["tensor", "tensor"]
+    output = "node/test_abs/test_data_set_0/output_0.pb"
+    bad = _with_value_kind(good, tmp_path / "bad.parquet", output, text)
+    with pytest.raises(error) as caught:
+        oap.catalog(bad)
+    assert str(caught.value).startswith(f"{bad}: {output}: ")
+    assert message in str(caught.value)
 
 
 def test_case_tables_round_trip(node_store: Path) -> None:
