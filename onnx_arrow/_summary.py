@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from onnx import ModelProto
 
 from onnx_arrow.core.dtypes import ArrowKind, dtype_of_numpy
+from onnx_arrow.core.statistics import tensor_statistics
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import OnnxArrowError
 
@@ -73,32 +74,33 @@ def numeric(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
 
 
 def statistics(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
-    """min, max and mean of the finite elements; NaN and Inf counts for floats; the count
-    of true elements for bools; nothing for strings."""
-    values = numeric(array)
-    if values is None or values.size == 0:
+    """min, max and mean, NaN and Inf counts, by the rule of the store's columns
+    (:mod:`onnx_arrow.core.statistics`); the count of true elements for bools, the mean
+    for complex numbers; nothing for strings and empty tensors."""
+    if array.size == 0 or array.dtype.kind in "OSU":
         return []
-    if values.dtype.kind == "b":
-        return [("true", str(int(np.count_nonzero(values))))]
-    out: list[tuple[str, str]] = []
-    counts: list[tuple[str, str]] = []
-    if values.dtype.kind in "fc":
-        nan = np.isnan(values)
-        inf = np.isinf(values)
-        counts = [("nan", str(int(nan.sum()))), ("inf", str(int(inf.sum())))]
-        if counts[0][1] != "0" or counts[1][1] != "0":
-            values = values[~(nan | inf)]
-    if values.size == 0:
-        return [("min", "(no finite elements)"), *counts]
-    if values.dtype.kind == "c":
-        out.append(("mean", str(complex(values.mean(dtype=np.complex128)))))
-    else:
-        out += [
-            ("min", number(values.min())),
-            ("max", number(values.max())),
-            ("mean", f"{float(values.mean(dtype=np.float64)):.6g}"),
+    try:
+        row = dtype_of_numpy(array.dtype)
+    except OnnxArrowError:  # a numpy dtype ONNX has no name for (float128 ...)
+        return []
+    if row.arrow_kind is ArrowKind.BOOL8:
+        return [("true", str(int(np.count_nonzero(array))))]
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        return [("mean", str(complex(array.mean(dtype=np.complex128))))]
+    stats = tensor_statistics(row, [array])
+    if stats["min"].defined[0]:
+        out = [
+            ("min", number(stats["min"].values[0])),
+            ("max", number(stats["max"].values[0])),
+            ("mean", f"{stats['mean'].values[0]:.6g}"),
         ]
-    return out + counts
+    else:
+        out = [("min", "(every element is NaN)")]
+    return out + [
+        (name.removesuffix("_count"), str(stats[name].values[0]))
+        for name in ("nan_count", "inf_count")
+        if stats[name].defined[0]
+    ]
 
 
 def size(nbytes: int) -> str:

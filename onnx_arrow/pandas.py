@@ -84,9 +84,9 @@ from onnx_arrow.core.extension_types import (
     VariableShapeTensorType,
     dtype_of_arrow,
 )
+from onnx_arrow.core.statistics import STATISTICS, tensor_statistics
 from onnx_arrow.core.tensors import Tensor, stacked_codes
 from onnx_arrow.core.types import kind_of_arrow
-from onnx_arrow.corpus.format import is_float
 from onnx_arrow.corpus.rows import _parse_kind
 from onnx_arrow.corpus.sources import CorpusError
 from onnx_arrow.corpus.store import Store
@@ -779,29 +779,29 @@ def _leaf_arrays(cell: Any, kind: Kind | None) -> list[np.ndarray[Any, Any]] | N
     return out
 
 
-_STATS_COLUMNS: Final = ("count", "min", "max", "mean", "nan_count", "inf_count")
+_STATS_COLUMNS: Final = ("count", *STATISTICS)
 
 
-def _cell_stats(arrays: list[np.ndarray[Any, Any]] | None) -> tuple[Any, ...]:
-    """count, min, max, mean (NaN ignored), NaN and Inf counts, as the store computes them."""
-    if arrays is None:
-        return (None,) * 6
-    count = sum(int(a.size) for a in arrays)
-    if not arrays:
-        return (count, None, None, None, None, None)
-    row = dtype_of_numpy(arrays[0].dtype)
-    if row.arrow_kind in (ArrowKind.BINARY, ArrowKind.COMPLEX):
-        return (count, None, None, None, None, None)
-    values = np.concatenate([a.reshape(-1) for a in arrays]).astype(np.float64)
-    nan = np.isnan(values)
-    kept = values[~nan]
-    low = high = mean = None
-    if kept.size:
-        with np.errstate(invalid="ignore", over="ignore"):
-            low, high, mean = float(kept.min()), float(kept.max()), float(kept.mean())
-    if not is_float(row):
-        return (count, low, high, mean, None, None)
-    return (count, low, high, mean, int(nan.sum()), int(np.isinf(values).sum()))
+def _cell_statistics(cells: list[list[np.ndarray[Any, Any]] | None]) -> dict[str, list[Any]]:
+    """Per cell (its value tensors, None if absent): the count and, over all its tensors
+    together, the statistics the store computes per tensor; None where undefined."""
+    columns: dict[str, list[Any]] = {name: [None] * len(cells) for name in _STATS_COLUMNS}
+    held: list[tuple[int, list[np.ndarray[Any, Any]]]] = []
+    for i, arrays in enumerate(cells):
+        if arrays is not None:
+            columns["count"][i] = sum(int(a.size) for a in arrays)
+            if arrays:
+                held.append((i, arrays))
+    if not held:
+        return columns
+    row = dtype_of_numpy(held[0][1][0].dtype)
+    flat = [np.concatenate([a.reshape(-1) for a in arrays]) for _, arrays in held]
+    for name, stat in tensor_statistics(row, flat).items():
+        column = columns[name]
+        for (i, _), value, defined in zip(held, stat.values.tolist(), stat.defined, strict=True):
+            if defined:
+                column[i] = value
+    return columns
 
 
 def _float32(cell: Any) -> Any:
@@ -1016,10 +1016,10 @@ class OnnxSeriesAccessor:
         (``Int64``, ``Float64``), never NaN for a missing number.
         """
         kind, cells = self._kind_and_cells(self._arrow())
-        rows = [_cell_stats(_leaf_arrays(c, kind)) for c in cells]
+        columns = _cell_statistics([_leaf_arrays(c, kind) for c in cells])
         data = {
-            name: pd.array([r[k] for r in rows], dtype="Int64" if name in _INT_STATS else "Float64")
-            for k, name in enumerate(_STATS_COLUMNS)
+            name: pd.array(values, dtype="Int64" if name in _INT_STATS else "Float64")
+            for name, values in columns.items()
         }
         return pd.DataFrame(data, index=self._obj.index)
 

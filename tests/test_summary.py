@@ -43,16 +43,21 @@ def test_size(nbytes: int, text: str) -> None:
     assert size(nbytes) == text
 
 
-def test_statistics_of_finite_elements_with_nan_and_inf_counted() -> None:
-    values = np.array([1.0, np.nan, np.inf, 4.0], np.float32)
+def test_statistics_follow_the_stores_rule_nan_ignored_infinities_kept() -> None:
+    values = np.array([1.0, np.nan, -np.inf, 4.0], np.float32)
     assert dict(statistics(values)) == {
-        "min": "1",
+        "min": "-inf",
         "max": "4",
-        "mean": "2.5",
+        "mean": "-inf",
         "nan": "1",
         "inf": "1",
     }
-    assert statistics(np.array([np.nan], np.float32))[0] == ("min", "(no finite elements)")
+    assert statistics(np.array([np.nan], np.float32)) == [
+        ("min", "(every element is NaN)"),
+        ("nan", "1"),
+        ("inf", "0"),
+    ]
+    assert statistics(np.array([1, 2], np.int32)) == [("min", "1"), ("max", "2"), ("mean", "1.5")]
 
 
 def test_statistics_by_kind_of_element() -> None:

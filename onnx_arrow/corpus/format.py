@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
+from onnx_arrow.core.dtypes import DTYPES, DType
 from onnx_arrow.core.extension_types import element_type
 from onnx_arrow.core.storage import storage_type
 from onnx_arrow.corpus.sources import CorpusError
@@ -29,7 +29,6 @@ __all__ = [
     "Column",
     "data_column",
     "data_storage_dtype",
-    "is_float",
     "parse_metadata",
 ]
 
@@ -169,12 +168,3 @@ def parse_metadata(metadata: dict[bytes, bytes] | None, *, where: str) -> dict[s
             where=where,
         )
     return doc
-
-
-def is_float(row: DType) -> bool:
-    """Whether NaN and Inf are counted for ``row``."""
-    return row.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT) or row.name in (
-        "FLOAT",
-        "FLOAT16",
-        "DOUBLE",
-    )

@@ -33,6 +33,12 @@ from onnx_arrow.core.containers import (
     python_value,
 )
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
+from onnx_arrow.core.statistics import (
+    STATISTICS,
+    Statistic,
+    tensor_statistics,
+    undefined_statistics,
+)
 from onnx_arrow.core.tensors import (
     Tensor,
     codes_to_storage,
@@ -40,7 +46,7 @@ from onnx_arrow.core.tensors import (
     storage_to_codes,
 )
 from onnx_arrow.core.types import kind_of_type
-from onnx_arrow.corpus.format import COLUMNS, DATA_COLUMNS, SCHEMA, data_column, is_float
+from onnx_arrow.corpus.format import COLUMNS, DATA_COLUMNS, SCHEMA, data_column
 from onnx_arrow.corpus.sources import Case, CorpusError, declared_type, value_slot
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
 
@@ -55,8 +61,7 @@ __all__ = [
     "values_from_batch",
 ]
 
-_STATS: Final = ("min", "max", "mean", "nan_count", "inf_count")
-_PLAIN: Final = [name for name in COLUMNS if name not in _STATS]
+_PLAIN: Final = [name for name in COLUMNS if name not in STATISTICS]
 _TENSOR_KIND: Final = Kind(TENSOR)
 
 
@@ -360,69 +365,34 @@ def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.Da
     return pa.array(values, item_type)
 
 
-#: Per leaf: each statistic's values and where it is defined.
-_LeafStats = dict[str, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]
-
-
-def _leaf_statistics(leaves: list[_Leaf]) -> _LeafStats:
-    """min, max, mean (NaN ignored), NaN and Inf counts of every leaf, a dtype at a time."""
-    total = len(leaves)
-    out: _LeafStats = {
-        k: (
-            np.zeros(total, np.int64 if k.endswith("_count") else np.float64),
-            np.zeros(total, bool),
-        )
-        for k in _STATS
-    }
+def _leaf_statistics(leaves: list[_Leaf]) -> dict[str, Statistic]:
+    """The statistics of every leaf, a dtype at a time."""
+    out = undefined_statistics(len(leaves))
     groups: dict[int, list[int]] = {}
     for i, leaf in enumerate(leaves):
         groups.setdefault(leaf.dtype.onnx, []).append(i)
     for onnx, members in groups.items():
-        row = DTYPES[onnx]
-        if row.arrow_kind in (ArrowKind.BINARY, ArrowKind.COMPLEX):
-            continue
         ids = np.asarray(members, dtype=np.int64)
-        sizes = np.array([leaves[i].count for i in members], dtype=np.int64)
-        floaty = is_float(row)
-        if floaty:  # empty float tensors too: zero NaN and Inf
-            out["nan_count"][1][ids] = out["inf_count"][1][ids] = True
-        nonempty = sizes > 0
-        if not nonempty.any():
-            continue
-        values = np.concatenate([leaves[i].storage for i in members]).astype(np.float64)
-        starts = (np.cumsum(sizes) - sizes)[nonempty]
-        at = ids[nonempty]
-        nan = np.isnan(values)
-        nan_count = np.add.reduceat(nan.astype(np.int64), starts)
-        if floaty:
-            out["nan_count"][0][at] = nan_count
-            out["inf_count"][0][at] = np.add.reduceat(np.isinf(values).astype(np.int64), starts)
-        with np.errstate(invalid="ignore", over="ignore"):
-            totals = np.add.reduceat(np.where(nan, 0.0, values), starts)
-        non_nan = sizes[nonempty] - nan_count
-        defined = at[non_nan > 0]
-        keep = non_nan > 0
-        for key, result in (
-            ("min", np.fmin.reduceat(values, starts)),
-            ("max", np.fmax.reduceat(values, starts)),
-            ("mean", totals / np.maximum(non_nan, 1)),
-        ):
-            out[key][0][defined] = result[keep]
-            out[key][1][defined] = True
+        stats = tensor_statistics(DTYPES[onnx], [leaves[i].storage for i in members])
+        for name, stat in stats.items():
+            out[name].values[ids] = stat.values
+            out[name].defined[ids] = stat.defined
     return out
 
 
-def _row_statistics(stats: _LeafStats, row_leaf: np.ndarray[Any, Any]) -> dict[str, pa.Array]:
+def _row_statistics(
+    stats: dict[str, Statistic], row_leaf: np.ndarray[Any, Any]
+) -> dict[str, pa.Array]:
     """The statistics columns: each row takes its leaf's, null where there is none."""
     has = row_leaf >= 0
     at = np.where(has, row_leaf, 0)
     out = {}
-    for key, (values, defined) in stats.items():
+    for key, stat in stats.items():
         type_ = COLUMNS[key].type
-        if not values.size:
+        if not stat.values.size:
             out[key] = pa.nulls(len(row_leaf), type_)
             continue
-        out[key] = pa.array(values[at], type_, mask=~(has & defined[at]))
+        out[key] = pa.array(stat.values[at], type_, mask=~(has & stat.defined[at]))
     return out
 
 

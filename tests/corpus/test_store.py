@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 from onnx import TensorProto, helper, numpy_helper, save_model
 
+from onnx_arrow.core.dtypes import dtype_of_numpy
+from onnx_arrow.core.statistics import has_nan_and_inf
 from onnx_arrow.corpus import (
     CorpusError,
     FolderSource,
@@ -143,6 +145,39 @@ def test_every_value_loads_to_what_numpy_helper_gives(node_store):
         assert _same(value.to_numpy(), expected), value.path
         seen += 1
     assert seen == sum(p.endswith(".pb") for p in source)
+
+
+def test_statistics_columns_are_numpys_on_every_tensor_value(node_store):
+    # min, max, mean ignore NaN; NaN and Inf are counted for floats; checked per tensor file
+    cases, path, _ = node_store
+    source = {f.path: f.data for case in cases for f in case.files}
+    columns = ["path", "onnx_type", "min", "max", "mean", "nan_count", "inf_count"]
+    table = pq.read_table(path, columns=columns, filters=[("role", "=", "value")])
+    checked = 0
+    for row in table.to_pylist():
+        if not row["onnx_type"].startswith("tensor("):
+            continue
+        codes = numpy_helper.to_array(TensorProto.FromString(source[row["path"]]))
+        onnx_dtype = dtype_of_numpy(codes.dtype)
+        if codes.dtype.kind in "OSUc":
+            assert row["min"] is row["nan_count"] is None, row["path"]
+            continue
+        x = codes.astype(np.float64).ravel()
+        nan = np.isnan(x)
+        counts = (int(nan.sum()), int(np.isinf(x).sum()))
+        assert (row["nan_count"], row["inf_count"]) == (
+            counts if has_nan_and_inf(onnx_dtype) else (None, None)
+        ), row["path"]
+        kept = x[~nan]
+        if not kept.size:
+            assert row["min"] is row["max"] is row["mean"] is None, row["path"]
+            continue
+        assert (row["min"], row["max"]) == (kept.min(), kept.max()), row["path"]
+        with np.errstate(invalid="ignore"):
+            mean = kept.mean()
+        assert row["mean"] == pytest.approx(mean, rel=1e-9, nan_ok=True), row["path"]
+        checked += 1
+    assert checked > 5000
 
 
 def test_case_arrays_feed_a_runtime(node_store):

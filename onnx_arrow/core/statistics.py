@@ -1,0 +1,118 @@
+"""Summary statistics of tensors: one rule for the store's columns, pandas and every display.
+
+``min``, ``max`` and ``mean`` ignore NaN and take infinities as they are (``mean`` is
+computed in float64); ``nan_count`` and ``inf_count`` are defined for floating dtypes
+only.  A statistic is undefined where it has no elements to go on: ``min``, ``max`` and
+``mean`` of an empty or all-NaN tensor.  Strings and complex numbers have none.
+
+Many tensors of one dtype are summarized at once: their elements are concatenated and
+each statistic is one numpy reduction over segments, so the cost is per element, not per
+tensor.
+
+>>> import numpy as np
+>>> from onnx_arrow.core.dtypes import dtype_of
+>>> stats = tensor_statistics(dtype_of("FLOAT"), [np.array([1, np.nan, 3], np.float32)])
+>>> float(stats["mean"].values[0]), int(stats["nan_count"].values[0])
+(2.0, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from onnx_arrow.core.dtypes import ArrowKind, DType
+
+__all__ = [
+    "STATISTICS",
+    "Statistic",
+    "has_nan_and_inf",
+    "tensor_statistics",
+    "undefined_statistics",
+]
+
+#: The statistics, in the order the store's columns and pandas give them.
+STATISTICS: Final = ("min", "max", "mean", "nan_count", "inf_count")
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One statistic of each tensor: its values, and where it is defined."""
+
+    values: np.ndarray[Any, Any]  # float64 (min, max, mean) or int64 (the counts)
+    defined: np.ndarray[Any, Any]  # bool
+
+
+def undefined_statistics(total: int) -> dict[str, Statistic]:
+    """Every statistic of ``total`` tensors, none defined yet."""
+    return {
+        name: Statistic(
+            np.zeros(total, np.int64 if name.endswith("_count") else np.float64),
+            np.zeros(total, bool),
+        )
+        for name in STATISTICS
+    }
+
+
+def has_nan_and_inf(row: DType) -> bool:
+    """Whether NaN and Inf are counted for ``row``: the floating dtypes."""
+    return row.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT) or row.name in (
+        "FLOAT",
+        "FLOAT16",
+        "DOUBLE",
+    )
+
+
+def tensor_statistics(row: DType, tensors: Sequence[np.ndarray[Any, Any]]) -> dict[str, Statistic]:
+    """The statistics of each of ``tensors``, elements of ``row``, as numbers numpy reduces.
+
+    Any numpy representation of the elements will do: the codes (ml_dtypes included) or
+    the numbers of an Arrow column (FLOAT16 widened to float32, int4 as int8); the shape
+    does not matter.  Returns, per name of :data:`STATISTICS`, one entry per tensor.
+    """
+    total = len(tensors)
+    out = undefined_statistics(total)
+    if row.arrow_kind in (ArrowKind.BINARY, ArrowKind.COMPLEX) or not total:
+        return out
+    floating = has_nan_and_inf(row)
+    if floating:  # empty float tensors too: no NaN, no Inf
+        out["nan_count"].defined[:] = out["inf_count"].defined[:] = True
+    sizes = np.fromiter((t.size for t in tensors), np.int64, count=total)
+    nonempty = sizes > 0
+    if not nonempty.any():
+        return out
+    values = np.concatenate([t.reshape(-1) for t in tensors])
+    if values.dtype.isbuiltin != 1:  # ml_dtypes: float64 holds each of them exactly
+        values = values.astype(np.float64)
+    starts = (np.cumsum(sizes) - sizes)[nonempty]
+    at = np.flatnonzero(nonempty)
+    sums = lows = highs = values
+    nan_count = np.zeros(at.size, np.int64)
+    if floating:
+        nan = np.isnan(values)
+        nan_count = np.add.reduceat(nan, starts, dtype=np.int64)
+        out["nan_count"].values[at] = nan_count
+        out["inf_count"].values[at] = np.add.reduceat(np.isinf(values), starts, dtype=np.int64)
+        if nan_count.any():  # not fmin and fmax: C's return NaN for a signalling NaN
+            number = values.dtype.type
+            sums = np.where(nan, number(0), values)
+            lows = np.where(nan, number(np.inf), values)
+            highs = np.where(nan, number(-np.inf), values)
+    with np.errstate(invalid="ignore", over="ignore"):
+        totals = np.add.reduceat(sums, starts, dtype=np.float64)
+    lowest = np.minimum.reduceat(lows, starts).astype(np.float64)
+    highest = np.maximum.reduceat(highs, starts).astype(np.float64)
+    non_nan = sizes[nonempty] - nan_count
+    keep = non_nan > 0
+    defined = at[keep]
+    for name, result in (
+        ("min", lowest),
+        ("max", highest),
+        ("mean", totals / np.maximum(non_nan, 1)),
+    ):
+        out[name].values[defined] = result[keep]
+        out[name].defined[defined] = True
+    return out
