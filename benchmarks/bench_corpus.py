@@ -7,7 +7,11 @@ files on disk:
 * import: ``write_store(FolderSource(root), out)`` against reading every ``.pb`` file's bytes
   (bar: at most 3x); for context against reading every file (models too, which import also
   reads), and the naive path: parse each ``.pb`` with onnx, ``numpy_helper`` to numpy, one
-  ``pa.FixedShapeTensorArray`` per value, all to one Parquet file (one column per value);
+  ``pa.FixedShapeTensorArray`` per value, all to one Parquet file (one column per value).
+  The floor of any import: the same folder read into cases by ``FolderSource`` while the
+  writer thread writes the store's own row groups, already built (decoding and row building
+  free); and, for a corpus of fewer, larger files, the same on the model test kinds of the
+  onnx wheel (context);
 * export: ``export_store(out, dest)`` against writing the same bytes with plain
   ``open(path, "wb").write(data)`` (bar: at most 3x); folders are created in the timed part of
   both, and the export is checked once against the source tree, byte for byte;
@@ -35,6 +39,7 @@ import argparse
 import functools
 import gc
 import inspect
+import itertools
 import os
 import platform
 import resource
@@ -64,7 +69,8 @@ from onnx_arrow.corpus import (
     write_store,
 )
 from onnx_arrow.corpus.rows import VALUE_COLUMNS
-from onnx_arrow.corpus.sources import Case, declared_type, value_slot
+from onnx_arrow.corpus.sources import Case, declared_type, value_slot, wheel_data_dir
+from onnx_arrow.corpus.store import _BackgroundWriter, _open_writer
 
 IMPORT_BAR = 3.0  # import time at most 3x reading the .pb files' bytes
 EXPORT_BAR = 3.0  # export time at most 3x writing the same bytes
@@ -198,6 +204,39 @@ def import_store(root: Path, out: Path, options: WriteOptions, jobs: int | None)
     if jobs is not None:
         kwargs["jobs"] = jobs
     return write_store(FolderSource(root), out, **kwargs)
+
+
+@dataclass
+class BuiltGroups:
+    """A store's row groups, already built, and how many cases each holds."""
+
+    tables: list[pa.Table]
+    cases: list[int]
+
+    @classmethod
+    def of(cls, store: Path) -> BuiltGroups:
+        parquet = pq.ParquetFile(store)
+        tables = [parquet.read_row_group(i) for i in range(parquet.num_row_groups)]
+        return cls(tables, [len(t.column("test_case").unique()) for t in tables])
+
+
+def import_floor(root: Path, built: BuiltGroups, out: Path, options: WriteOptions) -> None:
+    """What any import does, with decoding and row building free: read every file of the
+    folder into cases (``FolderSource``) while the writer thread writes the store's own row
+    groups, each handed over once its cases are read, as ``write_store`` does."""
+    writer = _open_writer(str(out), options)
+    background = _BackgroundWriter(writer)
+    pending = iter(zip(built.tables, itertools.accumulate(built.cases), strict=True))
+    group, due = next(pending, (None, 0))
+    for read, _ in enumerate(FolderSource(root), 1):
+        while group is not None and read >= due:
+            background.write(group)
+            group, due = next(pending, (None, 0))
+    while group is not None:
+        background.write(group)
+        group, due = next(pending, (None, 0))
+    background.finish()
+    writer.close()
 
 
 def naive_import(corpus: Corpus, out: Path) -> Counter[str]:
@@ -489,6 +528,30 @@ def run(work: Path, repeat: int, jobs: int | None) -> list[Row]:
             f"cpu of one write_store(jobs={n}): {here:.3f} s in this process (writer thread "
             f"included), {workers:.3f} s in workers; {(here + workers) / wall:.2f} cores busy"
         )
+    floor = work / "floor.parquet"
+    built = BuiltGroups.of(store)
+    t_floor, _ = best_of(lambda: import_floor(root, built, floor, WriteOptions()), repeat)
+    print(
+        f"floor: FolderSource with the store's row groups, already built, written as the cases "
+        f"are read {t_floor:.3f} s; what is left for decoding and building rows: "
+        f"{(IMPORT_BAR * t_read_pb - t_floor) / len(corpus.files) * 1e6:.1f} us per file under "
+        f"the bar, {(t_import - t_floor) / len(corpus.files) * 1e6:.1f} us per file now"
+    )
+    wheel = wheel_data_dir()
+    wheel_pb = [str(p) for p in sorted(wheel.rglob("*.pb"))]
+    read_all(wheel_pb)  # warm
+    t_wheel_pb, _ = best_of(lambda: read_all(wheel_pb), repeat)
+    wheel_store = work / "wheel.parquet"
+    t_wheel, _ = best_of(lambda: import_store(wheel, wheel_store, WriteOptions(), jobs), repeat)
+    built_wheel = BuiltGroups.of(wheel_store)
+    t_wheel_floor, _ = best_of(
+        lambda: import_floor(wheel, built_wheel, floor, WriteOptions()), repeat
+    )
+    print(
+        f"the wheel's model kinds ({len(wheel_pb)} .pb files, {read_all(wheel_pb):,} bytes): "
+        f"read .pb bytes {t_wheel_pb:.4f} s, write_store {t_wheel:.3f} s, floor "
+        f"{t_wheel_floor:.3f} s"
+    )
     naive = work / "naive.parquet"
     t_naive, skipped = best_of(lambda: naive_import(corpus, naive), repeat)
     print(
@@ -509,7 +572,10 @@ def run(work: Path, repeat: int, jobs: int | None) -> list[Row]:
             if cores > 1
             else []
         ),
+        Row("import: floor (decoding free) vs read .pb bytes", t_read_pb, t_floor, "s"),
         Row("import: naive vs read .pb bytes (context)", t_read_pb, t_naive, "s"),
+        Row("import: wheel kinds vs read their .pb bytes", t_wheel_pb, t_wheel, "s"),
+        Row("import: wheel kinds floor vs read their .pb bytes", t_wheel_pb, t_wheel_floor, "s"),
     ]
 
     # --- export ---
