@@ -295,7 +295,7 @@ def test_info_model_that_cannot_be_read(
     assert "corpus" not in line  # the reader's advice on corpora does not apply here
     assert main(["info", str(tensor_pb), "--model", str(tmp_path), "--input", "0"]) == 1
     line = _error_line(capsys.readouterr().err)
-    assert f"{tmp_path}: not a regular file" in line
+    assert f"{tmp_path}: a directory, not a regular file" in line
     assert "corpus" not in line
 
 
@@ -309,7 +309,9 @@ def test_info_model_symlink_to_a_fifo_is_an_error_not_a_hang(
     link = tmp_path / "link.onnx"
     link.symlink_to(fifo)
     assert main(["info", str(tensor_pb), "--model", str(link), "--input", "0"]) == 1
-    assert f"{link}: not a regular file" in _error_line(capsys.readouterr().err)
+    assert f"{link}: a FIFO (named pipe), not a regular file" in _error_line(
+        capsys.readouterr().err
+    )
 
 
 # --- usage ------------------------------------------------------------------------

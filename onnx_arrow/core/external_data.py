@@ -17,11 +17,12 @@ import io
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
 
+from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.errors import ExternalDataError
 
 __all__ = ["read_external_data"]
@@ -41,26 +42,6 @@ _MAX_DIGITS = 20
 
 _SHA1_HEX = re.compile(r"[0-9a-fA-F]{40}")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:")
-
-#: O_NOFOLLOW refuses a final symbolic link swapped in after the checks; O_NONBLOCK
-#: keeps a FIFO swapped in from blocking ``open`` (it changes nothing for regular files).
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_BINARY", 0)
-)
-
-#: How a file that is not regular is described in errors.
-_FILE_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISLNK, "a symbolic link"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 
 
 def read_external_data(
@@ -390,17 +371,10 @@ def _resolve_location(real_base: str, location: str, where: str | None) -> tuple
     return path, real_path
 
 
-def _file_kind(mode: int) -> str:
-    for test, kind in _FILE_KINDS:
-        if test(mode):
-            return kind
-    return f"of file type {stat.S_IFMT(mode):#o}"
-
-
 def _check_regular(file_stat: os.stat_result, location: str, where: str | None) -> None:
     """Refuse anything but a regular file with exactly one link."""
     if not stat.S_ISREG(file_stat.st_mode):
-        kind = _file_kind(file_stat.st_mode)
+        kind = file_kind(file_stat.st_mode)
         hint = (
             "replace the link by the file itself"
             if kind == "a symbolic link"
@@ -441,7 +415,7 @@ def _lstat_regular(path: str, location: str, real_base: str, where: str | None) 
 
 def _open(real_path: str, location: str, where: str | None) -> int:
     try:
-        return os.open(real_path, _OPEN_FLAGS)
+        return os.open(real_path, OPEN_FLAGS | NO_FOLLOW)
     except OSError as exc:
         raise _error(
             where, "external_data.location", f"cannot open {location!r}: {exc.strerror}"

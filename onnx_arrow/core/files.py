@@ -13,6 +13,7 @@ import pyarrow as pa
 from onnx import TensorProto, TypeProto
 
 from onnx_arrow.core import _wire
+from onnx_arrow.core._open import OPEN_FLAGS, file_kind
 from onnx_arrow.core.tensors import FIXED_WIDTH_FIELDS
 from onnx_arrow.core.values import to_arrow_serialized
 from onnx_arrow.errors import InvalidMessageError
@@ -28,12 +29,6 @@ _HEAD_BYTES: Final = 1 << 16
 #: The fields whose payload is viewed in place as fixed-width elements, so worth aligning.
 _ALIGNED_FIELDS: Final = frozenset(
     TensorProto.DESCRIPTOR.fields_by_name[name].number for name in ("raw_data", *FIXED_WIDTH_FIELDS)
-)
-_OPEN_FLAGS: Final = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
 )
 
 
@@ -72,14 +67,14 @@ def read_pb(
 def _read_aligned(path: str, max_bytes: int) -> np.ndarray[Any, Any]:
     """The bytes of the file at ``path``, placed so that its first payload is aligned."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, OPEN_FLAGS)
     except OSError as exc:
         raise InvalidMessageError(f"cannot open: {exc.strerror}", where=path) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InvalidMessageError(
-                "not a regular file (a FIFO, device or directory); pass a .pb file", where=path
+                f"{file_kind(info.st_mode)}, not a regular file; pass a .pb file", where=path
             )
         size = info.st_size
         if size > max_bytes:

@@ -34,6 +34,7 @@ from typing import Final
 
 from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
 
+from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = [
@@ -56,13 +57,6 @@ __all__ = [
 #: Largest single file a corpus may hold (2 GiB, protobuf's own message limit).
 MAX_FILE_BYTES: Final = 2 << 30
 
-#: Never follow a final symlink, never block on a FIFO, never leak into child processes.
-_OPEN_FLAGS: Final = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 _DATA_SET_VALUE: Final = re.compile(r"test_data_set_(\d+)/(input|output)_(\d+)\.pb")
 _LIGHT_VALUE: Final = re.compile(r"(.+)_(input|output)_(\d+)\.pb")
 
@@ -161,15 +155,13 @@ def read_regular_file(
     """The bytes of a regular file; anything else (FIFO, device, symlink) is refused, with
     ``fix`` saying what to do."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, OPEN_FLAGS | NO_FOLLOW)
     except OSError as exc:
         raise CorpusError(f"cannot open ({exc.strerror}); {fix}", where=where) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise CorpusError(
-                f"not a regular file (a FIFO, device or directory); {fix}", where=where
-            )
+            raise CorpusError(f"{file_kind(info.st_mode)}, not a regular file; {fix}", where=where)
         if info.st_size > max_bytes:
             raise CorpusError(
                 f"{info.st_size} bytes exceed the limit of {max_bytes} per file", where=where

@@ -165,19 +165,19 @@ def test_first_payload_offset_is_0_without_a_payload(head: bytes) -> None:
 def test_fifo_is_refused_without_hanging(tmp_path: Path, deadline) -> None:
     fifo = tmp_path / "input_0.pb"
     os.mkfifo(fifo)
-    with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
+    with deadline(), pytest.raises(InvalidMessageError, match=r"a FIFO \(named pipe\), not a"):
         read_pb(fifo)
 
 
 def test_directory_is_refused(tmp_path: Path, deadline) -> None:
-    with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
+    with deadline(), pytest.raises(InvalidMessageError, match="a directory, not a regular file"):
         read_pb(tmp_path)
 
 
 def test_device_behind_a_symlink_is_refused(tmp_path: Path, deadline) -> None:
     link = tmp_path / "input_0.pb"
     link.symlink_to("/dev/zero")
-    with deadline(), pytest.raises(InvalidMessageError, match="not a regular file"):
+    with deadline(), pytest.raises(InvalidMessageError, match="a character device, not a"):
         read_pb(link)
 
 
