@@ -77,12 +77,10 @@ from onnx_arrow.core.containers import (
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
 from onnx_arrow.core.extension_types import (
     CANONICAL_FIXED_SHAPE,
-    CANONICAL_VARIABLE_SHAPE,
     MessageType,
     SparseTensorType,
-    VariableRankTensorType,
-    VariableShapeTensorType,
     dtype_of_arrow,
+    tensor_layout,
 )
 from onnx_arrow.core.statistics import STATISTICS, tensor_statistics
 from onnx_arrow.core.tensors import Tensor, stacked_codes
@@ -160,25 +158,13 @@ def _empty(t: pa.DataType) -> pa.Array:
     return pa.nulls(0, t)  # pa.array([], t) refuses types with extension types inside
 
 
-def _tensor_element_type(t: pa.DataType) -> pa.DataType | None:
-    """The element type of a tensor layout (fixed, variable shape, variable rank), else None."""
-    name = getattr(t, "extension_name", None)
-    if name == CANONICAL_FIXED_SHAPE:
-        return t.value_type
-    if name == CANONICAL_VARIABLE_SHAPE or isinstance(
-        t, VariableShapeTensorType | VariableRankTensorType
-    ):
-        return t.storage_type.field("data").type.value_type
-    return None
-
-
 def _leaf_dtype(t: pa.DataType) -> DType | None:
     """The dtype of the tensors a column of type ``t`` holds (a map's values, not its keys)."""
     if isinstance(t, MessageType):
         return _leaf_dtype(t.value_type)
-    element = _tensor_element_type(t)
-    if element is not None:
-        return dtype_of_arrow(element)
+    tensor = tensor_layout(t)
+    if tensor is not None:
+        return dtype_of_arrow(tensor.value_type)
     if isinstance(t, SparseTensorType):
         return _leaf_dtype(t.storage_type.field("values").type)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
@@ -196,7 +182,7 @@ def _is_tensor_kind(kind: Kind) -> bool:
 
 
 def _stacked(values: pa.Array, kind: Kind) -> np.ndarray[Any, Any] | None:
-    if not _is_tensor_kind(kind) or _tensor_element_type(values.type) is None:
+    if not _is_tensor_kind(kind) or tensor_layout(values.type) is None:
         return None
     return stacked_codes(values)
 
@@ -973,7 +959,7 @@ class OnnxSeriesAccessor:
             kind, cells = self._kind_and_cells(None)
         base = _shape_base(kind, self._where)
         shapes: list[tuple[int, ...] | None]
-        if col is not None and base == _TENSOR_KIND and _tensor_element_type(col.values.type):
+        if col is not None and base == _TENSOR_KIND and tensor_layout(col.values.type):
             shapes = _arrow_shapes(col.values)
         else:
             if cells is None:

@@ -36,15 +36,13 @@ from onnx import TensorProto
 from onnx_arrow.core import _wire
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
 from onnx_arrow.core.extension_types import (
-    CANONICAL_FIXED_SHAPE,
     CANONICAL_VARIABLE_SHAPE,
-    VariableRankTensorType,
-    VariableShapeTensorType,
     dtype_of_arrow,
     element_type,
     extension_metadata,
     fixed_shape_tensor,
     ragged_from_storage,
+    tensor_layout,
     variable_rank_tensor,
     variable_shape_tensor,
 )
@@ -892,18 +890,13 @@ def tensor_type_for(row: DType, shapes: Sequence[tuple[int, ...]]) -> pa.DataTyp
 
 
 def _layout(arrow_type: pa.DataType) -> tuple[str, DType]:
-    name = getattr(arrow_type, "extension_name", None)
-    if name == CANONICAL_FIXED_SHAPE:
-        return "fixed", dtype_of_arrow(arrow_type.value_type)
-    if name == CANONICAL_VARIABLE_SHAPE or isinstance(arrow_type, VariableShapeTensorType):
-        data_type = arrow_type.storage_type.field("data").type.value_type
-        return "variable", dtype_of_arrow(data_type)
-    if isinstance(arrow_type, VariableRankTensorType):
-        return "rank", dtype_of_arrow(arrow_type.value_type)
-    raise UnsupportedTypeError(
-        f"{arrow_type} is not a tensor type; expected arrow.fixed_shape_tensor, "
-        "arrow.variable_shape_tensor, onnx.variable_shape_tensor or onnx.variable_rank_tensor"
-    )
+    found = tensor_layout(arrow_type)
+    if found is None:
+        raise UnsupportedTypeError(
+            f"{arrow_type} is not a tensor type; expected arrow.fixed_shape_tensor, "
+            "arrow.variable_shape_tensor, onnx.variable_shape_tensor or onnx.variable_rank_tensor"
+        )
+    return found.layout, dtype_of_arrow(found.value_type)
 
 
 def _check_fits(t: Tensor, arrow_type: pa.DataType, layout: str, row: DType, where: str) -> None:
