@@ -14,7 +14,9 @@ files on disk:
   onnx wheel (context);
 * export: ``export_store(out, dest)`` against writing the same bytes with plain
   ``open(path, "wb").write(data)`` (bar: at most 3x); folders are created in the timed part of
-  both, and the export is checked once against the source tree, byte for byte;
+  both, the two take turns, each run starts after ``os.sync()`` (file creation on a disk
+  filling with dirty pages slows run after run), and the export is checked once against the
+  source tree, byte for byte;
 * loading every value to numpy: from the store, against ``TensorProto`` / ``SequenceProto`` /
   ``OptionalProto.FromString`` plus ``numpy_helper.to_array`` / ``to_list`` / ``to_optional``
   on every ``.pb`` (bar: faster).  The baseline is given each file's message type for free
@@ -167,6 +169,26 @@ def best_of(
     return best, result
 
 
+def best_of_each(
+    runs: dict[str, tuple[Callable[[], Any], Callable[[], None]]], repeat: int
+) -> dict[str, tuple[float, Any]]:
+    """Best wall time and last result of each ``name: (fn, before)``, the runs taken in turn.
+
+    Rounds alternate the functions, so a drift of the machine (the page cache filling with
+    dirty pages, another load) reaches each of them alike; ``before`` runs untimed ahead of
+    each call.
+    """
+    best = {name: (float("inf"), None) for name in runs}
+    for _ in range(repeat):
+        for name, (fn, before) in runs.items():
+            before()
+            gc.collect()
+            start = time.perf_counter()
+            result = fn()
+            best[name] = (min(best[name][0], time.perf_counter() - start), result)
+    return best
+
+
 def cpu_seconds(fn: Callable[[], Any]) -> tuple[float, float, float]:
     """Wall time of one ``fn()``, and the CPU time it took here and in child processes."""
     before, children = (
@@ -310,7 +332,14 @@ def tree_differences(files: dict[str, bytes], dest: Path) -> list[str]:
 
 
 def _remove(path: Path) -> Callable[[], None]:
-    return lambda: shutil.rmtree(path, ignore_errors=True)
+    """Remove the tree under ``path`` and write every dirty page out, so that each timed
+    run of writing files starts from the same state of the disk."""
+
+    def remove() -> None:
+        shutil.rmtree(path, ignore_errors=True)
+        os.sync()
+
+    return remove
 
 
 # --- loading to numpy ----------------------------------------------------------------------------
@@ -582,10 +611,14 @@ def run(work: Path, repeat: int, jobs: int | None) -> list[Row]:
     print("\n[export]")
     plain, exported = work / "plain", work / "export"
     write_all(corpus.files, plain)  # warm
-    t_write, _ = best_of(lambda: write_all(corpus.files, plain), repeat, before=_remove(plain))
-    t_export, counts = best_of(
-        lambda: export_store(store, exported), repeat, before=_remove(exported)
+    timed = best_of_each(
+        {
+            "plain": (lambda: write_all(corpus.files, plain), _remove(plain)),
+            "export": (lambda: export_store(store, exported), _remove(exported)),
+        },
+        repeat,
     )
+    (t_write, _), (t_export, counts) = timed["plain"], timed["export"]
     diffs = tree_differences(corpus.files, exported)
     print(
         f"plain writes {t_write:.3f} s; export_store {t_export:.3f} s ({counts['files']} files, "
