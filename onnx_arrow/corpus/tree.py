@@ -59,6 +59,11 @@ def current_umask() -> int:
     return mask
 
 
+def _write_new(path: str, data: bytes, *, exclusive: bool) -> None:
+    with open(path, "xb" if exclusive else "wb") as fh:
+        fh.write(data)
+
+
 def write_tree(
     files: Iterable[F],
     dest: str | os.PathLike[str],
@@ -91,19 +96,39 @@ def write_tree(
         )
     )
     counts = {"files": 0, "bytes": 0}
-    folders: set[Path] = set()
+    base = os.fspath(target)
+    where = where or str(dest_path)
+    folders: set[str] = set()  # created, and their paths checked
     try:
         for f in files:
-            path = target.joinpath(*safe_relative(f.path, where=where or str(dest_path)))
-            if path.parent not in folders:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                folders.add(path.parent)
+            folder, _, name = f.path.rpartition("/")
+            if folder not in folders:
+                safe_relative(f.path, where=where)
+                try:
+                    os.makedirs(os.path.join(base, folder), exist_ok=True)
+                except (FileExistsError, NotADirectoryError):
+                    raise CorpusError(
+                        f"the folder of {f.path!r} is also the path of a file; "
+                        "each path names one file or one folder",
+                        where=where,
+                    ) from None
+                folders.add(folder)
+            elif name in (".", "..") or not _SAFE_PART.fullmatch(name):
+                safe_relative(f.path, where=where)  # raises
+            path = f"{base}/{f.path}"
             if into_existing:  # a file of the same path is replaced whole or not at all
-                tmp = path.with_name(f".{path.name}.partial")
-                tmp.write_bytes(f.data)
+                tmp = f"{base}/{folder}/.{name}.partial" if folder else f"{base}/.{name}.partial"
+                _write_new(tmp, f.data, exclusive=False)
                 os.replace(tmp, path)
             else:
-                path.write_bytes(f.data)
+                try:
+                    _write_new(path, f.data, exclusive=True)
+                except FileExistsError:
+                    raise CorpusError(
+                        f"{f.path!r} is already written (it comes twice, or is a folder too); "
+                        "each path names one file or one folder",
+                        where=where,
+                    ) from None
             counts["files"] += 1
             counts["bytes"] += len(f.data)
             if progress is not None:

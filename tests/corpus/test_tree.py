@@ -1,0 +1,51 @@
+"""Writing a tree of files: every path once, nothing left behind on an error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from onnx_arrow.corpus import CorpusError
+from onnx_arrow.corpus.tree import write_tree
+
+
+class File(NamedTuple):
+    path: str
+    data: bytes
+
+
+def test_a_tree_is_written_with_its_folders(tmp_path: Path) -> None:
+    files = [File("top.txt", b"1"), File("a/b/c.pb", b"22"), File("a/d.pb", b"")]
+    assert write_tree(files, tmp_path / "out") == {"files": 3, "bytes": 3}
+    assert {
+        p.relative_to(tmp_path / "out").as_posix(): p.read_bytes()
+        for p in (tmp_path / "out").rglob("*")
+        if p.is_file()
+    } == {f.path: f.data for f in files}
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ([File("a/x.pb", b"1"), File("a/x.pb", b"2")], "'a/x.pb' is already written"),
+        ([File("a/b/x.pb", b"1"), File("a/b", b"2")], "'a/b' is already written"),
+        ([File("a", b"1"), File("a/x.pb", b"2")], "the folder of 'a/x.pb' is also the path"),
+    ],
+    ids=["twice", "file after folder", "folder after file"],
+)
+def test_a_path_given_twice_is_an_error_and_nothing_is_left(
+    tmp_path: Path, files: list[File], message: str
+) -> None:
+    with pytest.raises(CorpusError, match=message):
+        write_tree(files, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_force_replaces_files_of_the_same_path(tmp_path: Path) -> None:
+    write_tree([File("a/x.pb", b"old"), File("a/y.pb", b"kept")], tmp_path)
+    write_tree([File("a/x.pb", b"new")], tmp_path, force=True)
+    assert (tmp_path / "a/x.pb").read_bytes() == b"new"
+    assert (tmp_path / "a/y.pb").read_bytes() == b"kept"
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["x.pb", "y.pb"]
