@@ -267,13 +267,12 @@ _compression_level = _whole_number(1, 22, what="one of zstd's levels ")
 _positive = _whole_number(1)
 
 
-def _jobs_option(parser: argparse.ArgumentParser) -> None:
+_IMPORT_JOBS: Final = "decode cases in N processes; the store is the same whatever N"
+
+
+def _jobs_option(parser: argparse.ArgumentParser, what: str = _IMPORT_JOBS) -> None:
     parser.add_argument(
-        "--jobs",
-        type=_positive,
-        default=1,
-        metavar="N",
-        help="decode cases in N processes; the store is the same whatever N (default: %(default)s)",
+        "--jobs", type=_positive, default=1, metavar="N", help=f"{what} (default: %(default)s)"
     )
 
 
@@ -329,6 +328,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
     exp.add_argument("dest", metavar="DEST", help="the folder to write")
     exp.add_argument("--force", action="store_true", help="write into a non-empty DEST")
+    _jobs_option(exp, "write the store's row groups in N processes")
 
     ver = _subparser(
         commands,
@@ -343,7 +343,7 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument(
         "src", nargs="?", metavar="SRC", help="corpus folder (default: the built-in corpus)"
     )
-    _jobs_option(ver)
+    _jobs_option(ver, f"{_IMPORT_JOBS}, and export in N processes")
 
     gen = _subparser(
         commands,
@@ -766,7 +766,7 @@ def _run_export(args: argparse.Namespace, out: TextIO) -> int:
     _check_folder_target(dest, force=args.force)
     with _Progress("exporting", "files") as progress, _reading(args.store):
         counts = export_store(
-            store, dest, force=args.force, progress=lambda f: progress.step(f.path)
+            store, dest, force=args.force, progress=lambda f: progress.step(f.path), jobs=args.jobs
         )
     print(f"exported {counts['files']} files, {_size(counts['bytes'])}, to {dest}", file=out)
     return EXIT_OK
@@ -828,7 +828,7 @@ def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
             )
         tree = Path(tree_dir) / "corpus"
         with _Progress("exporting", "files") as progress, _reading(store_path):
-            export_store(store_path, tree, progress=lambda f: progress.step(f.path))
+            export_store(store_path, tree, progress=lambda f: progress.step(f.path), jobs=args.jobs)
         with _Progress("comparing", "files", start=_starting(args.src)) as progress:
             same, differences = _compare(source(), tree, progress)
     if not differences:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from onnx_arrow import jupyter
 from onnx_arrow._summary import store_facts
 from onnx_arrow.cli import example_tensors, main
 from onnx_arrow.core.dtypes import DTYPES
-from onnx_arrow.corpus import Case, FolderSource, NodeSuiteSource, Store
+from onnx_arrow.corpus import Case, FolderSource, NodeSuiteSource, Store, WriteOptions, write_store
 from onnx_arrow.corpus.sources import wheel_data_dir
 
 
@@ -420,6 +421,19 @@ def test_import_then_export_gives_the_same_bytes(
     assert fields["ratio"].startswith(f"{size / source:.3f} ")
     assert main(["export", str(out), str(tmp_path / "dest")]) == 0
     assert f"exported 4 files, {source} bytes, to " in capsys.readouterr().out
+    assert _tree_bytes(tmp_path / "dest") == _tree_bytes(corpus)
+
+
+def test_export_in_several_processes(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for k in range(3):
+        shutil.copytree(corpus / "node" / "test_tiny", corpus / "node" / f"test_tiny{k}")
+    store = tmp_path / "corpus.parquet"
+    write_store(FolderSource(corpus), store, options=WriteOptions(row_group_bytes=1))
+    assert Store(store).num_row_groups == 4
+    assert main(["export", "--jobs", "2", str(store), str(tmp_path / "dest")]) == 0
+    assert "exported 16 files" in capsys.readouterr().out
     assert _tree_bytes(tmp_path / "dest") == _tree_bytes(corpus)
 
 

@@ -47,7 +47,7 @@ from onnx_arrow.corpus.sources import (
     case_refs,
     declared_type,
 )
-from onnx_arrow.corpus.tree import current_umask, write_tree
+from onnx_arrow.corpus.tree import TreeWriter, current_umask, tree_writer, write_tree
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["Store", "WriteOptions", "export_store", "write_store"]
@@ -498,10 +498,15 @@ class Store:
             spans.append((stats.min, stats.max) if has else None)
         return spans
 
-    def files(self) -> Iterator[StoredFile]:
-        """Every file of the corpus, rebuilt byte for byte, in store order."""
-        for i, batch in enumerate(self.row_groups(_FILE_COLUMNS)):
-            yield from files_from_batch(batch, where=f"{self.path}: row group {i}")
+    def files(self, row_group: int | None = None) -> Iterator[StoredFile]:
+        """Every file of the corpus (or of one row group), rebuilt byte for byte, in store
+        order."""
+        groups = range(self.num_row_groups) if row_group is None else (row_group,)
+        for i in groups:
+            what = f"row group {i}"
+            table = self._file.read_row_group(i, columns=list(_FILE_COLUMNS))
+            for batch in self._batches(table, what):
+                yield from files_from_batch(batch, where=f"{self.path}: {what}")
 
     def values(self, case: str | None = None) -> Iterator[StoredValue]:
         """Every value of the store (or of one case), decoded straight from its columns.
@@ -609,20 +614,53 @@ def export_store(
     dest: str | os.PathLike[str],
     *,
     force: bool = False,
-    progress: Callable[[StoredFile], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
+    jobs: int = 1,
 ) -> dict[str, int]:
     """Write every file of a store into the folder ``dest``, byte for byte.
 
     ``dest`` must be missing or empty, unless ``force``: then files are written
     over those with the same path.  Without ``force`` the tree is written to a
     temporary folder beside ``dest`` and renamed into place when complete (see
-    :func:`onnx_arrow.corpus.tree.write_tree`).
+    :func:`onnx_arrow.corpus.tree.tree_writer`).  ``jobs`` processes write the row
+    groups in parallel.  ``progress`` is called with each file written (it has a
+    ``case`` and a ``path``); returns how many files and bytes were written.
     """
     store = store if isinstance(store, Store) else Store(store)
-    return write_tree(
-        store.files(),
-        dest,
-        force=force,
-        progress=progress,
-        where=str(store.path),
-    )
+    where = str(store.path)
+    groups = store.num_row_groups
+    if jobs <= 1 or groups <= 1:
+        return write_tree(store.files(), dest, force=force, progress=progress, where=where)
+    counts = {"files": 0, "bytes": 0}
+    context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    with (
+        tree_writer(dest, force=force, where=where) as writer,
+        cf.ProcessPoolExecutor(min(jobs, groups), mp_context=context) as pool,
+    ):
+        futures = [pool.submit(_export_row_group, where, i, writer) for i in range(groups)]
+        try:
+            for future in futures:  # in store order
+                for written in future.result():
+                    counts["files"] += 1
+                    counts["bytes"] += written.size
+                    if progress is not None:
+                        progress(written)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return counts
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A file an export worker wrote."""
+
+    case: str
+    path: str
+    size: int
+
+
+def _export_row_group(path: str, group: int, writer: TreeWriter) -> list[_Written]:
+    """Write the files of one row group of the store at ``path`` (in a worker process)."""
+    return [_Written(f.case, f.path, writer.write(f)) for f in Store(path).files(row_group=group)]

@@ -8,17 +8,26 @@ outside the folder.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
 from onnx_arrow.corpus.sources import CorpusError
 
-__all__ = ["TreeFile", "current_umask", "safe_relative", "write_tree"]
+__all__ = [
+    "TreeFile",
+    "TreeWriter",
+    "current_umask",
+    "safe_relative",
+    "tree_writer",
+    "write_tree",
+]
 
 _SAFE_PART: Final = re.compile(r"[^/\\\x00]+")
 
@@ -59,24 +68,68 @@ def current_umask() -> int:
     return mask
 
 
-def _write_new(path: str, data: bytes, *, exclusive: bool) -> None:
-    with open(path, "xb" if exclusive else "wb") as fh:
-        fh.write(data)
+@dataclass
+class TreeWriter:
+    """Writes files under the folder ``base``: each path checked, each folder created once.
+
+    With ``replace``, a file of the same path is replaced whole or not at all; without it,
+    a path written twice is an error, never an overwrite.  Several writers (in several
+    processes) may write into one folder, each its own files.
+    """
+
+    base: str
+    replace: bool
+    where: str
+    _folders: set[str] = field(default_factory=set, repr=False)  # created, paths checked
+
+    def write(self, f: TreeFile) -> int:
+        """Write one file; returns its size."""
+        folder, _, name = f.path.rpartition("/")
+        if folder not in self._folders:
+            safe_relative(f.path, where=self.where)
+            try:
+                os.makedirs(os.path.join(self.base, folder), exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise CorpusError(
+                    f"the folder of {f.path!r} is also the path of a file; "
+                    "each path names one file or one folder",
+                    where=self.where,
+                ) from None
+            self._folders.add(folder)
+        elif name in (".", "..") or not _SAFE_PART.fullmatch(name):
+            safe_relative(f.path, where=self.where)  # raises
+        path = f"{self.base}/{f.path}"
+        if self.replace:
+            tmp = (
+                f"{self.base}/{folder}/.{name}.partial"
+                if folder
+                else f"{self.base}/.{name}.partial"
+            )
+            with open(tmp, "wb") as fh:
+                fh.write(f.data)
+            os.replace(tmp, path)
+            return len(f.data)
+        try:
+            with open(path, "xb") as fh:
+                fh.write(f.data)
+        except FileExistsError:
+            raise CorpusError(
+                f"{f.path!r} is already written (it comes twice, or is a folder too); "
+                "each path names one file or one folder",
+                where=self.where,
+            ) from None
+        return len(f.data)
 
 
-def write_tree(
-    files: Iterable[F],
-    dest: str | os.PathLike[str],
-    *,
-    force: bool = False,
-    progress: Callable[[F], None] | None = None,
-    where: str = "",
-) -> dict[str, int]:
-    """Write ``files`` under the folder ``dest``.
+@contextlib.contextmanager
+def tree_writer(
+    dest: str | os.PathLike[str], *, force: bool = False, where: str = ""
+) -> Iterator[TreeWriter]:
+    """A writer of files into the folder ``dest``, for the ``with`` block.
 
     ``dest`` must be missing or empty, unless ``force``: then files are written
     into it, each replaced whole or not at all.  Otherwise the tree goes to a
-    temporary folder beside ``dest``, renamed into place when complete; on any
+    temporary folder beside ``dest``, renamed into place when the block ends; on any
     error or Ctrl-C that folder is removed and ``dest`` is left as it was.
     """
     dest_path = Path(dest)
@@ -95,44 +148,8 @@ def write_tree(
             tempfile.mkdtemp(prefix=f".{dest_path.name}.", suffix=".partial", dir=dest_path.parent)
         )
     )
-    counts = {"files": 0, "bytes": 0}
-    base = os.fspath(target)
-    where = where or str(dest_path)
-    folders: set[str] = set()  # created, and their paths checked
     try:
-        for f in files:
-            folder, _, name = f.path.rpartition("/")
-            if folder not in folders:
-                safe_relative(f.path, where=where)
-                try:
-                    os.makedirs(os.path.join(base, folder), exist_ok=True)
-                except (FileExistsError, NotADirectoryError):
-                    raise CorpusError(
-                        f"the folder of {f.path!r} is also the path of a file; "
-                        "each path names one file or one folder",
-                        where=where,
-                    ) from None
-                folders.add(folder)
-            elif name in (".", "..") or not _SAFE_PART.fullmatch(name):
-                safe_relative(f.path, where=where)  # raises
-            path = f"{base}/{f.path}"
-            if into_existing:  # a file of the same path is replaced whole or not at all
-                tmp = f"{base}/{folder}/.{name}.partial" if folder else f"{base}/.{name}.partial"
-                _write_new(tmp, f.data, exclusive=False)
-                os.replace(tmp, path)
-            else:
-                try:
-                    _write_new(path, f.data, exclusive=True)
-                except FileExistsError:
-                    raise CorpusError(
-                        f"{f.path!r} is already written (it comes twice, or is a folder too); "
-                        "each path names one file or one folder",
-                        where=where,
-                    ) from None
-            counts["files"] += 1
-            counts["bytes"] += len(f.data)
-            if progress is not None:
-                progress(f)
+        yield TreeWriter(os.fspath(target), into_existing, where or str(dest_path))
         if target != dest_path:
             os.chmod(target, 0o777 & ~current_umask())  # mkdtemp makes it private
             if dest_path.is_dir():
@@ -142,4 +159,23 @@ def write_tree(
         if target != dest_path:
             shutil.rmtree(target, ignore_errors=True)
         raise
+
+
+def write_tree(
+    files: Iterable[F],
+    dest: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    progress: Callable[[F], None] | None = None,
+    where: str = "",
+) -> dict[str, int]:
+    """Write ``files`` under the folder ``dest`` (see :func:`tree_writer`); returns how many
+    files and bytes were written."""
+    counts = {"files": 0, "bytes": 0}
+    with tree_writer(dest, force=force, where=where) as writer:
+        for f in files:
+            counts["bytes"] += writer.write(f)
+            counts["files"] += 1
+            if progress is not None:
+                progress(f)
     return counts

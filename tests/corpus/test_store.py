@@ -53,6 +53,17 @@ def test_node_suite_exports_byte_identical(node_store, tmp_path):
     assert tree_bytes(tmp_path / "out") == source
 
 
+def test_node_suite_exports_byte_identical_in_several_processes(node_store, tmp_path):
+    cases, path, _ = node_store
+    assert Store(path).num_row_groups > 1
+    seen = []
+    counts = export_store(path, tmp_path / "out", jobs=2, progress=lambda f: seen.append(f.path))
+    source = {f.path: f.data for case in cases for f in case.files}
+    assert tree_bytes(tmp_path / "out") == source
+    assert seen == [f.path for f in Store(path).files()]  # in store order
+    assert counts == {"files": len(source), "bytes": sum(map(len, source.values()))}
+
+
 def test_wheel_model_kinds_export_byte_identical(tmp_path):
     root = wheel_data_dir()
     write_store(FolderSource(root), tmp_path / "wheel.parquet")
@@ -376,6 +387,29 @@ def test_unsafe_paths_in_a_store_are_refused(tmp_path):
         export_store(tmp_path / "evil.parquet", tmp_path / "out")
     assert not (tmp_path / "escaped").exists()
     assert not (tmp_path / "out").exists()
+
+
+def test_a_failing_export_worker_leaves_nothing(tmp_path):
+    src = small_corpus(tmp_path / "src")
+    for k in range(3):
+        shutil.copytree(src / "node" / "test_tiny", src / "node" / f"test_tiny{k}")
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(src), path, options=WriteOptions(row_group_bytes=1))
+
+    def twice(table):  # the last case's README takes the path of the first case's
+        paths = table["path"].to_pylist()
+        readmes = [i for i, p in enumerate(paths) if p.endswith("README")]
+        paths[readmes[-1]] = paths[readmes[0]]
+        column = table.schema.get_field_index("path")
+        return table.set_column(column, "path", pa.array(paths))
+
+    evil = tmp_path / "evil.parquet"
+    table = twice(pq.read_table(path))
+    pq.write_table(table, evil, row_group_size=table.num_rows // 4)
+    assert Store(evil).num_row_groups == 4
+    with pytest.raises(CorpusError, match="already written"):
+        export_store(evil, tmp_path / "out", jobs=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.parquet", "src", "store.parquet"]
 
 
 def test_tampered_data_is_reported_with_its_file(tmp_path):
