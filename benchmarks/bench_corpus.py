@@ -14,9 +14,9 @@ files on disk:
   onnx wheel (context);
 * export: ``export_store(out, dest)`` against writing the same bytes with plain
   ``open(path, "wb").write(data)`` (bar: at most 3x); folders are created in the timed part of
-  both, the two take turns, each run starts after ``os.sync()`` (file creation on a disk
-  filling with dirty pages slows run after run), and the export is checked once against the
-  source tree, byte for byte;
+  both, the two take turns, each run writes a new folder after ``os.sync()`` (file creation
+  on a disk still writing out or deleting earlier runs slows down), and the export is checked
+  against the source tree, byte for byte; for context, ``export_store(..., jobs=cores)``;
 * loading every value to numpy: from the store, against ``TensorProto`` / ``SequenceProto`` /
   ``OptionalProto.FromString`` plus ``numpy_helper.to_array`` / ``to_list`` / ``to_optional``
   on every ``.pb`` (bar: faster).  The baseline is given each file's message type for free
@@ -336,15 +336,23 @@ def _nothing() -> None:
     pass
 
 
-def _remove(path: Path) -> Callable[[], None]:
-    """Remove the tree under ``path`` and write every dirty page out, so that each timed
-    run of writing files starts from the same state of the disk."""
+class Fresh:
+    """A new folder for each run of writing a tree, so that nothing is deleted between runs
+    (deleting thousands of files keeps the disk busy into the next run); each run starts
+    after ``os.sync()``, with no dirty page of an earlier run left to write."""
 
-    def remove() -> None:
-        shutil.rmtree(path, ignore_errors=True)
+    def __init__(self, base: Path) -> None:
+        self.base, self.runs = base, 0
+        self.path = base
+
+    def next(self) -> None:
+        self.runs += 1
+        self.path = self.base.with_name(f"{self.base.name}_{self.runs}")
         os.sync()
 
-    return remove
+    def clean(self) -> None:
+        for k in range(1, self.runs + 1):
+            shutil.rmtree(self.base.with_name(f"{self.base.name}_{k}"), ignore_errors=True)
 
 
 # --- loading to numpy ----------------------------------------------------------------------------
@@ -627,23 +635,36 @@ def run(work: Path, repeat: int, jobs: int | None) -> list[Row]:
 
     # --- export ---
     print("\n[export]")
-    plain, exported = work / "plain", work / "export"
-    write_all(corpus.files, plain)  # warm
-    timed = best_of_each(
-        {
-            "plain": (lambda: write_all(corpus.files, plain), _remove(plain)),
-            "export": (lambda: export_store(store, exported), _remove(exported)),
-        },
-        repeat,
-    )
+    write_all(corpus.files, work / "plain")  # warm
+    plain, exported, parallel_tree = (Fresh(work / name) for name in ("plain", "export", "jobs"))
+    export_runs: dict[str, tuple[Callable[[], Any], Callable[[], None]]] = {
+        "plain": (lambda: write_all(corpus.files, plain.path), plain.next),
+        "export": (lambda: export_store(store, exported.path), exported.next),
+    }
+    if cores > 1:
+        export_runs["parallel"] = (
+            lambda: export_store(store, parallel_tree.path, jobs=cores),
+            parallel_tree.next,
+        )
+    timed = best_of_each(export_runs, repeat)
     (t_write, _), (t_export, counts) = timed["plain"], timed["export"]
-    diffs = tree_differences(corpus.files, exported)
+    diffs = tree_differences(corpus.files, exported.path)
+    if cores > 1:
+        diffs += tree_differences(corpus.files, parallel_tree.path)
     print(
         f"plain writes {t_write:.3f} s; export_store {t_export:.3f} s ({counts['files']} files, "
-        f"{counts['bytes']:,} bytes); export equals the source tree byte for byte: "
+        f"{counts['bytes']:,} bytes)"
+        + (f"; export_store(jobs={cores}) {timed['parallel'][0]:.3f} s" if cores > 1 else "")
+        + "; each export equals the source tree byte for byte: "
         + ("yes" if not diffs else f"NO, {len(diffs)} differences, e.g. {diffs[:3]}")
     )
+    for folders in (plain, exported, parallel_tree):
+        folders.clean()
     rows.append(Row("export: export_store vs plain writes", t_write, t_export, "s", EXPORT_BAR))
+    if cores > 1:
+        rows.append(
+            Row(f"export: jobs={cores} vs plain writes", t_write, timed["parallel"][0], "s")
+        )
 
     # --- loading to numpy ---
     print("\n[load every value to numpy]")
