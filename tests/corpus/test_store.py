@@ -300,6 +300,23 @@ def test_an_interrupt_while_writing_leaves_no_store(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_interrupted_export_leaves_nothing(tmp_path, jobs):
+    store = tmp_path / "store.parquet"
+    write_store(FolderSource(wheel_data_dir()), store, options=WriteOptions(row_group_bytes=1))
+    assert Store(store).num_row_groups > 2
+    written = []
+
+    def interrupted(f):
+        written.append(f.path)
+        if len(written) == 20:  # Ctrl-C once some files are written
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        export_store(store, tmp_path / "out", progress=interrupted, jobs=jobs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.parquet"]
+
+
 def test_export_refuses_a_non_empty_folder(tmp_path):
     out = tmp_path / "store.parquet"
     write_store(FolderSource(small_corpus(tmp_path / "src")), out)
