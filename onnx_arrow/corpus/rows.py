@@ -474,12 +474,19 @@ def _damaged(message: str, *, where: str) -> CorpusError:
     )
 
 
+def columns_of(batch: pa.RecordBatch, *, where: str) -> _Columns:
+    """A batch's columns converted for :func:`values_from_batch`, to read it a part at a
+    time without converting it again; ``where`` prefixes the location in errors."""
+    return _Columns(batch, where)
+
+
 class _Columns:
     """A batch's columns, each converted once; tensors are slices of the data columns."""
 
-    def __init__(self, batch: pa.RecordBatch) -> None:
+    def __init__(self, batch: pa.RecordBatch, where: str) -> None:
         names = set(batch.schema.names)
         self.batch = batch
+        self.where = where
         # the plain columns rebuilding a value needs; content is read row by row
         self.plain = {
             name: batch.column(name).to_pylist()
@@ -501,7 +508,7 @@ class _Columns:
         except OnnxArrowError as exc:
             raise exc.at(where) from None
         if row.onnx not in self._data:
-            self._data[row.onnx] = self._column_codes(row, where)
+            self._data[row.onnx] = self._column_codes(row)
         offsets, valid, codes = self._data[row.onnx]
         piece = codes[offsets[i] : offsets[i + 1]]
         count = math.prod(shape)
@@ -513,9 +520,7 @@ class _Columns:
             )
         return Tensor(row, tuple(shape), piece)
 
-    def _column_codes(
-        self, row: DType, where: str
-    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Any]:
+    def _column_codes(self, row: DType) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Any]:
         """A data column's offsets, validity and element codes, converted once."""
         array = self.batch.column(data_column(row))
         valid = np.asarray(array.is_valid(), dtype=bool)
@@ -524,11 +529,16 @@ class _Columns:
         try:
             return offsets, valid, _narrow(flat, row, data_column(row))
         except OnnxArrowError:
-            # on the error path only: find the row that holds the value
+            # on the error path only: find the row that holds the value, of any case
             per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
             for k in range(len(offsets) - 1):
-                _narrow(flat[offsets[k] * per : offsets[k + 1] * per], row, where)
+                _narrow(flat[offsets[k] * per : offsets[k + 1] * per], row, self._row_where(k))
             raise
+
+    def _row_where(self, k: int) -> str:
+        p = self.plain
+        element = f": {p['element'][k]}" if p["role"][k] == "element" else ""
+        return f"{self.where}: {p['test_case'][k]}: {p['path'][k]}{element}"
 
 
 def _flat_numpy(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
@@ -551,12 +561,15 @@ def _value_end(roles: list[str], paths: list[str], start: int) -> int:
     return end
 
 
-def values_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredValue]:
-    """The values of a record batch of the store (the columns of :data:`VALUE_COLUMNS`)."""
-    cols = _Columns(batch)
+def values_from_batch(
+    batch: pa.RecordBatch | _Columns, *, where: str, rows: range | None = None
+) -> Iterator[StoredValue]:
+    """The values of a record batch of the store (the columns of :data:`VALUE_COLUMNS`), or
+    of its ``rows`` only; the batch may come converted already (:func:`columns_of`)."""
+    cols = batch if isinstance(batch, _Columns) else _Columns(batch, where)
     roles, paths = cols.plain["role"], cols.plain["path"]
-    i = 0
-    while i < len(roles):
+    i, stop = (0, len(roles)) if rows is None else (rows.start, rows.stop)
+    while i < stop:
         if roles[i] != "value":
             i += 1
             continue
@@ -606,7 +619,7 @@ def _kind_from_text(text: str) -> Kind:
 
 def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFile]:
     """Rebuild the files of a record batch of the store, in row order."""
-    cols = _Columns(batch)
+    cols = _Columns(batch, where)
     roles, paths, cases = cols.plain["role"], cols.plain["path"], cols.plain["test_case"]
     i = 0
     while i < len(roles):

@@ -37,6 +37,7 @@ from onnx_arrow.corpus.rows import (
     RowBuilder,
     StoredFile,
     StoredValue,
+    columns_of,
     files_from_batch,
     values_from_batch,
 )
@@ -419,6 +420,7 @@ class Store:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._last_read: tuple[Any, pa.Table, dict[str, tuple[int, int]]] | None = None
+        self._last_columns: tuple[Any, Any] | None = None
         where = str(self.path)
         try:
             self._file = pq.ParquetFile(self.path)
@@ -445,9 +447,14 @@ class Store:
             yield from self._batches(table, f"row group {i}")
 
     def _batches(self, table: pa.Table, what: str) -> Iterator[pa.RecordBatch]:
-        """The rows as one batch per row group (a value never straddles two batches), each
-        fully validated: a store may come from anyone."""
-        for batch in table.combine_chunks().to_batches():
+        """The rows as one batch (a value never straddles two batches), fully validated: a
+        store may come from anyone."""
+        self._validate(table, what)
+        yield from table.combine_chunks().to_batches()
+
+    def _validate(self, table: pa.Table, what: str) -> None:
+        """Full Arrow validation of rows read from the file."""
+        for batch in table.to_batches():
             try:
                 batch.validate(full=True)
             except pa.ArrowInvalid as exc:
@@ -456,7 +463,6 @@ class Store:
                     "import the corpus again",
                     where=str(self.path),
                 ) from None
-            yield batch
 
     def cases(self) -> list[str]:
         """The names of the cases, in store order."""
@@ -464,25 +470,43 @@ class Store:
         return pc.unique(column).to_pylist()
 
     def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
-        """The rows of one case; row groups that cannot hold it are not read."""
-        groups = tuple(i for i in range(self.num_row_groups) if self._may_hold(i, case))
-        table, rows_of = self._read_groups(groups) if groups else (None, {})
-        span = rows_of.get(case)
-        if table is None or span is None:
-            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        """The rows of one case, fully validated; row groups that cannot hold it are not
+        read."""
+        _, table, span = self._locate(case)
         if span is _SCATTERED:  # not written by onnx-arrow, which keeps a case's rows together
             rows = table.filter(pc.equal(table.column("test_case"), case))
         else:
             rows = table.slice(span[0], span[1] - span[0])
         return rows.select(list(columns)) if columns else rows
 
+    def _locate(self, case: str) -> tuple[tuple[int, ...], pa.Table, tuple[int, int]]:
+        """The row groups that hold ``case`` (read), and where its rows are in them."""
+        groups = tuple(i for i in range(self.num_row_groups) if self._may_hold(i, case))
+        table, rows_of = self._read_groups(groups) if groups else (None, {})
+        span = rows_of.get(case)
+        if table is None or span is None:
+            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        return groups, table, span
+
     def _read_groups(self, groups: tuple[int, ...]) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
         """Row groups and where each case's rows are, read once for consecutive calls on
         the cases they hold."""
         if self._last_read is None or self._last_read[0] != groups:
             table = self._file.read_row_groups(list(groups))
+            self._validate(table, "row group " + ", ".join(map(str, groups)))
             self._last_read = (groups, table, _runs(table.column("test_case").to_pylist()))
         return self._last_read[1], self._last_read[2]
+
+    def _case_columns(self, case: str) -> tuple[Any, tuple[int, int] | None]:
+        """The value columns of the row groups that hold ``case``, converted once for all
+        their cases, and where its rows are in them; None where they are not together."""
+        groups, table, span = self._locate(case)
+        if span is _SCATTERED:
+            return None, None
+        if self._last_columns is None or self._last_columns[0] != groups:
+            batch = table.select(list(VALUE_COLUMNS)).combine_chunks().to_batches()[0]
+            self._last_columns = (groups, columns_of(batch, where=str(self.path)))
+        return self._last_columns[1], span
 
     def _may_hold(self, group: int, case: str) -> bool:
         span = self._case_spans[group]
@@ -515,8 +539,12 @@ class Store:
         file, without rebuilding it; only the columns values need are read.
         """
         if case is not None:
-            table = self.read_case(case, VALUE_COLUMNS)
-            for batch in self._batches(table, f"case {case}"):
+            cols, span = self._case_columns(case)
+            if span is not None:  # the case's rows in its row groups, converted once
+                yield from values_from_batch(cols, where=str(self.path), rows=range(*span))
+                return
+            table = self.read_case(case, VALUE_COLUMNS).combine_chunks()
+            for batch in table.to_batches():
                 yield from values_from_batch(batch, where=str(self.path))
             return
         for i, batch in enumerate(self.row_groups(VALUE_COLUMNS)):
@@ -524,21 +552,21 @@ class Store:
 
     def case_files(self, case: str) -> list[StoredFile]:
         """The files of one case, rebuilt byte for byte."""
-        table = self.read_case(case, _FILE_COLUMNS)
+        table = self.read_case(case, _FILE_COLUMNS).combine_chunks()
         where = f"{self.path}: {case}"
-        batches = self._batches(table, f"case {case}")
-        return [f for batch in batches for f in files_from_batch(batch, where=where)]
+        return [f for batch in table.to_batches() for f in files_from_batch(batch, where=where)]
 
     def model(self, case: str) -> ModelProto:
         """The model of a case."""
         table = self.read_case(case, ["path", "role", "content"])
-        rows = table.filter(pc.equal(table.column("role"), "model")).to_pylist()
-        if not rows:
+        roles = table.column("role").to_pylist()
+        if "model" not in roles:
             raise CorpusError("the case has no model", where=f"{self.path}: {case}")
+        row = roles.index("model")
         try:
-            return ModelProto.FromString(rows[0]["content"])
+            return ModelProto.FromString(table.column("content")[row].as_py())
         except Exception as exc:  # protobuf's DecodeError
-            where = f"{self.path}: {case}: {rows[0]['path']}"
+            where = f"{self.path}: {case}: {table.column('path')[row].as_py()}"
             raise CorpusError(f"the model does not parse ({exc})", where=where) from None
 
     def case_table(self, case: str) -> pa.Table:

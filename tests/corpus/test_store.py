@@ -446,6 +446,28 @@ def test_tampered_data_is_reported_with_its_file(tmp_path):
         export_store(tmp_path / "bad.parquet", tmp_path / "out")
 
 
+def test_a_damaged_element_is_reported_with_its_own_file(tmp_path):
+    cases = [c for c in NodeSuiteSource() if c.name.startswith("node/test_cast_FLOAT16_to_")]
+    assert len(cases) > 2
+    path = tmp_path / "store.parquet"
+    write_store(cases, path)
+    table = pq.read_table(path)
+    data = table["data_float16"].to_pylist()
+    last = max(i for i, d in enumerate(data) if d)
+    data[last][0] = 0.1  # not a float16 value
+    column = table.schema.get_field_index("data_float16")
+    table = table.set_column(column, "data_float16", pa.array(data, table["data_float16"].type))
+    pq.write_table(table, tmp_path / "bad.parquet")
+    damaged = f"{table['test_case'][last]}: {table['path'][last]}"
+    assert not damaged.startswith(cases[0].name)
+    with pytest.raises(OnnxArrowError, match="is not a float16 value") as info:
+        list(Store(tmp_path / "bad.parquet").values(cases[0].name))
+    assert damaged in str(info.value)
+    with pytest.raises(OnnxArrowError, match="is not a float16 value") as info:
+        export_store(tmp_path / "bad.parquet", tmp_path / "out")
+    assert damaged in str(info.value)
+
+
 @pytest.mark.parametrize("location", ["weights.bin", "../../outside.bin"])
 def test_external_data_is_kept_as_bytes_and_never_read(tmp_path, location):
     root = small_corpus(tmp_path / "src")
