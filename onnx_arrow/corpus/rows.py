@@ -55,6 +55,7 @@ __all__ = [
     "RowBuilder",
     "StoredFile",
     "StoredValue",
+    "columns_of",
     "declared_type_text",
     "files_from_batch",
     "onnx_type_string",

@@ -525,7 +525,14 @@ class Store:
     def files(self, row_group: int | None = None) -> Iterator[StoredFile]:
         """Every file of the corpus (or of one row group), rebuilt byte for byte, in store
         order."""
-        groups = range(self.num_row_groups) if row_group is None else (row_group,)
+        groups = range(self.num_row_groups)
+        if row_group is not None:
+            if row_group not in groups:
+                raise CorpusError(
+                    f"no row group {row_group}: the store has {len(groups)}, numbered from 0",
+                    where=str(self.path),
+                )
+            groups = range(row_group, row_group + 1)
         for i in groups:
             what = f"row group {i}"
             table = self._file.read_row_group(i, columns=list(_FILE_COLUMNS))

@@ -62,6 +62,8 @@ def test_node_suite_exports_byte_identical_in_several_processes(node_store, tmp_
     assert tree_bytes(tmp_path / "out") == source
     assert seen == [f.path for f in Store(path).files()]  # in store order
     assert counts == {"files": len(source), "bytes": sum(map(len, source.values()))}
+    with pytest.raises(CorpusError, match="no row group 99: the store has"):
+        next(Store(path).files(row_group=99))
 
 
 def test_wheel_model_kinds_export_byte_identical(tmp_path):
