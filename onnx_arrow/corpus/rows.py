@@ -357,10 +357,7 @@ def _declared_of(serialized: bytes) -> tuple[Kind, str]:
 def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.DataType) -> pa.Array:
     if row.arrow_kind is ArrowKind.BINARY:
         return pa.array([b for p in parts for b in p], pa.binary())
-    if parts:
-        values = np.concatenate(parts)
-    else:
-        values = np.empty(0, dtype=np.float32 if row.name == "FLOAT16" else row.arrow_storage)
+    values = np.concatenate(parts) if parts else _widen(np.empty(0, row.numpy), row)
     if row.arrow_kind is ArrowKind.COMPLEX:
         return pa.FixedSizeListArray.from_arrays(pa.array(values), type=item_type)
     return pa.array(values, item_type)
