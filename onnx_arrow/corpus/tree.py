@@ -100,11 +100,7 @@ class TreeWriter:
             safe_relative(f.path, where=self.where)  # raises
         path = f"{self.base}/{f.path}"
         if self.replace:
-            tmp = (
-                f"{self.base}/{folder}/.{name}.partial"
-                if folder
-                else f"{self.base}/.{name}.partial"
-            )
+            tmp = os.path.join(self.base, folder, f".{name}.partial")
             with open(tmp, "wb") as fh:
                 fh.write(f.data)
             os.replace(tmp, path)
