@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Final, Literal, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
 
 __all__ = [
@@ -241,7 +241,11 @@ def _build_element_type(row: DType) -> pa.DataType:
 
 
 _ELEMENT_TYPES: Final = {row.onnx: _build_element_type(row) for row in DTYPES.values()}
-_DTYPE_BY_ARROW: Final = {t: DTYPES[onnx] for onnx, t in _ELEMENT_TYPES.items()}
+_DTYPE_BY_ARROW: Final = {
+    **{t: DTYPES[onnx] for onnx, t in _ELEMENT_TYPES.items()},
+    # read, never written: Polars hands binary columns back as large_binary
+    pa.large_binary(): dtype_of("STRING"),
+}
 
 
 def dtype_of_arrow(arrow_type: pa.DataType, *, where: str | None = None) -> DType:
@@ -327,7 +331,9 @@ def _ragged_storage_ndim(name: str, storage: pa.DataType, *, fixed_rank: bool) -
     if not (pa.types.is_list(data) or pa.types.is_large_list(data)):
         raise ArrowLayoutError(f"storage must be {expected}, got {storage}", where=name)
     shape_ok = (
-        pa.types.is_fixed_size_list(shape) if fixed_rank else pa.types.is_list(shape)
+        pa.types.is_fixed_size_list(shape)
+        if fixed_rank
+        else pa.types.is_list(shape) or pa.types.is_large_list(shape)
     ) and shape.value_type == pa.int32()
     if not shape_ok:
         raise ArrowLayoutError(f"storage must be {expected}, got {storage}", where=name)
@@ -507,22 +513,37 @@ def sparse_tensor_type(value_type: pa.DataType) -> SparseTensorType:
 # --- the message wrapper ----------------------------------------------------------
 
 
+#: The envelope's types: ``binary``, and ``large_binary``, which Polars turns it into.
+_ENVELOPE_TYPES: Final = (pa.binary(), pa.large_binary())
+
+
 class MessageType(_JsonExtensionType):
     """``onnx.message``: ``struct<value: T, envelope: binary>``.
 
     ``value`` holds the ONNX value in its Arrow form; ``envelope`` holds the rest of
     the protobuf message (names, doc strings, which field stored the data), which
-    is itself a valid message of the same kind with its bulk data left out.
+    is itself a valid message of the same kind with its bulk data left out.  The
+    envelope may also be ``large_binary``: Polars hands columns back that way.
     """
 
     _name = "onnx.message"
 
-    def __init__(self, value_type: pa.DataType, kind: Any = ("tensor",)) -> None:
+    def __init__(
+        self,
+        value_type: pa.DataType,
+        kind: Any = ("tensor",),
+        *,
+        envelope_type: pa.DataType = _ENVELOPE_TYPES[0],
+    ) -> None:
+        if envelope_type not in _ENVELOPE_TYPES:
+            raise ArrowLayoutError(
+                f"the envelope is binary or large_binary, not {envelope_type}", where=self._name
+            )
         super().__init__(
             pa.struct(
                 [
                     pa.field("value", value_type, nullable=True),
-                    pa.field("envelope", pa.binary(), nullable=True),
+                    pa.field("envelope", envelope_type, nullable=True),
                 ]
             ),
             {"kind": list(kind) if isinstance(kind, tuple) else kind},
@@ -546,13 +567,17 @@ class MessageType(_JsonExtensionType):
         if (
             not pa.types.is_struct(storage_type)
             or [f.name for f in storage_type] != ["value", "envelope"]
-            or storage_type.field("envelope").type != pa.binary()
+            or storage_type.field("envelope").type not in _ENVELOPE_TYPES
         ):
             raise ArrowLayoutError(
                 f"storage must be struct<value: T, envelope: binary>, got {storage_type}",
                 where=cls._name,
             )
-        return cls(storage_type.field("value").type, params["kind"])
+        return cls(
+            storage_type.field("value").type,
+            params["kind"],
+            envelope_type=storage_type.field("envelope").type,
+        )
 
     def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
         return MessageArray
