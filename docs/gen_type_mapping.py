@@ -79,6 +79,10 @@ that protobuf itself re-serializes identically.
 onnx-arrow's own extension types are all named `onnx.*` and carry JSON metadata with a
 `version` key; nothing is pickled.
 
+Reading, they also take the large variants Polars turns storage into: a `large_binary`
+envelope, `large_list` data and variable-rank shapes, `large_binary` elements for STRING.
+pyarrow's own `arrow.variable_shape_tensor` takes `list` data only (see the recipes).
+
 ## Element types
 
 `raw_data` packs the 2-, 4- and 6-bit types little-endian, low bits first.  The typed field
