@@ -36,6 +36,7 @@ from onnx import (
     helper,
     numpy_helper,
 )
+from wire_reference import len_field
 
 import onnx_arrow
 from onnx_arrow.core.containers import MAP_KEY_TYPES
@@ -183,20 +184,6 @@ names = st.text(max_size=4)
 counts = st.sampled_from([0, 1, 1, 2, 2, 3])
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _packed_field(name: str, payload: bytes) -> bytes:
-    number = TensorProto.DESCRIPTOR.fields_by_name[name].number
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
 @st.composite
 def codes_of(draw: st.DrawFn, row: DType, count: int, typed: bool) -> np.ndarray:
     """``count`` elements of ``row`` as random bit patterns (NaN payloads, -0.0, extremes)."""
@@ -225,7 +212,7 @@ def _typed(message: TensorProto, row: DType, codes: np.ndarray) -> None:
     if codes.size == 0:
         return
     if row.typed_field in ("float_data", "double_data"):  # bit patterns, NaN payloads kept
-        message.MergeFromString(_packed_field(row.typed_field, codes.tobytes()))
+        message.MergeFromString(len_field(row.typed_field, codes.tobytes()))
         return
     if encoding is TypedEncoding.PACKED_BYTES:
         entries = list(helper.make_tensor("", row.onnx, [codes.size], codes, raw=True).raw_data)

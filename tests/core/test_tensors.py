@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import StringStringEntryProto, TensorProto, TypeProto, helper, numpy_helper
+from wire_reference import TENSOR_FIELDS, len_field, varint
 
 import onnx_arrow
 from onnx_arrow.core import tensors
@@ -40,7 +41,6 @@ ROWS = list(DTYPES.values())
 FLOATISH = [r for r in ROWS if r.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT)]
 PACKED = [r for r in ROWS if r.is_packed]
 SUBBYTE_INT = [r for r in ROWS if r.arrow_kind is ArrowKind.SUBBYTE_INT]
-FIELD_NUMBER = {f.name: f.number for f in TensorProto.DESCRIPTOR.fields}
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -49,20 +49,6 @@ def ids(rows: list[DType]) -> list[str]:
 
 
 # --- building messages (independently of onnx_arrow's own wire codec) -------------------------
-
-
-def varint(value: int) -> bytes:
-    value &= 2**64 - 1
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def len_field(name: str, payload: bytes) -> bytes:
-    return varint(FIELD_NUMBER[name] << 3 | 2) + varint(len(payload)) + payload
 
 
 def raw_payload(row: DType, codes: np.ndarray) -> bytes:
@@ -715,7 +701,7 @@ def test_data_field_tables_follow_the_dtype_table() -> None:
     data_fields = tensors._DATA_FIELDS
     names = {"float_data", "int32_data", "string_data", "int64_data", "raw_data"}
     names |= {"double_data", "uint64_data"}
-    assert data_fields == {FIELD_NUMBER[n]: n for n in names}
+    assert data_fields == {TENSOR_FIELDS[n]: n for n in names}
     floating = {r.typed_field for r in ROWS if r.typed_entry_dtype.kind == "f"}
     assert floating == tensors.FIXED_WIDTH_FIELDS == {"float_data", "double_data"}
 

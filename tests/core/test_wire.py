@@ -9,24 +9,13 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto
+from wire_reference import varint
 
 from onnx_arrow.core import _wire
 from onnx_arrow.errors import InvalidMessageError, OnnxArrowError
 
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
 EDGES = [0, 1, 127, 128, 255, 16383, 16384, 2**31 - 1, 2**32, 2**63 - 1, 2**63, 2**64 - 1]
-
-
-def reference_encode(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def reference_decode(data: bytes) -> list[int]:
@@ -66,7 +55,7 @@ def protobuf_packed_uint64(values: list[int]) -> bytes:
 
 @pytest.mark.parametrize("value", EDGES)
 def test_encode_varint_edges(value: int) -> None:
-    assert _wire.encode_varint(value) == reference_encode(value)
+    assert _wire.encode_varint(value) == varint(value)
     assert decode(_wire.encode_varint(value)) == [value]
 
 
@@ -86,7 +75,7 @@ def test_encode_varint_lengths() -> None:
 @example([2**64 - 1])
 def test_varints_vectorized_match_the_reference(values: list[int]) -> None:
     encoded = encode(values)
-    assert encoded == b"".join(reference_encode(v) for v in values)
+    assert encoded == b"".join(varint(v) for v in values)
     assert encoded == b"".join(_wire.encode_varint(v) for v in values)
     assert encoded == protobuf_packed_uint64(values)
     assert decode(encoded) == values
@@ -120,7 +109,7 @@ def test_decode_negative_int64_as_protobuf_writes_it() -> None:
 @settings(max_examples=200, deadline=None)
 @given(U64, st.binary(max_size=3), st.binary(max_size=3))
 def test_read_varint_reads_one_value_in_place(value: int, before: bytes, after: bytes) -> None:
-    data = before + reference_encode(value) + after
+    data = before + varint(value) + after
     end = len(data) - len(after)
     assert _wire.read_varint(memoryview(data), len(before), end, "t") == (value, end)
 
