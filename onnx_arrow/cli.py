@@ -57,7 +57,7 @@ from onnx_arrow.corpus import (
 )
 from onnx_arrow.corpus.rows import declared_type_text
 from onnx_arrow.corpus.sources import CorpusError, declared_type, read_regular_file, value_slot
-from onnx_arrow.corpus.tree import write_tree
+from onnx_arrow.corpus.tree import check_file_target, write_tree
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["example_tensors", "main"]
@@ -422,6 +422,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument(
         "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"
     )
+    cmp.add_argument("--force", action="store_true", help="replace REPORT.parquet if it exists")
 
     _subparser(
         commands,
@@ -704,7 +705,7 @@ def _run_import(args: argparse.Namespace, out: TextIO) -> int:
     else:
         source = default_source()
         described = _default_corpus_name()
-    _check_store_target(out_path, force=args.force)
+    _check_file_target(out_path, force=args.force)
     options = WriteOptions(
         compression_level=args.compression_level, keep_undecodable=args.keep_undecodable
     )
@@ -737,12 +738,14 @@ def _is_within(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder.resolve())
 
 
-def _check_store_target(out_path: Path, *, force: bool) -> None:
-    if out_path.is_dir():
-        raise _DataError(f"{out_path}: is a folder; the store is one Parquet file")
-    parent = out_path.parent
-    if not parent.is_dir():
-        raise _DataError(f"{out_path}: the folder {parent} does not exist")
+def _check_file_target(
+    out_path: Path, *, force: bool, what: str = "the store", reading: Sequence[Path] = ()
+) -> None:
+    """Refuse OUT before any work: a folder, a missing folder, a file that exists (unless
+    --force), or one of the files the command reads."""
+    check_file_target(out_path, what=what)
+    if any(out_path.resolve() == p.resolve() for p in reading):
+        raise _DataError(f"{out_path}: is a file this command reads; write to another file")
     if (out_path.exists() or out_path.is_symlink()) and not force:
         raise _DataError(f"{out_path}: exists; pass --force to replace it")
 
@@ -1055,9 +1058,7 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     backend = _backend(args)
     out_path = Path(args.out)
     store = Store(args.store)
-    if out_path.resolve() == store.path.resolve():
-        args.subparser.error("OUT is STORE; write the actual outputs to another file")
-    _check_store_target(out_path, force=args.force)
+    _check_file_target(out_path, force=args.force, reading=[store.path])
     with _Progress("running", "cases") as progress:
         counts = compare.write_actual(
             store, backend, out_path, cases=args.case, timeout=args.timeout, progress=progress.step
@@ -1082,10 +1083,13 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from onnx_arrow import compare
 
     store = Store(args.store)
+    if args.actual is not None and args.timeout is not None:
+        args.subparser.error("--timeout applies to a backend, not to --actual")
+    if args.out is not None:
+        reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
+        _check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
     with _Progress("comparing", "cases") as progress:
         if args.actual is not None:
-            if args.timeout is not None:
-                args.subparser.error("--timeout applies to a backend, not to --actual")
             df = compare.compare_stores(
                 store,
                 Store(args.actual),

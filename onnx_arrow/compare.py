@@ -69,11 +69,9 @@ import fnmatch
 import importlib
 import os
 import signal
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from types import FrameType
 from typing import Any, Final, Protocol
 
@@ -93,6 +91,7 @@ from onnx_arrow.core.dtypes import ArrowKind, dtype_of_numpy
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, CorpusFile, declared_type
 from onnx_arrow.corpus.store import Store, WriteOptions, write_store
+from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = [
@@ -772,18 +771,8 @@ def status_counts(df: pd.DataFrame) -> dict[str, int]:
 
 def write_report(df: pd.DataFrame, out: str | os.PathLike[str]) -> None:
     """Write a comparison (from :func:`compare`) to Parquet, atomically."""
-    out_path = Path(out)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{out_path.name}.", suffix=".partial", dir=out_path.parent or Path(".")
-    )
-    os.close(fd)
-    try:
+    with atomic_file(out, what="the report") as tmp:
         df.to_parquet(tmp, index=False)
-        os.replace(tmp, out_path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 # --- stores of actual outputs ----------------------------------------------------------

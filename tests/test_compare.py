@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import sys
 from pathlib import Path
@@ -358,3 +359,35 @@ def test_cli_compare_and_run(store: Store, tmp_path: Path) -> None:
     assert code == 2
     code, _, _ = _cli("compare", str(store.path), "--rtol", "-1")
     assert code == 2
+
+
+def test_cli_compare_refuses_a_report_path_before_any_work(store: Store, tmp_path: Path) -> None:
+    before = store.path.read_bytes()
+    code, _, err = _cli("compare", str(store.path), "--out", str(store.path))
+    assert code == 1
+    assert "is a file this command reads" in err
+    assert store.path.read_bytes() == before
+    report = tmp_path / "report.parquet"
+    report.write_bytes(b"mine")
+    code, _, err = _cli("compare", str(store.path), "--case", "test_abs", "--out", str(report))
+    assert (code, report.read_bytes()) == (1, b"mine")
+    assert "exists; pass --force" in err
+    code, _, _ = _cli(
+        "compare", str(store.path), "--case", "test_abs", "--out", str(report), "--force"
+    )
+    assert code == 0
+    assert pd.read_parquet(report).shape[0] == 1
+    missing = tmp_path / "no" / "report.parquet"
+    code, _, err = _cli("compare", str(store.path), "--out", str(missing))
+    assert code == 1
+    assert f"{missing.parent}: the folder to write the report into does not exist" in err
+
+
+def test_a_report_is_written_with_the_umask_not_private(tmp_path: Path) -> None:
+    report = tmp_path / "report.parquet"
+    mask = os.umask(0o022)
+    try:
+        cmp.write_report(pd.DataFrame({"x": [1]}), report)
+    finally:
+        os.umask(mask)
+    assert report.stat().st_mode & 0o777 == 0o644

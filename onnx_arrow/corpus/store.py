@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
-import contextlib
 import functools
 import multiprocessing as mp
 import os
 import queue
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -48,7 +46,7 @@ from onnx_arrow.corpus.sources import (
     case_refs,
     declared_type,
 )
-from onnx_arrow.corpus.tree import TreeWriter, current_umask, tree_writer, write_tree
+from onnx_arrow.corpus.tree import TreeWriter, atomic_file, tree_writer, write_tree
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["Store", "WriteOptions", "export_store", "write_store"]
@@ -301,14 +299,6 @@ def write_store(
     as bytes because they could not be typed or were not canonical).
     """
     options = options or WriteOptions()
-    out_path = Path(out)
-    if out_path.is_dir():
-        raise CorpusError("is a folder; the store is one Parquet file", where=str(out_path))
-    if not out_path.parent.is_dir():  # else the error would name the temporary file
-        raise CorpusError(
-            "the folder to write the store into does not exist; create it first",
-            where=str(out_path.parent),
-        )
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
     report = progress or _ignore
@@ -317,36 +307,22 @@ def write_store(
         if jobs > 1
         else _sequential(cases, options, report)
     )
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{out_path.name}.", suffix=".partial", dir=out_path.parent or Path(".")
-    )
-    os.close(fd)
-    try:
-        with _open_writer(tmp, options) as writer:
-            background = _BackgroundWriter(writer)
-            try:
-                for group in _row_groups(pieces, options.row_group_bytes):
-                    background.write(group.table)
-                    warnings += group.warnings
-                    counts["cases"] += len(group.refs)
-                    counts["files"] += group.files
-                    counts["rows"] += group.table.num_rows
-                    counts["row_groups"] += 1
-                    counts["source_bytes"] += group.source_bytes
-            except BaseException:
-                background.finish(check=False)  # the first error is the one to report
-                raise
-            background.finish()
-        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private
-        os.replace(tmp, out_path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename is None:  # Parquet's errors name no file
-            why = exc.strerror or str(exc)
-            raise OSError(exc.errno, f"writing the store failed: {why}", str(out_path)) from exc
-        raise
-    return {**counts, "bytes": out_path.stat().st_size, "warnings": warnings}
+    with atomic_file(out, what="the store") as tmp, _open_writer(tmp, options) as writer:
+        background = _BackgroundWriter(writer)
+        try:
+            for group in _row_groups(pieces, options.row_group_bytes):
+                background.write(group.table)
+                warnings += group.warnings
+                counts["cases"] += len(group.refs)
+                counts["files"] += group.files
+                counts["rows"] += group.table.num_rows
+                counts["row_groups"] += 1
+                counts["source_bytes"] += group.source_bytes
+        except BaseException:
+            background.finish(check=False)  # the first error is the one to report
+            raise
+        background.finish()
+    return {**counts, "bytes": Path(out).stat().st_size, "warnings": warnings}
 
 
 #: Float data columns are written byte stream split: each byte of the floats in a stream of

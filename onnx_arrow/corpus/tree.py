@@ -23,6 +23,8 @@ from onnx_arrow.corpus.sources import CorpusError
 __all__ = [
     "TreeFile",
     "TreeWriter",
+    "atomic_file",
+    "check_file_target",
     "current_umask",
     "safe_relative",
     "tree_writer",
@@ -66,6 +68,46 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def check_file_target(path: str | os.PathLike[str], *, what: str) -> Path:
+    """``path`` as a place to write the file ``what`` (a store, a report) into: not a
+    folder, and in a folder that exists."""
+    out = Path(path)
+    if out.is_dir():
+        raise CorpusError(f"is a folder; {what} is one file", where=str(out))
+    if not out.parent.is_dir():
+        raise CorpusError(
+            f"the folder to write {what} into does not exist; create it first",
+            where=str(out.parent),
+        )
+    return out
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike[str], *, what: str) -> Iterator[str]:
+    """A temporary file beside ``path`` for the ``with`` block to write ``what`` into (a
+    store, a report), renamed onto ``path`` when the block ends; on any error or Ctrl-C it
+    is removed and ``path`` is left as it was.
+
+    Refused before anything is written: ``path`` a folder, or its folder missing (else
+    the error would name the temporary file).  An error writing that names no file (as
+    Parquet's do) is given ``path``.
+    """
+    out = check_file_target(path, what=what)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes it private
+        os.replace(tmp, out)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            why = exc.strerror or str(exc)
+            raise OSError(exc.errno, f"writing {what} failed: {why}", str(out)) from exc
+        raise
 
 
 @dataclass
