@@ -674,4 +674,11 @@ class _Written:
 
 def _export_row_group(path: str, group: int, writer: TreeWriter) -> list[_Written]:
     """Write the files of one row group of the store at ``path`` (in a worker process)."""
-    return [_Written(f.case, f.path, writer.write(f)) for f in Store(path).files(row_group=group)]
+    files = _worker_store(path).files(row_group=group)
+    return [_Written(f.case, f.path, writer.write(f)) for f in files]
+
+
+@functools.lru_cache(maxsize=1)
+def _worker_store(path: str) -> Store:
+    """The store a worker exports from, opened (its footer read and checked) once."""
+    return Store(path)

@@ -143,9 +143,14 @@ class TreeWriter:
         path = f"{self.base}/{f.path}"
         if self.replace:
             tmp = os.path.join(self.base, folder, f".{name}.partial")
-            with open(tmp, "wb") as fh:
-                fh.write(f.data)
-            os.replace(tmp, path)
+            try:
+                with open(tmp, "wb") as fh:
+                    fh.write(f.data)
+                os.replace(tmp, path)
+            except BaseException:  # a full disk or Ctrl-C leaves the folder as it was
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                raise
             return len(f.data)
         try:
             with open(path, "xb") as fh:

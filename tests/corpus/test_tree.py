@@ -49,3 +49,16 @@ def test_force_replaces_files_of_the_same_path(tmp_path: Path) -> None:
     assert (tmp_path / "a/x.pb").read_bytes() == b"new"
     assert (tmp_path / "a/y.pb").read_bytes() == b"kept"
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["x.pb", "y.pb"]
+
+
+def test_a_failed_replace_leaves_no_partial_file(tmp_path: Path, monkeypatch) -> None:
+    write_tree([File("a/x.pb", b"old")], tmp_path)
+
+    def full_disk(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("os.replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        write_tree([File("a/x.pb", b"new")], tmp_path, force=True)
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["x.pb"]
+    assert (tmp_path / "a/x.pb").read_bytes() == b"old"
