@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -523,7 +523,7 @@ class _Columns:
         array = self.batch.column(data_column(row))
         valid = np.asarray(array.is_valid(), dtype=bool)
         offsets = array.offsets.to_numpy()
-        flat = _flat_numpy(array, row)
+        flat = _flat_numpy(array, row, self._row_where)
         try:
             return offsets, valid, _narrow(flat, row, data_column(row))
         except OnnxArrowError:
@@ -539,16 +539,23 @@ class _Columns:
         return f"{self.where}: {p['test_case'][k]}: {p['path'][k]}{element}"
 
 
-def _flat_numpy(array: pa.Array, row: DType) -> np.ndarray[Any, Any]:
+def _flat_numpy(
+    array: pa.Array, row: DType, where_of: Callable[[int], str]
+) -> np.ndarray[Any, Any]:
+    """A data column's elements as one numpy array; a null element is an error naming the
+    row (``where_of(row)``) that holds it."""
     values = array.values
     if row.arrow_kind is ArrowKind.BINARY:
         out = np.empty(len(values), dtype=object)
         out[:] = values.to_pylist()
         return out
+    per = 1
     if row.arrow_kind is ArrowKind.COMPLEX:
-        values = values.flatten()
+        values, per = values.flatten(), 2
     if values.null_count:
-        raise _damaged(f"{data_column(row)} holds null elements", where=data_column(row))
+        first = int(np.flatnonzero(~np.asarray(values.is_valid()))[0]) // per
+        k = int(np.searchsorted(array.offsets.to_numpy(), first, side="right")) - 1
+        raise _damaged(f"{data_column(row)} holds a null element", where=where_of(k))
     return values.to_numpy(zero_copy_only=False)
 
 

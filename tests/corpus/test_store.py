@@ -470,6 +470,23 @@ def test_a_damaged_element_is_reported_with_its_own_file(tmp_path):
     assert damaged in str(info.value)
 
 
+def test_a_null_element_is_reported_with_its_own_file(tmp_path):
+    cases = [c for c in NodeSuiteSource() if c.name.startswith("node/test_abs")]
+    path = tmp_path / "store.parquet"
+    write_store(cases, path)
+    table = pq.read_table(path)
+    data = table["data_float"].to_pylist()
+    last = max(i for i, d in enumerate(data) if d)
+    data[last][-1] = None
+    column = table.schema.get_field_index("data_float")
+    table = table.set_column(column, "data_float", pa.array(data, table["data_float"].type))
+    pq.write_table(table, tmp_path / "bad.parquet")
+    damaged = f"{table['test_case'][last]}: {table['path'][last]}"
+    with pytest.raises(CorpusError, match="data_float holds a null element") as info:
+        export_store(tmp_path / "bad.parquet", tmp_path / "out")
+    assert f"bad.parquet: row group 0: {damaged}" in str(info.value)
+
+
 @pytest.mark.parametrize("location", ["weights.bin", "../../outside.bin"])
 def test_external_data_is_kept_as_bytes_and_never_read(tmp_path, location):
     root = small_corpus(tmp_path / "src")
