@@ -570,7 +570,8 @@ class MessageType(_JsonExtensionType):
             or storage_type.field("envelope").type not in _ENVELOPE_TYPES
         ):
             raise ArrowLayoutError(
-                f"storage must be struct<value: T, envelope: binary>, got {storage_type}",
+                "storage must be struct<value: T, envelope: binary> (or a large_binary "
+                f"envelope), got {storage_type}",
                 where=cls._name,
             )
         return cls(
