@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
+import contextlib
 import functools
 import multiprocessing as mp
 import os
@@ -307,7 +308,11 @@ def write_store(
         if jobs > 1
         else _sequential(cases, options, report)
     )
-    with atomic_file(out, what="the store") as tmp, _open_writer(tmp, options) as writer:
+    with (
+        atomic_file(out, what="the store") as tmp,
+        _open_writer(tmp, options) as writer,
+        contextlib.closing(pieces),  # on an error, the workers stop here, not when collected
+    ):
         background = _BackgroundWriter(writer)
         try:
             for group in _row_groups(pieces, options.row_group_bytes):
@@ -378,6 +383,25 @@ def _runs(cases: list[str | None]) -> dict[str, tuple[int, int]]:
     return runs
 
 
+@dataclass
+class _ReadGroups:
+    """Row groups read together: their rows, where each case's rows are, and their value
+    columns converted (on first use) for all their cases."""
+
+    groups: tuple[int, ...]
+    table: pa.Table
+    where: str
+
+    @functools.cached_property
+    def runs(self) -> dict[str, tuple[int, int]]:
+        return _runs(self.table.column("test_case").to_pylist())
+
+    @functools.cached_property
+    def columns(self) -> Any:
+        batch = self.table.select(list(VALUE_COLUMNS)).combine_chunks().to_batches()[0]
+        return columns_of(batch, where=self.where)
+
+
 class Store:
     """An onnx-arrow corpus store, validated when opened.
 
@@ -395,8 +419,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._last_read: tuple[Any, pa.Table, dict[str, tuple[int, int]]] | None = None
-        self._last_columns: tuple[Any, Any] | None = None
+        self._last_read: _ReadGroups | None = None
         where = str(self.path)
         try:
             self._file = pq.ParquetFile(self.path)
@@ -419,8 +442,11 @@ class Store:
     def row_groups(self, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
         """The row groups (only ``columns``, if given), one at a time, fully validated."""
         for i in range(self.num_row_groups):
-            table = self._file.read_row_group(i, columns=None if columns is None else list(columns))
-            yield from self._batches(table, f"row group {i}")
+            yield from self._row_group(i, columns)
+
+    def _row_group(self, i: int, columns: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+        table = self._file.read_row_group(i, columns=None if columns is None else list(columns))
+        return self._batches(table, f"row group {i}")
 
     def _batches(self, table: pa.Table, what: str) -> Iterator[pa.RecordBatch]:
         """The rows as one batch (a value never straddles two batches), fully validated: a
@@ -448,41 +474,37 @@ class Store:
     def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of one case, fully validated; row groups that cannot hold it are not
         read."""
-        _, table, span = self._locate(case)
+        read, span = self._locate(case)
+        table = read.table
         if span is _SCATTERED:  # not written by onnx-arrow, which keeps a case's rows together
             rows = table.filter(pc.equal(table.column("test_case"), case))
         else:
             rows = table.slice(span[0], span[1] - span[0])
         return rows.select(list(columns)) if columns else rows
 
-    def _locate(self, case: str) -> tuple[tuple[int, ...], pa.Table, tuple[int, int]]:
+    def _locate(self, case: str) -> tuple[_ReadGroups, tuple[int, int]]:
         """The row groups that hold ``case`` (read), and where its rows are in them."""
         groups = tuple(i for i in range(self.num_row_groups) if self._may_hold(i, case))
-        table, rows_of = self._read_groups(groups) if groups else (None, {})
-        span = rows_of.get(case)
-        if table is None or span is None:
+        read = self._read_groups(groups) if groups else None
+        span = None if read is None else read.runs.get(case)
+        if read is None or span is None:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
-        return groups, table, span
+        return read, span
 
-    def _read_groups(self, groups: tuple[int, ...]) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
-        """Row groups and where each case's rows are, read once for consecutive calls on
-        the cases they hold."""
-        if self._last_read is None or self._last_read[0] != groups:
+    def _read_groups(self, groups: tuple[int, ...]) -> _ReadGroups:
+        """Row groups, read and validated once for consecutive calls on the cases they
+        hold."""
+        if self._last_read is None or self._last_read.groups != groups:
             table = self._file.read_row_groups(list(groups))
             self._validate(table, "row group " + ", ".join(map(str, groups)))
-            self._last_read = (groups, table, _runs(table.column("test_case").to_pylist()))
-        return self._last_read[1], self._last_read[2]
+            self._last_read = _ReadGroups(groups, table, str(self.path))
+        return self._last_read
 
     def _case_columns(self, case: str) -> tuple[Any, tuple[int, int] | None]:
         """The value columns of the row groups that hold ``case``, converted once for all
         their cases, and where its rows are in them; None where they are not together."""
-        groups, table, span = self._locate(case)
-        if span is _SCATTERED:
-            return None, None
-        if self._last_columns is None or self._last_columns[0] != groups:
-            batch = table.select(list(VALUE_COLUMNS)).combine_chunks().to_batches()[0]
-            self._last_columns = (groups, columns_of(batch, where=str(self.path)))
-        return self._last_columns[1], span
+        read, span = self._locate(case)
+        return (None, None) if span is _SCATTERED else (read.columns, span)
 
     def _may_hold(self, group: int, case: str) -> bool:
         span = self._case_spans[group]
@@ -510,10 +532,8 @@ class Store:
                 )
             groups = range(row_group, row_group + 1)
         for i in groups:
-            what = f"row group {i}"
-            table = self._file.read_row_group(i, columns=list(_FILE_COLUMNS))
-            for batch in self._batches(table, what):
-                yield from files_from_batch(batch, where=f"{self.path}: {what}")
+            for batch in self._row_group(i, _FILE_COLUMNS):
+                yield from files_from_batch(batch, where=f"{self.path}: row group {i}")
 
     def values(self, case: str | None = None) -> Iterator[StoredValue]:
         """Every value of the store (or of one case), decoded straight from its columns.
