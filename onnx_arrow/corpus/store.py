@@ -16,7 +16,7 @@ import multiprocessing as mp
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -111,7 +111,7 @@ def _fill(
 
 def _sequential(
     refs: Iterable[Case | CaseRef], options: WriteOptions, progress: Callable[[Any], None]
-) -> Iterator[_Piece]:
+) -> Generator[_Piece, None, None]:
     """Pieces built in this process, each ending where a row group is full."""
     remaining = iter(refs)
     while True:
@@ -155,7 +155,7 @@ def _parallel(
     options: WriteOptions,
     progress: Callable[[Any], None],
     jobs: int,
-) -> Iterator[_Piece]:
+) -> Generator[_Piece, None, None]:
     """Pieces built in ``jobs`` worker processes, in order, at most 2 * ``jobs`` ahead.
 
     A worker stops at ``row_group_bytes`` source bytes, so memory stays bounded
