@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from onnx import ModelProto
 
-from onnx_arrow.core.dtypes import ArrowKind, dtype_of_numpy
+from onnx_arrow.core.dtypes import DECODED_FLOATS, ArrowKind, dtype_of_numpy
 from onnx_arrow.core.statistics import tensor_statistics
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import OnnxArrowError
@@ -33,10 +33,6 @@ __all__ = [
     "statistics",
     "store_facts",
 ]
-
-#: The float kinds numpy cannot compute with, read as float32 (which holds every value of
-#: bfloat16, float8, float6 and float4 exactly).
-DECODED_FLOATS: Final = frozenset({ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT})
 
 
 def dtype_name(dtype: np.dtype[Any]) -> str:

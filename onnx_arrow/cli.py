@@ -541,7 +541,7 @@ def _format_element(x: Any, row: DType) -> str:
         return str(complex(x))
     if row.arrow_kind in DECODED_FLOATS:
         return str(np.float32(x))  # exact: every such value is a float32
-    if np.dtype(row.numpy).kind == "f":
+    if row.is_floating:
         return str(x)  # numpy's shortest repr that reads back as the same value
     return str(int(x))
 

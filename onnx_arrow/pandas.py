@@ -82,7 +82,7 @@ from onnx_arrow.core.extension_types import (
     dtype_of_arrow,
     tensor_layout,
 )
-from onnx_arrow.core.statistics import STATISTICS, tensor_statistics
+from onnx_arrow.core.statistics import STATISTICS, statistics_by_dtype
 from onnx_arrow.core.tensors import Tensor, stacked_codes
 from onnx_arrow.core.types import kind_of_arrow
 from onnx_arrow.corpus.rows import _parse_kind
@@ -768,23 +768,29 @@ def _leaf_arrays(cell: Any, kind: Kind | None) -> list[np.ndarray[Any, Any]] | N
 _STATS_COLUMNS: Final = ("count", *STATISTICS)
 
 
-def _cell_statistics(cells: list[list[np.ndarray[Any, Any]] | None]) -> dict[str, list[Any]]:
+def _cell_statistics(
+    cells: list[list[np.ndarray[Any, Any]] | None], labels: pd.Index, where: str
+) -> dict[str, list[Any]]:
     """Per cell (its value tensors, None if absent): the count and, over all its tensors
-    together, the statistics the store computes per tensor; None where undefined."""
+    together, the statistics the store computes per tensor, each cell by its own dtype;
+    None where undefined."""
     columns: dict[str, list[Any]] = {name: [None] * len(cells) for name in _STATS_COLUMNS}
-    held: list[tuple[int, list[np.ndarray[Any, Any]]]] = []
+    held: list[int] = []
+    dtypes: list[DType] = []
     for i, arrays in enumerate(cells):
-        if arrays is not None:
-            columns["count"][i] = sum(int(a.size) for a in arrays)
-            if arrays:
-                held.append((i, arrays))
-    if not held:
-        return columns
-    row = dtype_of_numpy(held[0][1][0].dtype)
-    flat = [np.concatenate([a.reshape(-1) for a in arrays]) for _, arrays in held]
-    for name, stat in tensor_statistics(row, flat).items():
+        if arrays is None:
+            continue
+        columns["count"][i] = sum(int(a.size) for a in arrays)
+        if arrays:
+            try:
+                dtypes.append(dtype_of_numpy(arrays[0].dtype))
+            except OnnxArrowError as exc:
+                raise exc.at(f"{where}: {_row(labels, i)}" if where else _row(labels, i)) from None
+            held.append(i)
+    flat = [np.concatenate([a.reshape(-1) for a in cells[i] or ()]) for i in held]
+    for name, stat in statistics_by_dtype(dtypes, flat).items():
         column = columns[name]
-        for (i, _), value, defined in zip(held, stat.values.tolist(), stat.defined, strict=True):
+        for i, value, defined in zip(held, stat.values.tolist(), stat.defined, strict=True):
             if defined:
                 column[i] = value
     return columns
@@ -1002,7 +1008,9 @@ class OnnxSeriesAccessor:
         (``Int64``, ``Float64``), never NaN for a missing number.
         """
         kind, cells = self._kind_and_cells(self._arrow())
-        columns = _cell_statistics([_leaf_arrays(c, kind) for c in cells])
+        columns = _cell_statistics(
+            [_leaf_arrays(c, kind) for c in cells], self._obj.index, self._where
+        )
         data = {
             name: pd.array(values, dtype="Int64" if name in _INT_STATS else "Float64")
             for name, values in columns.items()

@@ -703,3 +703,14 @@ def test_case_tables_round_trip(node_store: Path) -> None:
     frame = oap.to_pandas(store.case_table("node/test_cast_FLOAT_to_FLOAT8E4M3FN"))
     assert frame["output"][0].dtype == ml_dtypes.float8_e4m3fn
     assert frame["output"].onnx.to_float32()[0].dtype == np.float32
+
+
+def test_stats_take_each_rows_own_dtype_and_name_a_row_they_cannot_take() -> None:
+    s = pd.Series([np.array([1, 2], np.int32), np.array([np.nan, 3], np.float32)], name="x")
+    stats = s.onnx.stats()
+    assert stats.iloc[0].tolist()[:4] == [2, 1.0, 2.0, 1.5]
+    assert stats.iloc[0]["nan_count"] is pd.NA  # no NaN count for integers
+    assert stats.iloc[1].tolist() == [2, 3.0, 3.0, 3.0, 1, 0]
+    dates = pd.Series([np.array(["2020-01-01"], "datetime64[D]")], name="t")
+    with pytest.raises(UnsupportedTypeError, match="column 't': row 0: numpy dtype datetime64"):
+        dates.onnx.stats()

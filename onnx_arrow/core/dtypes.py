@@ -37,6 +37,7 @@ from onnx import TensorProto
 from onnx_arrow.errors import UnsupportedTypeError
 
 __all__ = [
+    "DECODED_FLOATS",
     "DTYPES",
     "ArrowKind",
     "DType",
@@ -129,6 +130,14 @@ class DType:
         return None
 
     @property
+    def is_floating(self) -> bool:
+        """True for the floating-point types: FLOAT, DOUBLE, FLOAT16, BFLOAT16 and the
+        float8, float6 and float4 types (complex numbers excluded)."""
+        return self.arrow_kind in DECODED_FLOATS or (
+            self.arrow_kind is ArrowKind.NATIVE and self.numpy.kind == "f"
+        )
+
+    @property
     def is_packed(self) -> bool:
         """True for the sub-byte types whose ``raw_data`` packs several elements per byte."""
         return 0 < self.bits < 8
@@ -146,6 +155,9 @@ class DType:
         return f"<onnx_arrow dtype {self.name} ({self.onnx})>"
 
 
+#: The float kinds numpy cannot compute with, read as float32 (which holds every value of
+#: bfloat16, float8, float6 and float4 exactly).
+DECODED_FLOATS: Final = frozenset({ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT})
 _OWN_EXTENSION_KINDS: Final = frozenset(
     {ArrowKind.COMPLEX, ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT, ArrowKind.SUBBYTE_INT}
 )

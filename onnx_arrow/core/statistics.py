@@ -30,6 +30,7 @@ __all__ = [
     "STATISTICS",
     "Statistic",
     "has_nan_and_inf",
+    "statistics_by_dtype",
     "tensor_statistics",
     "undefined_statistics",
 ]
@@ -59,11 +60,7 @@ def undefined_statistics(total: int) -> dict[str, Statistic]:
 
 def has_nan_and_inf(row: DType) -> bool:
     """Whether NaN and Inf are counted for ``row``: the floating dtypes."""
-    return row.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT) or row.name in (
-        "FLOAT",
-        "FLOAT16",
-        "DOUBLE",
-    )
+    return row.is_floating
 
 
 def tensor_statistics(row: DType, tensors: Sequence[np.ndarray[Any, Any]]) -> dict[str, Statistic]:
@@ -115,4 +112,22 @@ def tensor_statistics(row: DType, tensors: Sequence[np.ndarray[Any, Any]]) -> di
     ):
         out[name].values[defined] = result[keep]
         out[name].defined[defined] = True
+    return out
+
+
+def statistics_by_dtype(
+    dtypes: Sequence[DType], tensors: Sequence[np.ndarray[Any, Any]]
+) -> dict[str, Statistic]:
+    """:func:`tensor_statistics` of tensors of several dtypes (``dtypes[i]`` that of
+    ``tensors[i]``), one dtype at a time."""
+    out = undefined_statistics(len(tensors))
+    groups: dict[int, list[int]] = {}
+    for i, row in enumerate(dtypes):
+        groups.setdefault(row.onnx, []).append(i)
+    for members in groups.values():
+        stats = tensor_statistics(dtypes[members[0]], [tensors[i] for i in members])
+        ids = np.asarray(members, dtype=np.int64)
+        for name, stat in stats.items():
+            out[name].values[ids] = stat.values
+            out[name].defined[ids] = stat.defined
     return out

@@ -33,12 +33,7 @@ from onnx_arrow.core.containers import (
     python_value,
 )
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
-from onnx_arrow.core.statistics import (
-    STATISTICS,
-    Statistic,
-    tensor_statistics,
-    undefined_statistics,
-)
+from onnx_arrow.core.statistics import STATISTICS, Statistic, statistics_by_dtype
 from onnx_arrow.core.tensors import (
     Tensor,
     codes_to_storage,
@@ -297,7 +292,10 @@ class RowBuilder:
         """The accumulated rows as one record batch of the store schema."""
         n = self.num_rows
         row_leaf = np.asarray(self.row_leaf, dtype=np.int64)
-        stats = _row_statistics(_leaf_statistics(self.leaves), row_leaf)
+        stats = _row_statistics(
+            statistics_by_dtype([t.dtype for t in self.leaves], [t.storage for t in self.leaves]),
+            row_leaf,
+        )
         plain = dict(zip(_PLAIN, zip(*self.rows, strict=True), strict=True)) if n else {}
         rows_of: dict[int, list[int]] = {}  # dtype -> rows holding a tensor of it
         for i, leaf in enumerate(self.row_leaf):
@@ -361,21 +359,6 @@ def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.Da
     if row.arrow_kind is ArrowKind.COMPLEX:
         return pa.FixedSizeListArray.from_arrays(pa.array(values), type=item_type)
     return pa.array(values, item_type)
-
-
-def _leaf_statistics(leaves: list[_Leaf]) -> dict[str, Statistic]:
-    """The statistics of every leaf, a dtype at a time."""
-    out = undefined_statistics(len(leaves))
-    groups: dict[int, list[int]] = {}
-    for i, leaf in enumerate(leaves):
-        groups.setdefault(leaf.dtype.onnx, []).append(i)
-    for onnx, members in groups.items():
-        ids = np.asarray(members, dtype=np.int64)
-        stats = tensor_statistics(DTYPES[onnx], [leaves[i].storage for i in members])
-        for name, stat in stats.items():
-            out[name].values[ids] = stat.values
-            out[name].defined[ids] = stat.defined
-    return out
 
 
 def _row_statistics(
