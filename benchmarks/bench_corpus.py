@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
-import inspect
 import itertools
 import os
 import platform
@@ -79,7 +78,6 @@ IMPORT_BAR = 3.0  # import time at most 3x reading the .pb files' bytes
 EXPORT_BAR = 3.0  # export time at most 3x writing the same bytes
 LOAD_BAR = 1.0  # loading to numpy faster than onnx.numpy_helper
 SIZE_BAR = 0.35  # store at most 0.35x the .pb bytes
-#: The name a whole-store "every value to numpy" method of Store would have; timed if it exists.
 
 #: The message class of a value file, by the oneof of its declared TypeProto.
 _MESSAGE_OF_TYPE: dict[str, type[Any]] = {
@@ -487,24 +485,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measure; best is kept")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR (empty) and keep the artifacts")
-    parser.add_argument(
-        "--jobs", type=int, help="passed to write_store, if its signature takes jobs"
-    )
+    parser.add_argument("--jobs", type=int, help="passed to write_store (default: 1)")
     args = parser.parse_args(argv)
     if args.keep is not None:
         keep = Path(args.keep)
         if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
             parser.error(f"--keep {args.keep}: must be an empty folder or not exist yet")
     repeat = max(args.repeat, 1)
-    jobs = args.jobs if "jobs" in inspect.signature(write_store).parameters else None
+    jobs = args.jobs
 
     print(
         f"python {platform.python_version()}, onnx {onnx.__version__}, pyarrow {pa.__version__}, "
         f"numpy {np.__version__}, {os.cpu_count()} CPUs; best of {repeat} runs"
     )
-    if args.jobs is not None and jobs is None:
-        print(f"--jobs {args.jobs} ignored: write_store takes no jobs parameter")
-    elif jobs is not None:
+    if jobs is not None:
         print(f"write_store(..., jobs={jobs})")
 
     with workdir(args.keep) as work:

@@ -37,9 +37,8 @@ _FILE_KINDS: Final[tuple[tuple[Callable[[int], bool], str], ...]] = (
 
 
 def file_kind(mode: int) -> str:
-    """What a file of ``st_mode`` ``mode`` is, for an error: ``"a FIFO (named pipe)"``."""
-    if stat.S_ISREG(mode):
-        return "a regular file"
+    """What a file that is not regular is, from its ``st_mode``, for an error:
+    ``"a FIFO (named pipe)"``."""
     for test, kind in _FILE_KINDS:
         if test(mode):
             return kind

@@ -1,9 +1,10 @@
 """Summary statistics of tensors: one rule for the store's columns, pandas and every display.
 
-``min``, ``max`` and ``mean`` ignore NaN and take infinities as they are (``mean`` is
-computed in float64); ``nan_count`` and ``inf_count`` are defined for floating dtypes
-only.  A statistic is undefined where it has no elements to go on: ``min``, ``max`` and
-``mean`` of an empty or all-NaN tensor.  Strings and complex numbers have none.
+``min``, ``max`` and ``mean`` ignore NaN and take infinities as they are; all three are
+float64 (``mean`` is computed in it, and 64-bit integers beyond 2**53 round).
+``nan_count`` and ``inf_count`` are defined for floating dtypes only.  A statistic is
+undefined where it has no elements to go on: ``min``, ``max`` and ``mean`` of an empty or
+all-NaN tensor.  Strings and complex numbers have none.
 
 Many tensors of one dtype are summarized at once: their elements are concatenated and
 each statistic is one numpy reduction over segments, so the cost is per element, not per

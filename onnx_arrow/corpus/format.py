@@ -102,8 +102,17 @@ _COLUMNS: Final = (
     Column("shape", pa.list_(pa.int64()), "dims of the tensor"),
     Column("count", pa.int64(), "number of elements of the tensor"),
     Column("nbytes", pa.int64(), "size of the file in bytes (value, model and file rows)"),
-    Column("min", pa.float64(), "smallest element, NaN ignored (numeric tensors)"),
-    Column("max", pa.float64(), "largest element, NaN ignored (numeric tensors)"),
+    Column(
+        "min",
+        pa.float64(),
+        "smallest element, NaN ignored (numeric tensors; as a double, so 64-bit integers "
+        "beyond 2**53 are rounded)",
+    ),
+    Column(
+        "max",
+        pa.float64(),
+        "largest element, NaN ignored (numeric tensors; as a double, like min)",
+    ),
     Column("mean", pa.float64(), "mean of the elements, NaN ignored (numeric tensors)"),
     Column("nan_count", pa.int64(), "elements that are NaN (float tensors)"),
     Column("inf_count", pa.int64(), "elements that are +-Inf (float tensors)"),

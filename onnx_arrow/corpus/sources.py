@@ -86,11 +86,6 @@ class Case:
     files: list[CorpusFile] = field(default_factory=list)
     model_path: str | None = None
 
-    @property
-    def size(self) -> int:
-        """Bytes in the case's files."""
-        return sum(len(f.data) for f in self.files)
-
     def load(self) -> Case:
         """The case itself (a :class:`CaseRef` reads its files here)."""
         return self
