@@ -1072,6 +1072,7 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
             ("outputs", counts["outputs"]),
             ("backend errors", f"{counts['errors']} data sets"),
             ("skipped", f"{counts['skipped']} cases (no model or no data sets)"),
+            ("kept as bytes", f"{counts['kept_as_bytes']} files (not decodable as declared)"),
             ("size", _size(counts["bytes"])),
         ],
         out,

@@ -801,7 +801,9 @@ def write_actual(
     -------
     dict
         Counts: ``cases`` written, ``data_sets``, ``outputs`` written, ``errors``
-        (data sets the backend failed on), ``skipped`` cases, and ``bytes`` of the store.
+        (data sets the backend failed on), ``skipped`` cases, ``kept_as_bytes`` (output
+        files the store could not decode as the model declares, kept as their bytes), and
+        ``bytes`` of the store.
     """
     store = store if isinstance(store, Store) else Store(store)
     counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
@@ -811,6 +813,7 @@ def write_actual(
         options=WriteOptions(keep_undecodable=True),
     )
     counts["cases"] = summary["cases"]
+    counts["kept_as_bytes"] = len(summary["warnings"])
     return {**counts, "bytes": summary["bytes"]}
 
 

@@ -272,6 +272,7 @@ def test_write_actual_and_compare_stores_agree(store: Store, tmp_path: Path) -> 
     counts = cmp.write_actual(store, cmp.reference_backend, out)
     assert counts["cases"] == len(GOOD) + 2
     assert counts["errors"] == 1
+    assert counts["kept_as_bytes"] == 0
     direct = cmp.compare(store)
     stored = cmp.compare_stores(store, out)
     pd.testing.assert_frame_equal(direct, stored)
