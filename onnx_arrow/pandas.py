@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -639,12 +640,13 @@ def _map(cell: Any, kind: Kind, where: str) -> MapValue:
         keys = np.empty(len(pairs), dtype=object)
         keys[:] = [_as_bytes(k, f"{where}: keys") for k, _ in pairs]
     else:
+        info = np.iinfo(key.numpy)  # type: ignore[type-var]
         try:
-            keys = np.array([k for k, _ in pairs], dtype=np.int64 if pairs else key.numpy)
-            if pairs and np.any(keys.astype(key.numpy).astype(np.int64) != keys):
+            ints = [operator.index(k) for k, _ in pairs]  # Python ints: no int64 on the way
+            if any(not info.min <= k <= info.max for k in ints):
                 raise OverflowError
-            keys = keys.astype(key.numpy)
-        except (OverflowError, TypeError, ValueError):
+            keys = np.array(ints, dtype=key.numpy)
+        except (OverflowError, TypeError):
             raise NotRepresentableError(
                 f"map keys {[k for k, _ in pairs][:5]} are not all {key.name} values",
                 where=f"{where}: keys",

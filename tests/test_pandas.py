@@ -243,6 +243,20 @@ def test_maps_are_pairs_when_a_key_repeats() -> None:
     assert list(rebuilt.keys) == [3, 3]
 
 
+def test_changed_uint64_map_keys_keep_their_full_range() -> None:
+    big = 2**63 + 5  # past int64
+    s = oap.to_pandas(onnx_arrow.to_arrow([_map([1, 2], TensorProto.UINT64)]))
+    changed = s.copy()
+    changed[0] = {big: np.zeros(2, np.float32), 1: np.ones(2, np.float32)}
+    assert list(oap.to_pandas(changed.onnx.to_arrow())[0]) == [big, 1]
+    # MapProto holds every integer key in int64 keys: UINT64 past 2**63 as its bit pattern
+    assert list(onnx_arrow.from_arrow(changed.onnx.to_arrow())[0].keys) == [big - 2**64, 1]
+    for bad in (-1, 2**64, 1.5):
+        changed[0] = {bad: np.zeros(2, np.float32)}
+        with pytest.raises(OnnxArrowError, match="are not all UINT64 values"):
+            changed.onnx.to_arrow()
+
+
 def test_sparse_tensors() -> None:
     sparse = helper.make_sparse_tensor(
         numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "v"),
