@@ -327,6 +327,11 @@ class _ColumnInfo:
     def __deepcopy__(self, memo: dict[int, Any]) -> _ColumnInfo:
         return self
 
+    def __repr__(self) -> str:  # not the source column and every cell: printing attrs
+        return (
+            f"_ColumnInfo(kind={self.kind}, arrow_type={self.arrow_type}, rows={len(self.cells)})"
+        )
+
     def __reduce__(self) -> tuple[Any, ...]:
         # pickled: the type as an IPC schema (never a pickled Arrow object); rows are
         # rebuilt from their cells after unpickling

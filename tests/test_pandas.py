@@ -728,3 +728,9 @@ def test_stats_take_each_rows_own_dtype_and_name_a_row_they_cannot_take() -> Non
     dates = pd.Series([np.array(["2020-01-01"], "datetime64[D]")], name="t")
     with pytest.raises(UnsupportedTypeError, match="column 't': row 0: numpy dtype datetime64"):
         dates.onnx.stats()
+
+
+def test_the_column_record_prints_short() -> None:
+    big = numpy_helper.from_array(np.ones((100, 100), np.float32))
+    s = oap.to_pandas(onnx_arrow.to_arrow([big] * 50))
+    assert len(repr(s.attrs)) < 300
