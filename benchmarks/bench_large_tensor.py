@@ -195,7 +195,7 @@ def worker(method: str, files: dict[str, Any], repeat: int) -> dict[str, Any]:
     }
     if method == "onnx_arrow":
         arr = onnx_arrow.read_pb(files["pb"])
-        address = arr.storage.field("value").storage.values.buffers()[1].address
+        address = arr.storage.values.buffers()[1].address
         out["arrow_address_mod_64"] = address % ALIGNMENT
         out["zero_copy"] = bool(onnx_arrow.to_numpy(arr).ctypes.data == address)
         base = np.fromfile(files["raw"], dtype=np.float32)

@@ -4,8 +4,11 @@
 >>> import onnx_arrow
 >>> from onnx import numpy_helper
 >>> t = numpy_helper.from_array(np.eye(2, dtype=np.float32), "x")
->>> arr = onnx_arrow.to_arrow([t])
->>> onnx_arrow.from_arrow(arr)[0].SerializeToString() == t.SerializeToString()
+>>> arr = onnx_arrow.to_arrow([t])  # the canonical Arrow column
+>>> arr.type.extension_name, onnx_arrow.to_numpy(arr).shape
+('arrow.fixed_shape_tensor', (1, 2, 2))
+>>> exact = onnx_arrow.to_arrow([t], exact=True)  # names and encoding kept too
+>>> onnx_arrow.from_arrow(exact)[0].SerializeToString() == t.SerializeToString()
 True
 """
 
@@ -27,6 +30,7 @@ from onnx_arrow.core.values import (
     to_arrow,
     to_arrow_scalar,
     to_numpy,
+    to_pylist,
 )
 from onnx_arrow.errors import (
     ArrowLayoutError,
@@ -34,6 +38,7 @@ from onnx_arrow.errors import (
     InvalidMessageError,
     InvalidTensorError,
     NotRepresentableError,
+    OnnxArrowDeprecationWarning,
     OnnxArrowError,
     OnnxArrowWarning,
     UnsupportedTypeError,
@@ -50,6 +55,7 @@ __all__ = [
     "InvalidTensorError",
     "MessageType",
     "NotRepresentableError",
+    "OnnxArrowDeprecationWarning",
     "OnnxArrowError",
     "OnnxArrowWarning",
     "SparseTensorType",
@@ -67,5 +73,6 @@ __all__ = [
     "to_arrow",
     "to_arrow_scalar",
     "to_numpy",
+    "to_pylist",
     "to_storage",
 ]

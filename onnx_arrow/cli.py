@@ -503,10 +503,10 @@ def _example(out: TextIO) -> int:
     print(f"{PROG} {onnx_arrow.__version__}: built-in example, TensorProto -> Arrow", file=out)
     arrays = []
     for tensor in tensors:
-        arr = onnx_arrow.to_arrow([tensor])
+        arr = onnx_arrow.to_arrow([tensor], exact=True)
         arrays.append(arr)
         row = dtype_of(tensor.data_type)
-        values = onnx_arrow.to_numpy(arr)[0]
+        values = onnx_arrow.to_pylist(arr, strings="bytes")[0]
         print(file=out)
         print(f"{tensor.name}", file=out)
         print(f"  onnx   {row.name} {list(tensor.dims)}", file=out)
@@ -560,11 +560,11 @@ def _info(
         elif output_key is not None:
             declared, type_proto = _declared_type(model, "output", output_key)
     try:
-        arr = onnx_arrow.read_pb(path, type=type_proto, base_dir=Path(path).parent)
+        arr = onnx_arrow.read_pb(path, type_proto, base_dir=Path(path).parent, exact=True)
     except OnnxArrowError as exc:
         raise (exc if path in str(exc) else exc.at(path)) from None
     envelope = TensorProto.FromString(arr.envelope[0].as_py())
-    values = onnx_arrow.to_numpy(arr)[0]
+    values = onnx_arrow.to_pylist(arr, strings="bytes")[0]
     row = dtype_of_numpy(values.dtype)
     lines = [
         ("file", path),
@@ -997,10 +997,10 @@ def _value_text(folder: Path, rel: str, model: ModelProto, io: str, index: int) 
         return "", f"the model declares no {io} {index}: kept as a file"
     path = folder / rel
     try:
-        arr = onnx_arrow.read_pb(path, type=type_proto, base_dir=path.parent)
+        arr = onnx_arrow.read_pb(path, type_proto, base_dir=path.parent)
     except OnnxArrowError as exc:
         raise (exc if str(path) in str(exc) else exc.at(str(path))) from None
-    value = onnx_arrow.to_numpy(arr)[0]
+    value = onnx_arrow.to_pylist(arr, strings="bytes")[0]
     return infos[index].name, _describe(value, type_proto)
 
 

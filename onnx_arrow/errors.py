@@ -25,6 +25,7 @@ __all__ = [
     "InvalidMessageError",
     "InvalidTensorError",
     "NotRepresentableError",
+    "OnnxArrowDeprecationWarning",
     "OnnxArrowError",
     "OnnxArrowWarning",
     "UnsupportedTypeError",
@@ -92,3 +93,7 @@ class ExternalDataError(OnnxArrowError, ValueError):
 
 class OnnxArrowWarning(UserWarning):
     """Emitted when something is approximated or dropped on request; never silently."""
+
+
+class OnnxArrowDeprecationWarning(OnnxArrowWarning, DeprecationWarning):
+    """A name or argument still accepted but going away; the message says what replaces it."""

@@ -381,7 +381,7 @@ def _message_sections(message: Message) -> list[_Section]:
     kind = type(message).__name__
     name = getattr(message, "name", "")
     title = f"{kind} {name!r}" if name else kind
-    value = onnx_arrow.to_numpy(onnx_arrow.to_arrow_scalar(message))
+    value = onnx_arrow.to_pylist(onnx_arrow.to_arrow([message], exact=True), strings="bytes")[0]
     return _value_sections(value, title)
 
 
@@ -394,7 +394,7 @@ def _stored_value_sections(value: StoredValue) -> list[_Section]:
         ("onnx type", value.onnx_type),
     ]
     title = f"{value.io} {value.name!r}" if value.name else f"{value.io} {value.index}"
-    sections = _value_sections(value.to_numpy(), title)
+    sections = _value_sections(value.to_numpy(strings="bytes"), title)
     sections[0].fields[:0] = where
     return sections
 
@@ -447,8 +447,7 @@ def _column_sections(array: pa.Array | pa.ChunkedArray, title: str = "column") -
     kind = str(_column_kind(array))
     # only the previewed rows are read: a chunked column is never combined whole
     head = array.slice(0, PREVIEW_ROWS)
-    cells = onnx_arrow.to_numpy(head)
-    cells = list(cells) if isinstance(cells, np.ndarray) else cells
+    cells = onnx_arrow.to_pylist(head, strings="bytes")
     dtypes = sorted({dtype_name(c.dtype) for c in cells if isinstance(c, np.ndarray)})
     fields = [
         ("arrow type", describe_type(array.type)),
@@ -623,7 +622,9 @@ class CaseView:
             out.append(_Section("values" if n is None else f"test_data_set_{n}", level=1))
             for value in values:
                 name = value.name or f"{value.io} {value.index}"
-                sections = _value_sections(value.to_numpy(), f"{value.io} {name!r}", level=2)
+                sections = _value_sections(
+                    value.to_numpy(strings="bytes"), f"{value.io} {name!r}", level=2
+                )
                 sections[0].fields.insert(0, ("onnx type", value.onnx_type))
                 out += sections
         if len(order) > MAX_ITEMS:

@@ -25,7 +25,7 @@ Examples
 >>> import onnx_arrow.pandas as oap
 >>> from onnx import numpy_helper
 >>> x = [numpy_helper.from_array(np.full((2, 3), i, np.float32), f"x{i}") for i in range(4)]
->>> s = oap.to_pandas(onnx_arrow.to_arrow(x))
+>>> s = oap.to_pandas(onnx_arrow.to_arrow(x, exact=True))
 >>> s[1]
 array([[1., 1., 1.],
        [1., 1., 1.]], dtype=float32)
@@ -476,7 +476,7 @@ def to_pandas(data: Any, *, cells: Cells = "numpy") -> pd.Series | pd.DataFrame:
     >>> to_pandas(onnx_arrow.to_arrow(opt)).tolist()
     [None, array([1., 1.], dtype=float32)]
     >>> to_pandas(onnx_arrow.to_arrow([t]), cells="arrow").dtype.pyarrow_dtype.extension_name
-    'onnx.message'
+    'arrow.fixed_shape_tensor'
     """
     if cells not in ("numpy", "arrow"):
         raise ValueError(f"cells must be 'numpy' or 'arrow', got {cells!r}")

@@ -22,6 +22,7 @@ PUBLIC = [
     "InvalidTensorError",
     "MessageType",
     "NotRepresentableError",
+    "OnnxArrowDeprecationWarning",
     "OnnxArrowError",
     "OnnxArrowWarning",
     "SparseTensorType",
@@ -39,6 +40,7 @@ PUBLIC = [
     "to_arrow",
     "to_arrow_scalar",
     "to_numpy",
+    "to_pylist",
     "to_storage",
 ]
 

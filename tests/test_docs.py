@@ -60,7 +60,7 @@ def test_readme_python_block_runs(
 
 
 def test_readme_store_examples_name_the_store_they_read() -> None:
-    queries = [b for b in _blocks("python") if "duckdb" in b or "polars" in b]
+    queries = [b for b in _blocks("python") if "duckdb.sql" in b or "pl.scan_parquet" in b]
     assert len(queries) == 2
     for block in queries:
         assert f'store = "{README_STORE}"' in block

@@ -194,7 +194,7 @@ def test_long_sequences_are_cut() -> None:
 
 def test_message_column_facts() -> None:
     rows = [numpy_helper.from_array(np.full((2, 3), i, np.float32), f"x{i}") for i in range(7)]
-    column = onnx_arrow.to_arrow(rows)
+    column = onnx_arrow.to_arrow(rows, exact=True)
     out = jupyter.text(column)
     assert "onnx.message" in out
     assert "arrow.fixed_shape_tensor" in out
@@ -205,7 +205,7 @@ def test_message_column_facts() -> None:
     assert jupyter.text(column.value).splitlines()[1].startswith("  arrow type  arrow.fixed")
     assert len(_pngs(jupyter.html(column))) == 1
     assert "sequence of 2" in jupyter.text(
-        onnx_arrow.to_arrow([numpy_helper.from_list([np.zeros(2), np.ones(3)], "s")])
+        onnx_arrow.to_arrow([numpy_helper.from_list([np.zeros(2), np.ones(3)], "s")], exact=True)
     )
 
 
@@ -215,7 +215,8 @@ def _chunks_with_absences() -> dict[str, pa.Array]:
         [
             numpy_helper.from_list([np.zeros(2, np.int64), np.arange(3, dtype=np.int64)], "s"),
             numpy_helper.from_list([np.full(1, 5, np.int64)], "s"),
-        ]
+        ],
+        exact=True,
     ).storage.field("value")
     elements = seqs.flatten().take(pa.array([0, None, 1]))
     return {
@@ -234,7 +235,9 @@ def test_chunked_columns_are_described_as_one_column() -> None:
             assert jupyter._column_kind(column) == kind_of_arrow(whole.type, whole), names
             assert jupyter.text(column) == jupyter.text(whole), names
             assert jupyter.html(column) == jupyter.html(whole), names
-    tensors = onnx_arrow.to_arrow([numpy_helper.from_array(np.eye(2, dtype=np.float32))] * 3)
+    tensors = onnx_arrow.to_arrow(
+        [numpy_helper.from_array(np.eye(2, dtype=np.float32))] * 3, exact=True
+    )
     values = tensors.storage.field("value")
     column = pa.chunked_array([values, values.take(pa.array([0, None]))] * 4)
     out = jupyter.text(column)
@@ -332,7 +335,7 @@ def test_register_with_a_stub_shell() -> None:
     jupyter.load_ipython_extension(shell)
     types = shell.display_formatter.formatters["text/html"].types
     assert {pa.ExtensionArray, Store, TensorProto, onnx.SequenceProto} <= set(types)
-    column = onnx_arrow.to_arrow([numpy_helper.from_array(np.ones((2, 2), np.float32))])
+    column = onnx_arrow.to_arrow([numpy_helper.from_array(np.ones((2, 2), np.float32))], exact=True)
     assert "onnx.message" in types[pa.ExtensionArray](column)
     assert (
         types[pa.ExtensionArray](

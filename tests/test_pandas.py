@@ -96,7 +96,7 @@ def test_tensor_columns_keep_shape_and_dtype(
     row: DType, cells: oap.Cells, shapes: list[tuple[int, ...]]
 ) -> None:
     expected, tensors = _tensors(row, shapes)
-    arr = onnx_arrow.to_arrow(tensors)
+    arr = onnx_arrow.to_arrow(tensors, exact=True)
     s = oap.to_pandas(arr, cells=cells)
     values = s.onnx.to_numpy()
     if cells == "numpy":
@@ -129,13 +129,13 @@ def test_tensor_columns_keep_shape_and_dtype(
 def test_strings_keep_invalid_utf8_bytes() -> None:
     words = np.array([[b"\xff\xfe", b"ok"], ["\u00e9".encode(), b""]], dtype=object)
     tensor = numpy_helper.from_array(words, "s")
-    cell = oap.to_pandas(onnx_arrow.to_arrow([tensor]))[0]
+    cell = oap.to_pandas(onnx_arrow.to_arrow([tensor], exact=True))[0]
     assert cell.dtype == object
     assert cell.tolist() == words.tolist()
 
 
 def test_bool_is_bool_not_int8() -> None:
-    arr = onnx_arrow.to_arrow([numpy_helper.from_array(np.array([True, False]))])
+    arr = onnx_arrow.to_arrow([numpy_helper.from_array(np.array([True, False]))], exact=True)
     assert arr.value.to_pandas()[0].dtype == np.int8  # what pyarrow alone gives
     assert oap.to_pandas(arr)[0].dtype == np.bool_
     assert oap.to_pandas(arr, cells="arrow").onnx.to_numpy().dtype == np.bool_
@@ -152,7 +152,7 @@ def _optional_column() -> list[OptionalProto]:
 @pytest.mark.parametrize("cells", ["numpy", "arrow"])
 def test_absent_optionals_are_none_never_nan(cells: oap.Cells) -> None:
     messages = _optional_column()
-    s = oap.to_pandas(onnx_arrow.to_arrow(messages), cells=cells)
+    s = oap.to_pandas(onnx_arrow.to_arrow(messages, exact=True), cells=cells)
     values = s.onnx.to_numpy()
     assert values[0] is None
     assert values[2] is None
@@ -172,7 +172,7 @@ def test_absent_optionals_are_none_never_nan(cells: oap.Cells) -> None:
 
 def test_bare_value_columns_with_nulls() -> None:
     # a value column, not a message column: a null row is an absent optional
-    arr = onnx_arrow.to_arrow(_optional_column()).value
+    arr = onnx_arrow.to_arrow(_optional_column(), exact=True).value
     s = oap.to_pandas(arr)
     assert s[0] is None
     assert s[1].dtype == np.float32
@@ -194,7 +194,7 @@ def _sequences() -> list[SequenceProto]:
 @pytest.mark.parametrize("cells", ["numpy", "arrow"])
 def test_sequences_are_lists(cells: oap.Cells) -> None:
     messages = _sequences()
-    s = oap.to_pandas(onnx_arrow.to_arrow(messages), cells=cells)
+    s = oap.to_pandas(onnx_arrow.to_arrow(messages, exact=True), cells=cells)
     values = s.onnx.to_numpy()
     assert isinstance(values, list)
     assert isinstance(values[0], list)
@@ -221,8 +221,8 @@ def _map(keys: list[Any], key_type: int) -> MapProto:
 
 def test_maps_are_dicts_when_keys_are_distinct() -> None:
     messages = [_map([1, 2], TensorProto.INT64), _map([b"\xff", b"a"], TensorProto.STRING)]
-    ints = oap.to_pandas(onnx_arrow.to_arrow(messages[:1]))
-    strings = oap.to_pandas(onnx_arrow.to_arrow(messages[1:]))
+    ints = oap.to_pandas(onnx_arrow.to_arrow(messages[:1], exact=True))
+    strings = oap.to_pandas(onnx_arrow.to_arrow(messages[1:], exact=True))
     assert list(ints[0]) == [1, 2]
     assert ints[0][2].tolist() == [1.0, 1.0]
     assert list(strings[0]) == [b"\xff", b"a"]
@@ -233,7 +233,7 @@ def test_maps_are_dicts_when_keys_are_distinct() -> None:
 
 def test_maps_are_pairs_when_a_key_repeats() -> None:
     messages = [_map([1, 2], TensorProto.INT64), _map([7, 7], TensorProto.INT64)]
-    s = oap.to_pandas(onnx_arrow.to_arrow(messages))
+    s = oap.to_pandas(onnx_arrow.to_arrow(messages, exact=True))
     assert all(isinstance(cell, list) for cell in s)  # one form for the whole column
     assert [k for k, _ in s[1]] == [7, 7]
     assert _serialized(onnx_arrow.from_arrow(s.onnx.to_arrow())) == _serialized(messages)
@@ -245,7 +245,7 @@ def test_maps_are_pairs_when_a_key_repeats() -> None:
 
 def test_changed_uint64_map_keys_keep_their_full_range() -> None:
     big = 2**63 + 5  # past int64
-    s = oap.to_pandas(onnx_arrow.to_arrow([_map([1, 2], TensorProto.UINT64)]))
+    s = oap.to_pandas(onnx_arrow.to_arrow([_map([1, 2], TensorProto.UINT64)], exact=True))
     changed = s.copy()
     changed[0] = {big: np.zeros(2, np.float32), 1: np.ones(2, np.float32)}
     assert list(oap.to_pandas(changed.onnx.to_arrow())[0]) == [big, 1]
@@ -263,7 +263,7 @@ def test_sparse_tensors() -> None:
         numpy_helper.from_array(np.array([0, 3], np.int64), "i"),
         [2, 2],
     )
-    s = oap.to_pandas(onnx_arrow.to_arrow([sparse]))
+    s = oap.to_pandas(onnx_arrow.to_arrow([sparse], exact=True))
     assert s[0]["dims"] == (2, 2)
     assert s[0]["values"].tolist() == [1.0, 2.0]
     assert s.onnx.shape.tolist() == [(2, 2)]
@@ -276,7 +276,7 @@ def test_nested_optional_absence_warns_and_round_trips() -> None:
     inner_absent.optional_value.CopyFrom(OptionalProto(elem_type=OptionalProto.TENSOR))
     outer_absent = OptionalProto(name="n", elem_type=OptionalProto.OPTIONAL)
     messages = [inner_absent, outer_absent]
-    arr = onnx_arrow.to_arrow(messages)
+    arr = onnx_arrow.to_arrow(messages, exact=True)
     with pytest.warns(OnnxArrowWarning, match="row 0: a present optional"):
         s = oap.to_pandas(arr)
     assert s.tolist() == [None, None]
@@ -289,7 +289,7 @@ def test_nested_optional_absence_warns_and_round_trips() -> None:
 
 def test_unchanged_rows_come_back_exactly() -> None:
     tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(5)]
-    arr = onnx_arrow.to_arrow(tensors)
+    arr = onnx_arrow.to_arrow(tensors, exact=True)
     s = oap.to_pandas(arr)
     assert s.onnx.to_arrow() is arr
     picked = s[s.index % 2 == 0].iloc[::-1]
@@ -305,7 +305,7 @@ def test_unchanged_rows_come_back_exactly() -> None:
 
 def test_changed_and_new_rows_are_built_from_cells() -> None:
     tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(3)]
-    s = oap.to_pandas(onnx_arrow.to_arrow(tensors))
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True))
     with pytest.raises(ValueError, match="read-only"):
         s[0][0, 0] = 9.0
     s[1] = np.full((2, 2), 7, np.float32)
@@ -316,7 +316,7 @@ def test_changed_and_new_rows_are_built_from_cells() -> None:
     assert numpy_helper.to_array(back[1]).tolist() == [[7, 7], [7, 7]]
     assert back[3].name == ""
     assert numpy_helper.to_array(back[3]).shape == (3,)
-    in_place = oap.to_pandas(onnx_arrow.to_arrow(_sequences()))
+    in_place = oap.to_pandas(onnx_arrow.to_arrow(_sequences(), exact=True))
     in_place[0].append(np.array([9], np.int64))  # a list cell changed in place
     rebuilt = onnx_arrow.from_arrow(in_place.onnx.to_arrow())[0]
     assert [numpy_helper.to_array(t).tolist() for t in rebuilt.tensor_values] == [
@@ -327,7 +327,7 @@ def test_changed_and_new_rows_are_built_from_cells() -> None:
 
 
 def test_reindexed_rows_are_absent() -> None:
-    s = oap.to_pandas(onnx_arrow.to_arrow(_optional_column()))
+    s = oap.to_pandas(onnx_arrow.to_arrow(_optional_column(), exact=True))
     moved = s.reindex([1, 7])
     back = onnx_arrow.from_arrow(moved.onnx.to_arrow())
     assert back[0] == _optional_column()[1]
@@ -349,7 +349,7 @@ def test_a_series_of_ndarrays_without_a_record() -> None:
 
 def test_errors_and_warnings_name_rows_by_their_label() -> None:
     tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(4)]
-    s = oap.to_pandas(onnx_arrow.to_arrow(tensors))
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True))
     t = s[s.index >= 2].copy()
     t[3] = "oops"  # the second row, labelled 3
     with pytest.raises(UnsupportedTypeError, match=r"^row 3: expected a numpy array, got str"):
@@ -364,7 +364,9 @@ def test_errors_and_warnings_name_rows_by_their_label() -> None:
     inner_absent = OptionalProto(name="n", elem_type=OptionalProto.OPTIONAL)
     inner_absent.optional_value.CopyFrom(OptionalProto(elem_type=OptionalProto.TENSOR))
     outer_absent = OptionalProto(name="n", elem_type=OptionalProto.OPTIONAL)
-    arrow_cells = oap.to_pandas(onnx_arrow.to_arrow([outer_absent, inner_absent]), cells="arrow")
+    arrow_cells = oap.to_pandas(
+        onnx_arrow.to_arrow([outer_absent, inner_absent], exact=True), cells="arrow"
+    )
     arrow_cells.index = pd.Index(["p", "q"])
     with pytest.warns(OnnxArrowWarning, match="^row 'q': a present optional"):
         arrow_cells.onnx.to_numpy()
@@ -372,7 +374,7 @@ def test_errors_and_warnings_name_rows_by_their_label() -> None:
 
 def test_rows_taken_in_another_order_keep_their_envelopes() -> None:
     tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(6)]
-    s = oap.to_pandas(onnx_arrow.to_arrow(tensors))
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True))
     t = s.iloc[[4, 1, 3]].copy()
     t[1] = np.full((2, 2), 9, np.float32)  # changed: its old envelope still fits
     t[7] = np.zeros((2, 2), np.float32)  # new: no envelope
@@ -384,7 +386,7 @@ def test_rows_taken_in_another_order_keep_their_envelopes() -> None:
 
 
 def test_accessor_reads_the_column_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    arr = onnx_arrow.to_arrow(_optional_column())
+    arr = onnx_arrow.to_arrow(_optional_column(), exact=True)
     built: list[str] = []
     real_column = oap._column
 
@@ -431,12 +433,10 @@ def test_cells_rebuild_values_exactly(
     messages = [numpy_helper.from_optional(a, dtype=OptionalProto.TENSOR) for a in arrays]
     if all(a is None for a in arrays):
         return  # no dtype anywhere: nothing says what the column holds
-    s = oap.to_pandas(onnx_arrow.to_arrow(messages))
+    s = oap.to_pandas(onnx_arrow.to_arrow(messages, exact=True))
     assert _serialized(onnx_arrow.from_arrow(s.onnx.to_arrow())) == _serialized(messages)
     bare = pd.Series(list(s), dtype=object)  # no record: rebuilt from the cells alone
-    values = onnx_arrow.to_numpy(bare.onnx.to_arrow())
-    if isinstance(values, np.ndarray):  # stacked: rows as arrays, 0-d ones included
-        values = [values[i, ...] for i in range(len(values))]
+    values = onnx_arrow.to_pylist(bare.onnx.to_arrow(), strings="bytes")
     for got, want in zip(values, arrays, strict=True):
         assert (got is None) == (want is None)
         if want is not None:
@@ -446,13 +446,13 @@ def test_cells_rebuild_values_exactly(
 def test_to_float32_decodes_exotic_floats() -> None:
     codes = np.arange(256, dtype=np.uint8)
     tensors = [numpy_helper.from_array(codes.view(ml_dtypes.float8_e5m2), "f8")]
-    s = oap.to_pandas(onnx_arrow.to_arrow(tensors), cells="arrow")
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True), cells="arrow")
     decoded = s.onnx.to_float32()
     assert decoded[0].dtype == np.float32
     want = codes.view(ml_dtypes.float8_e5m2).astype(np.float32)
     np.testing.assert_array_equal(decoded[0], want)
     assert decoded.onnx.dtype == "FLOAT"
-    ints = oap.to_pandas(onnx_arrow.to_arrow([numpy_helper.from_array(np.arange(3))]))
+    ints = oap.to_pandas(onnx_arrow.to_arrow([numpy_helper.from_array(np.arange(3))], exact=True))
     assert ints.onnx.to_float32()[0].dtype == np.int64  # not a float: left as it is
 
 
@@ -462,7 +462,7 @@ def test_to_float32_decodes_exotic_floats() -> None:
 @pytest.mark.parametrize("cells", ["numpy", "arrow"])
 def test_to_numpy_is_zero_copy_for_float32(cells: oap.Cells) -> None:
     x = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
-    arr = onnx_arrow.to_arrow([numpy_helper.from_array(r) for r in x])
+    arr = onnx_arrow.to_arrow([numpy_helper.from_array(r) for r in x], exact=True)
     address = arr.value.storage.values.buffers()[1].address
     s = oap.to_pandas(arr, cells=cells)
     stacked = s.onnx.to_numpy()
@@ -480,9 +480,13 @@ def test_to_numpy_is_zero_copy_for_float32(cells: oap.Cells) -> None:
 
 
 def test_tables_and_pycapsule_objects() -> None:
-    x = onnx_arrow.to_arrow([numpy_helper.from_array(np.eye(2, dtype=np.int64), "e")] * 2)
+    x = onnx_arrow.to_arrow(
+        [numpy_helper.from_array(np.eye(2, dtype=np.int64), "e")] * 2, exact=True
+    )
     field = pa.field("e", x.type, metadata={"io": "input", "index": "0"})
-    table = pa.Table.from_arrays([x, onnx_arrow.to_arrow(_sequences())], names=["e", "s"])
+    table = pa.Table.from_arrays(
+        [x, onnx_arrow.to_arrow(_sequences(), exact=True)], names=["e", "s"]
+    )
     table = table.cast(pa.schema([field, table.schema.field(1)]))
 
     class Stream:
@@ -732,5 +736,5 @@ def test_stats_take_each_rows_own_dtype_and_name_a_row_they_cannot_take() -> Non
 
 def test_the_column_record_prints_short() -> None:
     big = numpy_helper.from_array(np.ones((100, 100), np.float32))
-    s = oap.to_pandas(onnx_arrow.to_arrow([big] * 50))
+    s = oap.to_pandas(onnx_arrow.to_arrow([big] * 50, exact=True))
     assert len(repr(s.attrs)) < 300

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 import numpy as np
@@ -44,6 +45,7 @@ __all__ = [
     "TensorLayout",
     "VariableRankTensorType",
     "VariableShapeTensorType",
+    "check_readable",
     "describe_type",
     "dtype_of_arrow",
     "element_type",
@@ -53,6 +55,8 @@ __all__ = [
     "tensor_layout",
     "variable_rank_tensor",
     "variable_shape_tensor",
+    "with_storage",
+    "without_views",
 ]
 
 #: Version of the JSON metadata of onnx-arrow's extension types.
@@ -62,10 +66,59 @@ CANONICAL_VARIABLE_SHAPE: Final = "arrow.variable_shape_tensor"
 CANONICAL_FIXED_SHAPE: Final = "arrow.fixed_shape_tensor"
 
 
+def without_views(
+    arrow_type: pa.DataType,
+    extension: Callable[[pa.DataType, pa.DataType], pa.DataType] | None = None,
+) -> pa.DataType:
+    """``arrow_type`` with the view layouts other engines produce replaced, at any depth.
+
+    ``binary_view`` becomes ``binary``, ``string_view`` ``string`` and list views lists:
+    the same values in the layouts onnx-arrow converts.  An extension type is kept as
+    it is, or, given ``extension``, replaced by ``extension(type, new_storage)`` when
+    its storage changes.
+
+    >>> import pyarrow as pa
+    >>> without_views(pa.struct([("value", pa.int64()), ("envelope", pa.binary_view())]))
+    StructType(struct<value: int64, envelope: binary>)
+    """
+    t = arrow_type
+    if isinstance(t, pa.BaseExtensionType):
+        if extension is None:
+            return t
+        storage = without_views(t.storage_type, extension)
+        return t if storage == t.storage_type else extension(t, storage)
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_list_view(t) or pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(without_views(t.value_type, extension)))
+    if pa.types.is_large_list_view(t) or pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(without_views(t.value_type, extension)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(
+            t.value_field.with_type(without_views(t.value_type, extension)), t.list_size
+        )
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(without_views(t.key_type, extension)),
+            t.item_field.with_type(without_views(t.item_type, extension)),
+            t.keys_sorted,
+        )
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(without_views(f.type, extension)) for f in t])
+    return t
+
+
 class _JsonExtensionType(pa.ExtensionType):  # type: ignore[misc]
     """An extension type whose parameters are a JSON object with a format version."""
 
     _name: ClassVar[str]
+
+    #: Why the type as read cannot be converted (None: it can); see :meth:`_as_read`.
+    unreadable: ArrowLayoutError | None = None
+    #: The metadata exactly as read, for a type kept :meth:`_as_read`.
+    _serialized: bytes | None = None
 
     def __init__(self, storage_type: pa.DataType, params: dict[str, Any] | None = None) -> None:
         self._params = dict(params or {})
@@ -77,14 +130,47 @@ class _JsonExtensionType(pa.ExtensionType):  # type: ignore[misc]
         return dict(self._params)
 
     def __arrow_ext_serialize__(self) -> bytes:
+        if self._serialized is not None:
+            return self._serialized
         return json.dumps({"version": FORMAT_VERSION, **self._params}, sort_keys=True).encode()
 
     @classmethod
     def __arrow_ext_deserialize__(
         cls, storage_type: pa.DataType, serialized: bytes
     ) -> _JsonExtensionType:
-        params = _parse_metadata(cls._name, serialized)
-        return cls._from_params(storage_type, params)
+        # Never raise here: pyarrow calls this while it imports a whole schema (a Parquet
+        # footer, an IPC stream, a Polars frame), and an error would make every column of
+        # it unreadable.  A layout that is wrong is kept as read and refused, located, when
+        # the column is converted (onnx_arrow.core.arrow_input checks every entry point).
+        try:
+            params = _parse_metadata(cls._name, serialized)
+        except ArrowLayoutError as exc:
+            return cls._as_read(storage_type, serialized, {}, exc)
+        error = _layout_error(cls, storage_type, params)
+        if error is None:
+            return cls._from_params(storage_type, params)
+        unviewed = without_views(storage_type)
+        if unviewed != storage_type and _layout_error(cls, unviewed, params) is None:
+            # a storage variant another engine made (binary_view for binary ...): the
+            # same meaning, converted when the column is read
+            return cls._as_read(storage_type, serialized, params, None)
+        return cls._as_read(storage_type, serialized, params, error)
+
+    @classmethod
+    def _as_read(
+        cls,
+        storage_type: pa.DataType,
+        serialized: bytes,
+        params: dict[str, Any],
+        error: ArrowLayoutError | None,
+    ) -> _JsonExtensionType:
+        """The type over ``storage_type`` exactly as read, convertible or not (``error``)."""
+        obj = cls.__new__(cls)
+        obj._params = dict(params)
+        obj._serialized = bytes(serialized)
+        obj.unreadable = error
+        pa.ExtensionType.__init__(obj, storage_type, cls._name)
+        return obj
 
     @classmethod
     def _from_params(cls, storage_type: pa.DataType, params: dict[str, Any]) -> _JsonExtensionType:
@@ -98,6 +184,19 @@ class _JsonExtensionType(pa.ExtensionType):  # type: ignore[misc]
         # item field of a fixed_size_list (nullability) and refuses C++-only extension types.
         schema = pa.schema([pa.field("storage", self.storage_type)]).serialize().to_pybytes()
         return _rebuild, (type(self), schema, self.__arrow_ext_serialize__())
+
+
+def _layout_error(
+    cls: type[_JsonExtensionType], storage_type: pa.DataType, params: dict[str, Any]
+) -> ArrowLayoutError | None:
+    """Why ``cls`` cannot take ``storage_type`` and ``params``, or None."""
+    try:
+        cls._from_params(storage_type, params)
+    except ArrowLayoutError as exc:
+        return exc
+    except Exception as exc:
+        return ArrowLayoutError(f"{storage_type} does not fit: {exc}", where=cls._name)
+    return None
 
 
 def _rebuild(cls: type[_JsonExtensionType], storage: bytes, blob: bytes) -> pa.DataType:
@@ -243,8 +342,11 @@ def _build_element_type(row: DType) -> pa.DataType:
 _ELEMENT_TYPES: Final = {row.onnx: _build_element_type(row) for row in DTYPES.values()}
 _DTYPE_BY_ARROW: Final = {
     **{t: DTYPES[onnx] for onnx, t in _ELEMENT_TYPES.items()},
-    # read, never written: Polars hands binary columns back as large_binary
+    # read, never written: Polars hands binary columns back as large_binary (or as
+    # binary_view, which arrow_input reads as binary), and UTF-8 strings are strings
     pa.large_binary(): dtype_of("STRING"),
+    pa.string(): dtype_of("STRING"),
+    pa.large_string(): dtype_of("STRING"),
 }
 
 
@@ -660,6 +762,43 @@ def extension_metadata(arrow_type: pa.DataType) -> dict[str, Any]:
     # other writers' types carry no onnx-arrow version key: a JSON object is all they owe
     where = str(getattr(arrow_type, "extension_name", arrow_type))
     return _json_object(raw, hint=_OTHER_METADATA_HINT, where=where)
+
+
+def check_readable(arrow_type: pa.DataType, *, where: str = "") -> None:
+    """Raise the located error of any onnx-arrow type in ``arrow_type`` whose layout was
+    wrong when it was read (see ``__arrow_ext_deserialize__``)."""
+    t = arrow_type
+    if isinstance(t, _JsonExtensionType):
+        if t.unreadable is not None:
+            raise t.unreadable.at(where) if where else t.unreadable
+        check_readable(t.storage_type, where=where)
+    elif isinstance(t, pa.BaseExtensionType):
+        check_readable(t.storage_type, where=where)
+    elif pa.types.is_map(t):
+        check_readable(t.key_type, where=where)
+        check_readable(t.item_type, where=where)
+    elif pa.types.is_struct(t):
+        for f in t:
+            check_readable(f.type, where=where)
+    elif hasattr(t, "value_type") and not pa.types.is_dictionary(t):
+        check_readable(t.value_type, where=where)
+
+
+def with_storage(arrow_type: pa.DataType, storage: pa.DataType) -> pa.DataType:
+    """The extension type ``arrow_type`` (any registered one) over another storage type."""
+    if isinstance(arrow_type, pa.ExtensionType):
+        serialized = arrow_type.__arrow_ext_serialize__()
+    else:
+        serialized = _c_schema_metadata(arrow_type).get(b"ARROW:extension:metadata", b"")
+    field = pa.field(
+        "",
+        storage,
+        metadata={
+            b"ARROW:extension:name": arrow_type.extension_name.encode(),
+            b"ARROW:extension:metadata": serialized,
+        },
+    )
+    return pa.array(_CDataHolder(pa.nulls(0, storage), field)).type
 
 
 def describe_type(arrow_type: pa.DataType) -> str:

@@ -15,7 +15,7 @@ from onnx import TensorProto, TypeProto
 from onnx_arrow.core import _wire
 from onnx_arrow.core._open import OPEN_FLAGS, file_kind
 from onnx_arrow.core.tensors import FIXED_WIDTH_FIELDS
-from onnx_arrow.core.values import to_arrow_serialized
+from onnx_arrow.core.values import resolve_declared, to_arrow_serialized
 from onnx_arrow.errors import InvalidMessageError
 
 __all__ = ["MAX_FILE_BYTES", "read_pb"]
@@ -34,19 +34,23 @@ _ALIGNED_FIELDS: Final = frozenset(
 
 def read_pb(
     path: str | os.PathLike[str],
-    type: TypeProto | None = None,
+    declared: TypeProto | None = None,
     *,
     base_dir: str | os.PathLike[str] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
-) -> pa.ExtensionArray:
-    """Read one ``.pb`` file into a one-row array.
+    exact: bool = False,
+    type: TypeProto | None = None,
+) -> pa.Array:
+    """Read one ``.pb`` file into a one-row array, as :func:`onnx_arrow.to_arrow` gives.
 
-    The file holds a ``TensorProto``, or the message ``type`` declares.  It is
-    read once, straight into a buffer placed so that a tensor's data is 64-byte
-    aligned, and the Arrow array points into that buffer: no other copy of the
-    data is made.  Only regular files are read (a FIFO or a device is an error,
-    never a hang), at most ``max_bytes``.  External data is resolved against
-    ``base_dir``.
+    The file holds a ``TensorProto``, or the message ``declared`` (an
+    ``onnx.TypeProto``) declares.  It is read once, straight into a buffer placed
+    so that a tensor's data is 64-byte aligned, and the Arrow array points into that
+    buffer: no other copy of the data is made.  Only regular files are read (a FIFO
+    or a device is an error, never a hang), at most ``max_bytes``.  External data is
+    resolved against ``base_dir``.  With ``exact=True`` the array is an
+    ``onnx.message`` array that gives the file's message back byte for byte.
+    ``type`` is the deprecated name of ``declared``.
 
     Raises
     ------
@@ -55,13 +59,15 @@ def read_pb(
         changed while being read, or does not hold a valid message; the error
         names the path.
     """
+    declared = resolve_declared(declared, type, "read_pb")
     where = os.fspath(path)
     data = _read_aligned(where, max_bytes)
     # which message the file holds comes from the declared type, never from the bytes
-    kind = None if type is not None else "tensor"
-    return to_arrow_serialized(
-        [data.data], kind, type, base_dir=base_dir, where=f"{where}: ", zero_copy=True
+    kind = None if declared is not None else "tensor"
+    array = to_arrow_serialized(
+        [data.data], kind, declared, base_dir=base_dir, where=f"{where}: ", zero_copy=True
     )
+    return array if exact else array.storage.field("value")
 
 
 def _read_aligned(path: str, max_bytes: int) -> np.ndarray[Any, Any]:

@@ -58,6 +58,9 @@ def to_storage(data: Data) -> Data:
     >>> from onnx import numpy_helper
     >>> arr = onnx_arrow.to_arrow([numpy_helper.from_array(np.ones(2, np.float32))])
     >>> to_storage(arr).type
+    FixedSizeListType(fixed_size_list<item: float>[2])
+    >>> exact = onnx_arrow.to_arrow([numpy_helper.from_array(np.ones(2, np.float32))], exact=True)
+    >>> to_storage(exact).type
     StructType(struct<value: fixed_size_list<item: float>[2], envelope: binary>)
     """
     if isinstance(data, pa.Array):

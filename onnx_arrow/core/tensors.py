@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import ml_dtypes
 import numpy as np
@@ -112,9 +112,59 @@ class Tensor:
     codes: np.ndarray[Any, Any]
     envelope: bytes | None = None
 
-    def to_numpy(self) -> np.ndarray[Any, Any]:
-        """The elements shaped by ``dims``."""
-        return self.codes.reshape(self.dims)
+    def to_numpy(self, strings: Strings = "bytes") -> np.ndarray[Any, Any]:
+        """The elements shaped by ``dims``; STRING elements as ``bytes`` or, with
+        ``strings="str"``, decoded from UTF-8 (see :func:`decode_strings`)."""
+        codes = self.codes
+        if strings == "str" and self.dtype.arrow_kind is ArrowKind.BINARY:
+            codes = decode_strings(codes)
+        return codes.reshape(self.dims)
+
+
+#: How STRING elements come out of onnx-arrow: ``str`` (decoded from UTF-8, as
+#: ``onnx.numpy_helper.to_array`` gives them) or ``bytes`` (exactly as stored).
+Strings = Literal["str", "bytes"]
+STRINGS: Final = ("str", "bytes")
+
+
+def check_strings(strings: object) -> Strings:
+    """``strings`` if it is ``"str"`` or ``"bytes"``; else an error saying so."""
+    if strings not in STRINGS:
+        raise ValueError(f"strings must be 'str' or 'bytes', got {strings!r}")
+    return strings
+
+
+def decode_strings(
+    codes: np.ndarray[Any, Any], *, where: str | None = None
+) -> np.ndarray[Any, Any]:
+    """An object array of ``bytes`` decoded as UTF-8 into ``str``, in one pass.
+
+    Raises
+    ------
+    NotRepresentableError
+        Naming the first element that is not valid UTF-8, with the way to keep bytes.
+    """
+    flat = codes.reshape(-1)
+    try:
+        decoded = pa.array(flat, pa.binary()).cast(pa.string())
+    except pa.ArrowInvalid:
+        # on the error path only: find the element that is not UTF-8
+        bad = next(i for i, b in enumerate(flat) if not _is_utf8(b))
+        raise NotRepresentableError(
+            f"STRING element {bad} ({flat[bad][:40]!r}) is not valid UTF-8, so it has no "
+            "str form; pass strings='bytes' to get the bytes exactly as stored",
+            where=where,
+        ) from None
+    out: np.ndarray[Any, Any] = decoded.to_numpy(zero_copy_only=False)
+    return out.reshape(codes.shape)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # --- element forms: codes <-> Arrow storage --------------------------------------------
@@ -887,6 +937,11 @@ def tensor_type_for(row: DType, shapes: Sequence[tuple[int, ...]]) -> pa.DataTyp
             value_type, ndim, uniform if any(u is not None for u in uniform) else None
         )
     return variable_rank_tensor(value_type)
+
+
+def tensor_dtype(arrow_type: pa.DataType) -> DType:
+    """The ONNX dtype of the elements of a tensor type."""
+    return _layout(arrow_type)[1]
 
 
 def _layout(arrow_type: pa.DataType) -> tuple[str, DType]:

@@ -48,7 +48,7 @@ from onnx_arrow.core.extension_types import (
 )
 from onnx_arrow.errors import UnsupportedTypeError
 
-__all__ = ["arrow_type", "kind_of_arrow", "kind_of_type", "onnx_type"]
+__all__ = ["arrow_type", "fit_declared", "kind_of_arrow", "kind_of_type", "onnx_type"]
 
 
 def _check(type_proto: object, where: str) -> TypeProto:
@@ -146,22 +146,36 @@ def kind_of_arrow(arrow_type: pa.DataType, array: pa.Array | None = None) -> Kin
     return Kind(OPTIONAL, kind) if nullable and kind.name != OPTIONAL else kind
 
 
+def _list_values(array: pa.Array) -> pa.Array:
+    # the elements of the rows (flatten() would build arrays, which fails for C++-only types)
+    offsets = array.offsets
+    start, stop = offsets[0].as_py(), offsets[-1].as_py()
+    return array.values.slice(start, stop - start)
+
+
+def _child_kind(t: pa.DataType, array: pa.Array | None) -> Kind | None:
+    # list<null>: sequences that are all empty, of an element kind only a declaration knows
+    return None if pa.types.is_null(t) else kind_of_arrow(t, array)
+
+
 def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:
     if isinstance(t, SparseTensorType):
         return Kind(SPARSE_TENSOR)
     if tensor_layout(t) is not None:
         return Kind(TENSOR)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        child = None if array is None else array.flatten()
-        return Kind(SEQUENCE, kind_of_arrow(t.value_type, child))
+        child = None if array is None else _list_values(array)
+        return Kind(SEQUENCE, _child_kind(t.value_type, child))
     if pa.types.is_map(t):
         key = dtype_of_arrow(t.key_type)
         child = None if array is None else array.items
-        return Kind(MAP, kind_of_arrow(t.item_type, child), key)
+        return Kind(MAP, _child_kind(t.item_type, child), key)
     if pa.types.is_struct(t) and [f.name for f in t] == ["value"]:
         child = None if array is None else array.field("value")
-        inner = kind_of_arrow(t.field("value").type, child)
-        return Kind(OPTIONAL, inner if inner.name == OPTIONAL else Kind(OPTIONAL, inner))
+        inner = _child_kind(t.field("value").type, child)
+        if inner is None or inner.name != OPTIONAL:
+            inner = Kind(OPTIONAL, inner)
+        return Kind(OPTIONAL, inner)
     raise UnsupportedTypeError(
         f"{t} is not the Arrow form of an ONNX value; expected a tensor type, "
         "onnx.sparse_tensor, list, map or struct<value>"
@@ -224,3 +238,116 @@ def _tensor_onnx_type(t: pa.DataType, out: TypeProto) -> None:
         dim = tensor.shape.dim.add()
         if d is not None:
             dim.dim_value = d
+
+
+def fit_declared(
+    type_proto: TypeProto, arrow_type: pa.DataType, kind: Kind, *, where: str = "declared"
+) -> Kind:
+    """Check that a column of ``arrow_type`` holding ``kind`` is what ``type_proto``
+    declares, and give the kind its rows are read as.
+
+    The declared type decides what the rows are, within what the column holds: a
+    column without nulls may be declared optional (every value present), but the
+    element types, the tensor ranks and sizes, the kinds of every level must agree.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        Naming the first place where the declaration and the column differ.
+
+    >>> from onnx import TensorProto, helper
+    >>> import pyarrow as pa
+    >>> declared = helper.make_optional_type_proto(
+    ...     helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    >>> column = pa.fixed_shape_tensor(pa.float32(), [2])
+    >>> str(fit_declared(declared, column, kind_of_arrow(column)))
+    'optional(tensor)'
+    >>> int64 = helper.make_tensor_type_proto(TensorProto.INT64, [2])
+    >>> fit_declared(int64, column, kind_of_arrow(column))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    onnx_arrow.errors.UnsupportedTypeError: declared.tensor_type.elem_type: declared INT64, ...
+    """
+    tp = _check(type_proto, where)
+    declared = kind_of_type(tp, where=where)
+    _fit(tp, arrow_type, kind, where)
+    return declared
+
+
+def _fit(tp: TypeProto, t: pa.DataType, kind: Kind, where: str) -> None:
+    if pa.types.is_null(t):
+        return  # no value at this level: any declaration fits
+    which = tp.WhichOneof("value")
+    if kind.name == OPTIONAL:
+        if which != "optional_type":
+            raise UnsupportedTypeError(
+                f"the column holds absent values (nulls) but the declared type is {which}, "
+                "not optional_type; declare it optional, or drop the null rows",
+                where=where,
+            )
+        if kind.elem is None:
+            return
+        inner = t.field("value").type if kind.elem.name == OPTIONAL else t
+        _fit(tp.optional_type.elem_type, inner, kind.elem, f"{where}.optional_type")
+        return
+    if which == "optional_type":
+        # every row present: the declared optional level holds nothing the column lacks
+        _fit(tp.optional_type.elem_type, t, kind, f"{where}.optional_type")
+        return
+    expected = {TENSOR: "tensor_type", SPARSE_TENSOR: "sparse_tensor_type"}.get(
+        kind.name, f"{kind.name}_type"
+    )
+    if which != expected:
+        raise UnsupportedTypeError(
+            f"declared {which or 'an empty TypeProto'}, but the column holds {kind} values",
+            where=where,
+        )
+    if kind.name == TENSOR:
+        _fit_tensor(tp.tensor_type, t, f"{where}.tensor_type")
+    elif kind.name == SPARSE_TENSOR:
+        _fit_dtype(
+            tp.sparse_tensor_type.elem_type,
+            dtype_of_arrow(t.value_type),
+            f"{where}.sparse_tensor_type.elem_type",
+        )
+    elif kind.name == SEQUENCE and kind.elem is not None:
+        _fit(tp.sequence_type.elem_type, t.value_type, kind.elem, f"{where}.sequence_type")
+    elif kind.name == MAP:
+        at = f"{where}.map_type"
+        assert kind.key is not None
+        _fit_dtype(tp.map_type.key_type, kind.key, f"{at}.key_type")
+        if kind.elem is not None:
+            _fit(tp.map_type.value_type, t.item_type, kind.elem, f"{at}.value_type")
+
+
+def _fit_dtype(declared: int, held: DType, where: str) -> None:
+    row = _elem_dtype(declared, where)
+    if row is not held:
+        raise UnsupportedTypeError(
+            f"declared {row.name}, but the column holds {held.name}", where=where
+        )
+
+
+def _fit_tensor(tensor: TypeProto.Tensor, t: pa.DataType, where: str) -> None:
+    layout = tensor_layout(t)
+    if layout is None:
+        raise UnsupportedTypeError(f"{t} is not a tensor type", where=where)
+    _fit_dtype(tensor.elem_type, dtype_of_arrow(layout.value_type), f"{where}.elem_type")
+    if not tensor.HasField("shape") or layout.layout == "rank":
+        # no declared shape fits any column; a column of several ranks is checked per row
+        return
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+    if layout.layout == "fixed":
+        held: list[int | None] = list(t.shape)
+    else:
+        ndim = t.storage_type.field("shape").type.list_size
+        held = extension_metadata(t).get("uniform_shape") or [None] * ndim
+    if len(held) != len(dims) or any(
+        d is not None and h is not None and d != h for d, h in zip(dims, held, strict=True)
+    ):
+        shown = ["?" if h is None else h for h in held]
+        raise UnsupportedTypeError(
+            f"declared shape {['?' if d is None else d for d in dims]}, but the column "
+            f"holds tensors of shape {shown}",
+            where=f"{where}.shape",
+        )

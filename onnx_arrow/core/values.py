@@ -1,28 +1,34 @@
-"""The public bridge: ONNX value messages to one Arrow array and back.
+"""The public bridge: ONNX value messages to Arrow arrays and back.
 
 :func:`to_arrow` turns a sequence of messages (``TensorProto``,
 ``SparseTensorProto``, ``SequenceProto``, ``MapProto`` or ``OptionalProto``) into
-an ``onnx.message`` array: ``struct<value: T, envelope: binary>``.  ``value`` is
-the column in its Arrow form (for tensors an ``arrow.fixed_shape_tensor`` or
-variable-shape tensor array, for sequences a list array ...); ``envelope`` keeps
-what a value does not hold (names, doc strings, ``elem_type``, which field stored
-the data), so :func:`from_arrow` gives the messages back byte for byte.
-:func:`from_arrow` also takes a bare value array, and then stores data as
-``onnx.numpy_helper`` would.
+one Arrow column of their values, in the canonical Arrow types (for tensors an
+``arrow.fixed_shape_tensor`` or variable-shape tensor array, for sequences a list
+array ...).  With ``exact=True`` it gives an ``onnx.message`` array instead,
+``struct<value: T, envelope: binary>``: ``value`` is that column, ``envelope``
+keeps what a value does not hold (names, doc strings, ``elem_type``, which field
+stored the data), so :func:`from_arrow` gives the messages back byte for byte.
+
+:func:`from_arrow`, :func:`to_numpy` and :func:`to_pylist` take either form, from
+pyarrow or from any object of the Arrow PyCapsule interface.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from google.protobuf.message import Message
 from onnx import TypeProto
 
+from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.containers import (
     MESSAGE_CLASS,
+    OPTIONAL,
     TENSOR,
     Kind,
     Node,
@@ -37,9 +43,21 @@ from onnx_arrow.core.containers import (
 )
 from onnx_arrow.core.extension_types import MessageType
 from onnx_arrow.core.external_data import read_external_data
-from onnx_arrow.core.tensors import stacked_codes
-from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
-from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
+from onnx_arrow.core.tensors import (
+    Strings,
+    check_strings,
+    decode_strings,
+    stacked_codes,
+    tensor_dtype,
+    tensor_rows,
+)
+from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
+from onnx_arrow.errors import (
+    NotRepresentableError,
+    OnnxArrowDeprecationWarning,
+    OnnxArrowError,
+    UnsupportedTypeError,
+)
 
 __all__ = [
     "from_arrow",
@@ -47,6 +65,8 @@ __all__ = [
     "to_arrow",
     "to_arrow_scalar",
     "to_numpy",
+    "to_pylist",
+    "unwrap",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -60,10 +80,12 @@ def _resolver(base_dir: PathLike | None, where: str) -> Callable[..., Any]:
 
 def to_arrow(
     values: Sequence[Message],
-    type: TypeProto | None = None,
+    declared: TypeProto | None = None,
     *,
     base_dir: PathLike | None = None,
-) -> pa.ExtensionArray:
+    exact: bool = False,
+    type: TypeProto | None = None,
+) -> pa.Array:
     """Convert ONNX value messages into one Arrow array, one row per message.
 
     Parameters
@@ -71,19 +93,30 @@ def to_arrow(
     values
         Messages of one kind: ``TensorProto``, ``SparseTensorProto``,
         ``SequenceProto``, ``MapProto`` or ``OptionalProto``.  They are never modified.
-    type
-        What a model declares for the value (an ``onnx.TypeProto``).  Given, it
-        decides the column type; absent, all values decide together.
+    declared
+        What a model declares for the value (an ``onnx.TypeProto``, not an Arrow
+        type).  Given, it decides the column type; absent, all values decide together.
     base_dir
         The folder that external data (``data_location = EXTERNAL``) is relative
         to.  Without it such a tensor is an error; the current directory is never
         assumed.
+    exact
+        False (the default): the values themselves, in the canonical Arrow types
+        every engine reads.  True: an ``onnx.message`` array, ``struct<value,
+        envelope>``, that also keeps what a value does not hold (names, doc strings,
+        which field stored the data), so that :func:`from_arrow` gives every message
+        back byte for byte.
+    type
+        Deprecated name of ``declared``.
 
     Returns
     -------
-    pyarrow.ExtensionArray
-        An ``onnx.message`` array; ``.value`` is the value column (for tensors an
-        ``arrow.fixed_shape_tensor`` array when all rows share a shape).
+    pyarrow.Array
+        By default the value column: an ``arrow.fixed_shape_tensor`` array when all
+        tensors share a shape, a variable-shape tensor array when they do not, a list
+        array for sequences, a map array for maps, the element's column with nulls
+        for optionals.  With ``exact=True`` an ``onnx.message`` array whose
+        ``.value`` is that column.
 
     Examples
     --------
@@ -91,14 +124,20 @@ def to_arrow(
     >>> from onnx import numpy_helper
     >>> x = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "x")
     >>> arr = to_arrow([x])
-    >>> arr.value.type
+    >>> arr.type
     FixedShapeTensorType(extension<arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]>)
-    >>> from_arrow(arr)[0] == x
+    >>> arr.to_numpy_ndarray().shape
+    (1, 2, 3)
+    >>> from_arrow(arr)[0] == numpy_helper.from_array(numpy_helper.to_array(x))  # no name
     True
+    >>> exact = to_arrow([x], exact=True)
+    >>> exact.type.extension_name, from_arrow(exact)[0] == x
+    ('onnx.message', True)
     >>> seq = numpy_helper.from_list([np.zeros(2, np.int64), np.ones(3, np.int64)], "s")
-    >>> to_arrow([seq]).value.type.value_type.extension_name
+    >>> to_arrow([seq]).type.value_type.extension_name
     'arrow.variable_shape_tensor'
     """
+    declared = resolve_declared(declared, type, "to_arrow")
     kinds = [kind_of_message(v, where=f"row {i}") for i, v in enumerate(values)]
     if len(set(kinds)) > 1:
         first = kinds[0]
@@ -109,7 +148,25 @@ def to_arrow(
         )
     # serialized as the decoder reaches each row, not all rows up front
     serialized = (v.SerializeToString() for v in values)
-    return to_arrow_serialized(serialized, kinds[0] if kinds else None, type, base_dir=base_dir)
+    array = to_arrow_serialized(
+        serialized, kinds[0] if kinds else None, declared, base_dir=base_dir
+    )
+    return array if exact else array.storage.field("value")
+
+
+def resolve_declared(declared: TypeProto | None, legacy: TypeProto | None, caller: str) -> Any:
+    """The declared type, given as ``declared`` or by its deprecated name ``type``."""
+    if legacy is None:
+        return declared
+    if declared is not None:
+        raise TypeError(f"{caller}() got both declared and type; pass declared only")
+    warnings.warn(
+        f"{caller}(type=...) is deprecated: the argument is an onnx.TypeProto, not an Arrow "
+        "type, and is now called declared; pass declared=... (or the same value positionally)",
+        OnnxArrowDeprecationWarning,
+        stacklevel=3,
+    )
+    return legacy
 
 
 def to_arrow_serialized(
@@ -164,35 +221,72 @@ def to_arrow_serialized(
     return pa.ExtensionArray.from_storage(MessageType(values.type, kind.to_json()), storage)
 
 
-def from_arrow(array: pa.Array | pa.ChunkedArray, type: TypeProto | None = None) -> list[Message]:
+def from_arrow(
+    data: Any, declared: TypeProto | None = None, *, type: TypeProto | None = None
+) -> list[Message]:
     """Convert an Arrow array back into ONNX value messages, one per row.
 
-    Takes what :func:`to_arrow` returns (exact: every message comes back byte
-    for byte) or a bare value array (a tensor array, a list of tensors ...); for
-    those, ``type`` tells what they hold where the Arrow type cannot (optionals),
-    and data is stored as ``onnx.numpy_helper`` would.
+    Parameters
+    ----------
+    data
+        What :func:`to_arrow` gives, or any Arrow data of the same types: a pyarrow
+        array, chunked array or one-column table, or an object with
+        ``__arrow_c_array__`` / ``__arrow_c_stream__`` (a Polars ``Series``).  The
+        views other engines produce (``binary_view``, ``large_list`` ...) are read
+        as the layouts they stand for.
+    declared
+        What the values are declared as (an ``onnx.TypeProto``).  It is checked
+        against the column, and tells what the Arrow type cannot: that a column
+        without nulls holds optionals.
+    type
+        Deprecated name of ``declared``.
+
+    Returns
+    -------
+    list of messages
+        From an ``onnx.message`` array (``exact=True``) every message byte for
+        byte; from a value column, messages whose data is stored as
+        ``onnx.numpy_helper.from_array`` stores it, with empty names.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If ``data`` is not the Arrow form of ONNX values, or not what ``declared`` says.
+    ArrowLayoutError
+        If the Arrow data is malformed; nothing of it is read before it is checked.
     """
-    kind, serialized = from_arrow_serialized(array, type)
+    kind, serialized = from_arrow_serialized(data, resolve_declared(declared, type, "from_arrow"))
     cls = MESSAGE_CLASS[kind.name]
     return [cls.FromString(b) for b in serialized]  # type: ignore[attr-defined]
 
 
-def from_arrow_serialized(
-    array: pa.Array | pa.ChunkedArray, type_proto: TypeProto | None = None
-) -> tuple[Kind, list[bytes]]:
-    """:func:`from_arrow` giving the serialized messages and their kind."""
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+def unwrap(array: pa.Array) -> tuple[Kind, pa.Array, pa.Array | None]:
+    """The kind, value column and envelopes (None for a bare value column) of an array
+    that :func:`onnx_arrow.core.arrow_input.as_array` gave."""
     if isinstance(array.type, MessageType):
         kind = Kind.from_json(array.type.kind, where="onnx.message")
-        values = array.storage.field("value")
-        envelopes: list[bytes | None] = array.storage.field("envelope").to_pylist()
+        return kind, array.storage.field("value"), array.storage.field("envelope")
+    return kind_of_arrow(array.type, array), array, None
+
+
+def from_arrow_serialized(
+    data: Any, type_proto: TypeProto | None = None
+) -> tuple[Kind, list[bytes]]:
+    """:func:`from_arrow` giving the serialized messages and their kind."""
+    array = as_array(data)
+    if type_proto is not None and pa.types.is_null(array.type):
+        # a column of nulls only: every row absent, of the declared type
+        kind, values, envelope_array = kind_of_type(type_proto), array, None
     else:
-        values = array
-        kind = (
-            kind_of_type(type_proto) if type_proto is not None else kind_of_arrow(array.type, array)
-        )
-        envelopes = [None] * len(array)
+        kind, values, envelope_array = unwrap(array)
+    if type_proto is not None:
+        declared = fit_declared(type_proto, values.type, kind)
+        if envelope_array is None:
+            # a bare column: the declaration says which levels are optional
+            kind = declared
+    envelopes: list[bytes | None] = (
+        [None] * len(values) if envelope_array is None else envelope_array.to_pylist()
+    )
     out = []
     for i, (node, envelope) in enumerate(zip(value_rows(values, kind), envelopes, strict=True)):
         try:
@@ -204,48 +298,109 @@ def from_arrow_serialized(
 
 def to_arrow_scalar(
     value: Message,
-    type: TypeProto | None = None,
+    declared: TypeProto | None = None,
     *,
     base_dir: PathLike | None = None,
-) -> pa.ExtensionScalar:
+    exact: bool = False,
+) -> pa.Scalar:
     """One message as an Arrow scalar of the type :func:`to_arrow` gives."""
-    return to_arrow([value], type, base_dir=base_dir)[0]
+    return to_arrow([value], declared, base_dir=base_dir, exact=exact)[0]
 
 
-def from_arrow_scalar(scalar: pa.Scalar) -> Message:
+def from_arrow_scalar(scalar: pa.Scalar, declared: TypeProto | None = None) -> Message:
     """The message of one Arrow scalar (see :func:`to_arrow_scalar`)."""
-    return from_arrow(pa.repeat(scalar, 1))[0]
+    return from_arrow(pa.repeat(scalar, 1), declared)[0]
 
 
-def to_numpy(array: pa.Array | pa.ChunkedArray | pa.Scalar) -> Any:
-    """Values as numpy arrays of the ONNX dtype, every dtype included.
+def to_numpy(data: Any, *, strings: Strings = "str") -> np.ndarray[Any, Any]:
+    """A tensor column as one ndarray of shape ``(rows, *shape)``, for every dtype.
 
-    A fixed-shape tensor column gives one stacked ndarray of shape
-    ``(rows, *shape)`` (zero-copy for the dtypes Arrow has natively); any other
-    column gives a list with one entry per row: an ndarray for a tensor, a list
-    for a sequence, a list of ``(key, value)`` pairs for a map (order and
-    duplicate keys kept), None for an absent optional, a dict with ``dims``,
-    ``values`` and ``indices`` for a sparse tensor.  A scalar gives its one entry.
-    BOOL gives ``bool``, STRING an object array of ``bytes``, bfloat16, float8
-    and the sub-byte types their ``ml_dtypes`` dtype.
+    The column may be any Arrow data :func:`from_arrow` takes; its rows must all be
+    present tensors of one shape (for anything else, :func:`to_pylist`).  The dtype
+    is the ONNX dtype's numpy dtype: ``bool`` for BOOL, ``ml_dtypes`` ones for
+    bfloat16, the float8s and the sub-byte types, and for STRING an object array
+    of ``str`` (decoded from UTF-8, as ``onnx.numpy_helper`` gives it) or, with
+    ``strings="bytes"``, of the bytes exactly as stored.  A fixed-shape column of a
+    dtype Arrow has natively comes zero-copy.  A scalar gives its one tensor.
+
+    Raises
+    ------
+    NotRepresentableError
+        If the rows are not one stack of tensors: another kind, a null (absent)
+        row, or shapes that differ (the error names the first two).
 
     >>> import numpy as np
     >>> from onnx import numpy_helper
-    >>> arr = to_arrow([numpy_helper.from_array(np.array([True, False]))])
-    >>> to_numpy(arr)
+    >>> to_numpy(to_arrow([numpy_helper.from_array(np.array([True, False]))]))
     array([[ True, False]])
+    >>> to_numpy(to_arrow([numpy_helper.from_array(np.array(["ab", "c"]))]))
+    array([['ab', 'c']], dtype=object)
     """
-    if isinstance(array, pa.Scalar):
-        return to_numpy(pa.repeat(array, 1))[0]
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if isinstance(array.type, MessageType):
-        kind = Kind.from_json(array.type.kind, where="onnx.message")
-        array = array.storage.field("value")
-    else:
-        kind = kind_of_arrow(array.type, array)
-    if kind.name == TENSOR:
-        stacked = stacked_codes(array)
-        if stacked is not None:
-            return stacked
-    return [python_value(node) for node in value_rows(array, kind)]
+    strings = check_strings(strings)
+    if isinstance(data, pa.Scalar):
+        return to_numpy(pa.repeat(data, 1), strings=strings)[0]
+    kind, values, _ = unwrap(as_array(data))
+    if kind.name == OPTIONAL and kind.elem is not None and kind.elem.name == TENSOR:
+        kind = kind.elem  # every row present, or refused below
+    if kind.name != TENSOR:
+        raise NotRepresentableError(
+            f"a column of {kind} values is not one ndarray; onnx_arrow.to_pylist gives "
+            "one Python value per row"
+        )
+    stacked = stacked_codes(values)
+    if stacked is None:
+        rows = tensor_rows(values)
+        absent = next((i for i, t in enumerate(rows) if t is None), None)
+        if absent is not None:
+            raise NotRepresentableError(
+                "the row is null (an absent value), so the column is not one ndarray; "
+                "onnx_arrow.to_pylist gives None for it",
+                where=f"row {absent}",
+            )
+        tensors = [t for t in rows if t is not None]
+        shapes = [t.dims for t in tensors]
+        other = next((i for i, s in enumerate(shapes) if s != shapes[0]), None)
+        if other is not None:
+            raise NotRepresentableError(
+                f"row 0 has shape {list(shapes[0])} and row {other} {list(shapes[other])}, so "
+                "the column is not one ndarray; onnx_arrow.to_pylist gives one array per row"
+            )
+        row = tensor_dtype(values.type)
+        shape = (len(tensors), *(shapes[0] if shapes else ()))
+        stacked = (
+            np.concatenate([t.codes for t in tensors]).reshape(shape)
+            if tensors
+            else np.empty(shape, dtype=row.numpy)
+        )
+    if stacked.dtype == object and strings == "str":
+        stacked = decode_strings(stacked)
+    return stacked
+
+
+def to_pylist(data: Any, *, strings: Strings = "str") -> list[Any]:
+    """One Python value per row, for every kind of column.
+
+    An ndarray for a tensor (of the ONNX dtype, as :func:`to_numpy` gives), a list
+    for a sequence, a list of ``(key, value)`` pairs for a map (order and duplicate
+    keys kept), None for an absent optional, a dict with ``dims``, ``values`` and
+    ``indices`` for a sparse tensor.  STRING elements and keys are ``str`` or, with
+    ``strings="bytes"``, the bytes exactly as stored.
+
+    >>> import numpy as np
+    >>> from onnx import numpy_helper
+    >>> opt = [numpy_helper.from_optional(None, "o", dtype=1),
+    ...        numpy_helper.from_optional(np.array([1.5, 2.0], np.float32), "o")]
+    >>> to_pylist(to_arrow(opt))
+    [None, array([1.5, 2. ], dtype=float32)]
+    >>> to_pylist(to_arrow([numpy_helper.from_list([np.array(["a", "b"])])]))
+    [[array(['a', 'b'], dtype=object)]]
+    """
+    strings = check_strings(strings)
+    kind, values, _ = unwrap(as_array(data))
+    out = []
+    for i, node in enumerate(value_rows(values, kind)):
+        try:
+            out.append(python_value(node, strings=strings))
+        except OnnxArrowError as exc:
+            raise exc.at(f"row {i}") from None
+    return out

@@ -35,7 +35,9 @@ from onnx_arrow.core.containers import (
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.core.statistics import STATISTICS, Statistic, statistics_by_dtype
 from onnx_arrow.core.tensors import (
+    Strings,
     Tensor,
+    check_strings,
     codes_to_storage,
     decode_tensor_fast,
     storage_to_codes,
@@ -434,12 +436,16 @@ class StoredValue:
     node: Node
     envelope: bytes
 
-    def to_numpy(self) -> Any:
+    def to_numpy(self, *, strings: Strings = "str") -> Any:
         """The value as ``onnx.numpy_helper`` gives it: an ndarray for a tensor, a list for
-        a sequence, a dict for a map, None for an absent optional (see
+        a sequence, a dict for a map, None for an absent optional, STRING elements as
+        ``str`` (or, with ``strings="bytes"``, the bytes as stored; see
         :func:`~onnx_arrow.core.containers.python_value`).  Arrays are read-only views
         into the store's columns where the dtype allows; copy them to write."""
-        return python_value(self.node, maps_as_dicts=True)
+        try:
+            return python_value(self.node, maps_as_dicts=True, strings=check_strings(strings))
+        except OnnxArrowError as exc:
+            raise exc.at(self.path) from None
 
     def to_bytes(self) -> bytes:
         """The value's file, byte for byte."""

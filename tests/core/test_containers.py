@@ -30,7 +30,7 @@ from onnx_arrow.errors import (
 
 
 def round_trip(messages, type_proto=None):
-    array = onnx_arrow.to_arrow(messages, type_proto)
+    array = onnx_arrow.to_arrow(messages, type_proto, exact=True)
     back = onnx_arrow.from_arrow(array)
     assert [m.SerializeToString() for m in back] == [m.SerializeToString() for m in messages]
     # and through Parquet
@@ -85,7 +85,7 @@ def test_sequence_of_tensors_is_a_list_array():
     array = round_trip(seqs)
     assert pa.types.is_list(array.value.type)
     assert array.value.type.value_type.extension_name == "arrow.fixed_shape_tensor"
-    numpy = onnx_arrow.to_numpy(array)
+    numpy = onnx_arrow.to_pylist(array, strings="bytes")
     np.testing.assert_array_equal(numpy[0][1], [[3, 4]])
 
 
@@ -135,14 +135,19 @@ def test_every_integer_key_type(key_type, keys):
     assert array.value.type.key_type == onnx_arrow.core.extension_types.element_type(
         onnx_arrow.dtype_of(key_type)
     )
-    assert [k for k, _ in onnx_arrow.to_numpy(array)[0]] == keys
+    assert [k for k, _ in onnx_arrow.to_pylist(array, strings="bytes")[0]] == keys
 
 
 def test_string_keys_keep_invalid_utf8_order_and_duplicates():
     m = zipmap_row([b"b", b"\xff\xfe", b"b", b""], [0.1, 0.2, 0.3, 0.4], string_keys=True)
     array = round_trip([m])
     assert array.value.type.key_type == pa.binary()
-    assert [k for k, _ in onnx_arrow.to_numpy(array)[0]] == [b"b", b"\xff\xfe", b"b", b""]
+    assert [k for k, _ in onnx_arrow.to_pylist(array, strings="bytes")[0]] == [
+        b"b",
+        b"\xff\xfe",
+        b"b",
+        b"",
+    ]
 
 
 def test_zipmap_output_sequence_of_maps():
@@ -244,7 +249,7 @@ def test_sparse_linear_and_coordinate_indices():
     empty = sparse([], np.zeros((0, 2)), [4, 4])
     array = round_trip([linear, coords, empty])
     assert array.value.type.extension_name == "onnx.sparse_tensor"
-    rows = onnx_arrow.to_numpy(array)
+    rows = onnx_arrow.to_pylist(array, strings="bytes")
     assert rows[0]["indices"].shape == (2,)
     assert rows[1]["indices"].shape == (1, 2)
     assert rows[2]["dims"] == (4, 4)
@@ -267,7 +272,7 @@ def test_sparse_errors(build, match):
     s = sparse([1.0, 2.0], [1, 5], [2, 3])
     build(s)
     with pytest.raises(InvalidMessageError, match=match):
-        onnx_arrow.to_arrow([s])
+        onnx_arrow.to_arrow([s], exact=True)
 
 
 # --- deep nesting ----------------------------------------------------------------------------
@@ -303,7 +308,7 @@ def nested_optionals(depth):
 def test_nesting_up_to_the_protobuf_limit_round_trips():
     # MAX_DEPTH optionals around one tensor: the tensor sits MAX_DEPTH levels below the root
     m = nested_optionals(MAX_DEPTH)
-    back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([m]))[0]
+    back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([m], exact=True))[0]
     assert back.SerializeToString() == m.SerializeToString()
 
 
@@ -313,7 +318,7 @@ def test_nesting_deeper_than_protobuf_parses_is_refused():
     with pytest.raises(Exception, match="Exceeded"):
         OptionalProto.FromString(m.SerializeToString())
     with pytest.raises(NotRepresentableError, match="protobuf parses at most"):
-        onnx_arrow.to_arrow([m])
+        onnx_arrow.to_arrow([m], exact=True)
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -323,7 +328,7 @@ def test_elem_type_disagreeing_with_the_data_field():
     s = sequence([tensor([1.0])], SequenceProto.TENSOR)
     s.elem_type = SequenceProto.MAP
     with pytest.raises(InvalidMessageError, match=r"row 0: elem_type.*tensor_values"):
-        onnx_arrow.to_arrow([s])
+        onnx_arrow.to_arrow([s], exact=True)
 
 
 def test_data_in_two_fields():
@@ -331,27 +336,27 @@ def test_data_in_two_fields():
     s.ClearField("elem_type")
     s.sequence_values.add()
     with pytest.raises(InvalidMessageError, match="both tensor_values and sequence_values"):
-        onnx_arrow.to_arrow([s])
+        onnx_arrow.to_arrow([s], exact=True)
 
 
 def test_map_key_type_not_allowed():
     m = zipmap_row([1], [0.5])
     m.key_type = TensorProto.FLOAT
     with pytest.raises(InvalidMessageError, match=r"row 0: key_type: key_type 1 is not a map key"):
-        onnx_arrow.to_arrow([m])
+        onnx_arrow.to_arrow([m], exact=True)
 
 
 def test_map_keys_and_values_of_different_lengths():
     m = zipmap_row([1, 2], [0.5])
     with pytest.raises(InvalidMessageError, match="2 keys but 1 values"):
-        onnx_arrow.to_arrow([m])
+        onnx_arrow.to_arrow([m], exact=True)
 
 
 def test_map_key_out_of_range():
     m = zipmap_row([300], [0.5])
     m.key_type = TensorProto.INT8
     with pytest.raises(InvalidMessageError, match=r"keys\[0\] is 300, outside the INT8 range"):
-        onnx_arrow.to_arrow([m])
+        onnx_arrow.to_arrow([m], exact=True)
 
 
 def test_map_value_of_a_kind_maps_do_not_hold():
@@ -360,7 +365,7 @@ def test_map_value_of_a_kind_maps_do_not_hold():
     m.values.elem_type = SequenceProto.OPTIONAL
     m.values.optional_values.extend([numpy_helper.from_optional(None, "", 1)])
     with pytest.raises(InvalidMessageError, match="maps hold tensor"):
-        onnx_arrow.to_arrow([m])
+        onnx_arrow.to_arrow([m], exact=True)
 
 
 def test_nested_error_names_the_path():
@@ -368,25 +373,27 @@ def test_nested_error_names_the_path():
     bad.raw_data = b"\x00" * 3
     s = sequence([tensor([1.0]), bad], SequenceProto.TENSOR)
     with pytest.raises(InvalidMessageError, match=r"row 1: tensor_values\[1\]\.raw_data"):
-        onnx_arrow.to_arrow([sequence([], SequenceProto.TENSOR), s])
+        onnx_arrow.to_arrow([sequence([], SequenceProto.TENSOR), s], exact=True)
 
 
 def test_rows_of_different_kinds_or_shapes_disagreeing_with_the_declared_type():
     with pytest.raises(UnsupportedTypeError, match="row 1"):
-        onnx_arrow.to_arrow([tensor([1.0]), sequence([], SequenceProto.TENSOR)])
+        onnx_arrow.to_arrow([tensor([1.0]), sequence([], SequenceProto.TENSOR)], exact=True)
     declared = helper.make_sequence_type_proto(
         helper.make_tensor_type_proto(TensorProto.FLOAT, [2])
     )
     with pytest.raises(OnnxArrowError, match="differs from the column's fixed shape"):
-        onnx_arrow.to_arrow([sequence([tensor([1.0, 2.0, 3.0])], SequenceProto.TENSOR)], declared)
+        onnx_arrow.to_arrow(
+            [sequence([tensor([1.0, 2.0, 3.0])], SequenceProto.TENSOR)], declared, exact=True
+        )
     with pytest.raises(UnsupportedTypeError, match="declared type is sequence"):
-        onnx_arrow.to_arrow([tensor([1.0])], declared)
+        onnx_arrow.to_arrow([tensor([1.0])], declared, exact=True)
 
 
 def test_inputs_are_not_modified():
     s = sequence([tensor([1.0], name="t")], SequenceProto.TENSOR, "s")
     before = s.SerializeToString()
-    onnx_arrow.from_arrow(onnx_arrow.to_arrow([s]))
+    onnx_arrow.from_arrow(onnx_arrow.to_arrow([s], exact=True))
     assert s.SerializeToString() == before
 
 
@@ -424,10 +431,14 @@ def test_declared_type_decides_the_column_whatever_the_rows_hold():
     declared = helper.make_sequence_type_proto(
         helper.make_tensor_type_proto(TensorProto.FLOAT, ["N", 2])
     )
-    empty = onnx_arrow.to_arrow([sequence([], SequenceProto.TENSOR)], declared)
-    full = onnx_arrow.to_arrow([sequence([tensor([[1, 2]])], SequenceProto.TENSOR)], declared)
+    empty = onnx_arrow.to_arrow([sequence([], SequenceProto.TENSOR)], declared, exact=True)
+    full = onnx_arrow.to_arrow(
+        [sequence([tensor([[1, 2]])], SequenceProto.TENSOR)], declared, exact=True
+    )
     assert empty.value.type == full.value.type == onnx_arrow.arrow_type(declared)
-    assert onnx_arrow.to_arrow([], declared).value.type == onnx_arrow.arrow_type(declared)
+    assert onnx_arrow.to_arrow([], declared, exact=True).value.type == onnx_arrow.arrow_type(
+        declared
+    )
 
 
 def test_container_messages_number_their_shared_fields_alike() -> None:
@@ -460,10 +471,10 @@ def test_an_optional_that_does_not_fit_is_named_by_its_row_not_among_the_present
     )
     rows = [optional(None), optional(None), optional(tensor([1, 2], np.int64))]
     with pytest.raises(UnsupportedTypeError, match=r"row 2: tensor_value: tensor is INT64"):
-        onnx_arrow.to_arrow(rows, declared)
+        onnx_arrow.to_arrow(rows, declared, exact=True)
     rows[2] = optional(tensor([1.0, 2.0, 3.0]))
     with pytest.raises(NotRepresentableError, match=r"row 2: tensor_value: shape \[3\]"):
-        onnx_arrow.to_arrow(rows, declared)
+        onnx_arrow.to_arrow(rows, declared, exact=True)
 
 
 def test_a_sequence_element_that_does_not_fit_is_named_by_row_and_field():
@@ -473,14 +484,14 @@ def test_a_sequence_element_that_does_not_fit_is_named_by_row_and_field():
     good = sequence([tensor([1.0]), tensor([2.0]), tensor([3.0])], SequenceProto.TENSOR)
     bad = sequence([tensor([1], np.int64)], SequenceProto.TENSOR)
     with pytest.raises(UnsupportedTypeError, match=r"row 1: tensor_values\[0\]: tensor is INT64"):
-        onnx_arrow.to_arrow([good, bad], declared)
+        onnx_arrow.to_arrow([good, bad], declared, exact=True)
 
 
 def test_mixed_data_types_in_sequences_name_both_rows():
     first = sequence([tensor([1.0]), tensor([2.0]), tensor([3.0])], SequenceProto.TENSOR)
     other = sequence([tensor([1.0]), tensor([1], np.int64)], SequenceProto.TENSOR)
     with pytest.raises(UnsupportedTypeError) as info:
-        onnx_arrow.to_arrow([first, other])
+        onnx_arrow.to_arrow([first, other], exact=True)
     message = str(info.value)
     assert "row 1: tensor_values[1]: the tensor is INT64" in message
     assert "but row 0: tensor_values[0] is FLOAT" in message
@@ -494,14 +505,14 @@ def test_mixed_data_types_in_map_values_name_the_row():
     with pytest.raises(
         UnsupportedTypeError, match=r"row 1: values\.tensor_values\[1\]: the tensor"
     ):
-        onnx_arrow.to_arrow([zipmap_row([1], [[0.5]]), other])
+        onnx_arrow.to_arrow([zipmap_row([1], [[0.5]]), other], exact=True)
 
 
 def test_a_sparse_tensor_that_does_not_fit_names_its_row_and_part():
     declared = helper.make_sparse_tensor_type_proto(TensorProto.FLOAT, [2, 3])
     rows = [sparse([1.0], [1], [2, 3]), sparse([1], [1], [2, 3], np.int64)]
     with pytest.raises(UnsupportedTypeError, match=r"row 1: values: tensor is INT64"):
-        onnx_arrow.to_arrow(rows, declared)
+        onnx_arrow.to_arrow(rows, declared, exact=True)
 
 
 def test_the_first_of_many_rows_that_do_not_fit_is_named():
@@ -512,7 +523,7 @@ def test_the_first_of_many_rows_that_do_not_fit_is_named():
     for at in (17, 30):
         rows[at] = sequence([tensor([1.0]), tensor([1.0, 2.0])], SequenceProto.TENSOR)
     with pytest.raises(NotRepresentableError, match=r"row 17: tensor_values\[1\]: shape \[2\]"):
-        onnx_arrow.to_arrow(rows, declared)
+        onnx_arrow.to_arrow(rows, declared, exact=True)
 
 
 def test_build_array_names_the_row_of_a_node_of_the_wrong_kind():
@@ -544,7 +555,7 @@ def test_a_message_and_a_declared_type_refuse_the_same_map_keys_with_their_own_e
     m = zipmap_row([1], [0.5])
     m.key_type = TensorProto.DOUBLE
     with pytest.raises(InvalidMessageError, match=r"key_type 11 is not a map key type \(DOUBLE\)"):
-        onnx_arrow.to_arrow([m])
+        onnx_arrow.to_arrow([m], exact=True)
     declared = helper.make_map_type_proto(
         TensorProto.DOUBLE, helper.make_tensor_type_proto(TensorProto.FLOAT, [])
     )
@@ -581,7 +592,7 @@ def test_encoding_refuses_a_kind_deeper_than_protobuf_parses():
 
 def test_to_arrow_takes_any_sequence_of_messages_and_reads_it_whole():
     rows = (tensor([1.0]), tensor([2.0]))
-    array = onnx_arrow.to_arrow(rows)
+    array = onnx_arrow.to_arrow(rows, exact=True)
     assert [m.SerializeToString() for m in onnx_arrow.from_arrow(array)] == [
         m.SerializeToString() for m in rows
     ]

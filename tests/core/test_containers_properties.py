@@ -489,11 +489,8 @@ def through_parquet(array: pa.Array) -> pa.ChunkedArray:
 
 
 def numpy_rows(array: pa.Array) -> list[Any]:
-    """``to_numpy`` row by row (a fixed-shape tensor column comes stacked)."""
-    rows = onnx_arrow.to_numpy(array)
-    if isinstance(rows, np.ndarray):
-        return [rows[i, ...] for i in range(len(rows))]  # [i, ...] keeps rank 0 an ndarray
-    return rows
+    """``to_pylist``: one value per row, STRING as bytes."""
+    return onnx_arrow.to_pylist(array, strings="bytes")
 
 
 def assert_round_trips(array: pa.Array, expected: list[bytes]) -> None:
@@ -506,7 +503,7 @@ def assert_round_trips(array: pa.Array, expected: list[bytes]) -> None:
 def test_messages_round_trip_exactly(case: tuple[ValueT, list[Any]], cut: int) -> None:
     _t, messages = case
     expected = serialized(messages)
-    array = onnx_arrow.to_arrow(messages)
+    array = onnx_arrow.to_arrow(messages, exact=True)
     assert serialized(messages) == expected  # inputs untouched
     assert_round_trips(array, expected)
     # slices (nonzero offsets at every level) and chunks
@@ -521,7 +518,7 @@ def test_messages_round_trip_exactly(case: tuple[ValueT, list[Any]], cut: int) -
 def test_declared_type_decides_the_column(case: tuple[ValueT, list[Any]]) -> None:
     t, messages = case
     type_proto = declared(t)
-    array = onnx_arrow.to_arrow(messages, type_proto)
+    array = onnx_arrow.to_arrow(messages, type_proto, exact=True)
     assert array.value.type == onnx_arrow.arrow_type(type_proto)
     assert_round_trips(array, serialized(messages))
 
@@ -530,7 +527,7 @@ def test_declared_type_decides_the_column(case: tuple[ValueT, list[Any]]) -> Non
 @given(any_columns, st.booleans())
 def test_storage_form_round_trips(case: tuple[ValueT, list[Any]], with_type: bool) -> None:
     t, messages = case
-    array = onnx_arrow.to_arrow(messages, declared(t) if with_type else None)
+    array = onnx_arrow.to_arrow(messages, declared(t) if with_type else None, exact=True)
     storage = onnx_arrow.to_storage(array)
     storage.validate(full=True)
     assert storage_type(storage.type) == storage.type
@@ -546,22 +543,22 @@ def test_bare_value_column_keeps_the_values(
 ) -> None:
     t, messages = case
     type_proto = declared(t)
-    array = onnx_arrow.to_arrow(messages, type_proto if with_type else None)
+    array = onnx_arrow.to_arrow(messages, type_proto if with_type else None, exact=True)
     back = onnx_arrow.from_arrow(array.value, type_proto)
     assert len(back) == len(messages)
     for i, (got, original) in enumerate(zip(back, messages, strict=True)):
         assert type(got) is type(original)
         assert_same(reference(got), reference(original), f"row {i}")
     # and as onnx_arrow reads them
-    exact = onnx_arrow.to_arrow(messages, type_proto)
-    assert_same(numpy_rows(onnx_arrow.to_arrow(back, type_proto)), numpy_rows(exact))
+    exact = onnx_arrow.to_arrow(messages, type_proto, exact=True)
+    assert_same(numpy_rows(onnx_arrow.to_arrow(back, type_proto, exact=True)), numpy_rows(exact))
 
 
 @PROPERTY
 @given(any_columns, st.booleans())
 def test_to_numpy_reads_what_onnx_reads(case: tuple[ValueT, list[Any]], with_type: bool) -> None:
     t, messages = case
-    array = onnx_arrow.to_arrow(messages, declared(t) if with_type else None)
+    array = onnx_arrow.to_arrow(messages, declared(t) if with_type else None, exact=True)
     assert_same(numpy_rows(array), [reference(m) for m in messages])
 
 
@@ -571,9 +568,9 @@ def test_deep_values_round_trip(case: tuple[ValueT, list[Any]]) -> None:
     t, messages = case
     assert levels(t) >= 4
     expected = serialized(messages)
-    assert_round_trips(onnx_arrow.to_arrow(messages), expected)
+    assert_round_trips(onnx_arrow.to_arrow(messages, exact=True), expected)
     type_proto = declared(t)
-    array = onnx_arrow.to_arrow(messages, type_proto)
+    array = onnx_arrow.to_arrow(messages, type_proto, exact=True)
     assert array.value.type == onnx_arrow.arrow_type(type_proto)
     assert_round_trips(array, expected)
     assert_same(numpy_rows(array), [reference(m) for m in messages])
@@ -598,14 +595,14 @@ def _empty_map_of_maps() -> MapProto:
     ids=["empty sequence", "absent optional", "empty map values"],
 )
 def test_empty_container_of_maps_without_a_declared_type(message: Any) -> None:
-    array = onnx_arrow.to_arrow([message])
+    array = onnx_arrow.to_arrow([message], exact=True)
     assert serialized(onnx_arrow.from_arrow(array)) == serialized([message])
 
 
 def test_optional_of_optional_whose_present_rows_are_all_inner_absent() -> None:
     inner_absent = OptionalProto(elem_type=OptionalProto.OPTIONAL)
     inner_absent.optional_value.elem_type = OptionalProto.TENSOR
-    array = onnx_arrow.to_arrow([inner_absent])
+    array = onnx_arrow.to_arrow([inner_absent], exact=True)
     assert array.value.type == pa.struct([pa.field("value", pa.null())])
     assert serialized(onnx_arrow.from_arrow(array)) == serialized([inner_absent])
 
@@ -621,16 +618,18 @@ def test_tensor_column_with_a_null_row(row: DType) -> None:
         helper.make_tensor("", row.onnx, [2], codes, raw=row.arrow_kind is not ArrowKind.BINARY)
     )
     messages = [absent, present]
-    array = onnx_arrow.to_arrow(messages)
+    array = onnx_arrow.to_arrow(messages, exact=True)
     assert serialized(onnx_arrow.from_arrow(array)) == serialized(messages)
-    assert_same(onnx_arrow.to_numpy(array), [None, reference(present.tensor_value)])
+    assert_same(
+        onnx_arrow.to_pylist(array, strings="bytes"), [None, reference(present.tensor_value)]
+    )
 
 
 def test_storage_form_of_a_column_with_a_null_typed_child() -> None:
     sequence = SequenceProto(elem_type=SequenceProto.OPTIONAL)
     sequence.optional_values.add()  # two absent optionals: the value is list<null>
     sequence.optional_values.add()
-    array = onnx_arrow.to_arrow([sequence])
+    array = onnx_arrow.to_arrow([sequence], exact=True)
     storage = onnx_arrow.to_storage(array)
     storage.validate(full=True)
     back = onnx_arrow.from_storage(storage, array.type)

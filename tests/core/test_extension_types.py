@@ -16,7 +16,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import onnx_arrow
 from onnx_arrow.core import extension_types as et
+from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError, UnsupportedTypeError
 
@@ -277,14 +279,21 @@ def test_variable_shape_refuses_a_bad_uniform_shape() -> None:
 # --- malformed metadata --------------------------------------------------------------------------
 
 
-def imported(name: str, metadata: bytes, storage_type: pa.DataType) -> pa.DataType:
-    """Deserialize an extension type as a reader would: through the C data interface."""
+def imported_array(name: str, metadata: bytes, storage_type: pa.DataType) -> pa.Array:
+    """An extension array deserialized as a reader would: through the C data interface."""
     field = pa.field(
         "x",
         storage_type,
         metadata={"ARROW:extension:name": name, "ARROW:extension:metadata": metadata},
     )
-    return pa.array(et._CDataHolder(pa.array([], storage_type), field)).type
+    return pa.array(et._CDataHolder(pa.array([], storage_type), field))
+
+
+def imported(name: str, metadata: bytes, storage_type: pa.DataType) -> pa.DataType:
+    """The type of :func:`imported_array`, checked as every entry point checks it."""
+    array = imported_array(name, metadata, storage_type)
+    as_array(array)
+    return array.type
 
 
 def meta(**params: Any) -> bytes:
@@ -398,19 +407,25 @@ MALFORMED: dict[str, tuple[str, bytes, pa.DataType, str]] = {
 def test_malformed_metadata_is_refused(
     name: str, metadata: bytes, storage: pa.DataType, text: str
 ) -> None:
-    with pytest.raises(ArrowLayoutError) as info:
-        imported(name, metadata, storage)
-    err = info.value
-    assert isinstance(err, ValueError)
-    assert isinstance(err, OnnxArrowError)
-    assert str(err).startswith(f"{name}: ")
-    assert text in str(err)
+    # importing never fails: the type is kept as read, over its own storage ...
+    array = imported_array(name, metadata, storage)
+    assert array.type.extension_name == name
+    assert array.type.storage_type == storage
+    # ... and every entry point refuses it, located, before reading a buffer
+    for convert in (as_array, onnx_arrow.from_arrow, onnx_arrow.to_pylist):
+        with pytest.raises(ArrowLayoutError) as info:
+            convert(array)
+        err = info.value
+        assert isinstance(err, ValueError)
+        assert isinstance(err, OnnxArrowError)
+        assert str(err).startswith(f"{name}: ")
+        assert text in str(err)
 
 
 @pytest.mark.parametrize(
     ("name", "metadata", "storage", "text"), list(MALFORMED.values())[:3], ids=list(MALFORMED)[:3]
 )
-def test_malformed_metadata_is_refused_when_reading_files(
+def test_malformed_metadata_leaves_the_rest_of_a_file_readable(
     name: str, metadata: bytes, storage: pa.DataType, text: str
 ) -> None:
     field = pa.field(
@@ -418,10 +433,16 @@ def test_malformed_metadata_is_refused_when_reading_files(
         storage,
         metadata={"ARROW:extension:name": name, "ARROW:extension:metadata": metadata},
     )
-    table = pa.table([pa.array([1.0], storage)], schema=pa.schema([field]))
+    good = onnx_arrow.to_arrow([_tensor(np.arange(3, dtype=np.float32))], exact=True)
+    table = pa.table(
+        [pa.array([1.0], storage), good],
+        schema=pa.schema([field, pa.field("good", good.type)]),
+    )
     for trip in (ipc_round_trip, parquet_round_trip):
+        back = trip(table)
+        assert onnx_arrow.from_arrow(back.column("good")) == onnx_arrow.from_arrow(good)
         with pytest.raises(ArrowLayoutError, match=text):
-            trip(table)
+            onnx_arrow.from_arrow(back.column("x"))
 
 
 def test_well_formed_metadata_is_accepted() -> None:
@@ -461,7 +482,7 @@ def test_reloading_the_module_does_not_crash() -> None:
         back = pa.ipc.open_stream(sink.getvalue()).read_all().column("x").type
         assert back == t and type(back) is type(t), (back, t)
         x = numpy_helper.from_array(np.arange(3, dtype=np.float32), "x")
-        assert onnx_arrow.from_arrow(onnx_arrow.to_arrow([x]))[0] == x
+        assert onnx_arrow.from_arrow(onnx_arrow.to_arrow([x], exact=True))[0] == x
         print("ok")
         """
     )
@@ -636,7 +657,7 @@ def test_message_columns_come_back_from_polars_exactly(name: str) -> None:
 
     pl = pytest.importorskip("polars")
     messages = _polars_values()[name]
-    back = pl.from_arrow(pa.table({"c": onnx_arrow.to_arrow(messages)})).to_arrow()
+    back = pl.from_arrow(pa.table({"c": onnx_arrow.to_arrow(messages, exact=True)})).to_arrow()
     column = back.column("c").combine_chunks()
     assert isinstance(column.type, et.MessageType)
     again = [m.SerializeToString() for m in onnx_arrow.from_arrow(column)]
@@ -650,7 +671,7 @@ def test_pyarrows_variable_shape_tensor_refuses_large_list_storage() -> None:
 
     pl = pytest.importorskip("polars")
     messages = [_tensor(np.ones((2, 3), np.float32)), _tensor(np.ones((2, 2), np.float32))]
-    frame = pl.from_arrow(pa.table({"c": onnx_arrow.to_arrow(messages)}))
+    frame = pl.from_arrow(pa.table({"c": onnx_arrow.to_arrow(messages, exact=True)}))
     with pytest.raises(pa.ArrowInvalid, match="Expected List storage type, got large_list"):
         frame.to_arrow()
 

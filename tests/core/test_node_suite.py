@@ -25,7 +25,7 @@ def test_every_node_tensor_round_trips_alone(node_values):
             continue
         message = TensorProto.FromString(v.serialized)
         for declared in (None, v.type):
-            back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([message], declared))[0]
+            back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([message], declared, exact=True))[0]
             if back.SerializeToString() != v.serialized:
                 failures.append((v.case, v.io, v.index, declared is not None))
     assert failures == []
@@ -42,7 +42,7 @@ def test_node_tensor_columns_round_trip(node_values):
         values = list(group)
         cls = MESSAGE_CLASS[kind_of_type(values[0].type).name]
         messages = [cls.FromString(v.serialized) for v in values]
-        array = onnx_arrow.to_arrow(messages, values[0].type)
+        array = onnx_arrow.to_arrow(messages, values[0].type, exact=True)
         back = [m.SerializeToString() for m in onnx_arrow.from_arrow(array)]
         assert back == [v.serialized for v in values], values[0].case
         columns += 1
@@ -60,7 +60,7 @@ def test_every_node_sequence_and_optional_round_trips(node_values):
     for v in containers:
         message = MESSAGE_CLASS[kind_of_type(v.type).name].FromString(v.serialized)
         for declared in (None, v.type):
-            back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([message], declared))[0]
+            back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([message], declared, exact=True))[0]
             if back.SerializeToString() != v.serialized:
                 failures.append((v.case, v.io, v.index, declared is not None))
     assert failures == []

@@ -115,7 +115,7 @@ def serialized(message: TensorProto) -> bytes:
 
 def round_trip(messages: list[TensorProto], type_proto: TypeProto | None = None) -> list[bytes]:
     before = [m.SerializeToString() for m in messages]
-    array = onnx_arrow.to_arrow(messages, type_proto)
+    array = onnx_arrow.to_arrow(messages, type_proto, exact=True)
     assert [m.SerializeToString() for m in messages] == before  # inputs untouched
     return [m.SerializeToString() for m in onnx_arrow.from_arrow(array)]
 
@@ -232,7 +232,7 @@ def test_every_message_round_trips_exactly(message: TensorProto) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(columns())
 def test_columns_of_mixed_shapes_round_trip(messages: list[TensorProto]) -> None:
-    array = onnx_arrow.to_arrow(messages)
+    array = onnx_arrow.to_arrow(messages, exact=True)
     layout = expected_layout([tuple(m.dims) for m in messages])
     assert array.value.type.extension_name.endswith(layout)
     back = [m.SerializeToString() for m in onnx_arrow.from_arrow(array)]
@@ -242,7 +242,7 @@ def test_columns_of_mixed_shapes_round_trip(messages: list[TensorProto]) -> None
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(columns())
 def test_columns_round_trip_through_ipc_and_parquet(messages: list[TensorProto]) -> None:
-    array = onnx_arrow.to_arrow(messages)
+    array = onnx_arrow.to_arrow(messages, exact=True)
     sink = io.BytesIO()
     with pa.ipc.new_stream(sink, pa.schema([("t", array.type)])) as writer:
         writer.write_table(pa.table({"t": array}))
@@ -286,7 +286,7 @@ def test_tensors_with_a_zero_dim_survive_parquet(row: DType, dims: list[int]) ->
         make_message(row, dims, np.empty(0, row.numpy), storage, envelope={"name": storage})
         for storage in (["typed"] if row.arrow_kind is ArrowKind.BINARY else ["raw", "typed"])
     ]
-    array = onnx_arrow.to_arrow(messages)
+    array = onnx_arrow.to_arrow(messages, exact=True)
     assert array.value.type.extension_name != "arrow.fixed_shape_tensor"
     back = onnx_arrow.from_arrow(parquet_round_trip(array))
     assert [m.SerializeToString() for m in back] == [serialized(m) for m in messages]
@@ -299,7 +299,7 @@ def test_tensors_with_a_zero_dim_survive_parquet(row: DType, dims: list[int]) ->
 def test_rank_zero_tensors(row: DType) -> None:
     code = sample_codes(row, 1)
     message = make_message(row, [], code, "typed")
-    array = onnx_arrow.to_arrow([message, message])
+    array = onnx_arrow.to_arrow([message, message], exact=True)
     assert array.value.type.extension_name == "arrow.fixed_shape_tensor"
     assert list(array.value.type.shape) == []
     assert round_trip([message, message]) == [serialized(message)] * 2
@@ -311,7 +311,7 @@ def test_rank_zero_tensors(row: DType) -> None:
 @given(columns())
 def test_bare_value_arrays_give_the_same_values(messages: list[TensorProto]) -> None:
     """A bare tensor array (no envelopes) gives what ``numpy_helper.from_array`` would."""
-    array = onnx_arrow.to_arrow(messages)
+    array = onnx_arrow.to_arrow(messages, exact=True)
     for original, bare in zip(messages, onnx_arrow.from_arrow(array.value), strict=True):
         assert list(bare.dims) == list(original.dims)
         assert bare.data_type == original.data_type
@@ -334,7 +334,7 @@ def all_codes(row: DType) -> np.ndarray:
 def test_every_code_survives(row: DType, storage: str) -> None:
     codes = all_codes(row)
     message = make_message(row, [codes.size], codes, storage, envelope={"name": "all"})
-    array = onnx_arrow.to_arrow([message])
+    array = onnx_arrow.to_arrow([message], exact=True)
     assert round_trip([message]) == [serialized(message)]
     back = onnx_arrow.to_numpy(array)[0]
     assert back.dtype == row.numpy
@@ -356,7 +356,7 @@ def test_every_code_survives(row: DType, storage: str) -> None:
 def test_bfloat16_nan_payloads_are_kept_in_the_float32_storage() -> None:
     row = dtype_of("BFLOAT16")
     codes = np.array([0x7FC0, 0x7F81, 0xFFFF, 0x7F80, 0x8000], dtype=np.uint16).view(row.numpy)
-    array = onnx_arrow.to_arrow([make_message(row, [5], codes, "raw")])
+    array = onnx_arrow.to_arrow([make_message(row, [5], codes, "raw")], exact=True)
     bits = array.value.storage.flatten().storage.to_numpy().view(np.uint32)
     assert bits.tolist() == [0x7FC00000, 0x7F810000, 0xFFFF0000, 0x7F800000, 0x80000000]
 
@@ -391,9 +391,9 @@ def test_nan_payloads_and_negative_zero_survive(name: str, bits: np.ndarray, sto
         assert bits.tobytes() in data  # the signalling NaN made it into the message unquieted
     assert round_trip([message]) == [data]
     assert np.array_equal(
-        onnx_arrow.to_numpy(onnx_arrow.to_arrow([message]))[0].view(bits.dtype), bits
+        onnx_arrow.to_numpy(onnx_arrow.to_arrow([message], exact=True))[0].view(bits.dtype), bits
     )
-    read = onnx_arrow.from_arrow(parquet_round_trip(onnx_arrow.to_arrow([message])))
+    read = onnx_arrow.from_arrow(parquet_round_trip(onnx_arrow.to_arrow([message], exact=True)))
     assert read[0].SerializeToString() == data
 
 
@@ -416,7 +416,7 @@ def test_integer_extremes_survive(name: str, values: list[int], storage: str) ->
     codes = np.array(values, dtype=row.numpy)
     message = make_message(row, [len(values)], codes, storage)
     assert round_trip([message]) == [serialized(message)]
-    back = onnx_arrow.to_numpy(onnx_arrow.to_arrow([message]))[0]
+    back = onnx_arrow.to_numpy(onnx_arrow.to_arrow([message], exact=True))[0]
     assert back.dtype == row.numpy
     assert back.tolist() == values
     assert np.array_equal(back, numpy_helper.to_array(message))
@@ -434,17 +434,17 @@ def test_sub_byte_tensors_of_any_count(row: DType, storage: str) -> None:
     assert round_trip(messages) == [serialized(m) for m in messages]
     for m in messages:
         assert round_trip([m]) == [serialized(m)]
-        back = onnx_arrow.to_numpy(onnx_arrow.to_arrow([m]))[0]
+        back = onnx_arrow.to_numpy(onnx_arrow.to_arrow([m], exact=True))[0]
         assert back.dtype == row.numpy
         assert np.array_equal(back.view(np.uint8), numpy_helper.to_array(m).view(np.uint8))
-    read = onnx_arrow.from_arrow(parquet_round_trip(onnx_arrow.to_arrow(messages)))
+    read = onnx_arrow.from_arrow(parquet_round_trip(onnx_arrow.to_arrow(messages, exact=True)))
     assert [m.SerializeToString() for m in read] == [serialized(m) for m in messages]
 
 
 def test_bool_bytes_other_than_0_and_1_survive_in_raw_data() -> None:
     message = TensorProto(dims=[4], data_type=TensorProto.BOOL, raw_data=b"\x00\x01\x02\xff")
     assert round_trip([message]) == [serialized(message)]
-    array = onnx_arrow.to_arrow([message])
+    array = onnx_arrow.to_arrow([message], exact=True)
     assert array.value.type.value_type == pa.bool8()
     assert array.value.storage.flatten().storage.to_numpy().view(np.uint8).tolist() == [
         0,
@@ -458,10 +458,10 @@ def test_strings_keep_invalid_utf8_and_empty_entries() -> None:
     values = [b"", b"\xff\xfe", b"a\x00", "é".encode(), b""]
     message = TensorProto(dims=[5], data_type=TensorProto.STRING, string_data=values, name="s")
     assert round_trip([message]) == [serialized(message)]
-    array = onnx_arrow.to_arrow([message])
+    array = onnx_arrow.to_arrow([message], exact=True)
     assert array.value.type.value_type == pa.binary()
     assert array.value.storage.flatten().to_pylist() == values
-    back = onnx_arrow.to_numpy(array)[0]
+    back = onnx_arrow.to_numpy(array, strings="bytes")[0]
     assert back.dtype == object
     assert back.tolist() == values
 
@@ -471,9 +471,9 @@ def test_string_elements_are_bytes_in_slices_and_under_null_rows() -> None:
     messages = [
         TensorProto(dims=[len(r)], data_type=TensorProto.STRING, string_data=r) for r in rows
     ]
-    value = onnx_arrow.to_arrow(messages).value
+    value = onnx_arrow.to_arrow(messages, exact=True).value
     taken = value.take(pa.array([2, None, 0], pa.int64())).slice(1)
-    got = onnx_arrow.to_numpy(taken)
+    got = onnx_arrow.to_pylist(taken, strings="bytes")
     assert got[0] is None
     assert got[1].dtype == object
     assert [type(v) for v in got[1]] == [bytes, bytes]
@@ -523,7 +523,7 @@ def test_to_numpy_of_a_fixed_column(row: DType, storage: str) -> None:
     if row.arrow_kind is ArrowKind.BINARY and storage == "raw":
         pytest.skip("STRING has no raw form")
     messages = [make_message(row, [2, 3], sample_codes(row, 6, seed), storage) for seed in range(3)]
-    got = onnx_arrow.to_numpy(onnx_arrow.to_arrow(messages))
+    got = onnx_arrow.to_numpy(onnx_arrow.to_arrow(messages, exact=True), strings="bytes")
     assert isinstance(got, np.ndarray)
     expected = np.stack([numpy_helper_to_array(m) for m in messages])
     assert_same_elements(got, expected)
@@ -539,7 +539,7 @@ def test_to_numpy_of_variable_columns(row: DType) -> None:
             make_message(row, d, sample_codes(row, math.prod(d), i), "typed")
             for i, d in enumerate(dims_list)
         ]
-        got = onnx_arrow.to_numpy(onnx_arrow.to_arrow(messages))
+        got = onnx_arrow.to_pylist(onnx_arrow.to_arrow(messages, exact=True), strings="bytes")
         assert isinstance(got, list)
         assert len(got) == len(messages)
         for array, message in zip(got, messages, strict=True):
@@ -548,7 +548,7 @@ def test_to_numpy_of_variable_columns(row: DType) -> None:
 
 def test_to_numpy_of_bool_gives_bool() -> None:
     message = numpy_helper.from_array(np.array([[True, False], [False, True]]))
-    got = onnx_arrow.to_numpy(onnx_arrow.to_arrow([message]))
+    got = onnx_arrow.to_numpy(onnx_arrow.to_arrow([message], exact=True))
     assert got.dtype == np.bool_
     assert got.tolist() == [[[True, False], [False, True]]]
 
@@ -561,7 +561,7 @@ def test_sub_byte_integers_are_their_values_in_the_storage(row: DType) -> None:
     info = ml_dtypes.iinfo(row.numpy)  # type: ignore[no-untyped-call]
     values = np.arange(int(info.min), int(info.max) + 1)
     message = make_message(row, [values.size], values.astype(row.numpy), "raw")
-    array = onnx_arrow.to_arrow([message])
+    array = onnx_arrow.to_arrow([message], exact=True)
     storage = array.value.storage.flatten().storage
     assert storage.type == pa.from_numpy_dtype(row.arrow_storage)
     assert storage.to_numpy().tolist() == values.tolist()
@@ -570,7 +570,7 @@ def test_sub_byte_integers_are_their_values_in_the_storage(row: DType) -> None:
 
 def test_int4_storage_holds_int8_values() -> None:
     values = np.array([-8, -1, 0, 7, 3], dtype=ml_dtypes.int4)
-    array = onnx_arrow.to_arrow([numpy_helper.from_array(values)])
+    array = onnx_arrow.to_arrow([numpy_helper.from_array(values)], exact=True)
     storage = array.value.storage.flatten().storage
     assert storage.type == pa.int8()
     assert storage.to_pylist() == [-8, -1, 0, 7, 3]
@@ -578,7 +578,7 @@ def test_int4_storage_holds_int8_values() -> None:
 
 def test_complex_is_a_pair_of_floats() -> None:
     values = np.array([1 + 2j, -3.5 - 0j], dtype=np.complex64)
-    array = onnx_arrow.to_arrow([numpy_helper.from_array(values)])
+    array = onnx_arrow.to_arrow([numpy_helper.from_array(values)], exact=True)
     element = array.value.storage.flatten()
     assert element.type.extension_name == "onnx.complex64"
     assert element.storage.to_pylist() == [[1.0, 2.0], [-3.5, -0.0]]
@@ -587,7 +587,7 @@ def test_complex_is_a_pair_of_floats() -> None:
 @pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
 def test_element_arrays_convert_to_the_onnx_numpy_dtype(row: DType) -> None:
     codes = sample_codes(row, 5)
-    array = onnx_arrow.to_arrow([make_message(row, [5], codes, "typed")])
+    array = onnx_arrow.to_arrow([make_message(row, [5], codes, "typed")], exact=True)
     elements = array.value.storage.flatten()
     if isinstance(elements.type, pa.ExtensionType):
         assert_same_elements(elements.to_numpy(), codes)
@@ -602,10 +602,10 @@ def floats(*dims: int) -> TensorProto:
 
 def test_declared_static_shape_gives_a_fixed_shape_tensor() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3])
-    array = onnx_arrow.to_arrow([floats(2, 3), floats(2, 3)], declared)
+    array = onnx_arrow.to_arrow([floats(2, 3), floats(2, 3)], declared, exact=True)
     assert array.value.type == pa.fixed_shape_tensor(pa.float32(), [2, 3])
     assert round_trip([floats(2, 3)], declared) == [serialized(floats(2, 3))]
-    empty = onnx_arrow.to_arrow([], declared)
+    empty = onnx_arrow.to_arrow([], declared, exact=True)
     assert len(empty) == 0
     assert empty.value.type == pa.fixed_shape_tensor(pa.float32(), [2, 3])
     assert onnx_arrow.from_arrow(empty) == []
@@ -613,14 +613,14 @@ def test_declared_static_shape_gives_a_fixed_shape_tensor() -> None:
 
 def test_declared_scalar_gives_a_rank_zero_fixed_shape() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.FLOAT, [])
-    array = onnx_arrow.to_arrow([floats()], declared)
+    array = onnx_arrow.to_arrow([floats()], declared, exact=True)
     assert array.value.type == pa.fixed_shape_tensor(pa.float32(), [])
 
 
 def test_declared_symbolic_dims_give_a_variable_shape_tensor() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.FLOAT, ["N", 3])
     messages = [floats(1, 3), floats(4, 3), floats(0, 3)]
-    array = onnx_arrow.to_arrow(messages, declared)
+    array = onnx_arrow.to_arrow(messages, declared, exact=True)
     value_type = array.value.type
     assert value_type.extension_name == "arrow.variable_shape_tensor"
     assert extension_metadata(value_type) == {"uniform_shape": [None, 3]}
@@ -629,14 +629,14 @@ def test_declared_symbolic_dims_give_a_variable_shape_tensor() -> None:
 
 def test_declared_unknown_dims_give_a_variable_shape_tensor_without_uniform_shape() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.FLOAT, [None, None])
-    array = onnx_arrow.to_arrow([floats(1, 3)], declared)
+    array = onnx_arrow.to_arrow([floats(1, 3)], declared, exact=True)
     assert array.value.type.extension_name == "arrow.variable_shape_tensor"
     assert extension_metadata(array.value.type) == {}
 
 
 def test_declared_zero_dim_gives_a_variable_shape_tensor() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.FLOAT, [0, 3])
-    array = onnx_arrow.to_arrow([floats(0, 3)], declared)
+    array = onnx_arrow.to_arrow([floats(0, 3)], declared, exact=True)
     value_type = array.value.type
     assert value_type.extension_name == "arrow.variable_shape_tensor"
     assert extension_metadata(value_type) == {"uniform_shape": [0, 3]}
@@ -646,7 +646,7 @@ def test_declared_zero_dim_gives_a_variable_shape_tensor() -> None:
 def test_declared_without_shape_gives_a_variable_rank_tensor() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.FLOAT, None)
     messages = [floats(), floats(2), floats(1, 2, 0)]
-    array = onnx_arrow.to_arrow(messages, declared)
+    array = onnx_arrow.to_arrow(messages, declared, exact=True)
     assert array.value.type.extension_name == "onnx.variable_rank_tensor"
     assert round_trip(messages, declared) == [serialized(m) for m in messages]
 
@@ -654,7 +654,7 @@ def test_declared_without_shape_gives_a_variable_rank_tensor() -> None:
 def test_declared_type_of_an_onnx_dtype_uses_onnx_variable_shape() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.BFLOAT16, ["N"])
     message = make_message(dtype_of("BFLOAT16"), [2], sample_codes(dtype_of("BFLOAT16"), 2), "raw")
-    array = onnx_arrow.to_arrow([message], declared)
+    array = onnx_arrow.to_arrow([message], declared, exact=True)
     assert array.value.type.extension_name == "onnx.variable_shape_tensor"
     assert array.value.type.uniform_shape is None
 
@@ -681,7 +681,7 @@ def test_declared_shape_refuses_a_value_that_does_not_fit(
     bad = floats(*dims)
     before = bad.SerializeToString()
     with pytest.raises(NotRepresentableError, match=r"(^|: )row 1: shape ") as info:
-        onnx_arrow.to_arrow([floats(*fits), bad], declared)
+        onnx_arrow.to_arrow([floats(*fits), bad], declared, exact=True)
     assert isinstance(info.value, ValueError)
     assert str(list(dims)) in str(info.value)
     assert bad.SerializeToString() == before
@@ -693,7 +693,7 @@ def test_declared_dtype_refuses_another_dtype(declared_dims: list[Any] | None) -
     with pytest.raises(
         UnsupportedTypeError, match=r"(^|: )row 0: tensor is FLOAT .* INT32"
     ) as info:
-        onnx_arrow.to_arrow([floats(2, 3)], declared)
+        onnx_arrow.to_arrow([floats(2, 3)], declared, exact=True)
     assert isinstance(info.value, TypeError)
 
 
@@ -719,7 +719,7 @@ def refused(
     """``to_arrow([good, bad])`` raises ``error`` located at row 1; nothing is modified."""
     before = bad.SerializeToString()
     with pytest.raises(error, match=f"(?:^|: )row 1: {pattern}") as info:
-        onnx_arrow.to_arrow([good(), bad])
+        onnx_arrow.to_arrow([good(), bad], exact=True)
     assert isinstance(info.value, builtin)
     assert bad.SerializeToString() == before
     return info.value
@@ -985,14 +985,14 @@ def test_malformed_bytes_are_refused() -> None:
 
 def test_empty_input_without_a_type() -> None:
     with pytest.raises(UnsupportedTypeError, match="type") as info:
-        onnx_arrow.to_arrow([])
+        onnx_arrow.to_arrow([], exact=True)
     assert isinstance(info.value, TypeError)
 
 
 def test_rows_of_different_dtypes() -> None:
     ints = numpy_helper.from_array(np.arange(2, dtype=np.int32))
     with pytest.raises(UnsupportedTypeError, match="INT32") as info:
-        onnx_arrow.to_arrow([good(), good(), ints])
+        onnx_arrow.to_arrow([good(), good(), ints], exact=True)
     assert isinstance(info.value, TypeError)
     assert "FLOAT" in str(info.value)
 
@@ -1000,7 +1000,7 @@ def test_rows_of_different_dtypes() -> None:
 def test_rows_of_different_dtypes_names_the_row() -> None:
     ints = numpy_helper.from_array(np.arange(2, dtype=np.int32))
     with pytest.raises(UnsupportedTypeError, match="row 2"):
-        onnx_arrow.to_arrow([good(), good(), ints])
+        onnx_arrow.to_arrow([good(), good(), ints], exact=True)
 
 
 # --- values that have no exact ONNX form --------------------------------------------------------
@@ -1049,7 +1049,7 @@ def test_values_without_an_exact_code_are_refused(
     row = dtype_of(name)
     dims = [[3], [1], [3]] if variable else [[3], [3], [3]]
     messages = [make_message(row, d, sample_codes(row, d[0], i), "raw") for i, d in enumerate(dims)]
-    array = onnx_arrow.to_arrow(messages)
+    array = onnx_arrow.to_arrow(messages, exact=True)
     assert (array.value.type.extension_name == "arrow.fixed_shape_tensor") is not variable
     # element 1 of row 2
     bad = edited(array, dims[0][0] + dims[1][0] + 1, bad_value)
@@ -1060,7 +1060,7 @@ def test_values_without_an_exact_code_are_refused(
     assert shown in str(info.value)
     assert where in str(info.value)
     with pytest.raises(NotRepresentableError, match=where):
-        onnx_arrow.to_numpy(bad)
+        onnx_arrow.to_pylist(bad)
 
 
 def with_null(elements: pa.Array, index: int) -> pa.Array:
@@ -1107,7 +1107,7 @@ def test_a_null_element_names_its_row(name: str, part: bool, variable: bool) -> 
     messages = [
         make_message(row, d, sample_codes(row, d[0], i), storage) for i, d in enumerate(dims)
     ]
-    value = onnx_arrow.to_arrow(messages).value
+    value = onnx_arrow.to_arrow(messages, exact=True).value
     assert (value.type.extension_name == "arrow.fixed_shape_tensor") is not variable
     # element 1 of row 2
     bad = with_null_element(value, dims[0][0] + dims[1][0] + 1, part)
@@ -1116,16 +1116,16 @@ def test_a_null_element_names_its_row(name: str, part: bool, variable: bool) -> 
         onnx_arrow.from_arrow(bad)
     assert isinstance(info.value, ValueError)
     with pytest.raises(ArrowLayoutError, match=pattern):
-        onnx_arrow.to_numpy(bad)
+        onnx_arrow.to_pylist(bad)
 
 
 def test_a_null_element_under_a_null_row_is_allowed() -> None:
-    value = onnx_arrow.to_arrow([floats(2), floats(2), floats(2)]).value
+    value = onnx_arrow.to_arrow([floats(2), floats(2), floats(2)], exact=True).value
     bad = with_null_element(value, 3, part=False)  # element 1 of row 1
     taken = bad.take(pa.array([0, None, 2], pa.int64()))
     with pytest.raises(ArrowLayoutError, match=r"^row 1: FLOAT tensor element 1 is null"):
         onnx_arrow.from_arrow(bad)
-    got = onnx_arrow.to_numpy(taken)
+    got = onnx_arrow.to_pylist(taken)
     assert got[1] is None
     assert [g.tolist() for g in (got[0], got[2])] == [[0.0, 0.0], [0.0, 0.0]]
 
@@ -1135,7 +1135,7 @@ def test_a_null_element_under_a_null_row_is_allowed() -> None:
 def test_slices_takes_and_chunks_round_trip(
     messages: list[TensorProto], data: st.DataObject
 ) -> None:
-    array = onnx_arrow.to_arrow(messages)
+    array = onnx_arrow.to_arrow(messages, exact=True)
     expected = [serialized(m) for m in messages]
     n = len(messages)
     start = data.draw(st.integers(0, n))
@@ -1147,7 +1147,7 @@ def test_slices_takes_and_chunks_round_trip(
     assert [m.SerializeToString() for m in taken] == [expected[i] for i in order]
     chunked = pa.chunked_array([array.slice(0, start), array.slice(start)], type=array.type)
     assert [m.SerializeToString() for m in onnx_arrow.from_arrow(chunked)] == expected
-    got = onnx_arrow.to_numpy(array.slice(start))
+    got = onnx_arrow.to_pylist(array.slice(start), strings="bytes")
     wanted = [numpy_helper_to_array(m) for m in messages[start:]]
     assert len(got) == len(wanted)
     if isinstance(got, np.ndarray):  # a fixed-shape column, stacked

@@ -136,8 +136,13 @@ def _same(a, b) -> bool:
     if a is None or b is None:
         return a is b
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype == object:  # strings: numpy_helper gives str where the bytes are UTF-8
-        return [x.encode() if isinstance(x, str) else x for x in b.ravel()] == list(a.ravel())
+    if a.dtype == object:  # strings: str, as numpy_helper gives them
+        return (
+            a.shape == b.shape
+            and b.dtype == object
+            and all(type(x) is str for x in a.ravel())
+            and a.ravel().tolist() == b.ravel().tolist()
+        )
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
