@@ -1,0 +1,188 @@
+"""Any Arrow in: pyarrow objects, the PyCapsule interface, other engines' layouts, bad data."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from onnx import numpy_helper
+
+import onnx_arrow
+from onnx_arrow import ArrowLayoutError, UnsupportedTypeError
+from onnx_arrow.core.arrow_input import as_array
+
+
+def tensors(n: int = 3) -> list:
+    return [numpy_helper.from_array(np.full((2, 2), i, np.int32), f"t{i}") for i in range(n)]
+
+
+def strings() -> list:
+    return [numpy_helper.from_array(np.array(["a", "caf\u00e9"]), "s") for _ in range(2)]
+
+
+class CArray:
+    """The least an Arrow producer offers: ``__arrow_c_array__`` (as nanoarrow does)."""
+
+    def __init__(self, array: pa.Array) -> None:
+        self._array = array
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
+        return self._array.__arrow_c_array__(requested_schema)
+
+
+class CStream:
+    """A producer of ``__arrow_c_stream__`` only."""
+
+    def __init__(self, data: pa.ChunkedArray) -> None:
+        self._data = data
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self._data.__arrow_c_stream__(requested_schema)
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["canonical", "exact"])
+def test_pyarrow_objects_and_capsules_read_alike(exact: bool) -> None:
+    messages = tensors()
+    arr = onnx_arrow.to_arrow(messages, exact=exact)
+    expected = onnx_arrow.from_arrow(arr)
+    chunked = pa.chunked_array([arr.slice(0, 1), arr.slice(1)])
+    for data in (
+        chunked,
+        pa.table({"t": arr}),
+        pa.record_batch({"t": arr}),
+        CArray(arr),
+        CStream(chunked),
+    ):
+        assert onnx_arrow.from_arrow(data) == expected, type(data)
+        np.testing.assert_array_equal(onnx_arrow.to_numpy(data), onnx_arrow.to_numpy(arr))
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["canonical", "exact"])
+@pytest.mark.parametrize("make", [tensors, strings], ids=["int32", "string"])
+def test_polars_series_and_frames_go_in_as_they_are(make, exact: bool) -> None:
+    pl = pytest.importorskip("polars")
+    messages = make()
+    arr = onnx_arrow.to_arrow(messages, exact=exact)
+    frame = pl.from_arrow(pa.table({"t": arr}))
+    expected = onnx_arrow.from_arrow(arr)
+    assert onnx_arrow.from_arrow(frame["t"]) == expected  # a Series: __arrow_c_stream__
+    assert onnx_arrow.from_arrow(frame) == expected  # a one-column DataFrame
+    # the C stream of a frame, as pa.table takes it: Polars' binary_view comes back
+    table = pa.table(frame)
+    assert onnx_arrow.from_arrow(table.column("t")) == expected
+    if exact:
+        assert messages == expected
+
+
+def test_a_polars_stream_with_binary_view_envelopes_stays_readable() -> None:
+    """pa.table(polars_frame) deserializes onnx.message over a binary_view envelope."""
+    pl = pytest.importorskip("polars")
+    exact = onnx_arrow.to_arrow(tensors(), exact=True)
+    table = pa.table(pl.from_arrow(pa.table({"t": exact, "n": pa.array([1, 2, 3])})))
+    envelope = table.schema.field("t").type.storage_type.field("envelope").type
+    assert envelope == pa.binary_view()
+    assert table.column("n").to_pylist() == [1, 2, 3]
+    assert onnx_arrow.from_arrow(table.column("t")) == tensors()
+
+
+def test_a_duckdb_relation_of_one_column_goes_in() -> None:
+    duckdb = pytest.importorskip("duckdb")
+    source = pa.table({"t": onnx_arrow.to_arrow(strings())})  # noqa: F841 - read by name
+    relation = duckdb.sql("select t from source")
+    # DuckDB sees an extension column as its storage only: a fixed_size_list of strings
+    with pytest.raises(UnsupportedTypeError, match="is not the Arrow form of an ONNX value"):
+        onnx_arrow.from_arrow(relation)
+
+
+def test_a_table_of_several_columns_and_other_objects_are_refused() -> None:
+    arr = onnx_arrow.to_arrow(tensors())
+    with pytest.raises(UnsupportedTypeError, match=r"a table of 2 columns \(a, b\)"):
+        onnx_arrow.from_arrow(pa.table({"a": arr, "b": arr}))
+    with pytest.raises(UnsupportedTypeError, match="__arrow_c_array__") as info:
+        onnx_arrow.from_arrow([1, 2, 3])
+    assert "builtins.list" in str(info.value)
+
+
+def _bad_offsets() -> pa.Array:
+    """A binary array whose offsets run backwards: reading it unchecked reads wild memory."""
+    offsets = pa.py_buffer(np.array([0, 1000, 2], dtype=np.int32).tobytes())
+    data = pa.py_buffer(b"ab")
+    return pa.Array.from_buffers(pa.binary(), 2, [None, offsets, data])
+
+
+def test_malformed_arrays_are_refused_before_a_buffer_is_read() -> None:
+    bad = _bad_offsets()
+    fixed = pa.FixedSizeListArray.from_arrays(bad, 1)
+    column = pa.ExtensionArray.from_storage(pa.fixed_shape_tensor(pa.binary(), [1]), fixed)
+    for data in (column, pa.chunked_array([column]), CArray(column)):
+        for convert in (onnx_arrow.from_arrow, onnx_arrow.to_numpy, onnx_arrow.to_pylist):
+            with pytest.raises(ArrowLayoutError, match="malformed and cannot be read safely"):
+                convert(data)
+
+
+def test_malformed_envelopes_from_an_ipc_file_are_refused(tmp_path) -> None:
+    exact = onnx_arrow.to_arrow(tensors(2), exact=True)
+    envelope = _bad_offsets()
+    storage = pa.StructArray.from_arrays(
+        [exact.storage.field("value"), envelope], names=["value", "envelope"]
+    )
+    forged = pa.ExtensionArray.from_storage(exact.type, storage)
+    path = tmp_path / "forged.arrow"
+    with pa.ipc.new_file(path, pa.schema([("t", forged.type)])) as writer:
+        writer.write_batch(pa.record_batch({"t": forged}))
+    column = pa.ipc.open_file(path).read_all().column("t")
+    with pytest.raises(ArrowLayoutError, match="malformed"):
+        onnx_arrow.from_arrow(column)
+
+
+def test_views_are_read_as_the_layouts_they_stand_for() -> None:
+    arr = onnx_arrow.to_arrow(strings())
+    viewed = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.binary_view(), [2]),
+        pa.FixedSizeListArray.from_arrays(arr.storage.values.cast(pa.binary_view()), 2),
+    )
+    assert as_array(viewed).type == arr.type
+    assert onnx_arrow.from_arrow(viewed) == onnx_arrow.from_arrow(arr)
+    utf8 = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.string_view(), [2]),
+        pa.FixedSizeListArray.from_arrays(arr.storage.values.cast(pa.string_view()), 2),
+    )
+    assert onnx_arrow.to_numpy(utf8).tolist() == [["a", "caf\u00e9"]] * 2
+
+
+def test_importing_onnx_arrow_never_makes_a_file_unreadable(tmp_path) -> None:
+    """A file whose onnx.message column is damaged reads in a process that imported
+    onnx_arrow; only that column is refused, when converted."""
+    exact = onnx_arrow.to_arrow(tensors(2), exact=True)
+    field = pa.field(
+        "t",
+        pa.int32(),
+        metadata={
+            "ARROW:extension:name": "onnx.message",
+            "ARROW:extension:metadata": exact.type.__arrow_ext_serialize__(),
+        },
+    )
+    table = pa.table([pa.array([1, 2], pa.int32()), pa.array([3, 4])], names=["t", "n"])
+    table = table.cast(pa.schema([field, pa.field("n", pa.int64())]))
+    path = tmp_path / "damaged.arrow"
+    with pa.ipc.new_file(path, table.schema) as writer:
+        writer.write_table(table)
+    code = textwrap.dedent(
+        f"""
+        import pyarrow as pa
+        import onnx_arrow
+        table = pa.ipc.open_file({str(path)!r}).read_all()
+        assert table.column("n").to_pylist() == [3, 4]
+        try:
+            onnx_arrow.from_arrow(table.column("t"))
+        except onnx_arrow.ArrowLayoutError as exc:
+            print(exc)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("onnx.message: storage must be struct<value: T, envelope")
