@@ -79,18 +79,31 @@ def _arrow(data: Any, where: str) -> pa.Array | pa.ChunkedArray:
         return data
     if isinstance(data, pa.Table | pa.RecordBatch):
         return _one_column(data, where)
-    if hasattr(data, "__arrow_c_array__"):
-        return pa.array(data)
-    if hasattr(data, "__arrow_c_stream__"):
-        chunked = pa.chunked_array(data)
-        if hasattr(data, "columns") and pa.types.is_struct(chunked.type):
-            # a table-like object (a Polars DataFrame, a DuckDB relation): its rows
-            return _one_column(pa.table(data), where)
-        return chunked
+    if hasattr(data, "__arrow_c_array__") or hasattr(data, "__arrow_c_stream__"):
+        try:
+            return _imported(data, where)
+        except pa.ArrowException as exc:
+            raise ArrowLayoutError(
+                f"pyarrow cannot import this {type(data).__qualname__}'s Arrow data ({exc}); "
+                "pyarrow's arrow.variable_shape_tensor takes list storage only, so a column "
+                "another engine turned into large_list does not import: convert it with that "
+                "engine's own Arrow export (e.g. Polars' Series.to_arrow())",
+                where=where or None,
+            ) from exc
     raise UnsupportedTypeError(
         f"expected {_ACCEPTED}, got {type(data).__module__}.{type(data).__qualname__}",
         where=where or None,
     )
+
+
+def _imported(data: Any, where: str) -> pa.Array | pa.ChunkedArray:
+    if hasattr(data, "__arrow_c_array__"):
+        return pa.array(data)
+    chunked = pa.chunked_array(data)
+    if hasattr(data, "columns") and pa.types.is_struct(chunked.type):
+        # a table-like object (a Polars DataFrame, a DuckDB relation): its rows
+        return _one_column(pa.table(data), where)
+    return chunked
 
 
 def _one_column(table: pa.Table | pa.RecordBatch, where: str) -> pa.Array | pa.ChunkedArray:

@@ -176,9 +176,16 @@ def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:
         if inner is None or inner.name != OPTIONAL:
             inner = Kind(OPTIONAL, inner)
         return Kind(OPTIONAL, inner)
+    hint = ""
+    if pa.types.is_fixed_size_list(t) or pa.types.is_struct(t) or not pa.types.is_nested(t):
+        hint = (
+            "; an engine that keeps storage only (DuckDB, Spark, Dask's numpy cells) drops "
+            "the extension types of onnx-arrow's columns: read them with pyarrow, Polars or "
+            "pandas' ArrowDtype, which keep them"
+        )
     raise UnsupportedTypeError(
         f"{t} is not the Arrow form of an ONNX value; expected a tensor type, "
-        "onnx.sparse_tensor, list, map or struct<value>"
+        f"onnx.sparse_tensor, list, map or struct<value>{hint}"
     )
 
 
