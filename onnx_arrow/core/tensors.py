@@ -702,6 +702,77 @@ def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[An
     return value.view(np.int64) if entry_dtype.kind == "i" else value
 
 
+#: What :func:`raw_fields` does with each field a message may set: keep it (dims,
+#: data_type, raw_data) or read past it (name, doc_string: a value column does not keep
+#: them).  Keyed by descriptor, as ``ListFields`` gives them.
+_DIRECT_FIELDS: Final = {
+    _F[name]: role
+    for role, names in (("dims", ["dims"]), ("data_type", ["data_type"]), ("raw", ["raw_data"]))
+    for name in names
+} | {_F["name"]: "", _F["doc_string"]: ""}
+
+
+def raw_fields(message: object) -> tuple[DType, tuple[int, ...], bytes] | None:
+    """The dtype, dims and ``raw_data`` of an in-memory ``TensorProto``, or None.
+
+    The common case, data in ``raw_data`` of a dtype of whole bytes, whose length
+    fits the dims: read from the fields (one copy of the data, protobuf's), not
+    serialized.  Anything else (typed fields, external data, segments, packed
+    dtypes, a length that does not fit, another message) gives None: the wire path
+    decodes or refuses it, located.
+    """
+    if type(message) is not TensorProto:
+        return None
+    dims: Sequence[int] = ()
+    data_type = 0
+    raw = b""
+    for field, value in message.ListFields():
+        role = _DIRECT_FIELDS.get(field)
+        if role is None:
+            return None
+        if role == "raw":
+            raw = value
+        elif role == "dims":
+            dims = value
+        elif role == "data_type":
+            data_type = value
+    row = DTYPES.get(data_type)
+    if row is None or row.bits < 8 or (dims and min(dims) < 0):
+        return None
+    count = math.prod(dims)
+    if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3):
+        return None
+    return row, tuple(dims), raw
+
+
+def fixed_tensor_array(row: DType, shape: tuple[int, ...], raw: bytes) -> pa.Array:
+    """An ``arrow.fixed_shape_tensor`` array of tensors of ``shape``, whose ``raw_data``
+    (whole bytes, as :func:`raw_fields` accepts) are joined in ``raw``."""
+    codes = np.frombuffer(raw, dtype=row.numpy)
+    values = _storage_array(codes_to_storage(codes, row), row)
+    storage = pa.FixedSizeListArray.from_arrays(values, math.prod(shape))
+    return pa.ExtensionArray.from_storage(fixed_shape_tensor(element_type(row), shape), storage)
+
+
+def fixed_tensor_messages(array: pa.Array) -> list[TensorProto] | None:
+    """The messages of a fixed-shape tensor column without nulls, built from its data as
+    :func:`encode_tensor` encodes a value without an envelope, or None for a column the
+    general path takes (nulls, another layout, STRING or a packed dtype)."""
+    found = tensor_layout(array.type)
+    if found is None or found.layout != "fixed" or array.null_count:
+        return None
+    row = dtype_of_arrow(found.value_type)
+    if row.bits < 8:
+        return None
+    data = _fixed_codes(array, row).tobytes()
+    shape = list(array.type.shape)
+    size = len(data) // len(array) if len(array) else 0
+    return [
+        TensorProto(dims=shape, data_type=row.onnx, raw_data=data[i * size : (i + 1) * size])
+        for i in range(len(array))
+    ]
+
+
 def encode_tensor(tensor: Tensor) -> bytes:
     """Join a value and its envelope into a serialized ``TensorProto`` (canonical order)."""
     row, codes = tensor.dtype, tensor.codes
@@ -954,6 +1025,9 @@ def _layout(arrow_type: pa.DataType) -> tuple[str, DType]:
     return found.layout, dtype_of_arrow(found.value_type)
 
 
+_INT32_MAX: Final = int(np.iinfo(np.int32).max)
+
+
 def _check_fits(t: Tensor, arrow_type: pa.DataType, layout: str, row: DType, where: str) -> None:
     if t.dtype is not row:
         raise UnsupportedTypeError(
@@ -977,7 +1051,7 @@ def _check_fits(t: Tensor, arrow_type: pa.DataType, layout: str, row: DType, whe
                 f"{uniform if uniform else ['?'] * ndim}",
                 where=where,
             )
-    if any(d > np.iinfo(np.int32).max for d in t.dims) and layout != "fixed":
+    if layout != "fixed" and t.dims and max(t.dims) > _INT32_MAX:
         raise NotRepresentableError(
             f"dims {list(t.dims)} exceed int32, the type of variable-shape tensor dims",
             where=where,

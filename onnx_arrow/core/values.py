@@ -45,8 +45,12 @@ from onnx_arrow.core.extension_types import MessageType
 from onnx_arrow.core.external_data import read_external_data
 from onnx_arrow.core.tensors import (
     Strings,
+    Tensor,
     check_strings,
     decode_strings,
+    fixed_tensor_array,
+    fixed_tensor_messages,
+    raw_fields,
     stacked_codes,
     tensor_dtype,
     tensor_rows,
@@ -138,6 +142,10 @@ def to_arrow(
     'arrow.variable_shape_tensor'
     """
     declared = resolve_declared(declared, type, "to_arrow")
+    if not exact and values:
+        direct = _direct_tensors(values, declared)
+        if direct is not None:
+            return direct
     kinds = [kind_of_message(v, where=f"row {i}") for i, v in enumerate(values)]
     if len(set(kinds)) > 1:
         first = kinds[0]
@@ -152,6 +160,32 @@ def to_arrow(
         serialized, kinds[0] if kinds else None, declared, base_dir=base_dir
     )
     return array if exact else array.storage.field("value")
+
+
+def _direct_tensors(values: Sequence[Message], declared: TypeProto | None) -> pa.Array | None:
+    """The value column of tensors read from their fields, without serializing them; None
+    when a tensor needs the wire path (see :func:`~onnx_arrow.core.tensors.raw_fields`)."""
+    fields = []
+    for message in values:
+        found = raw_fields(message)
+        if found is None:
+            return None
+        fields.append(found)
+    kind = Kind(TENSOR) if declared is None else kind_of_type(declared)
+    if kind.name != TENSOR:
+        return None  # the wire path says how the declaration and the messages differ
+    row, shape, _ = fields[0]
+    if declared is None and 0 not in shape and all(f[0] is row and f[1] == shape for f in fields):
+        # one shape: the data of all rows joined once, no tensor built one by one
+        return fixed_tensor_array(row, shape, b"".join(f[2] for f in fields))
+    nodes: list[Node | None] = [
+        Tensor(r, dims, np.frombuffer(raw, dtype=r.numpy)) for r, dims, raw in fields
+    ]
+    try:
+        value_type = arrow_type(declared) if declared is not None else infer_arrow_type(nodes, kind)
+        return build_array(nodes, kind, value_type)
+    except OnnxArrowError as exc:
+        raise exc.at("column") from None
 
 
 def resolve_declared(declared: TypeProto | None, legacy: TypeProto | None, caller: str) -> Any:
@@ -255,7 +289,14 @@ def from_arrow(
     ArrowLayoutError
         If the Arrow data is malformed; nothing of it is read before it is checked.
     """
-    kind, serialized = from_arrow_serialized(data, resolve_declared(declared, type, "from_arrow"))
+    declared = resolve_declared(declared, type, "from_arrow")
+    array = as_array(data)
+    if declared is None and not isinstance(array.type, MessageType):
+        # a bare tensor column: its messages built from its data, no bytes in between
+        direct = fixed_tensor_messages(array)
+        if direct is not None:
+            return list(direct)
+    kind, serialized = _serialized(array, declared)
     cls = MESSAGE_CLASS[kind.name]
     return [cls.FromString(b) for b in serialized]  # type: ignore[attr-defined]
 
@@ -273,7 +314,10 @@ def from_arrow_serialized(
     data: Any, type_proto: TypeProto | None = None
 ) -> tuple[Kind, list[bytes]]:
     """:func:`from_arrow` giving the serialized messages and their kind."""
-    array = as_array(data)
+    return _serialized(as_array(data), type_proto)
+
+
+def _serialized(array: pa.Array, type_proto: TypeProto | None) -> tuple[Kind, list[bytes]]:
     if type_proto is not None and pa.types.is_null(array.type):
         # a column of nulls only: every row absent, of the declared type
         kind, values, envelope_array = kind_of_type(type_proto), array, None
