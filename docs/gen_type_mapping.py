@@ -61,27 +61,43 @@ writes such a column to Parquet in a form it cannot read back.  With pyarrow 26,
 `pq.read_table` of a written `pa.array([[], [], []], pa.list_(pa.float32(), 0))` fails with
 `Expected all lists to be of size=0`.
 
-When a model declares the value's type (an `onnx.TypeProto`, passed as `type=`), the
+When a model declares the value's type (an `onnx.TypeProto`, passed as `declared`), the
 declaration alone decides the layout: every dim a number and none 0 gives
 `arrow.fixed_shape_tensor`; a symbolic, unknown or 0 dim gives variable-shape (with the known
-sizes in `uniform_shape`); no shape at all gives `onnx.variable_rank_tensor`.
+sizes in `uniform_shape`); no shape at all gives `onnx.variable_rank_tensor`.  `from_arrow`
+checks a declaration against the column (kinds, element types, ranks and sizes) and refuses
+one that does not fit, naming where.
 
-## The message wrapper
+## The value column and the exact form
 
-`onnx_arrow.to_arrow` returns an **`onnx.message`** array:
-`struct<value: T, envelope: binary>`.  `value` is the tensor column described above.
+`onnx_arrow.to_arrow` returns the value column itself: the tensor array above, or the list,
+map or nullable column of a sequence, map or optional.  That column holds values only;
+`from_arrow` gives messages back whose data is stored as `onnx.numpy_helper.from_array`
+stores it, without names.
+
+`to_arrow(..., exact=True)` returns an **`onnx.message`** array instead:
+`struct<value: T, envelope: binary>`.  `value` is the value column.
 `envelope` is the message's own bytes with `dims`, `data_type` and the element data cut out;
 the storage field that held the data stays behind as an empty entry of that field (a marker),
 so the envelope is itself a valid `TensorProto` holding the name, doc string and
 metadata_props.  Joining the two gives the message back, byte for byte, for every message
-that protobuf itself re-serializes identically.
+that protobuf itself re-serializes identically.  The corpus store keeps values this way.
 
 onnx-arrow's own extension types are all named `onnx.*` and carry JSON metadata with a
-`version` key; nothing is pickled.
+`version` key; nothing is pickled.  Their deserializers never raise: a type whose layout is
+wrong is kept as read, so that the rest of a file or stream stays readable, and is refused,
+located, when the column is converted.
 
-Reading, they also take the large variants Polars turns storage into: a `large_binary`
-envelope, `large_list` data and variable-rank shapes, `large_binary` elements for STRING.
-pyarrow's own `arrow.variable_shape_tensor` takes `list` data only (see the recipes).
+Reading, every entry point takes pyarrow data or any object of the Arrow PyCapsule
+interface, checks its buffers in full first, and takes the variants other engines turn
+storage into: `binary_view` and `string_view` (read as `binary` and `string`), a
+`large_binary` envelope, `large_list` data and variable-rank shapes, `large_binary` and
+`string` elements for STRING.  pyarrow's own `arrow.variable_shape_tensor` takes `list`
+data only (see the recipes).
+
+STRING elements are bytes in Arrow, exactly as stored.  `to_numpy` and `to_pylist` give
+them as `str`, decoded from UTF-8 as `onnx.numpy_helper` does, or with `strings="bytes"`
+as stored; an element that is not valid UTF-8 has no `str` form and is an error naming it.
 
 ## Element types
 
