@@ -60,6 +60,7 @@ import numpy as np
 import onnx
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _report import Row, print_table
 from onnx import MapProto, ModelProto, OptionalProto, SequenceProto, TensorProto, numpy_helper
 
 from onnx_arrow.corpus import (
@@ -431,43 +432,6 @@ def read_columns_only(store_path: Path) -> int:
 
 
 # --- the report ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    measure: str
-    baseline: float
-    ours: float
-    unit: str  # "s" or "B"
-    bar: float | None = None  # ratio must be <= bar (< bar when strict)
-    strict: bool = False
-
-    @property
-    def ratio(self) -> float:
-        return self.ours / self.baseline
-
-    @property
-    def passed(self) -> bool | None:
-        if self.bar is None:
-            return None
-        return self.ratio < self.bar if self.strict else self.ratio <= self.bar
-
-
-def _amount(value: float, unit: str) -> str:
-    return f"{value:.3f} s" if unit == "s" else f"{value / 2**20:.2f} MiB"
-
-
-def print_table(rows: list[Row]) -> None:
-    print(
-        f"{'measure':<48} {'baseline':>11} {'onnx-arrow':>11} {'ratio':>8} {'bar':>7} {'result':>6}"
-    )
-    for r in rows:
-        bar = "" if r.bar is None else f"{'<' if r.strict else '<='}{r.bar:g}x"
-        result = {None: "", True: "PASS", False: "FAIL"}[r.passed]
-        print(
-            f"{r.measure:<48} {_amount(r.baseline, r.unit):>11} {_amount(r.ours, r.unit):>11} "
-            f"{r.ratio:>7.2f}x {bar:>7} {result:>6}"
-        )
 
 
 @contextmanager

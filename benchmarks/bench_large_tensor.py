@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import reset_peak, status_kib
 
 from onnx_arrow.core._wire import encode_varint
 
@@ -96,24 +97,6 @@ def _digest(a: np.ndarray[Any, Any]) -> str:
 # --- measuring, inside a worker subprocess -----------------------------------------------------
 
 
-def _status_kib(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"{key} missing from /proc/self/status")
-
-
-def _reset_peak() -> bool:
-    """Reset VmHWM to the current RSS; False where the kernel does not allow it."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return True
-
-
 def _measure(read: Callable[[], Any], repeat: int) -> tuple[Any, float, float, str]:
     """Best time and largest peak extra memory (bytes) of ``read()`` over ``repeat`` calls."""
     import resource
@@ -125,13 +108,13 @@ def _measure(read: Callable[[], Any], repeat: int) -> tuple[Any, float, float, s
     for i in range(repeat):
         result = None  # free the previous result before measuring again
         gc.collect()
-        resettable = _reset_peak()
-        before = _status_kib("VmRSS")
+        resettable = reset_peak()
+        before = status_kib("VmRSS")
         start = time.perf_counter()
         result = read()
         elapsed = time.perf_counter() - start
         if resettable:
-            high = _status_kib("VmHWM")
+            high = status_kib("VmHWM")
         else:  # the high-water mark cannot be reset: only the first read measures memory
             how = "ru_maxrss, first read only"
             high = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss if i == 0 else 0
@@ -173,10 +156,10 @@ def worker(method: str, files: dict[str, Any], repeat: int) -> dict[str, Any]:
         return lambda: onnx_arrow.to_numpy(onnx_arrow.read_pb(pb))
 
     pandas_at_import = "pandas" in sys.modules  # pyarrow imports it on its first pa.array()
-    before = _status_kib("VmRSS")
+    before = status_kib("VmRSS")
     reader(files["warm_pb"], files["warm_raw"])()
     gc.collect()
-    first_call = (_status_kib("VmRSS") - before) * 1024.0
+    first_call = (status_kib("VmRSS") - before) * 1024.0
     a, seconds, peak, how = _measure(reader(files["pb"], files["raw"]), repeat)
     out: dict[str, Any] = {
         "seconds": seconds,

@@ -60,12 +60,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import onnx
 import pyarrow as pa
+from _report import Row, print_table, reset_peak, status_kib
 from onnx import TensorProto, numpy_helper
 
 import onnx_arrow
@@ -209,24 +209,6 @@ def best_of_pair(
 # --- peak memory, inside a worker subprocess -----------------------------------------------------
 
 
-def _status_kib(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"{key} missing from /proc/self/status")
-
-
-def _reset_peak() -> bool:
-    """Reset VmHWM to the current RSS; False where the kernel does not allow it."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return True
-
-
 def _maxrss_bytes() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0  # KiB on Linux
 
@@ -258,11 +240,11 @@ def peak_extra(fn: Callable[[], Any]) -> dict[str, Any]:
     """Peak extra resident memory (bytes) of one ``fn()``, and how it was measured."""
     gc.collect()
     maxrss_before = _maxrss_bytes()
-    if not _reset_peak():
+    if not reset_peak():
         return {"peak": _peak_in_fork(fn), "how": "ru_maxrss of a fork", "maxrss_delta": None}
-    before = _status_kib("VmRSS")
+    before = status_kib("VmRSS")
     result = fn()
-    peak = (_status_kib("VmHWM") - before) * 1024.0
+    peak = (status_kib("VmHWM") - before) * 1024.0
     maxrss_delta = _maxrss_bytes() - maxrss_before
     del result
     return {
@@ -310,43 +292,6 @@ def run_worker(kind: str, mib: int, mode: dict[str, Any] | None = None) -> dict[
 
 
 # --- the report ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    measure: str
-    baseline: float
-    ours: float
-    unit: str  # "s" or "B"
-    bar: float | None = None  # ratio must be <= bar (< bar when strict)
-    strict: bool = False
-
-    @property
-    def ratio(self) -> float:
-        return self.ours / self.baseline
-
-    @property
-    def passed(self) -> bool | None:
-        if self.bar is None:
-            return None
-        return self.ratio < self.bar if self.strict else self.ratio <= self.bar
-
-
-def _amount(value: float, unit: str) -> str:
-    return f"{value:.3f} s" if unit == "s" else f"{value / 2**20:.1f} MiB"
-
-
-def print_table(rows: list[Row]) -> None:
-    print(
-        f"{'measure':<60} {'baseline':>11} {'onnx-arrow':>11} {'ratio':>8} {'bar':>7} {'result':>6}"
-    )
-    for r in rows:
-        bar = "" if r.bar is None else f"{'<' if r.strict else '<='}{r.bar:g}x"
-        result = {None: "", True: "PASS", False: "FAIL"}[r.passed]
-        print(
-            f"{r.measure:<60} {_amount(r.baseline, r.unit):>11} {_amount(r.ours, r.unit):>11} "
-            f"{r.ratio:>7.2f}x {bar:>7} {result:>6}"
-        )
 
 
 # --- the measures --------------------------------------------------------------------------------
@@ -489,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         passed = run_large(args.large_mib, repeat, rows) and passed
 
     print()
-    print_table(rows)
+    print_table(rows, width=60)
     bars = [r for r in rows if r.bar is not None]
     print()
     print(f"bars: {sum(bool(r.passed) for r in bars)} of {len(bars)} met")

@@ -1,0 +1,66 @@
+"""What the benchmarks share: the table of ratios they print, and the peak-memory probes
+their worker subprocesses read.  Imported by the scripts beside it, never by onnx_arrow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Row:
+    """One measure: the baseline and onnx-arrow side by side, from the same run."""
+
+    measure: str
+    baseline: float
+    ours: float
+    unit: str  # "s" or "B"
+    bar: float | None = None  # ratio must be <= bar (< bar when strict)
+    strict: bool = False
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.baseline
+
+    @property
+    def passed(self) -> bool | None:
+        if self.bar is None:
+            return None
+        return self.ratio < self.bar if self.strict else self.ratio <= self.bar
+
+
+def _amount(value: float, unit: str) -> str:
+    return f"{value:.3f} s" if unit == "s" else f"{value / 2**20:.2f} MiB"
+
+
+def print_table(rows: list[Row], width: int = 48) -> None:
+    """The rows as a table: measure, baseline, onnx-arrow, ratio, bar, PASS or FAIL."""
+    print(
+        f"{'measure':<{width}} {'baseline':>11} {'onnx-arrow':>11} {'ratio':>8} {'bar':>7} "
+        f"{'result':>6}"
+    )
+    for r in rows:
+        bar = "" if r.bar is None else f"{'<' if r.strict else '<='}{r.bar:g}x"
+        result = {None: "", True: "PASS", False: "FAIL"}[r.passed]
+        print(
+            f"{r.measure:<{width}} {_amount(r.baseline, r.unit):>11} "
+            f"{_amount(r.ours, r.unit):>11} {r.ratio:>7.2f}x {bar:>7} {result:>6}"
+        )
+
+
+def status_kib(key: str) -> int:
+    """A field of /proc/self/status in KiB (VmRSS, VmHWM ...)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{key} missing from /proc/self/status")
+
+
+def reset_peak() -> bool:
+    """Reset VmHWM to the current RSS; False where the kernel does not allow it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
