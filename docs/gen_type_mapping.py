@@ -45,7 +45,12 @@ ONNX side and on the Arrow side.
 A column of `TensorProto` messages becomes one Arrow tensor array, one row per tensor:
 
 * **`arrow.fixed_shape_tensor`** (canonical) when all rows share one shape and that
-  shape has no 0 in it.  Its storage is `fixed_size_list<T>[size]`, row-major.
+  shape has no 0 in it.  Its storage is `fixed_size_list<T>[size]`, row-major.  For the
+  element types Arrow lacks (those with an `onnx.*` element type below: bfloat16, the
+  float8s, float6, float4, the 2- and 4-bit integers, complex) the type is
+  **`onnx.fixed_shape_tensor`** instead: the same storage layout over the element's plain
+  storage (float32, int8, uint8, `fixed_size_list<float>[2]`), with `data_type` and `shape`
+  in its own JSON metadata.
 * **variable-shape** when rows share a rank but not a shape, or the shape has a 0:
   `struct<data: list<T>, shape: fixed_size_list<int32>[ndim]>`, with `uniform_shape`
   recording the sizes every row shares.  The type is the canonical
@@ -55,6 +60,17 @@ A column of `TensorProto` messages becomes one Arrow tensor array, one row per t
   element types), because pyarrow's canonical type accepts fixed-width primitives only.
 * **`onnx.variable_rank_tensor`** when ranks differ between rows:
   `struct<data: list<T>, shape: list<int32>>`.
+
+For onnx-arrow's own element types, the variable layouts also hold the plain storage
+and record `data_type` in their metadata.  The whole meaning of a column is then in its
+outermost tensor type, never in an extension type nested inside a canonical one: a reader
+that has not imported onnx-arrow drops such a nested type without a trace (pyarrow 26 reads
+`fixed_shape_tensor<onnx.bfloat16>` back as `fixed_shape_tensor<float>`), but keeps an
+unknown outer type as its storage, the exact numbers, with its name and metadata in the
+field, which onnx-arrow reads back.  Columns written the earlier way (a canonical tensor of
+an `onnx.*` element type) are still read.  pyarrow's own `to_numpy_ndarray()` works on the
+`arrow.fixed_shape_tensor` columns of the dtypes Arrow has natively (not BOOL, STRING),
+onnx-arrow's on `onnx.fixed_shape_tensor`; `onnx_arrow.to_numpy` on every column.
 
 A tensor with a 0 in its shape is never stored as a `fixed_size_list` of size 0: pyarrow
 writes such a column to Parquet in a form it cannot read back.  With pyarrow 26,

@@ -82,7 +82,7 @@ from onnx_arrow._summary import (
     store_facts,
 )
 from onnx_arrow.core.containers import OPTIONAL, Kind
-from onnx_arrow.core.extension_types import MessageType, describe_type
+from onnx_arrow.core.extension_types import MessageType, describe_type, tensor_layout
 from onnx_arrow.core.types import kind_of_arrow
 from onnx_arrow.corpus.rows import StoredValue, declared_type_text
 from onnx_arrow.corpus.store import Store
@@ -406,15 +406,12 @@ def _ndarray_sections(array: np.ndarray[Any, Any]) -> list[_Section]:
 # --- columns ------------------------------------------------------------------------
 
 
-_TENSOR_EXTENSIONS: Final = ("arrow.fixed_shape_tensor", "arrow.variable_shape_tensor")
-
-
 def is_onnx_column(array: Any) -> bool:
     """Whether ``array`` is an Arrow array of an onnx-arrow type (``onnx.*`` or a tensor)."""
     if not isinstance(array, (pa.Array, pa.ChunkedArray)):
         return False
     name = getattr(array.type, "extension_name", None)
-    return name is not None and (name.startswith("onnx.") or name in _TENSOR_EXTENSIONS)
+    return name is not None and (name.startswith("onnx.") or tensor_layout(array.type) is not None)
 
 
 def _column_kind(array: pa.Array | pa.ChunkedArray) -> Kind:

@@ -77,7 +77,6 @@ from onnx_arrow.core.containers import (
 )
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
 from onnx_arrow.core.extension_types import (
-    CANONICAL_FIXED_SHAPE,
     MessageType,
     SparseTensorType,
     dtype_of_arrow,
@@ -476,7 +475,7 @@ def to_pandas(data: Any, *, cells: Cells = "numpy") -> pd.Series | pd.DataFrame:
     >>> to_pandas(onnx_arrow.to_arrow(opt)).tolist()
     [None, array([1., 1.], dtype=float32)]
     >>> to_pandas(onnx_arrow.to_arrow([t]), cells="arrow").dtype.pyarrow_dtype.extension_name
-    'arrow.fixed_shape_tensor'
+    'onnx.fixed_shape_tensor'
     """
     if cells not in ("numpy", "arrow"):
         raise ValueError(f"cells must be 'numpy' or 'arrow', got {cells!r}")
@@ -1062,7 +1061,8 @@ def _arrow_shapes(values: pa.Array) -> list[tuple[int, ...] | None]:
         if values.null_count == 0
         else np.asarray(values.is_valid(), dtype=bool).tolist()
     )
-    if getattr(values.type, "extension_name", None) == CANONICAL_FIXED_SHAPE:
+    layout = tensor_layout(values.type)
+    if layout is not None and layout.layout == "fixed":
         shape = tuple(int(d) for d in values.type.shape)
         return [shape if v else None for v in valid]
     dims = values.storage.field("shape").to_pylist()

@@ -86,7 +86,7 @@ def test_example_round_trips_every_tensor(capsys: pytest.CaptureFixture[str]) ->
     assert f"round trip: {count}/{count} byte-identical" in out
     for name in ("FLOAT", "INT64", "BFLOAT16", "FLOAT8E4M3FN", "BOOL", "STRING"):
         assert re.search(rf"^  onnx   {name} \[", out, re.MULTILINE), name
-    assert "arrow.fixed_shape_tensor[value_type=onnx.bfloat16, shape=[2,2]]" in out
+    assert "onnx.fixed_shape_tensor[value_type=onnx.bfloat16, shape=[2,2]]" in out
     assert r"b'\xff\xfe'" in out
 
 

@@ -8,7 +8,12 @@ a ``version`` key (never pickle):
 
 ``onnx.<dtype>``
     element types for the dtypes Arrow lacks (``onnx.bfloat16``, ``onnx.float8e4m3fn``,
-    ``onnx.int4``, ``onnx.complex64`` ...), one per row of the dtype table.
+    ``onnx.int4``, ``onnx.complex64`` ...), one per row of the dtype table.  A tensor
+    column never nests one inside a canonical type (a reader without onnx-arrow would
+    drop it without a trace): its tensor type holds the plain storage and records the
+    ``data_type`` itself.
+``onnx.fixed_shape_tensor``
+    the layout of ``arrow.fixed_shape_tensor`` for those element types.
 ``onnx.variable_shape_tensor``
     the layout of ``arrow.variable_shape_tensor`` for element types pyarrow's
     canonical type refuses (it accepts fixed-width primitives only).
@@ -28,7 +33,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 import numpy as np
@@ -41,6 +47,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MessageType",
     "OnnxElementType",
+    "OnnxFixedShapeTensorType",
     "SparseTensorType",
     "TensorLayout",
     "VariableRankTensorType",
@@ -52,6 +59,7 @@ __all__ = [
     "extension_metadata",
     "fixed_shape_tensor",
     "sparse_tensor_type",
+    "stored",
     "tensor_layout",
     "variable_rank_tensor",
     "variable_shape_tensor",
@@ -340,6 +348,8 @@ def _build_element_type(row: DType) -> pa.DataType:
 
 
 _ELEMENT_TYPES: Final = {row.onnx: _build_element_type(row) for row in DTYPES.values()}
+_DTYPE_BY_NAME: Final = {row.name: row for row in DTYPES.values()}
+_OWN_NAMES: Final = tuple(row.name for row in DTYPES.values() if row.extension_name is not None)
 _DTYPE_BY_ARROW: Final = {
     **{t: DTYPES[onnx] for onnx, t in _ELEMENT_TYPES.items()},
     # read, never written: Polars hands binary columns back as large_binary (or as
@@ -366,17 +376,127 @@ def dtype_of_arrow(arrow_type: pa.DataType, *, where: str | None = None) -> DTyp
 
 
 def fixed_shape_tensor(value_type: pa.DataType, shape: tuple[int, ...]) -> pa.DataType:
-    """``arrow.fixed_shape_tensor`` of ``value_type`` and ``shape`` (row-major, no permutation)."""
+    """The fixed-shape tensor type of ``value_type`` and ``shape`` (row-major).
+
+    ``arrow.fixed_shape_tensor`` for the element types Arrow has (BOOL as
+    ``arrow.bool8``, STRING as ``binary``), ``onnx.fixed_shape_tensor`` over plain
+    storage for onnx-arrow's own (bfloat16, the float8s ...).
+
+    >>> import pyarrow as pa
+    >>> from onnx_arrow.core.dtypes import dtype_of
+    >>> fixed_shape_tensor(pa.float32(), (2, 3)).extension_name
+    'arrow.fixed_shape_tensor'
+    >>> bf16 = fixed_shape_tensor(element_type(dtype_of("BFLOAT16")), (2, 3))
+    >>> bf16.extension_name, bf16.storage_type
+    ('onnx.fixed_shape_tensor', FixedSizeListType(fixed_size_list<item: float>[6]))
+    """
+    if isinstance(value_type, OnnxElementType):
+        return OnnxFixedShapeTensorType(value_type.dtype, shape)
     return pa.fixed_shape_tensor(value_type, list(shape))
 
 
+def _own_dtype(name: str, params: dict[str, Any]) -> DType | None:
+    """The onnx-arrow element dtype a tensor type's metadata records, if any."""
+    data_type = params.get("data_type")
+    if data_type is None:
+        return None
+    row = _DTYPE_BY_NAME.get(data_type) if isinstance(data_type, str) else None
+    if row is None or row.extension_name is None:
+        raise ArrowLayoutError(
+            f"metadata data_type {data_type!r} is not one of the element types onnx-arrow "
+            f"keeps over plain storage: {', '.join(_OWN_NAMES)}",
+            where=name,
+        )
+    return row
+
+
+class OnnxFixedShapeTensorType(_JsonExtensionType):
+    """``onnx.fixed_shape_tensor``: rows of one shape, of an element type Arrow lacks.
+
+    The layout of ``arrow.fixed_shape_tensor`` (``fixed_size_list<T>[size]``,
+    row-major) over the plain storage of the element (float32 for bfloat16 and the
+    float8s, int8 / uint8 for the sub-byte integers, ``fixed_size_list<float>[2]`` for
+    complex), with the ONNX ``data_type`` and the ``shape`` in its own metadata.  The
+    whole meaning is in this one type: a reader that does not know it keeps its
+    storage, the exact numbers, and (pyarrow) its name and metadata in the field, and
+    never half of it.
+    """
+
+    _name = "onnx.fixed_shape_tensor"
+
+    def __init__(self, dtype: DType, shape: Sequence[int]) -> None:
+        storage = pa.list_(pa.field("item", _element_storage(dtype)), math.prod(shape))
+        super().__init__(storage, {"data_type": dtype.name, "shape": list(shape)})
+
+    @property
+    def dtype(self) -> DType:
+        """The ONNX dtype of the elements."""
+        return _DTYPE_BY_NAME[self._params["data_type"]]
+
+    @property
+    def shape(self) -> list[int]:
+        """The shape every row has."""
+        return list(self._params["shape"])
+
+    @property
+    def value_type(self) -> pa.DataType:
+        """The Arrow type of one element (the storage holds its plain storage)."""
+        return element_type(self.dtype)
+
+    @classmethod
+    def _from_params(
+        cls, storage_type: pa.DataType, params: dict[str, Any]
+    ) -> OnnxFixedShapeTensorType:
+        _expect_params(cls._name, params, {"data_type", "shape"})
+        row = _own_dtype(cls._name, params)
+        shape = params.get("shape")
+        if row is None or not (
+            isinstance(shape, list) and all(type(d) is int and d > 0 for d in shape)
+        ):
+            raise ArrowLayoutError(
+                f"metadata must hold data_type and shape, a list of positive ints; got {params!r}",
+                where=cls._name,
+            )
+        made = cls(row, shape)
+        _expect_storage(cls._name, storage_type, made.storage_type)
+        return made
+
+    def __arrow_ext_class__(self) -> type[pa.ExtensionArray]:
+        return OnnxTensorArray
+
+
+class OnnxTensorArray(pa.ExtensionArray):  # type: ignore[misc]
+    """An ``onnx.fixed_shape_tensor`` array."""
+
+    def to_numpy_ndarray(self) -> np.ndarray:
+        """The rows as one ndarray ``(rows, *shape)`` of the ONNX dtype (``ml_dtypes``)."""
+        from onnx_arrow.core.values import to_numpy
+
+        return to_numpy(self)
+
+
 class _RaggedTensorType(_JsonExtensionType):
-    """Storage ``struct<data: list<T>, shape: ...<int32>>``, one row per tensor."""
+    """Storage ``struct<data: list<T>, shape: ...<int32>>``, one row per tensor.
+
+    For an element type of onnx-arrow's own, ``data`` holds its plain storage and
+    the metadata its ``data_type``, as :class:`OnnxFixedShapeTensorType` does.
+    """
 
     @property
     def value_type(self) -> pa.DataType:
         """The Arrow type of one element."""
+        row = _own_dtype(self._name, self._params)
+        if row is not None:
+            return element_type(row)
         return self.storage_type.field("data").type.value_type
+
+    @classmethod
+    def _check_data_type(cls, storage_type: pa.DataType, params: dict[str, Any]) -> None:
+        row = _own_dtype(cls._name, params)
+        if row is not None:
+            _expect_storage(
+                cls._name, storage_type.field("data").type.value_type, _element_storage(row)
+            )
 
 
 class VariableShapeTensorType(_RaggedTensorType):
@@ -403,10 +523,11 @@ class VariableShapeTensorType(_RaggedTensorType):
     def _from_params(
         cls, storage_type: pa.DataType, params: dict[str, Any]
     ) -> VariableShapeTensorType:
-        _expect_params(cls._name, params, {"uniform_shape"})
+        _expect_params(cls._name, params, {"uniform_shape", "data_type"})
         ndim = _ragged_storage_ndim(cls._name, storage_type, fixed_rank=True)
         uniform = params.get("uniform_shape")
         _check_uniform_shape(cls._name, uniform, ndim)
+        cls._check_data_type(storage_type, params)
         return cls(storage_type, params)
 
 
@@ -419,8 +540,9 @@ class VariableRankTensorType(_RaggedTensorType):
     def _from_params(
         cls, storage_type: pa.DataType, params: dict[str, Any]
     ) -> VariableRankTensorType:
-        _expect_params(cls._name, params, set())
+        _expect_params(cls._name, params, {"data_type"})
         _ragged_storage_ndim(cls._name, storage_type, fixed_rank=False)
+        cls._check_data_type(storage_type, params)
         return cls(storage_type, params)
 
 
@@ -458,7 +580,20 @@ def _check_uniform_shape(name: str, uniform: object, ndim: int) -> None:
 
 def _ragged_storage(value_type: pa.DataType, ndim: int | None) -> pa.DataType:
     shape = pa.list_(pa.int32(), ndim) if ndim is not None else pa.list_(pa.int32())
-    return pa.struct([pa.field("data", pa.list_(value_type)), pa.field("shape", shape)])
+    return pa.struct([pa.field("data", pa.list_(stored(value_type))), pa.field("shape", shape)])
+
+
+def stored(value_type: pa.DataType) -> pa.DataType:
+    """The type a tensor type stores elements of ``value_type`` as: onnx-arrow's own
+    element types as their plain storage (the tensor type records the dtype), any
+    other as itself."""
+    return value_type.storage_type if isinstance(value_type, OnnxElementType) else value_type
+
+
+def _ragged_params(value_type: pa.DataType, params: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(value_type, OnnxElementType):
+        return {**params, "data_type": value_type.dtype.name}
+    return params
 
 
 def _canonical_accepts(value_type: pa.DataType) -> bool:
@@ -517,12 +652,14 @@ def variable_shape_tensor(
         uniform = None if uniform_shape is None else tuple(uniform_shape)
         return _canonical_variable_shape(value_type, ndim, uniform)
     params = {} if uniform_shape is None else {"uniform_shape": list(uniform_shape)}
-    return VariableShapeTensorType(_ragged_storage(value_type, ndim), params)
+    return VariableShapeTensorType(
+        _ragged_storage(value_type, ndim), _ragged_params(value_type, params)
+    )
 
 
 def variable_rank_tensor(value_type: pa.DataType) -> VariableRankTensorType:
     """The type for tensors whose ranks differ between rows."""
-    return VariableRankTensorType(_ragged_storage(value_type, None), {})
+    return VariableRankTensorType(_ragged_storage(value_type, None), _ragged_params(value_type, {}))
 
 
 class TensorLayout(NamedTuple):
@@ -547,10 +684,12 @@ def tensor_layout(arrow_type: pa.DataType) -> TensorLayout | None:
     True
     """
     name = getattr(arrow_type, "extension_name", None)
-    if name == CANONICAL_FIXED_SHAPE:
+    if name == CANONICAL_FIXED_SHAPE or isinstance(arrow_type, OnnxFixedShapeTensorType):
         return TensorLayout("fixed", arrow_type.value_type)
+    if isinstance(arrow_type, VariableShapeTensorType):
+        return TensorLayout("variable", arrow_type.value_type)
     # the canonical variable-shape type has no Python class: recognised by its name only
-    if name == CANONICAL_VARIABLE_SHAPE or isinstance(arrow_type, VariableShapeTensorType):
+    if name == CANONICAL_VARIABLE_SHAPE:
         return TensorLayout("variable", arrow_type.storage_type.field("data").type.value_type)
     if isinstance(arrow_type, VariableRankTensorType):
         return TensorLayout("rank", arrow_type.value_type)
@@ -584,7 +723,9 @@ class SparseTensorType(_JsonExtensionType):
     @property
     def value_type(self) -> pa.DataType:
         """The Arrow type of one element of ``values``."""
-        return self.storage_type.field("values").type.storage_type.field("data").type.value_type
+        layout = tensor_layout(self.storage_type.field("values").type)
+        assert layout is not None
+        return layout.value_type
 
     @classmethod
     def _from_params(cls, storage_type: pa.DataType, params: dict[str, Any]) -> SparseTensorType:
@@ -841,6 +982,7 @@ def _null_text(d: int | None) -> str:
 def _register_all() -> None:
     types: list[pa.ExtensionType] = [cls() for cls in _ELEMENT_CLASSES.values()]
     types += [
+        OnnxFixedShapeTensorType(dtype_of("BFLOAT16"), (1,)),
         VariableShapeTensorType(_ragged_storage(pa.float32(), 1), {}),
         variable_rank_tensor(pa.float32()),
         sparse_tensor_type(pa.float32()),

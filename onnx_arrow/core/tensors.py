@@ -749,9 +749,20 @@ def fixed_tensor_array(row: DType, shape: tuple[int, ...], raw: bytes) -> pa.Arr
     """An ``arrow.fixed_shape_tensor`` array of tensors of ``shape``, whose ``raw_data``
     (whole bytes, as :func:`raw_fields` accepts) are joined in ``raw``."""
     codes = np.frombuffer(raw, dtype=row.numpy)
-    values = _storage_array(codes_to_storage(codes, row), row)
+    arrow_type = fixed_shape_tensor(element_type(row), shape)
+    values = _stored_values(_storage_array(codes_to_storage(codes, row), row), arrow_type, "fixed")
     storage = pa.FixedSizeListArray.from_arrays(values, math.prod(shape))
-    return pa.ExtensionArray.from_storage(fixed_shape_tensor(element_type(row), shape), storage)
+    return pa.ExtensionArray.from_storage(arrow_type, storage)
+
+
+def _stored_values(values: pa.Array, arrow_type: pa.DataType, layout: str) -> pa.Array:
+    """Flat elements as the tensor type stores them: an onnx-arrow element type as its
+    plain storage where the tensor type records the dtype itself."""
+    storage = arrow_type.storage_type
+    inside = storage.value_type if layout == "fixed" else storage.field("data").type.value_type
+    if values.type != inside and isinstance(values, pa.ExtensionArray):
+        return values.storage
+    return values
 
 
 def fixed_tensor_messages(array: pa.Array) -> list[TensorProto] | None:
@@ -887,7 +898,12 @@ def _storage_numpy(
         _check_null_elements(values, row, owned, offsets, per_element)
         values = _fill_nulls(values, row)
     # binary gives an object array of bytes, which the codes of STRING are
-    return values.to_numpy(zero_copy_only=False)
+    out: np.ndarray[Any, Any] = values.to_numpy(zero_copy_only=False)
+    if owned is not None and not owned.all():
+        # what lies under a null row (take() leaves zeros there) is no element: code 0
+        out = out.copy()
+        out[~owned] = _code_zero(row)
+    return out
 
 
 def _check_null_elements(
@@ -921,11 +937,14 @@ def _check_null_elements(
 
 def _fill_nulls(values: pa.Array, row: DType) -> pa.Array:
     """``values`` with every null read as code 0 (the nulls are checked to be under null rows)."""
+    return values.fill_null(pa.scalar(_code_zero(row), values.type))
+
+
+def _code_zero(row: DType) -> Any:
+    """The storage of one element of code 0, which every dtype has (FLOAT8E8M0 has no 0.0)."""
     if row.arrow_kind is ArrowKind.BINARY:
-        return values.fill_null(pa.scalar(b"", values.type))
-    # the storage of code 0, which every dtype has (FLOAT8E8M0 has no 0.0)
-    fill = codes_to_storage(np.zeros(1, dtype=row.numpy), row)[0]
-    return values.fill_null(pa.scalar(fill.item(), values.type))
+        return b""
+    return codes_to_storage(np.zeros(1, dtype=row.numpy), row)[0].item()
 
 
 def elements_to_numpy(values: pa.Array) -> np.ndarray[Any, Any]:
@@ -944,7 +963,7 @@ def tensor_array(tensors: Sequence[Tensor], arrow_type: pa.DataType) -> pa.Array
     for i, t in enumerate(tensors):
         _check_fits(t, arrow_type, layout, row, f"row {i}")
     flat = _concat_storage([codes_to_storage(t.codes, row) for t in tensors], row)
-    values = _storage_array(flat, row)
+    values = _stored_values(_storage_array(flat, row), arrow_type, layout)
     if layout == "fixed":
         size = math.prod(arrow_type.shape)
         storage = pa.FixedSizeListArray.from_arrays(values, size)

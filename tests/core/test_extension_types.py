@@ -20,6 +20,7 @@ import onnx_arrow
 from onnx_arrow.core import extension_types as et
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
+from onnx_arrow.core.storage import storage_type
 from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError, UnsupportedTypeError
 
 OWN_ROWS = [row for row in DTYPES.values() if row.extension_name is not None]
@@ -250,11 +251,15 @@ def test_other_dtypes_use_onnx_variable_shape(row: DType) -> None:
     assert t.ndim == 2
     assert t.uniform_shape == [None, 5]
     assert t.value_type == et.element_type(row)
-    assert et.extension_metadata(t) == {"uniform_shape": [None, 5]}
-    # the same storage layout as the canonical type
+    own = row.extension_name is not None
+    expected = {"uniform_shape": [None, 5]} | ({"data_type": row.name} if own else {})
+    assert et.extension_metadata(t) == expected
+    # the same storage layout as the canonical type; onnx-arrow's own element types
+    # as their plain storage, the dtype in the metadata
+    element = et.element_type(row).storage_type if own else et.element_type(row)
     assert t.storage_type == pa.struct(
         [
-            pa.field("data", pa.list_(et.element_type(row))),
+            pa.field("data", pa.list_(element)),
             pa.field("shape", pa.list_(pa.int32(), 2)),
         ]
     )
@@ -685,3 +690,79 @@ def test_an_envelope_is_binary_or_large_binary() -> None:
     )
     with pytest.raises(ArrowLayoutError, match="binary or large_binary, not string"):
         et.MessageType(pa.int64(), envelope_type=pa.string())
+
+
+# --- onnx-arrow's own element types live in the outermost tensor type ---------------------------
+
+
+@pytest.mark.parametrize("row", OWN_ROWS, ids=ids(OWN_ROWS))
+def test_own_dtypes_are_one_outer_type_over_plain_storage(row: DType) -> None:
+    element = et.element_type(row)
+    fixed = et.fixed_shape_tensor(element, (2, 3))
+    assert isinstance(fixed, et.OnnxFixedShapeTensorType)
+    assert fixed.dtype is row
+    assert fixed.shape == [2, 3]
+    assert fixed.value_type == element
+    assert et.extension_metadata(fixed) == {"data_type": row.name, "shape": [2, 3]}
+    assert storage_type(fixed) == fixed.storage_type  # nothing nested inside
+    for ragged in (et.variable_shape_tensor(element, 2), et.variable_rank_tensor(element)):
+        assert et.extension_metadata(ragged)["data_type"] == row.name
+        assert ragged.storage_type.field("data").type.value_type == element.storage_type
+        assert et.tensor_layout(ragged).value_type == element
+
+
+def test_the_outer_type_survives_a_reader_that_does_not_know_it(tmp_path) -> None:
+    import ml_dtypes
+    from onnx import numpy_helper
+
+    values = np.array([[0.5, -1.25], [2.0, 448.0]], dtype=ml_dtypes.bfloat16)
+    arr = onnx_arrow.to_arrow([numpy_helper.from_array(values, "w")])
+    path = tmp_path / "bf16.parquet"
+    pq.write_table(pa.table({"w": arr}), path)
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import pyarrow as pa, pyarrow.parquet as pq
+        table = pq.read_table({str(path)!r}, use_threads=False)
+        field = table.schema.field("w")
+        assert "onnx_arrow" not in sys.modules
+        # the storage, the exact numbers, and the type's name and metadata in the field
+        t = field.type
+        print(t.value_type, t.list_size, table.column("w").combine_chunks().flatten().to_pylist())
+        print(field.metadata[b"ARROW:extension:name"].decode())
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "float 4 [0.5, -1.25, 2.0, 448.0]",
+        "onnx.fixed_shape_tensor",
+    ]
+
+
+def test_columns_of_the_earlier_layout_are_still_read() -> None:
+    """A canonical tensor of an onnx-arrow element type (written by earlier versions)."""
+    row = dtype_of("BFLOAT16")
+    element = et.element_type(row)
+    values = pa.ExtensionArray.from_storage(element, pa.array([0.5, -1.25], pa.float32()))
+    storage = pa.FixedSizeListArray.from_arrays(values, 2)
+    earlier = pa.ExtensionArray.from_storage(pa.fixed_shape_tensor(element, [2]), storage)
+    (message,) = onnx_arrow.from_arrow(earlier)
+    assert message.data_type == row.onnx
+    assert onnx_arrow.to_numpy(earlier).dtype == row.numpy
+    ragged = et.VariableShapeTensorType(
+        pa.struct([("data", pa.list_(element)), ("shape", pa.list_(pa.int32(), 1))]), {}
+    )
+    assert et.tensor_layout(ragged).value_type == element
+
+
+def test_own_tensor_arrays_pickle_and_give_numpy() -> None:
+    import ml_dtypes
+    from onnx import numpy_helper
+
+    values = np.array([[-8, 7], [0, 1]], dtype=ml_dtypes.int4)
+    arr = onnx_arrow.to_arrow([numpy_helper.from_array(values)] * 3)
+    back = pickle.loads(pickle.dumps(pa.table({"x": arr})))
+    assert back.column("x").type == arr.type
+    np.testing.assert_array_equal(arr.to_numpy_ndarray(), np.stack([values] * 3))
+    assert arr.to_numpy_ndarray().dtype == ml_dtypes.int4

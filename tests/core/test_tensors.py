@@ -26,7 +26,7 @@ from wire_reference import TENSOR_FIELDS, len_field, varint
 import onnx_arrow
 from onnx_arrow.core import tensors
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
-from onnx_arrow.core.extension_types import extension_metadata, ragged_from_storage
+from onnx_arrow.core.extension_types import extension_metadata, ragged_from_storage, tensor_layout
 from onnx_arrow.core.tensors import MAX_ELEMENTS, decode_tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,
@@ -42,6 +42,19 @@ FLOATISH = [r for r in ROWS if r.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MI
 PACKED = [r for r in ROWS if r.is_packed]
 SUBBYTE_INT = [r for r in ROWS if r.arrow_kind is ArrowKind.SUBBYTE_INT]
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def is_fixed(arrow_type: pa.DataType) -> bool:
+    """A fixed-shape tensor type: arrow.fixed_shape_tensor, or onnx-arrow's for its own dtypes."""
+    layout = tensor_layout(arrow_type)
+    assert layout is not None
+    return layout.layout == "fixed"
+
+
+def plain(values: pa.Array) -> pa.Array:
+    """Flat tensor elements as stored: onnx-arrow's tensor types hold plain storage, columns
+    of earlier versions (a canonical tensor of an onnx-arrow element type) its extension."""
+    return values.storage if isinstance(values, pa.ExtensionArray) else values
 
 
 def ids(rows: list[DType]) -> list[str]:
@@ -214,7 +227,7 @@ def columns(draw: st.DrawFn) -> list[TensorProto]:
 
 def expected_layout(shapes: list[tuple[int, ...]]) -> str:
     if len(set(shapes)) == 1 and 0 not in shapes[0]:
-        return "arrow.fixed_shape_tensor"
+        return "fixed_shape_tensor"  # arrow. or, for onnx-arrow's own element types, onnx.
     if len({len(s) for s in shapes}) == 1:
         return "variable_shape_tensor"
     return "onnx.variable_rank_tensor"
@@ -287,7 +300,7 @@ def test_tensors_with_a_zero_dim_survive_parquet(row: DType, dims: list[int]) ->
         for storage in (["typed"] if row.arrow_kind is ArrowKind.BINARY else ["raw", "typed"])
     ]
     array = onnx_arrow.to_arrow(messages, exact=True)
-    assert array.value.type.extension_name != "arrow.fixed_shape_tensor"
+    assert is_fixed(array.value.type) is False
     back = onnx_arrow.from_arrow(parquet_round_trip(array))
     assert [m.SerializeToString() for m in back] == [serialized(m) for m in messages]
     if row.arrow_kind is not ArrowKind.BINARY:
@@ -300,7 +313,7 @@ def test_rank_zero_tensors(row: DType) -> None:
     code = sample_codes(row, 1)
     message = make_message(row, [], code, "typed")
     array = onnx_arrow.to_arrow([message, message], exact=True)
-    assert array.value.type.extension_name == "arrow.fixed_shape_tensor"
+    assert is_fixed(array.value.type)
     assert list(array.value.type.shape) == []
     assert round_trip([message, message]) == [serialized(message)] * 2
     back = onnx_arrow.from_arrow(parquet_round_trip(array))
@@ -340,7 +353,7 @@ def test_every_code_survives(row: DType, storage: str) -> None:
     assert back.dtype == row.numpy
     assert np.array_equal(back.view(np.uint8), codes.view(np.uint8))
     # the Arrow view: every code is its own float32, the value ml_dtypes gives where not NaN
-    storage_values = array.value.storage.flatten().storage.to_numpy()
+    storage_values = plain(array.value.storage.flatten()).to_numpy()
     assert storage_values.dtype == np.float32
     expected = numpy_helper.to_array(message).astype(np.float32)
     nan = np.isnan(expected)
@@ -357,7 +370,7 @@ def test_bfloat16_nan_payloads_are_kept_in_the_float32_storage() -> None:
     row = dtype_of("BFLOAT16")
     codes = np.array([0x7FC0, 0x7F81, 0xFFFF, 0x7F80, 0x8000], dtype=np.uint16).view(row.numpy)
     array = onnx_arrow.to_arrow([make_message(row, [5], codes, "raw")], exact=True)
-    bits = array.value.storage.flatten().storage.to_numpy().view(np.uint32)
+    bits = plain(array.value.storage.flatten()).to_numpy().view(np.uint32)
     assert bits.tolist() == [0x7FC00000, 0x7F810000, 0xFFFF0000, 0x7F800000, 0x80000000]
 
 
@@ -446,7 +459,7 @@ def test_bool_bytes_other_than_0_and_1_survive_in_raw_data() -> None:
     assert round_trip([message]) == [serialized(message)]
     array = onnx_arrow.to_arrow([message], exact=True)
     assert array.value.type.value_type == pa.bool8()
-    assert array.value.storage.flatten().storage.to_numpy().view(np.uint8).tolist() == [
+    assert plain(array.value.storage.flatten()).to_numpy().view(np.uint8).tolist() == [
         0,
         1,
         2,
@@ -562,7 +575,7 @@ def test_sub_byte_integers_are_their_values_in_the_storage(row: DType) -> None:
     values = np.arange(int(info.min), int(info.max) + 1)
     message = make_message(row, [values.size], values.astype(row.numpy), "raw")
     array = onnx_arrow.to_arrow([message], exact=True)
-    storage = array.value.storage.flatten().storage
+    storage = plain(array.value.storage.flatten())
     assert storage.type == pa.from_numpy_dtype(row.arrow_storage)
     assert storage.to_numpy().tolist() == values.tolist()
     assert array.value.type.value_type.extension_name == f"onnx.{row.name.lower()}"
@@ -571,7 +584,7 @@ def test_sub_byte_integers_are_their_values_in_the_storage(row: DType) -> None:
 def test_int4_storage_holds_int8_values() -> None:
     values = np.array([-8, -1, 0, 7, 3], dtype=ml_dtypes.int4)
     array = onnx_arrow.to_arrow([numpy_helper.from_array(values)], exact=True)
-    storage = array.value.storage.flatten().storage
+    storage = plain(array.value.storage.flatten())
     assert storage.type == pa.int8()
     assert storage.to_pylist() == [-8, -1, 0, 7, 3]
 
@@ -579,18 +592,21 @@ def test_int4_storage_holds_int8_values() -> None:
 def test_complex_is_a_pair_of_floats() -> None:
     values = np.array([1 + 2j, -3.5 - 0j], dtype=np.complex64)
     array = onnx_arrow.to_arrow([numpy_helper.from_array(values)], exact=True)
-    element = array.value.storage.flatten()
-    assert element.type.extension_name == "onnx.complex64"
-    assert element.storage.to_pylist() == [[1.0, 2.0], [-3.5, -0.0]]
+    assert array.value.type.extension_name == "onnx.fixed_shape_tensor"
+    assert array.value.type.value_type.extension_name == "onnx.complex64"
+    element = array.value.storage.flatten()  # the plain storage: (real, imaginary) pairs
+    assert element.to_pylist() == [[1.0, 2.0], [-3.5, -0.0]]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
 def test_element_arrays_convert_to_the_onnx_numpy_dtype(row: DType) -> None:
     codes = sample_codes(row, 5)
     array = onnx_arrow.to_arrow([make_message(row, [5], codes, "typed")], exact=True)
-    elements = array.value.storage.flatten()
-    if isinstance(elements.type, pa.ExtensionType):
-        assert_same_elements(elements.to_numpy(), codes)
+    elements = plain(array.value.storage.flatten())
+    element_type = onnx_arrow.core.extension_types.element_type(row)
+    if isinstance(element_type, pa.ExtensionType):  # onnx-arrow's own: onnx.bfloat16 ...
+        typed = pa.ExtensionArray.from_storage(element_type, elements)
+        assert_same_elements(typed.to_numpy(), codes)
 
 
 # --- declared types -------------------------------------------------------------------------------
@@ -1010,11 +1026,15 @@ def edited(array: pa.ExtensionArray, index: int, number: float) -> pa.ExtensionA
     """``array`` (an onnx.message of a tensor column) with flat element ``index`` set."""
     value = array.value
     storage = value.storage
-    fixed = value.type.extension_name == "arrow.fixed_shape_tensor"
+    fixed = is_fixed(value.type)
     elements = storage.flatten() if fixed else storage.field("data").flatten()
-    numbers = elements.storage.to_numpy().copy()
+    numbers = plain(elements).to_numpy().copy()
     numbers[index] = number
-    new_elements = pa.ExtensionArray.from_storage(elements.type, pa.array(numbers))
+    new_elements = (
+        pa.ExtensionArray.from_storage(elements.type, pa.array(numbers))
+        if isinstance(elements, pa.ExtensionArray)
+        else pa.array(numbers, elements.type)
+    )
     if fixed:
         new_storage = pa.FixedSizeListArray.from_arrays(new_elements, storage.type.list_size)
         new_value = pa.ExtensionArray.from_storage(value.type, new_storage)
@@ -1050,7 +1070,7 @@ def test_values_without_an_exact_code_are_refused(
     dims = [[3], [1], [3]] if variable else [[3], [3], [3]]
     messages = [make_message(row, d, sample_codes(row, d[0], i), "raw") for i, d in enumerate(dims)]
     array = onnx_arrow.to_arrow(messages, exact=True)
-    assert (array.value.type.extension_name == "arrow.fixed_shape_tensor") is not variable
+    assert is_fixed(array.value.type) is not variable
     # element 1 of row 2
     bad = edited(array, dims[0][0] + dims[1][0] + 1, bad_value)
     where = "row 2: element 1"
@@ -1072,14 +1092,18 @@ def with_null(elements: pa.Array, index: int) -> pa.Array:
 def with_null_element(value: pa.Array, index: int, part: bool) -> pa.Array:
     """A tensor array with flat element ``index`` null, or with ``part`` its imaginary part."""
     storage = value.storage
-    fixed = value.type.extension_name == "arrow.fixed_shape_tensor"
+    fixed = is_fixed(value.type)
     lists = storage if fixed else storage.field("data")
     elements = lists.values
-    if part:  # complex: a fixed_size_list of (real, imaginary) under the extension type
-        pairs = elements.storage
+    if part:  # complex: a fixed_size_list of (real, imaginary)
+        pairs = plain(elements)
         parts = with_null(pairs.values, 2 * index + 1)
         new_pairs = pa.FixedSizeListArray.from_arrays(parts, type=pairs.type)
-        nulled = pa.ExtensionArray.from_storage(elements.type, new_pairs)
+        nulled = (
+            pa.ExtensionArray.from_storage(elements.type, new_pairs)
+            if isinstance(elements, pa.ExtensionArray)
+            else new_pairs
+        )
     else:
         nulled = with_null(elements, index)
     if fixed:
@@ -1108,7 +1132,7 @@ def test_a_null_element_names_its_row(name: str, part: bool, variable: bool) -> 
         make_message(row, d, sample_codes(row, d[0], i), storage) for i, d in enumerate(dims)
     ]
     value = onnx_arrow.to_arrow(messages, exact=True).value
-    assert (value.type.extension_name == "arrow.fixed_shape_tensor") is not variable
+    assert is_fixed(value.type) is not variable
     # element 1 of row 2
     bad = with_null_element(value, dims[0][0] + dims[1][0] + 1, part)
     pattern = f"^row 2: {name} tensor element 1 is null"
