@@ -22,7 +22,7 @@ from onnx_arrow.core.extension_types import (
     VariableShapeTensorType,
 )
 from onnx_arrow.core.files import read_pb
-from onnx_arrow.core.storage import from_storage, to_storage
+from onnx_arrow.core.storage import from_portable, from_storage, to_portable, to_storage
 from onnx_arrow.core.types import arrow_type, onnx_type
 from onnx_arrow.core.values import (
     from_arrow,
@@ -67,12 +67,14 @@ __all__ = [
     "dtype_of",
     "from_arrow",
     "from_arrow_scalar",
+    "from_portable",
     "from_storage",
     "onnx_type",
     "read_pb",
     "to_arrow",
     "to_arrow_scalar",
     "to_numpy",
+    "to_portable",
     "to_pylist",
     "to_storage",
 ]

@@ -246,7 +246,7 @@ def _through_engine(route: str, column: str, table: pa.Table, path: Path, files:
         if route == "duckdb_relation":
             assert hasattr(relation, "__arrow_c_stream__")
             return relation
-        return relation.fetch_arrow_table().column(column)
+        return relation.to_arrow_table().column(column)
     if route == "pandas":
         import pandas as pd
 

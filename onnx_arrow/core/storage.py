@@ -9,13 +9,22 @@ same buffers, without a copy; :func:`from_storage` puts the types back.
 
 from __future__ import annotations
 
-from typing import TypeVar
+import base64
+import json
+from typing import Final, TypeVar
 
 import pyarrow as pa
 
 from onnx_arrow.errors import ArrowLayoutError
 
-__all__ = ["from_storage", "storage_type", "to_storage"]
+__all__ = [
+    "PORTABLE_KEY",
+    "from_portable",
+    "from_storage",
+    "storage_type",
+    "to_portable",
+    "to_storage",
+]
 
 Data = TypeVar("Data", pa.Array, pa.ChunkedArray, pa.Table, pa.RecordBatch)
 
@@ -111,3 +120,105 @@ class _Retyped:
 def _retyped(array: pa.Array, arrow_type: pa.DataType) -> pa.Array:
     # Array.view would do, but it loses the length of nested null arrays (list<null>)
     return pa.array(_Retyped(array, arrow_type))
+
+
+# --- portable tables -----------------------------------------------------------------------------
+
+#: The schema metadata key of a portable table: JSON, ``{"version": 1, "columns": {name:
+#: base64 of the column's Arrow IPC schema}}``.  The IPC schema is Arrow's own flatbuffer
+#: description of the column's type, read back with ``pyarrow.ipc.read_schema``; never pickle.
+PORTABLE_KEY: Final = b"onnx_arrow.portable"
+PORTABLE_VERSION: Final = 1
+
+
+def to_portable(table: pa.Table | pa.RecordBatch) -> pa.Table:
+    """A table that engines which keep storage only read with the exact values.
+
+    Every column is its storage (:func:`to_storage`: plain lists, structs, maps and
+    numbers, zero-copy), and the schema metadata records each column's full type, so
+    that :func:`from_portable` gives the typed table back.  Dask, Ray, DuckDB and Spark
+    read such a table as plain Arrow and keep table metadata where they keep any;
+    where an engine drops it, pass the original schema to :func:`from_portable`.
+
+    >>> import numpy as np, onnx_arrow
+    >>> from onnx import numpy_helper
+    >>> t = pa.table({"x": onnx_arrow.to_arrow([numpy_helper.from_array(np.ones(2, "f4"))])})
+    >>> portable = to_portable(t)
+    >>> portable.schema.field("x").type
+    FixedSizeListType(fixed_size_list<item: float>[2])
+    >>> from_portable(portable).equals(t)
+    True
+    """
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    if not isinstance(table, pa.Table):
+        raise TypeError(f"expected a pyarrow Table or RecordBatch, got {type(table).__name__}")
+    columns = {
+        f.name: base64.b64encode(pa.schema([f]).serialize().to_pybytes()).decode("ascii")
+        for f in table.schema
+        if storage_type(f.type) != f.type
+    }
+    metadata = dict(table.schema.metadata or {})
+    metadata[PORTABLE_KEY] = json.dumps({"version": PORTABLE_VERSION, "columns": columns})
+    return to_storage(table).replace_schema_metadata(metadata)
+
+
+def from_portable(table: pa.Table | pa.RecordBatch, schema: pa.Schema | None = None) -> pa.Table:
+    """The typed table of :func:`to_portable`, from the table itself or as an engine gave it
+    back: the types come from its metadata, or from ``schema`` where the engine dropped it.
+
+    Each column is checked against the storage of its type first (the large and view
+    layouts engines produce are cast to it; anything else is an error naming the column).
+
+    Raises
+    ------
+    ArrowLayoutError
+        If the metadata is unreadable, or a column is not the storage of its type.
+    """
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    types = _portable_types(table) if schema is None else {f.name: f for f in schema}
+    columns, fields = [], []
+    for f, column in zip(table.schema, table.columns, strict=True):
+        original = types.get(f.name)
+        if original is None or storage_type(original.type) == original.type:
+            columns.append(column)
+            fields.append(f)
+            continue
+        target = original.type
+        try:
+            plain = column.cast(storage_type(target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise ArrowLayoutError(
+                f"the column is {column.type}, which is not the storage of its recorded type "
+                f"{target} ({exc})",
+                where=f"column {f.name!r}",
+            ) from None
+        columns.append(from_storage(plain, target))
+        fields.append(original)
+    metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=metadata or None))
+
+
+def _portable_types(table: pa.Table) -> dict[str, pa.Field]:
+    raw = (table.schema.metadata or {}).get(PORTABLE_KEY)
+    if raw is None:
+        raise ArrowLayoutError(
+            f"the table has no {PORTABLE_KEY.decode()} metadata (the engine that gave it may "
+            "have dropped it); pass the schema of the table to_portable was given",
+            where="schema metadata",
+        )
+    try:
+        parsed = json.loads(raw)
+        if parsed.get("version") != PORTABLE_VERSION:
+            raise ValueError(f"version {parsed.get('version')!r}, not {PORTABLE_VERSION}")
+        return {
+            name: pa.ipc.read_schema(pa.py_buffer(base64.b64decode(blob))).field(0)
+            for name, blob in parsed["columns"].items()
+        }
+    except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
+        raise ArrowLayoutError(
+            f"unreadable {PORTABLE_KEY.decode()} metadata ({exc}); write the table with "
+            "onnx_arrow.to_portable",
+            where="schema metadata",
+        ) from None

@@ -74,3 +74,92 @@ def test_from_storage_rejects_a_different_layout():
     with pytest.raises(ArrowLayoutError, match="storage of"):
         onnx_arrow.from_storage(pa.array([1, 2]), array.type)
     assert storage_type(pa.int8()) == pa.int8()
+
+
+# --- portable tables: storage every engine reads, types restored from the metadata -------------
+
+
+def portable_columns() -> dict[str, pa.Array]:
+    import ml_dtypes
+
+    floats = [
+        numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3) + i) for i in range(3)
+    ]
+    ragged = [
+        numpy_helper.from_array(np.arange(n * 4, dtype=np.int64).reshape(n, 4)) for n in (1, 2, 3)
+    ]
+    bf16 = [numpy_helper.from_array(np.array([0.5, -1.25], ml_dtypes.bfloat16)) for _ in range(3)]
+    words = [numpy_helper.from_array(np.array(["a", "caf\u00e9"])) for _ in range(3)]
+    seqs = [numpy_helper.from_list([np.ones(k, np.float32) for k in (1, 2)]) for _ in range(3)]
+    maps = [numpy_helper.from_dict({1: np.float32(0.5), 7: np.float32(i)}) for i in range(3)]
+    opts = [
+        numpy_helper.from_optional(None, dtype=1),
+        numpy_helper.from_optional(np.ones(2, np.float32)),
+        numpy_helper.from_optional(np.zeros(2, np.float32)),
+    ]
+    return {
+        "float": onnx_arrow.to_arrow(floats),
+        "ragged": onnx_arrow.to_arrow(ragged),
+        "bf16": onnx_arrow.to_arrow(bf16),
+        "words": onnx_arrow.to_arrow(words),
+        "seq": onnx_arrow.to_arrow(seqs),
+        "map": onnx_arrow.to_arrow(maps),
+        "opt": onnx_arrow.to_arrow(opts),
+        "exact": onnx_arrow.to_arrow(floats, exact=True),
+        "n": pa.array([1, 2, 3]),
+    }
+
+
+def _engine_read(engine: str, path: str) -> pa.Table:
+    if engine == "pyarrow":
+        return pq.read_table(path, use_threads=False)
+    if engine == "polars":
+        pl = pytest.importorskip("polars")
+        return pl.read_parquet(path).to_arrow()
+    if engine == "duckdb":
+        duckdb = pytest.importorskip("duckdb")
+        return duckdb.sql(f"select * from '{path}'").to_arrow_table()
+    if engine == "pandas":
+        import pandas as pd
+
+        # Arrow-backed columns: numpy object cells turn maps into lists of pairs
+        frame = pd.read_parquet(path, dtype_backend="pyarrow")
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    dd = pytest.importorskip("dask.dataframe")
+    frame = dd.read_parquet(path, dtype_backend="pyarrow").compute()
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+@pytest.mark.parametrize("engine", ["pyarrow", "polars", "duckdb", "pandas", "dask"])
+def test_portable_tables_come_back_exact_from_every_engine(tmp_path, engine: str) -> None:
+    table = pa.table(portable_columns())
+    portable = onnx_arrow.to_portable(table)
+    assert not any(_has_extension(f.type) for f in portable.schema)
+    path = str(tmp_path / "portable.parquet")
+    pq.write_table(portable, path)
+    read = _engine_read(engine, path)
+    # engines that drop the table's metadata (DuckDB, pandas' conversion) get the schema
+    has_metadata = onnx_arrow.core.storage.PORTABLE_KEY in (read.schema.metadata or {})
+    back = onnx_arrow.from_portable(read, None if has_metadata else table.schema)
+    for name in table.column_names:
+        want = table.column(name)
+        got = back.column(name)
+        assert got.type == want.type, name
+        if name == "n":
+            assert got.to_pylist() == want.to_pylist()
+        else:
+            assert onnx_arrow.from_arrow(got) == onnx_arrow.from_arrow(want), name
+
+
+def test_from_portable_says_what_is_missing_or_wrong() -> None:
+    table = pa.table({"float": portable_columns()["float"]})
+    with pytest.raises(ArrowLayoutError, match=r"no onnx_arrow\.portable metadata"):
+        onnx_arrow.from_portable(onnx_arrow.to_storage(table))
+    forged = onnx_arrow.to_portable(table).replace_schema_metadata(
+        {b"onnx_arrow.portable": b'{"version": 9, "columns": {}}'}
+    )
+    with pytest.raises(ArrowLayoutError, match=r"unreadable onnx_arrow\.portable metadata"):
+        onnx_arrow.from_portable(forged)
+    wrong = pa.table({"float": pa.array([[1.0]] * 3)})
+    with pytest.raises(ArrowLayoutError, match="column 'float': the column is list<item: double>"):
+        onnx_arrow.from_portable(wrong, table.schema)
