@@ -3,10 +3,12 @@
 pyarrow's own ``to_pandas()`` flattens every tensor into a flat list of numbers and
 turns BOOL into int8.  This module keeps what a value is:
 
-* :func:`to_pandas` gives a column whose cells are ndarrays of the right shape and
-  ONNX numpy dtype (``cells="numpy"``, ml_dtypes for bfloat16, float8, int4 ...), or
-  keeps the Arrow array as it is behind a ``pd.ArrowDtype`` column (``cells="arrow"``);
-  :func:`from_pandas` goes back.
+* :func:`to_pandas` keeps the Arrow array as it is behind a ``pd.ArrowDtype`` column
+  (the default, ``cells="arrow"``: zero-copy, exact through ``pd.concat``, pickling,
+  ``DataFrame({...})`` and renames), or gives a column whose cells are ndarrays of the
+  right shape and ONNX numpy dtype (``cells="numpy"``, ml_dtypes for bfloat16, float8,
+  int4 ...); :func:`from_pandas` goes back, and says so when numpy cells have lost what
+  only the Arrow column held.
 * The ``onnx`` Series accessor, registered when this module is imported, works on
   both kinds of columns: ``.onnx.to_numpy()`` (one stacked array, zero-copy where the
   Arrow buffer allows), ``.onnx.shape``, ``.onnx.dtype``, ``.onnx.stats()``,
@@ -25,7 +27,7 @@ Examples
 >>> import onnx_arrow.pandas as oap
 >>> from onnx import numpy_helper
 >>> x = [numpy_helper.from_array(np.full((2, 3), i, np.float32), f"x{i}") for i in range(4)]
->>> s = oap.to_pandas(onnx_arrow.to_arrow(x, exact=True))
+>>> s = oap.to_pandas(onnx_arrow.to_arrow(x, exact=True), cells="numpy")
 >>> s[1]
 array([[1., 1., 1.],
        [1., 1., 1.]], dtype=float32)
@@ -79,6 +81,7 @@ from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
 from onnx_arrow.core.extension_types import (
     MessageType,
     SparseTensorType,
+    describe_type,
     dtype_of_arrow,
     tensor_layout,
 )
@@ -424,7 +427,7 @@ def _series(
     return series, info
 
 
-def to_pandas(data: Any, *, cells: Cells = "numpy") -> pd.Series | pd.DataFrame:
+def to_pandas(data: Any, *, cells: Cells = "arrow") -> pd.Series | pd.DataFrame:
     """An onnx-arrow Arrow column as a pandas Series, a table as a DataFrame.
 
     Parameters
@@ -437,15 +440,19 @@ def to_pandas(data: Any, *, cells: Cells = "numpy") -> pd.Series | pd.DataFrame:
         read through the Arrow PyCapsule interface (``__arrow_c_array__``: a column,
         ``__arrow_c_stream__``: a table).
     cells
+        ``"arrow"`` (the default): a ``pd.ArrowDtype`` column over the Arrow array as it
+        is (zero-copy, exact): it carries every message through ``pd.concat``, pickling,
+        ``DataFrame({...})`` and renames, and the ``onnx`` accessor reads it.
         ``"numpy"``: an object column whose cells are ndarrays of the value's shape and
         ONNX numpy dtype (``bool`` for BOOL, ``bytes`` objects for STRING, invalid UTF-8
         kept, ml_dtypes for bfloat16, float8, int4 ...), lists for sequences, dicts for
         maps, ``{"dims", "values", "indices"}`` for sparse tensors and None where an
         optional is absent.  Fixed-shape tensors are views of one stacked array, itself
         a view of the Arrow buffer where the dtype allows.  Cells are read-only: put a
-        new array in a cell to change it.
-        ``"arrow"``: a ``pd.ArrowDtype`` column over the Arrow array as it is
-        (zero-copy); the ``onnx`` accessor reads it.
+        new array in a cell to change it.  What only the Arrow column holds (names, doc
+        strings, how each message stored its data) is kept in ``attrs``, which pandas
+        drops in ``pd.concat``, pickling and ``DataFrame({...})``: going back without it
+        warns (see ``.onnx.to_arrow``).
 
     Returns
     -------
@@ -467,14 +474,14 @@ def to_pandas(data: Any, *, cells: Cells = "numpy") -> pd.Series | pd.DataFrame:
     >>> import numpy as np, ml_dtypes, onnx_arrow
     >>> from onnx import numpy_helper
     >>> t = numpy_helper.from_array(np.arange(4, dtype=ml_dtypes.bfloat16).reshape(2, 2))
-    >>> cell = to_pandas(onnx_arrow.to_arrow([t]))[0]
+    >>> cell = to_pandas(onnx_arrow.to_arrow([t]), cells="numpy")[0]
     >>> cell.shape, cell.dtype
     ((2, 2), dtype(bfloat16))
     >>> opt = [numpy_helper.from_optional(None, "o", dtype=1),
     ...        numpy_helper.from_optional(np.ones(2, np.float32), "o")]
-    >>> to_pandas(onnx_arrow.to_arrow(opt)).tolist()
+    >>> to_pandas(onnx_arrow.to_arrow(opt), cells="numpy").tolist()
     [None, array([1., 1.], dtype=float32)]
-    >>> to_pandas(onnx_arrow.to_arrow([t]), cells="arrow").dtype.pyarrow_dtype.extension_name
+    >>> to_pandas(onnx_arrow.to_arrow([t])).dtype.pyarrow_dtype.extension_name
     'onnx.fixed_shape_tensor'
     """
     if cells not in ("numpy", "arrow"):
@@ -707,8 +714,16 @@ def _rebuild(cells: list[Any], labels: pd.Index, info: _ColumnInfo | None, kind:
     if value_type is not None:
         try:
             values = build_array(nodes, kind, value_type)
-        except OnnxArrowError:
-            values = None  # the cells no longer fit the column's layout (a new shape ...)
+        except OnnxArrowError as exc:
+            # the cells no longer fit the column's layout (a new shape, another dtype)
+            values = build_array(nodes, kind, infer_arrow_type(nodes, kind))
+            warnings.warn(
+                f"the changed cells no longer fit the column's type "
+                f"{describe_type(value_type)} ({exc}); it becomes "
+                f"{describe_type(values.type)}",
+                OnnxArrowWarning,
+                stacklevel=4,
+            )
     if values is None:
         values = build_array(nodes, kind, infer_arrow_type(nodes, kind))
     if not message:
@@ -894,23 +909,39 @@ class OnnxSeriesAccessor:
 
     # public API
 
-    def to_arrow(self) -> pa.Array:
+    def to_arrow(self, *, rebuild: bool = False) -> pa.Array:
         """The column as an Arrow array, of the type it came from.
 
         For a ``pd.ArrowDtype`` column, its Arrow array as it is (chunks combined).  For
         numpy cells, rows that :func:`to_pandas` gave and that are unchanged (same label,
         same cell object) come back exactly, ``onnx.message`` envelopes and all; changed
         or new rows are built from their cells, as ``onnx.numpy_helper`` stores data (a
-        changed row keeps its name when its old envelope still fits).  A column with no
-        record from :func:`to_pandas` becomes an ``onnx.message`` array, as
-        :func:`onnx_arrow.to_arrow` gives.
+        changed row keeps its name when its old envelope still fits).
+
+        A numpy column with no record from :func:`to_pandas` (built by hand, or one
+        whose ``attrs`` pandas dropped: ``pd.concat``, pickling, ``DataFrame({...})``)
+        is built from its cells alone, without names or doc strings: that warns
+        (:class:`~onnx_arrow.OnnxArrowWarning`) unless ``rebuild=True`` says it is meant.
+        So does a column whose changed cells no longer fit its Arrow type, which is then
+        chosen from the cells.
         """
         col = self._arrow()
         if col is not None:
             return col.array
         kind, cells = self._kind_and_cells(None)
+        info = self._info()
+        if info is None and not rebuild:
+            warnings.warn(
+                f"{self._where or 'the Series'} has no onnx-arrow record (pandas drops attrs "
+                "in pd.concat, pickling and DataFrame({...})): it is built from its cells "
+                "alone, without the names and doc strings of its messages; use "
+                "to_pandas(cells='arrow') to keep them, or .onnx.to_arrow(rebuild=True) "
+                "to build from cells on purpose",
+                OnnxArrowWarning,
+                stacklevel=2,
+            )
         try:
-            return _rebuild(cells, self._obj.index, self._info(), kind)
+            return _rebuild(cells, self._obj.index, info, kind)
         except OnnxArrowError as exc:
             raise exc.at(self._where) if self._where else exc from None
 

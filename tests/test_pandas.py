@@ -129,7 +129,7 @@ def test_tensor_columns_keep_shape_and_dtype(
 def test_strings_keep_invalid_utf8_bytes() -> None:
     words = np.array([[b"\xff\xfe", b"ok"], ["\u00e9".encode(), b""]], dtype=object)
     tensor = numpy_helper.from_array(words, "s")
-    cell = oap.to_pandas(onnx_arrow.to_arrow([tensor], exact=True))[0]
+    cell = oap.to_pandas(onnx_arrow.to_arrow([tensor], exact=True), cells="numpy")[0]
     assert cell.dtype == object
     assert cell.tolist() == words.tolist()
 
@@ -137,7 +137,7 @@ def test_strings_keep_invalid_utf8_bytes() -> None:
 def test_bool_is_bool_not_int8() -> None:
     arr = onnx_arrow.to_arrow([numpy_helper.from_array(np.array([True, False]))], exact=True)
     assert arr.value.to_pandas()[0].dtype == np.int8  # what pyarrow alone gives
-    assert oap.to_pandas(arr)[0].dtype == np.bool_
+    assert oap.to_pandas(arr, cells="numpy")[0].dtype == np.bool_
     assert oap.to_pandas(arr, cells="arrow").onnx.to_numpy().dtype == np.bool_
 
 
@@ -173,7 +173,7 @@ def test_absent_optionals_are_none_never_nan(cells: oap.Cells) -> None:
 def test_bare_value_columns_with_nulls() -> None:
     # a value column, not a message column: a null row is an absent optional
     arr = onnx_arrow.to_arrow(_optional_column(), exact=True).value
-    s = oap.to_pandas(arr)
+    s = oap.to_pandas(arr, cells="numpy")
     assert s[0] is None
     assert s[1].dtype == np.float32
     back = s.onnx.to_arrow()
@@ -221,8 +221,8 @@ def _map(keys: list[Any], key_type: int) -> MapProto:
 
 def test_maps_are_dicts_when_keys_are_distinct() -> None:
     messages = [_map([1, 2], TensorProto.INT64), _map([b"\xff", b"a"], TensorProto.STRING)]
-    ints = oap.to_pandas(onnx_arrow.to_arrow(messages[:1], exact=True))
-    strings = oap.to_pandas(onnx_arrow.to_arrow(messages[1:], exact=True))
+    ints = oap.to_pandas(onnx_arrow.to_arrow(messages[:1], exact=True), cells="numpy")
+    strings = oap.to_pandas(onnx_arrow.to_arrow(messages[1:], exact=True), cells="numpy")
     assert list(ints[0]) == [1, 2]
     assert ints[0][2].tolist() == [1.0, 1.0]
     assert list(strings[0]) == [b"\xff", b"a"]
@@ -233,7 +233,7 @@ def test_maps_are_dicts_when_keys_are_distinct() -> None:
 
 def test_maps_are_pairs_when_a_key_repeats() -> None:
     messages = [_map([1, 2], TensorProto.INT64), _map([7, 7], TensorProto.INT64)]
-    s = oap.to_pandas(onnx_arrow.to_arrow(messages, exact=True))
+    s = oap.to_pandas(onnx_arrow.to_arrow(messages, exact=True), cells="numpy")
     assert all(isinstance(cell, list) for cell in s)  # one form for the whole column
     assert [k for k, _ in s[1]] == [7, 7]
     assert _serialized(onnx_arrow.from_arrow(s.onnx.to_arrow())) == _serialized(messages)
@@ -245,10 +245,11 @@ def test_maps_are_pairs_when_a_key_repeats() -> None:
 
 def test_changed_uint64_map_keys_keep_their_full_range() -> None:
     big = 2**63 + 5  # past int64
-    s = oap.to_pandas(onnx_arrow.to_arrow([_map([1, 2], TensorProto.UINT64)], exact=True))
+    arr = onnx_arrow.to_arrow([_map([1, 2], TensorProto.UINT64)], exact=True)
+    s = oap.to_pandas(arr, cells="numpy")
     changed = s.copy()
     changed[0] = {big: np.zeros(2, np.float32), 1: np.ones(2, np.float32)}
-    assert list(oap.to_pandas(changed.onnx.to_arrow())[0]) == [big, 1]
+    assert list(oap.to_pandas(changed.onnx.to_arrow(), cells="numpy")[0]) == [big, 1]
     # MapProto holds every integer key in int64 keys: UINT64 past 2**63 as its bit pattern
     assert list(onnx_arrow.from_arrow(changed.onnx.to_arrow())[0].keys) == [big - 2**64, 1]
     for bad in (-1, 2**64, 1.5):
@@ -263,7 +264,7 @@ def test_sparse_tensors() -> None:
         numpy_helper.from_array(np.array([0, 3], np.int64), "i"),
         [2, 2],
     )
-    s = oap.to_pandas(onnx_arrow.to_arrow([sparse], exact=True))
+    s = oap.to_pandas(onnx_arrow.to_arrow([sparse], exact=True), cells="numpy")
     assert s[0]["dims"] == (2, 2)
     assert s[0]["values"].tolist() == [1.0, 2.0]
     assert s.onnx.shape.tolist() == [(2, 2)]
@@ -278,7 +279,7 @@ def test_nested_optional_absence_warns_and_round_trips() -> None:
     messages = [inner_absent, outer_absent]
     arr = onnx_arrow.to_arrow(messages, exact=True)
     with pytest.warns(OnnxArrowWarning, match="row 0: a present optional"):
-        s = oap.to_pandas(arr)
+        s = oap.to_pandas(arr, cells="numpy")
     assert s.tolist() == [None, None]
     assert _serialized(onnx_arrow.from_arrow(s.onnx.to_arrow())) == _serialized(messages)
     oap.to_pandas(arr, cells="arrow")  # keeps them apart: no warning
@@ -290,7 +291,7 @@ def test_nested_optional_absence_warns_and_round_trips() -> None:
 def test_unchanged_rows_come_back_exactly() -> None:
     tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(5)]
     arr = onnx_arrow.to_arrow(tensors, exact=True)
-    s = oap.to_pandas(arr)
+    s = oap.to_pandas(arr, cells="numpy")
     assert s.onnx.to_arrow() is arr
     picked = s[s.index % 2 == 0].iloc[::-1]
     assert _serialized(onnx_arrow.from_arrow(picked.onnx.to_arrow())) == _serialized(
@@ -305,18 +306,19 @@ def test_unchanged_rows_come_back_exactly() -> None:
 
 def test_changed_and_new_rows_are_built_from_cells() -> None:
     tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(3)]
-    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True))
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True), cells="numpy")
     with pytest.raises(ValueError, match="read-only"):
         s[0][0, 0] = 9.0
     s[1] = np.full((2, 2), 7, np.float32)
     s[5] = np.zeros((3,), np.float32)  # a new row with a new shape: variable-shape column
-    back = onnx_arrow.from_arrow(s.onnx.to_arrow())
+    with pytest.warns(OnnxArrowWarning, match="no longer fit the column's type"):
+        back = onnx_arrow.from_arrow(s.onnx.to_arrow())
     assert back[0] == tensors[0]
     assert back[1].name == "x1"  # its envelope still fits
     assert numpy_helper.to_array(back[1]).tolist() == [[7, 7], [7, 7]]
     assert back[3].name == ""
     assert numpy_helper.to_array(back[3]).shape == (3,)
-    in_place = oap.to_pandas(onnx_arrow.to_arrow(_sequences(), exact=True))
+    in_place = oap.to_pandas(onnx_arrow.to_arrow(_sequences(), exact=True), cells="numpy")
     in_place[0].append(np.array([9], np.int64))  # a list cell changed in place
     rebuilt = onnx_arrow.from_arrow(in_place.onnx.to_arrow())[0]
     assert [numpy_helper.to_array(t).tolist() for t in rebuilt.tensor_values] == [
@@ -327,7 +329,7 @@ def test_changed_and_new_rows_are_built_from_cells() -> None:
 
 
 def test_reindexed_rows_are_absent() -> None:
-    s = oap.to_pandas(onnx_arrow.to_arrow(_optional_column(), exact=True))
+    s = oap.to_pandas(onnx_arrow.to_arrow(_optional_column(), exact=True), cells="numpy")
     moved = s.reindex([1, 7])
     back = onnx_arrow.from_arrow(moved.onnx.to_arrow())
     assert back[0] == _optional_column()[1]
@@ -338,18 +340,20 @@ def test_a_series_of_ndarrays_without_a_record() -> None:
     s = pd.Series([np.eye(2, dtype=ml_dtypes.bfloat16), None], dtype=object)
     assert s.onnx.dtype == "BFLOAT16"
     assert s.onnx.to_float32()[0].dtype == np.float32
-    back = onnx_arrow.from_arrow(s.onnx.to_arrow())
+    with pytest.warns(OnnxArrowWarning, match="no onnx-arrow record"):
+        s.onnx.to_arrow()
+    back = onnx_arrow.from_arrow(s.onnx.to_arrow(rebuild=True))  # on purpose: no warning
     assert isinstance(back[0], OptionalProto)
     assert not back[1].HasField("tensor_value")
     with pytest.raises(UnsupportedTypeError, match="row 0 holds a list"):
-        pd.Series([[np.zeros(2)]], dtype=object).onnx.to_arrow()
+        pd.Series([[np.zeros(2)]], dtype=object).onnx.to_arrow(rebuild=True)
     with pytest.raises(UnsupportedTypeError, match="holds no ONNX values"):
         pd.Series([1, 2]).onnx.to_numpy()
 
 
 def test_errors_and_warnings_name_rows_by_their_label() -> None:
     tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(4)]
-    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True))
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True), cells="numpy")
     t = s[s.index >= 2].copy()
     t[3] = "oops"  # the second row, labelled 3
     with pytest.raises(UnsupportedTypeError, match=r"^row 3: expected a numpy array, got str"):
@@ -374,7 +378,7 @@ def test_errors_and_warnings_name_rows_by_their_label() -> None:
 
 def test_rows_taken_in_another_order_keep_their_envelopes() -> None:
     tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(6)]
-    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True))
+    s = oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True), cells="numpy")
     t = s.iloc[[4, 1, 3]].copy()
     t[1] = np.full((2, 2), 9, np.float32)  # changed: its old envelope still fits
     t[7] = np.zeros((2, 2), np.float32)  # new: no envelope
@@ -433,10 +437,10 @@ def test_cells_rebuild_values_exactly(
     messages = [numpy_helper.from_optional(a, dtype=OptionalProto.TENSOR) for a in arrays]
     if all(a is None for a in arrays):
         return  # no dtype anywhere: nothing says what the column holds
-    s = oap.to_pandas(onnx_arrow.to_arrow(messages, exact=True))
+    s = oap.to_pandas(onnx_arrow.to_arrow(messages, exact=True), cells="numpy")
     assert _serialized(onnx_arrow.from_arrow(s.onnx.to_arrow())) == _serialized(messages)
     bare = pd.Series(list(s), dtype=object)  # no record: rebuilt from the cells alone
-    values = onnx_arrow.to_pylist(bare.onnx.to_arrow(), strings="bytes")
+    values = onnx_arrow.to_pylist(bare.onnx.to_arrow(rebuild=True), strings="bytes")
     for got, want in zip(values, arrays, strict=True):
         assert (got is None) == (want is None)
         if want is not None:
@@ -452,7 +456,8 @@ def test_to_float32_decodes_exotic_floats() -> None:
     want = codes.view(ml_dtypes.float8_e5m2).astype(np.float32)
     np.testing.assert_array_equal(decoded[0], want)
     assert decoded.onnx.dtype == "FLOAT"
-    ints = oap.to_pandas(onnx_arrow.to_arrow([numpy_helper.from_array(np.arange(3))], exact=True))
+    arr = onnx_arrow.to_arrow([numpy_helper.from_array(np.arange(3))], exact=True)
+    ints = oap.to_pandas(arr, cells="numpy")
     assert ints.onnx.to_float32()[0].dtype == np.int64  # not a float: left as it is
 
 
@@ -506,9 +511,9 @@ def test_tables_and_pycapsule_objects() -> None:
                     onnx_arrow.from_arrow(table.column(name))
                 )
     with pytest.raises(UnsupportedTypeError, match="repeats column names"):
-        oap.to_pandas(pa.Table.from_arrays([x, x], names=["a", "a"]))
+        oap.to_pandas(pa.Table.from_arrays([x, x], names=["a", "a"]), cells="numpy")
     with pytest.raises(UnsupportedTypeError, match="not the Arrow form"):
-        oap.to_pandas(pa.table({"n": [1, 2]}))
+        oap.to_pandas(pa.table({"n": [1, 2]}), cells="numpy")
     with pytest.raises(ValueError, match="cells must be"):
         oap.to_pandas(x, cells="list")  # type: ignore[arg-type]
 
@@ -718,7 +723,7 @@ def test_case_tables_round_trip(node_store: Path) -> None:
                 assert _serialized(onnx_arrow.from_arrow(back.column(i))) == _serialized(
                     onnx_arrow.from_arrow(table.column(i))
                 )
-    frame = oap.to_pandas(store.case_table("node/test_cast_FLOAT_to_FLOAT8E4M3FN"))
+    frame = oap.to_pandas(store.case_table("node/test_cast_FLOAT_to_FLOAT8E4M3FN"), cells="numpy")
     assert frame["output"][0].dtype == ml_dtypes.float8_e4m3fn
     assert frame["output"].onnx.to_float32()[0].dtype == np.float32
 
@@ -736,5 +741,53 @@ def test_stats_take_each_rows_own_dtype_and_name_a_row_they_cannot_take() -> Non
 
 def test_the_column_record_prints_short() -> None:
     big = numpy_helper.from_array(np.ones((100, 100), np.float32))
-    s = oap.to_pandas(onnx_arrow.to_arrow([big] * 50, exact=True))
+    s = oap.to_pandas(onnx_arrow.to_arrow([big] * 50, exact=True), cells="numpy")
     assert len(repr(s.attrs)) < 300
+
+
+# --- no hidden state: what pandas does to a column keeps its messages, or says so -------------
+
+
+def _named(n: int = 3, start: int = 0) -> list[TensorProto]:
+    out = []
+    for i in range(start, start + n):
+        t = numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}")
+        t.doc_string = f"tensor {i}"
+        out.append(t)
+    return out
+
+
+PANDAS_OPERATIONS = {
+    "concat": lambda a, b: pd.concat([a, b], ignore_index=True),
+    "pickle": lambda a, b: pickle.loads(pickle.dumps(pd.concat([a, b], ignore_index=True))),
+    "DataFrame": lambda a, b: pd.DataFrame({"x": pd.concat([a, b], ignore_index=True)})["x"],
+    "rename": lambda a, b: pd.DataFrame({"x": pd.concat([a, b], ignore_index=True), "y": 1}).rename(
+        columns={"x": "z"}
+    )["z"],
+}
+
+
+@pytest.mark.parametrize("operation", list(PANDAS_OPERATIONS))
+def test_arrow_cells_keep_every_message_through_pandas(operation: str) -> None:
+    first, second = _named(3), _named(2, start=3)
+    a = oap.to_pandas(onnx_arrow.to_arrow(first, exact=True))
+    b = oap.to_pandas(onnx_arrow.to_arrow(second, exact=True))
+    assert isinstance(a.dtype, pd.ArrowDtype)  # the default
+    s = PANDAS_OPERATIONS[operation](a, b)
+    assert _serialized(onnx_arrow.from_arrow(s.onnx.to_arrow())) == _serialized(first + second)
+    assert s.onnx.to_numpy().shape == (5, 2, 2)
+
+
+@pytest.mark.parametrize("operation", list(PANDAS_OPERATIONS))
+def test_numpy_cells_that_lose_their_record_say_so(operation: str) -> None:
+    first, second = _named(3), _named(2, start=3)
+    a = oap.to_pandas(onnx_arrow.to_arrow(first, exact=True), cells="numpy")
+    b = oap.to_pandas(onnx_arrow.to_arrow(second, exact=True), cells="numpy")
+    s = PANDAS_OPERATIONS[operation](a, b)
+    with pytest.warns(OnnxArrowWarning, match="no onnx-arrow record"):
+        back = onnx_arrow.from_arrow(s.onnx.to_arrow())
+    # the values are all there; the names and doc strings, as the warning says, are not
+    assert [numpy_helper.to_array(m).tolist() for m in back] == [
+        numpy_helper.to_array(m).tolist() for m in first + second
+    ]
+    assert {m.name for m in back} == {""}
