@@ -92,7 +92,12 @@ from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, CorpusFile, declared_type
 from onnx_arrow.corpus.store import Store, WriteOptions, write_store
 from onnx_arrow.corpus.tree import atomic_file
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import (
+    BackendTimeoutError,
+    BackendUnavailableError,
+    CompareError,
+    OnnxArrowError,
+)
 
 __all__ = [
     "BACKENDS",
@@ -150,18 +155,6 @@ COMPARE_COLUMNS: Final = (
 _BFLOAT16_RTOL: Final = 2.0**-6
 _ERROR_SUFFIX: Final = ".error.txt"
 _DETAILS_KEPT: Final = 3
-
-
-class CompareError(OnnxArrowError, ValueError):
-    """A comparison cannot be made as asked: no case matches, a bad tolerance."""
-
-
-class BackendUnavailableError(OnnxArrowError, ImportError):
-    """A built-in backend's runtime is not installed."""
-
-
-class BackendTimeoutError(OnnxArrowError, TimeoutError):
-    """A backend ran longer than the timeout on one data set (recorded as an error)."""
 
 
 class Backend(Protocol):

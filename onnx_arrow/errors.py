@@ -21,6 +21,10 @@ import re
 
 __all__ = [
     "ArrowLayoutError",
+    "BackendTimeoutError",
+    "BackendUnavailableError",
+    "CompareError",
+    "CorpusError",
     "ExternalDataError",
     "InvalidMessageError",
     "InvalidTensorError",
@@ -62,9 +66,14 @@ class OnnxArrowError(Exception):
         super().__init__(f"{where}: {message}" if where else message)
 
     def at(self, where: str) -> OnnxArrowError:
-        """Return a copy of this error located at ``where`` (prefixed to any location)."""
-        location = f"{where}: {self.where}" if self.where else where
-        return type(self)(self.message, where=location)
+        """Locate this error at ``where`` (prefixed to any location) and return it.
+
+        The same object, so that ``raise exc.at(where)`` keeps the traceback of the
+        frame where the problem was found.
+        """
+        self.where = f"{where}: {self.where}" if self.where else where
+        self.args = (f"{self.where}: {self.message}",)
+        return self
 
 
 class InvalidMessageError(OnnxArrowError, ValueError):
@@ -89,6 +98,22 @@ class ArrowLayoutError(OnnxArrowError, ValueError):
 
 class ExternalDataError(OnnxArrowError, ValueError):
     """External tensor data cannot be resolved safely (location, offset, length, checksum)."""
+
+
+class CorpusError(OnnxArrowError, ValueError):
+    """A corpus or a store cannot be read or written as asked."""
+
+
+class CompareError(OnnxArrowError, ValueError):
+    """A comparison cannot be made as asked: no case matches, a bad tolerance."""
+
+
+class BackendUnavailableError(OnnxArrowError, ImportError):
+    """A built-in backend's runtime is not installed."""
+
+
+class BackendTimeoutError(OnnxArrowError, TimeoutError):
+    """A backend ran longer than the timeout on one data set (recorded as an error)."""
 
 
 class OnnxArrowWarning(UserWarning):

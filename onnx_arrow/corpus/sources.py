@@ -35,7 +35,7 @@ from typing import Final
 from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
 
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import CorpusError
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -59,10 +59,6 @@ MAX_FILE_BYTES: Final = 2 << 30
 
 _DATA_SET_VALUE: Final = re.compile(r"test_data_set_(\d+)/(input|output)_(\d+)\.pb")
 _LIGHT_VALUE: Final = re.compile(r"(.+)_(input|output)_(\d+)\.pb")
-
-
-class CorpusError(OnnxArrowError, ValueError):
-    """A corpus or a store cannot be read or written as asked."""
 
 
 @dataclass(frozen=True)
