@@ -16,8 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from onnx import ModelProto
 
-from onnx_arrow.core.dtypes import DECODED_FLOATS, ArrowKind, dtype_of_numpy
-from onnx_arrow.core.statistics import tensor_statistics
+from onnx_arrow.core.model import DECODED_FLOATS, ArrowKind, dtype_of_numpy, tensor_statistics
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import OnnxArrowError
 

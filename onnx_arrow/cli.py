@@ -42,8 +42,7 @@ from onnx import ModelProto, TensorProto, TypeProto, helper, numpy_helper
 
 import onnx_arrow
 from onnx_arrow._summary import DECODED_FLOATS, opsets, size, statistics, store_facts
-from onnx_arrow.core.dtypes import ArrowKind, DType, dtype_of, dtype_of_numpy
-from onnx_arrow.core.extension_types import describe_type
+from onnx_arrow.core.model import ArrowKind, DType, describe_type, dtype_of, dtype_of_numpy
 from onnx_arrow.corpus import (
     Case,
     CorpusFile,

@@ -87,7 +87,7 @@ from onnx import (
 )
 
 from onnx_arrow._summary import DECODED_FLOATS, dtype_name, op_types
-from onnx_arrow.core.dtypes import ArrowKind, dtype_of_numpy
+from onnx_arrow.core.model import ArrowKind, dtype_of_numpy
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, CorpusFile, declared_type
 from onnx_arrow.corpus.store import Store, WriteOptions, write_store

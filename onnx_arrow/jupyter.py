@@ -81,9 +81,14 @@ from onnx_arrow._summary import (
     statistics,
     store_facts,
 )
-from onnx_arrow.core.containers import OPTIONAL, Kind
-from onnx_arrow.core.extension_types import MessageType, describe_type, tensor_layout
-from onnx_arrow.core.types import kind_of_arrow
+from onnx_arrow.core.model import (
+    OPTIONAL,
+    Kind,
+    MessageType,
+    describe_type,
+    kind_of_arrow,
+    tensor_layout,
+)
 from onnx_arrow.corpus.rows import StoredValue, declared_type_text
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError

@@ -58,37 +58,40 @@ import pyarrow.parquet as pq
 from onnx import ModelProto
 
 from onnx_arrow._summary import DECODED_FLOATS, op_types
-from onnx_arrow.core.containers import (
+from onnx_arrow.core.model import (
+    DTYPES,
     MAP,
     OPTIONAL,
     SEQUENCE,
     SPARSE_TENSOR,
+    STATISTICS,
     TENSOR,
+    ArrowKind,
+    DType,
     Kind,
     MapValue,
+    MessageType,
     Node,
     OptionalValue,
     SequenceValue,
+    SparseTensorType,
     SparseValue,
+    Tensor,
     build_array,
     decode_value,
-    encode_value,
-    infer_arrow_type,
-    python_value,
-    value_rows,
-)
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
-from onnx_arrow.core.extension_types import (
-    MessageType,
-    SparseTensorType,
     describe_type,
     dtype_of_arrow,
+    dtype_of_numpy,
+    encode_value,
+    infer_arrow_type,
+    kind_of_arrow,
+    python_value,
+    stacked_codes,
+    statistics_by_dtype,
     tensor_layout,
+    value_rows,
 )
-from onnx_arrow.core.statistics import STATISTICS, statistics_by_dtype
-from onnx_arrow.core.tensors import Tensor, stacked_codes
-from onnx_arrow.core.types import kind_of_arrow
-from onnx_arrow.corpus.rows import _parse_kind
+from onnx_arrow.corpus.rows import parse_kind
 from onnx_arrow.corpus.sources import CorpusError
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import (
@@ -1153,7 +1156,7 @@ def _kind_names(values: pd.DataFrame, store: Store) -> pd.Series:
     """
     firsts = values.dropna(subset=["value_kind"]).drop_duplicates("value_kind")
     names = {
-        text: _parse_kind(text, f"{store.path}: {path}").name
+        text: parse_kind(text, f"{store.path}: {path}").name
         for text, path in zip(firsts["value_kind"], firsts["path"], strict=True)
     }
     return values["value_kind"].map(names).astype(pd.StringDtype("pyarrow"))

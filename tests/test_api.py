@@ -155,3 +155,66 @@ def test_import_checker_sees_nested_and_relative_imports() -> None:
         "google.protobuf",
     ]
     assert [allowed_in_core(m) for m in modules] == [True, False, True, False, True, True]
+
+
+# --- adapters use the public API and the internal model only --------------------------------------
+
+#: What an adapter may import of the core: the public package, its errors and the model.
+ADAPTER_CORE = ("onnx_arrow", "onnx_arrow.errors", "onnx_arrow.core.model")
+
+
+def _adapter_files() -> list[Path]:
+    top_level = {"__init__.py", "__main__.py", "errors.py"}
+    out = []
+    for p in sorted(PACKAGE.rglob("*.py")):
+        parts = p.relative_to(PACKAGE).parts
+        if parts[0] == "corpus" or (parts[0] != "core" and p.name not in top_level):
+            out.append(p)
+    return out
+
+
+def _imported_names(source: str, package: str) -> list[tuple[int, str, str]]:
+    """``(line, module, name)`` of every ``from ... import name``, relative ones resolved."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            out += [(node.lineno, module, alias.name) for alias in node.names]
+    return out
+
+
+def test_adapter_files_found() -> None:
+    names = {str(p.relative_to(PACKAGE)) for p in _adapter_files()}
+    assert {"pandas.py", "jupyter.py", "compare.py", "cli.py", "corpus/store.py"} <= names
+    assert not any(name.startswith("core/") for name in names)
+
+
+@pytest.mark.parametrize("path", _adapter_files(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_adapters_import_the_public_api_and_the_model_only(path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    package = _package_of(path)
+    bad = [
+        f"line {line}: {module}"
+        for line, module in imported_modules(source, package)
+        if (module == "onnx_arrow.core" or module.startswith("onnx_arrow.core."))
+        and module not in ADAPTER_CORE
+    ]
+    private = [
+        f"line {line}: {module}.{name}"
+        for line, module, name in _imported_names(source, package)
+        if module.startswith("onnx_arrow") and name.startswith("_")
+    ]
+    assert not bad, f"{path.name} imports the core past its model: {bad}"
+    assert not private, f"{path.name} imports private names: {private}"
+
+
+def test_the_model_names_what_it_exports() -> None:
+    from onnx_arrow.core import model
+
+    assert model.__all__ == sorted(model.__all__, key=_isort_key)
+    for name in model.__all__:
+        assert getattr(model, name, None) is not None, name

@@ -13,9 +13,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from onnx_arrow.core.dtypes import DTYPES, DType
-from onnx_arrow.core.extension_types import element_type
-from onnx_arrow.core.storage import storage_type
+from onnx_arrow.core.model import DTYPES, DType, element_type, storage_type
 from onnx_arrow.corpus.sources import CorpusError
 
 __all__ = [

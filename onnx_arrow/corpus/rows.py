@@ -21,28 +21,31 @@ import numpy as np
 import pyarrow as pa
 from onnx import TypeProto
 
-from onnx_arrow.core.containers import (
+from onnx_arrow.core.model import (
+    DTYPES,
     MESSAGE_CLASS,
+    STATISTICS,
     TENSOR,
+    ArrowKind,
+    DType,
     Kind,
     Node,
-    assemble,
-    decode_value,
-    encode_value,
-    flatten,
-    python_value,
-)
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
-from onnx_arrow.core.statistics import STATISTICS, Statistic, statistics_by_dtype
-from onnx_arrow.core.tensors import (
+    Statistic,
     Strings,
     Tensor,
+    assemble,
     check_strings,
     codes_to_storage,
     decode_tensor_fast,
+    decode_value,
+    dtype_of,
+    encode_value,
+    flatten,
+    kind_of_type,
+    python_value,
+    statistics_by_dtype,
     storage_to_codes,
 )
-from onnx_arrow.core.types import kind_of_type
 from onnx_arrow.corpus.format import COLUMNS, DATA_COLUMNS, SCHEMA, data_column
 from onnx_arrow.corpus.sources import Case, CorpusError, declared_type, value_slot
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
@@ -56,6 +59,7 @@ __all__ = [
     "declared_type_text",
     "files_from_batch",
     "onnx_type_string",
+    "parse_kind",
     "values_from_batch",
 ]
 
@@ -578,7 +582,7 @@ def _stored_value(cols: _Columns, start: int, stop: int, where: str) -> StoredVa
     envelope = p["envelope"][start]
     if kind_text is None or envelope is None or p["io"][start] not in ("input", "output"):
         raise _damaged("a value row has no value_kind, envelope or io", where=where)
-    kind = _parse_kind(kind_text, where)
+    kind = parse_kind(kind_text, where)
     node: Node
     if kind.name == TENSOR:
         node = cols.tensor(start, where)
@@ -597,7 +601,7 @@ def _stored_value(cols: _Columns, start: int, stop: int, where: str) -> StoredVa
     )  # fmt: skip
 
 
-def _parse_kind(text: str, where: str) -> Kind:
+def parse_kind(text: str, where: str) -> Kind:
     try:
         return _kind_from_text(text)
     except json.JSONDecodeError:

@@ -34,7 +34,7 @@ from typing import Final
 
 from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
 
-from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
+from onnx_arrow.core.model import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.errors import CorpusError
 
 __all__ = [

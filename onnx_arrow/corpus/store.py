@@ -28,8 +28,7 @@ import pyarrow.parquet as pq
 from onnx import ModelProto
 
 import onnx_arrow
-from onnx_arrow.core.containers import build_array
-from onnx_arrow.core.types import arrow_type, kind_of_type
+from onnx_arrow.core.model import arrow_type, build_array, kind_of_type
 from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata, parse_metadata
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,

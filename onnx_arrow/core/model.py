@@ -1,0 +1,158 @@
+"""The internal model: what onnx-arrow's adapters build on, beside the public API.
+
+The adapters (the corpus store, pandas, Jupyter, compare and the CLI) import from the
+core only ``onnx_arrow`` itself, :mod:`onnx_arrow.errors` and this module; a test
+(``tests/test_api.py``) checks it.  The core's own modules may then be split, merged
+or renamed behind it.  Not public: names here may change between releases, with the
+adapters changed alongside.
+
+The dtype table
+    :data:`DTYPES`, :class:`DType` and :class:`ArrowKind`, with :func:`dtype_of` and
+    :func:`dtype_of_numpy` to look rows up (:mod:`onnx_arrow.core.dtypes`).
+Kinds
+    :class:`Kind` is the structure of a value (``tensor``, ``sequence(x)``,
+    ``map(K, x)``, ``optional(x)``, ``sparse_tensor``), with the kind names as
+    constants; :func:`kind_of_type` reads one from an ``onnx.TypeProto``,
+    :func:`kind_of_arrow` from an Arrow type.
+Nodes
+    A value between its message and its Arrow row: :class:`Tensor` (dtype, dims,
+    codes), :class:`SequenceValue`, :class:`MapValue`, :class:`OptionalValue`,
+    :class:`SparseValue`.  :func:`python_value` gives one as numpy and Python values.
+Messages
+    :func:`decode_value` splits a serialized message into its node and envelope,
+    :func:`encode_value` joins them back, byte for byte; :func:`flatten` and
+    :func:`assemble` turn a node into its tensors and back; :func:`decode_tensor_fast`
+    is the C-parser path for plain tensors.
+Arrow
+    :func:`build_array` makes a column of nodes in a given Arrow type
+    (:func:`arrow_type` of a declaration, :func:`infer_arrow_type` of the nodes);
+    :func:`value_rows` reads the nodes back; :func:`unwrap` splits an ``onnx.message``
+    column into kind, values and envelopes; :func:`as_array` takes any Arrow data,
+    checked.  :func:`tensor_layout`, :func:`dtype_of_arrow`, :func:`element_type`,
+    :func:`storage_type` and :func:`describe_type` answer questions about types.
+Elements
+    :func:`codes_to_storage` and :func:`storage_to_codes` convert elements between
+    their ONNX codes and their Arrow storage; :func:`stacked_codes` stacks a
+    fixed-shape column; :data:`Strings` and :func:`check_strings` say how STRING
+    elements come out.
+Statistics and files
+    :func:`tensor_statistics`, :func:`statistics_by_dtype` and :data:`STATISTICS`;
+    :data:`OPEN_FLAGS`, :data:`NO_FOLLOW` and :func:`file_kind` for opening files
+    from anyone.
+"""
+
+from __future__ import annotations
+
+from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
+from onnx_arrow.core.arrow_input import as_array
+from onnx_arrow.core.containers import (
+    MAP,
+    MESSAGE_CLASS,
+    OPTIONAL,
+    SEQUENCE,
+    SPARSE_TENSOR,
+    TENSOR,
+    Kind,
+    MapValue,
+    Node,
+    OptionalValue,
+    SequenceValue,
+    SparseValue,
+    assemble,
+    build_array,
+    decode_value,
+    encode_value,
+    flatten,
+    infer_arrow_type,
+    python_value,
+    value_rows,
+)
+from onnx_arrow.core.dtypes import (
+    DECODED_FLOATS,
+    DTYPES,
+    ArrowKind,
+    DType,
+    dtype_of,
+    dtype_of_numpy,
+)
+from onnx_arrow.core.extension_types import (
+    MessageType,
+    SparseTensorType,
+    describe_type,
+    dtype_of_arrow,
+    element_type,
+    tensor_layout,
+)
+from onnx_arrow.core.statistics import (
+    STATISTICS,
+    Statistic,
+    statistics_by_dtype,
+    tensor_statistics,
+)
+from onnx_arrow.core.storage import storage_type
+from onnx_arrow.core.tensors import (
+    Strings,
+    Tensor,
+    check_strings,
+    codes_to_storage,
+    decode_tensor_fast,
+    stacked_codes,
+    storage_to_codes,
+)
+from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
+from onnx_arrow.core.values import unwrap
+
+__all__ = [
+    "DECODED_FLOATS",
+    "DTYPES",
+    "MAP",
+    "MESSAGE_CLASS",
+    "NO_FOLLOW",
+    "OPEN_FLAGS",
+    "OPTIONAL",
+    "SEQUENCE",
+    "SPARSE_TENSOR",
+    "STATISTICS",
+    "TENSOR",
+    "ArrowKind",
+    "DType",
+    "Kind",
+    "MapValue",
+    "MessageType",
+    "Node",
+    "OptionalValue",
+    "SequenceValue",
+    "SparseTensorType",
+    "SparseValue",
+    "Statistic",
+    "Strings",
+    "Tensor",
+    "arrow_type",
+    "as_array",
+    "assemble",
+    "build_array",
+    "check_strings",
+    "codes_to_storage",
+    "decode_tensor_fast",
+    "decode_value",
+    "describe_type",
+    "dtype_of",
+    "dtype_of_arrow",
+    "dtype_of_numpy",
+    "element_type",
+    "encode_value",
+    "file_kind",
+    "flatten",
+    "infer_arrow_type",
+    "kind_of_arrow",
+    "kind_of_type",
+    "python_value",
+    "stacked_codes",
+    "statistics_by_dtype",
+    "storage_to_codes",
+    "storage_type",
+    "tensor_layout",
+    "tensor_statistics",
+    "unwrap",
+    "value_rows",
+]
