@@ -77,6 +77,7 @@ from onnx_arrow.core.model import (
     SparseTensorType,
     SparseValue,
     Tensor,
+    as_array,
     build_array,
     decode_value,
     describe_type,
@@ -84,11 +85,11 @@ from onnx_arrow.core.model import (
     dtype_of_numpy,
     encode_value,
     infer_arrow_type,
-    kind_of_arrow,
     python_value,
     stacked_codes,
     statistics_by_dtype,
     tensor_layout,
+    unwrap,
     value_rows,
 )
 from onnx_arrow.corpus.rows import parse_kind
@@ -138,26 +139,18 @@ class _Column:
     envelopes: pa.Array | None
 
 
-def _one_array(data: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if not isinstance(data, pa.ChunkedArray):
-        return data
-    if data.num_chunks == 1:
-        return data.chunk(0)
-    if data.num_chunks == 0:
-        return _empty(data.type)
-    return data.combine_chunks()
-
-
 def _column(data: pa.Array | pa.ChunkedArray, where: str) -> _Column:
-    array = _one_array(data)
+    # checked as every entry point of the core checks Arrow data, then unwrapped
+    array = _empty(data.type) if _no_chunks(data) else as_array(data, where=where)
     try:
-        if isinstance(array.type, MessageType):
-            kind = Kind.from_json(array.type.kind, where="onnx.message")
-            storage = array.storage
-            return _Column(array, storage.field("value"), kind, storage.field("envelope"))
-        return _Column(array, array, kind_of_arrow(array.type, array), None)
+        kind, values, envelopes = unwrap(array)
     except OnnxArrowError as exc:
         raise exc.at(where) if where else exc from None
+    return _Column(array, values, kind, envelopes)
+
+
+def _no_chunks(data: pa.Array | pa.ChunkedArray) -> bool:
+    return isinstance(data, pa.ChunkedArray) and data.num_chunks == 0
 
 
 def _empty(t: pa.DataType) -> pa.Array:
@@ -412,14 +405,8 @@ def _series(
 ) -> tuple[pd.Series, _ColumnInfo]:
     where = f"column {name!r}" if name is not None else ""
     if cells == "arrow":
+        kind = _column(data, where).kind  # checked before pandas holds it
         chunked = data if isinstance(data, pa.ChunkedArray) else pa.chunked_array([data])
-        if isinstance(chunked.type, MessageType):
-            kind = Kind.from_json(chunked.type.kind, where="onnx.message")
-        else:
-            try:
-                kind = kind_of_arrow(chunked.type)
-            except OnnxArrowError as exc:
-                raise exc.at(where) if where else exc from None
         series = pd.Series(pd.arrays.ArrowExtensionArray(chunked), name=name, copy=False)
         return series, _ColumnInfo(kind, chunked.type, field)
     col = _column(data, where)
