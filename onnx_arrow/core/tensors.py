@@ -24,13 +24,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import TensorProto
 
 from onnx_arrow.core import _wire
@@ -702,47 +703,71 @@ def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[An
     return value.view(np.int64) if entry_dtype.kind == "i" else value
 
 
-#: What :func:`raw_fields` does with each field a message may set: keep it (dims,
-#: data_type, raw_data) or read past it (name, doc_string: a value column does not keep
-#: them).  Keyed by descriptor, as ``ListFields`` gives them.
+#: The fields :func:`raw_fields` reads, by descriptor as ``ListFields`` gives them; a
+#: message that sets any other goes the wire way.
 _DIRECT_FIELDS: Final = {
-    _F[name]: role
-    for role, names in (("dims", ["dims"]), ("data_type", ["data_type"]), ("raw", ["raw_data"]))
-    for name in names
-} | {_F["name"]: "", _F["doc_string"]: ""}
+    _F[name]: name for name in ("dims", "data_type", "raw_data", "name", "doc_string")
+}
 
 
-def raw_fields(message: object) -> tuple[DType, tuple[int, ...], bytes] | None:
-    """The dtype, dims and ``raw_data`` of an in-memory ``TensorProto``, or None.
+class RawTensor(NamedTuple):
+    """What :func:`raw_fields` reads of a ``TensorProto``: its value, and the fields that
+    make its envelope (None where the message does not set them)."""
+
+    dtype: DType
+    dims: tuple[int, ...]
+    raw: bytes
+    has_raw: bool
+    name: str | None
+    doc_string: str | None
+
+    def envelope(self) -> bytes:
+        """The envelope the wire decoder cuts from the message's bytes: the name, the doc
+        string and, when the message set ``raw_data``, its empty marker."""
+        kept: dict[str, Any] = {}
+        if self.name is not None:
+            kept["name"] = self.name
+        if self.doc_string is not None:
+            kept["doc_string"] = self.doc_string
+        if self.has_raw:
+            kept["raw_data"] = b""
+        return TensorProto(**kept).SerializeToString() if kept else b""
+
+
+def raw_fields(message: object) -> RawTensor | None:
+    """The value and envelope fields of an in-memory ``TensorProto``, or None.
 
     The common case, data in ``raw_data`` of a dtype of whole bytes, whose length
     fits the dims: read from the fields (one copy of the data, protobuf's), not
-    serialized.  Anything else (typed fields, external data, segments, packed
-    dtypes, a length that does not fit, another message) gives None: the wire path
-    decodes or refuses it, located.
+    serialized.  Anything else (typed fields, external data, segments, metadata,
+    unknown fields, packed dtypes, a length that does not fit, another message) gives
+    None: the wire
+    path decodes or refuses it, located.
     """
-    if type(message) is not TensorProto:
-        return None
-    dims: Sequence[int] = ()
-    data_type = 0
-    raw = b""
+    if type(message) is not TensorProto or len(UnknownFieldSet(message)):
+        return None  # unknown fields (a newer writer's) are kept by the wire path only
+    found: dict[str, Any] = {}
     for field, value in message.ListFields():
-        role = _DIRECT_FIELDS.get(field)
-        if role is None:
+        name = _DIRECT_FIELDS.get(field)
+        if name is None:
             return None
-        if role == "raw":
-            raw = value
-        elif role == "dims":
-            dims = value
-        elif role == "data_type":
-            data_type = value
-    row = DTYPES.get(data_type)
+        found[name] = value
+    row = DTYPES.get(found.get("data_type", 0))
+    dims: Sequence[int] = found.get("dims", ())
     if row is None or row.bits < 8 or (dims and min(dims) < 0):
         return None
+    raw: bytes = found.get("raw_data", b"")
     count = math.prod(dims)
     if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3):
         return None
-    return row, tuple(dims), raw
+    return RawTensor(
+        row,
+        tuple(dims),
+        raw,
+        "raw_data" in found,
+        found.get("name"),
+        found.get("doc_string"),
+    )
 
 
 def fixed_tensor_array(row: DType, shape: tuple[int, ...], raw: bytes) -> pa.Array:

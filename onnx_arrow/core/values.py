@@ -142,8 +142,8 @@ def to_arrow(
     'arrow.variable_shape_tensor'
     """
     declared = resolve_declared(declared, type, "to_arrow")
-    if not exact and values:
-        direct = _direct_tensors(values, declared)
+    if values:
+        direct = _direct_tensors(values, declared, exact)
         if direct is not None:
             return direct
     kinds = [kind_of_message(v, where=f"row {i}") for i, v in enumerate(values)]
@@ -162,9 +162,12 @@ def to_arrow(
     return array if exact else array.storage.field("value")
 
 
-def _direct_tensors(values: Sequence[Message], declared: TypeProto | None) -> pa.Array | None:
-    """The value column of tensors read from their fields, without serializing them; None
-    when a tensor needs the wire path (see :func:`~onnx_arrow.core.tensors.raw_fields`)."""
+def _direct_tensors(
+    values: Sequence[Message], declared: TypeProto | None, exact: bool
+) -> pa.Array | None:
+    """The column of tensors read from their fields, without serializing them; None when
+    a tensor needs the wire path (see :func:`~onnx_arrow.core.tensors.raw_fields`).  With
+    ``exact``, the ``onnx.message`` column, envelopes built from the fields too."""
     fields = []
     for message in values:
         found = raw_fields(message)
@@ -174,18 +177,30 @@ def _direct_tensors(values: Sequence[Message], declared: TypeProto | None) -> pa
     kind = Kind(TENSOR) if declared is None else kind_of_type(declared)
     if kind.name != TENSOR:
         return None  # the wire path says how the declaration and the messages differ
-    row, shape, _ = fields[0]
-    if declared is None and 0 not in shape and all(f[0] is row and f[1] == shape for f in fields):
+    first = fields[0]
+    if (
+        declared is None
+        and 0 not in first.dims
+        and all(f.dtype is first.dtype and f.dims == first.dims for f in fields)
+    ):
         # one shape: the data of all rows joined once, no tensor built one by one
-        return fixed_tensor_array(row, shape, b"".join(f[2] for f in fields))
-    nodes: list[Node | None] = [
-        Tensor(r, dims, np.frombuffer(raw, dtype=r.numpy)) for r, dims, raw in fields
-    ]
-    try:
-        value_type = arrow_type(declared) if declared is not None else infer_arrow_type(nodes, kind)
-        return build_array(nodes, kind, value_type)
-    except OnnxArrowError as exc:
-        raise exc.at("column") from None
+        column = fixed_tensor_array(first.dtype, first.dims, b"".join(f.raw for f in fields))
+    else:
+        nodes: list[Node | None] = [
+            Tensor(f.dtype, f.dims, np.frombuffer(f.raw, dtype=f.dtype.numpy)) for f in fields
+        ]
+        try:
+            value_type = (
+                arrow_type(declared) if declared is not None else infer_arrow_type(nodes, kind)
+            )
+            column = build_array(nodes, kind, value_type)
+        except OnnxArrowError as exc:
+            raise exc.at("column") from None
+    if not exact:
+        return column
+    envelopes = pa.array([f.envelope() for f in fields], pa.binary())
+    storage = pa.StructArray.from_arrays([column, envelopes], names=["value", "envelope"])
+    return pa.ExtensionArray.from_storage(MessageType(column.type, kind.to_json()), storage)
 
 
 def resolve_declared(declared: TypeProto | None, legacy: TypeProto | None, caller: str) -> Any:

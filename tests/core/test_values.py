@@ -294,11 +294,22 @@ def test_the_direct_path_gives_what_the_wire_path_gives(row, shapes) -> None:
         raw = rng.integers(0, 256, size=int(np.prod(shape)) * row.bits // 8, dtype=np.uint8)
         if row.name == "BOOL":
             raw &= 1
-        messages.append(
-            TensorProto(name=f"t{i}", dims=shape, data_type=row.onnx, raw_data=raw.tobytes())
-        )
+        message = TensorProto(name=f"t{i}", dims=shape, data_type=row.onnx, raw_data=raw.tobytes())
+        if i % 2:
+            message.doc_string = "" if i == 1 else "doc"  # set, even empty, is kept
+        messages.append(message)
     direct = to_arrow(messages)
-    wire = to_arrow(messages, exact=True).value  # decoded from the serialized messages
+    wire = onnx_arrow.core.values.to_arrow_serialized(  # decoded from the serialized messages
+        [m.SerializeToString() for m in messages], "tensor", None
+    )
+    exact = to_arrow(messages, exact=True)  # names, envelopes and all
+    assert exact.type == wire.type
+    assert exact.envelope.equals(wire.envelope)
+    assert [a.tobytes() for a in to_pylist(exact)] == [a.tobytes() for a in to_pylist(wire)]
+    assert [m.SerializeToString() for m in from_arrow(exact)] == [
+        m.SerializeToString() for m in messages
+    ]
+    wire = wire.value
     assert direct.type == wire.type
     # bit for bit (NaN payloads included, which Array.equals cannot compare)
     assert [a.tobytes() for a in to_pylist(direct)] == [a.tobytes() for a in to_pylist(wire)]
