@@ -31,7 +31,6 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import TensorProto
 
 from onnx_arrow.core import _wire
@@ -703,13 +702,6 @@ def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[An
     return value.view(np.int64) if entry_dtype.kind == "i" else value
 
 
-#: The fields :func:`raw_fields` reads, by descriptor as ``ListFields`` gives them; a
-#: message that sets any other goes the wire way.
-_DIRECT_FIELDS: Final = {
-    _F[name]: name for name in ("dims", "data_type", "raw_data", "name", "doc_string")
-}
-
-
 class RawTensor(NamedTuple):
     """What :func:`raw_fields` reads of a ``TensorProto``: its value, and the fields that
     make its envelope (None where the message does not set them)."""
@@ -741,33 +733,47 @@ def raw_fields(message: object) -> RawTensor | None:
     fits the dims: read from the fields (one copy of the data, protobuf's), not
     serialized.  Anything else (typed fields, external data, segments, metadata,
     unknown fields, packed dtypes, a length that does not fit, another message) gives
-    None: the wire
-    path decodes or refuses it, located.
+    None: the wire path decodes or refuses it, located.  That nothing else is set is
+    checked in one call: the message's serialized size must be that of these fields.
     """
-    if type(message) is not TensorProto or len(UnknownFieldSet(message)):
-        return None  # unknown fields (a newer writer's) are kept by the wire path only
-    found: dict[str, Any] = {}
-    for field, value in message.ListFields():
-        name = _DIRECT_FIELDS.get(field)
-        if name is None:
-            return None
-        found[name] = value
-    row = DTYPES.get(found.get("data_type", 0))
-    dims: Sequence[int] = found.get("dims", ())
-    if row is None or row.bits < 8 or (dims and min(dims) < 0):
+    if type(message) is not TensorProto:
         return None
-    raw: bytes = found.get("raw_data", b"")
-    count = math.prod(dims)
+    row = DTYPES.get(message.data_type)
+    if row is None or row.bits < 8:
+        return None
+    has_raw = message.HasField("raw_data")
+    raw = message.raw_data if has_raw else b""
+    dims = tuple(message.dims)
+    count = 1
+    size = 1 + _varint_size(row.onnx)  # data_type, set: it is not UNDEFINED
+    for d in dims:
+        if d < 0:
+            return None
+        count *= d
+        size += 1 + _varint_size(d)
     if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3):
         return None
-    return RawTensor(
-        row,
-        tuple(dims),
-        raw,
-        "raw_data" in found,
-        found.get("name"),
-        found.get("doc_string"),
-    )
+    if has_raw:
+        size += 1 + _varint_size(len(raw)) + len(raw)
+    name = message.name if message.HasField("name") else None
+    if name is not None:
+        size += _string_size(name)
+    doc_string = message.doc_string if message.HasField("doc_string") else None
+    if doc_string is not None:
+        size += _string_size(doc_string)
+    if message.ByteSize() != size:
+        return None
+    return RawTensor(row, dims, raw, has_raw, name, doc_string)
+
+
+def _varint_size(n: int) -> int:
+    return 1 if n < 0x80 else (n.bit_length() + 6) // 7
+
+
+def _string_size(text: str) -> int:
+    """The serialized size of a string field numbered below 16: tag, length, UTF-8."""
+    n = len(text) if text.isascii() else len(text.encode("utf-8"))
+    return 1 + _varint_size(n) + n
 
 
 def fixed_tensor_array(row: DType, shape: tuple[int, ...], raw: bytes) -> pa.Array:
