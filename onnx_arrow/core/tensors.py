@@ -772,7 +772,10 @@ def _varint_size(n: int) -> int:
 
 def _string_size(text: str) -> int:
     """The serialized size of a string field numbered below 16: tag, length, UTF-8."""
-    n = len(text) if text.isascii() else len(text.encode("utf-8"))
+    try:
+        n = len(text) if text.isascii() else len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return -1  # no size matches: the wire path takes the message as it is
     return 1 + _varint_size(n) + n
 
 
