@@ -36,13 +36,12 @@ import pyarrow.compute as pc
 from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
 
 from onnx_arrow.core import _wire
+from onnx_arrow.core.codec import Strings, decode_strings
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.core.extension_types import SparseTensorType, element_type, sparse_tensor_type
 from onnx_arrow.core.tensors import (
-    Strings,
     Tensor,
     _validity,
-    decode_strings,
     decode_tensor,
     decode_tensor_fast,
     encode_tensor,

@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Final, Literal, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from onnx_arrow.core.codec import storage_to_codes
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
 
@@ -296,9 +297,18 @@ class OnnxElementArray(pa.ExtensionArray):  # type: ignore[misc]
     """Array of an ``onnx.<dtype>`` element type; ``to_numpy`` gives the ONNX numpy dtype."""
 
     def to_numpy(self, zero_copy_only: bool = False, writable: bool = False) -> np.ndarray:
-        from onnx_arrow.core.tensors import elements_to_numpy
-
-        return elements_to_numpy(self)
+        row = self.type.dtype
+        flat = self.storage
+        parts = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1  # (real, imaginary) pairs
+        if parts == 2:
+            flat = flat.values.slice(flat.offset * 2, len(flat) * 2)
+        if flat.null_count:
+            bad = int(flat.is_null().to_numpy(zero_copy_only=False).argmax()) // parts
+            raise ArrowLayoutError(
+                f"{row.name} element {bad} is null; elements are never null",
+                where=self.type.extension_name,
+            )
+        return storage_to_codes(flat.to_numpy(zero_copy_only=False), row)
 
 
 def _element_storage(row: DType) -> pa.DataType:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.core.arrow_input import as_array
+from onnx_arrow.core.codec import Strings, check_strings
 from onnx_arrow.core.containers import (
     MAP,
     MESSAGE_CLASS,
@@ -91,9 +92,7 @@ from onnx_arrow.core.statistics import (
 )
 from onnx_arrow.core.storage import storage_type
 from onnx_arrow.core.tensors import (
-    Strings,
     Tensor,
-    check_strings,
     codes_to_storage,
     decode_tensor_fast,
     stacked_codes,

@@ -26,6 +26,7 @@ from google.protobuf.message import Message
 from onnx import TypeProto
 
 from onnx_arrow.core.arrow_input import as_array
+from onnx_arrow.core.codec import Strings, check_strings, decode_strings
 from onnx_arrow.core.containers import (
     MESSAGE_CLASS,
     OPTIONAL,
@@ -44,10 +45,7 @@ from onnx_arrow.core.containers import (
 from onnx_arrow.core.extension_types import MessageType
 from onnx_arrow.core.external_data import read_external_data
 from onnx_arrow.core.tensors import (
-    Strings,
     Tensor,
-    check_strings,
-    decode_strings,
     fixed_tensor_array,
     fixed_tensor_messages,
     raw_fields,
