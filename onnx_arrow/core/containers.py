@@ -25,7 +25,6 @@ and ``key_type`` (also of an absent optional or an empty sequence) live there.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -33,12 +32,25 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
+from onnx import MapProto, SequenceProto, SparseTensorProto, TensorProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import Strings, decode_strings
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
+from onnx_arrow.core.dtypes import ArrowKind, DType, dtype_of
 from onnx_arrow.core.extension_types import SparseTensorType, element_type, sparse_tensor_type
+from onnx_arrow.core.kinds import (
+    ELEM_TYPE,
+    KIND_OF_ELEM_TYPE,
+    MAP,
+    MAP_KEY_TYPES,
+    MAP_VALUE_KINDS,
+    OPTIONAL,
+    SEQUENCE,
+    SPARSE_TENSOR,
+    TENSOR,
+    Kind,
+    unify,
+)
 from onnx_arrow.core.tensors import (
     Tensor,
     _validity,
@@ -60,7 +72,6 @@ from onnx_arrow.errors import (
 
 __all__ = [
     "MAX_DEPTH",
-    "Kind",
     "MapValue",
     "OptionalValue",
     "SequenceValue",
@@ -71,7 +82,6 @@ __all__ = [
     "encode_value",
     "flatten",
     "infer_arrow_type",
-    "kind_of_message",
     "map_key_dtype",
     "python_value",
     "value_rows",
@@ -79,19 +89,6 @@ __all__ = [
 
 #: Deepest nesting of messages below the root that protobuf parses back (upb's limit).
 MAX_DEPTH: Final = 100
-
-TENSOR: Final = "tensor"
-SPARSE_TENSOR: Final = "sparse_tensor"
-SEQUENCE: Final = "sequence"
-MAP: Final = "map"
-OPTIONAL: Final = "optional"
-
-#: SequenceProto.DataType / OptionalProto.DataType value of each kind.
-ELEM_TYPE: Final = {
-    kind: getattr(SequenceProto, kind.upper())
-    for kind in (TENSOR, SPARSE_TENSOR, SEQUENCE, MAP, OPTIONAL)
-}
-_KIND_OF_ELEM_TYPE: Final = {code: kind for kind, code in ELEM_TYPE.items()}
 
 
 def _field_number(message: Any, name: str) -> int:
@@ -103,21 +100,6 @@ def _field_number(message: Any, name: str) -> int:
 #: messages number them alike: tests/core/test_containers.py checks it).
 _ELEM_FIELD: Final = {kind: _field_number(SequenceProto, f"{kind}_values") for kind in ELEM_TYPE}
 _KIND_OF_FIELD: Final = {number: kind for kind, number in _ELEM_FIELD.items()}
-_MESSAGE_KIND: Final = {
-    TensorProto: TENSOR,
-    SparseTensorProto: SPARSE_TENSOR,
-    SequenceProto: SEQUENCE,
-    MapProto: MAP,
-    OptionalProto: OPTIONAL,
-}
-MESSAGE_CLASS: Final = {kind: cls for cls, kind in _MESSAGE_KIND.items()}
-#: Map key types ONNX allows: the integer types and STRING.
-MAP_KEY_TYPES: Final = frozenset(
-    {r.name for r in DTYPES.values() if r.arrow_kind is ArrowKind.NATIVE and r.numpy.kind in "iu"}
-    | {"STRING"}
-)
-_MAP_VALUE_KINDS: Final = frozenset((TENSOR, SPARSE_TENSOR, SEQUENCE, MAP))
-
 # name and elem_type / key_type: the same numbers in SequenceProto, OptionalProto, MapProto
 _NAME: Final = _field_number(SequenceProto, "name")
 _ELEM: Final = _field_number(SequenceProto, "elem_type")
@@ -130,96 +112,6 @@ _SPARSE_DIMS: Final = _field_number(SparseTensorProto, "dims")
 _TENSOR_SUBMESSAGES: Final = frozenset(
     TensorProto.DESCRIPTOR.fields_by_name[n].number for n in ("external_data", "metadata_props")
 )
-
-
-# --- kinds ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Kind:
-    """The structure of an ONNX value: ``tensor``, ``sequence(x)``, ``map(K, x)`` ...
-
-    ``elem`` is the element (sequence, optional) or value (map) kind, None where
-    no value says it (an empty sequence); ``key`` is the map key dtype.
-    """
-
-    name: str
-    elem: Kind | None = None
-    key: DType | None = None
-
-    def __str__(self) -> str:
-        inner = "?" if self.elem is None else str(self.elem)
-        if self.name in (TENSOR, SPARSE_TENSOR):
-            return self.name
-        if self.name == MAP:
-            key = "?" if self.key is None else self.key.name
-            return f"map({key}, {inner})"
-        return f"{self.name}({inner})"
-
-    def to_json(self) -> Any:
-        """A JSON-able form: ``["sequence", ["tensor"]]``, ``["map", "INT64", [...]]``."""
-        if self.name in (TENSOR, SPARSE_TENSOR):
-            return [self.name]
-        inner = None if self.elem is None else self.elem.to_json()
-        if self.name == MAP:
-            return [MAP, None if self.key is None else self.key.name, inner]
-        return [self.name, inner]
-
-    @classmethod
-    def from_json(cls, data: Any, *, where: str = "kind") -> Kind:
-        """Parse :meth:`to_json` output, rejecting anything else with a clear error."""
-        try:
-            name = data[0]
-            if name in (TENSOR, SPARSE_TENSOR) and len(data) == 1:
-                return cls(name)
-            if name in (SEQUENCE, OPTIONAL) and len(data) == 2:
-                elem = None if data[1] is None else cls.from_json(data[1], where=where)
-                return cls(name, elem)
-            if name == MAP and len(data) == 3:
-                key = None if data[1] is None else dtype_of(data[1])
-                elem = None if data[2] is None else cls.from_json(data[2], where=where)
-                return cls(MAP, elem, key)
-        except (TypeError, IndexError, KeyError, OnnxArrowError):
-            pass
-        raise ArrowLayoutError(
-            f"{json.dumps(data)[:80]} is not an ONNX value kind; expected e.g. "
-            '["tensor"], ["sequence", ["tensor"]], ["map", "INT64", ["tensor"]]',
-            where=where,
-        )
-
-    @property
-    def depth(self) -> int:
-        """Messages nested below the root in a value of this kind (a tensor is 0)."""
-        if self.name == SPARSE_TENSOR:
-            return 1
-        if self.name == TENSOR or self.elem is None:
-            return 0
-        extra = 2 if self.name == MAP else 1  # a map's values sit in a SequenceProto
-        return extra + self.elem.depth
-
-
-def kind_of_message(value: object, *, where: str) -> str:
-    """The kind name of a message object, or a clear error."""
-    kind = _MESSAGE_KIND.get(type(value))
-    if kind is None:
-        raise UnsupportedTypeError(
-            f"expected an ONNX value message (TensorProto, SparseTensorProto, SequenceProto, "
-            f"MapProto or OptionalProto), got {type(value).__name__}; convert numpy arrays "
-            "with onnx.numpy_helper.from_array first",
-            where=where,
-        )
-    return kind
-
-
-def unify(a: Kind | None, b: Kind | None, where: str) -> Kind | None:
-    """The kind both describe, or an error naming where they disagree."""
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    if a.name != b.name or (a.key is not None and b.key is not None and a.key is not b.key):
-        raise UnsupportedTypeError(f"holds {b} but the column holds {a}", where=where)
-    return Kind(a.name, unify(a.elem, b.elem, where), a.key or b.key)
 
 
 # --- values ------------------------------------------------------------------------------
@@ -344,7 +236,7 @@ class _Decoder:
                 where=where,
             )
         if elem_type is not None and child_kind is not None:
-            declared = _KIND_OF_ELEM_TYPE.get(elem_type)
+            declared = KIND_OF_ELEM_TYPE.get(elem_type)
             if declared != child_kind:
                 raise InvalidMessageError(
                     f"elem_type is {elem_type} ({declared or 'unknown'}) but "
@@ -431,7 +323,7 @@ class _Decoder:
                 where=join_path(where, "values"),
             )
         value_kind = seq_kind.elem
-        if value_kind is not None and value_kind.name not in _MAP_VALUE_KINDS:
+        if value_kind is not None and value_kind.name not in MAP_VALUE_KINDS:
             raise InvalidMessageError(
                 f"map values are {value_kind.name}; ONNX maps hold tensor, sparse_tensor, "
                 "sequence or map values",
@@ -493,7 +385,7 @@ def _elem_kind(
     for i, (_, kind) in enumerate(children):
         elem = unify(elem, kind, f"{where}[{i}]")
     if elem is None and child_kind is None and elem_type:
-        name = _KIND_OF_ELEM_TYPE.get(elem_type)
+        name = KIND_OF_ELEM_TYPE.get(elem_type)
         if name is None:
             raise InvalidMessageError(
                 f"elem_type {elem_type} is not a value kind; expected one of "

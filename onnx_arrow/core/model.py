@@ -47,13 +47,6 @@ from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings
 from onnx_arrow.core.containers import (
-    MAP,
-    MESSAGE_CLASS,
-    OPTIONAL,
-    SEQUENCE,
-    SPARSE_TENSOR,
-    TENSOR,
-    Kind,
     MapValue,
     Node,
     OptionalValue,
@@ -83,6 +76,15 @@ from onnx_arrow.core.extension_types import (
     dtype_of_arrow,
     element_type,
     tensor_layout,
+)
+from onnx_arrow.core.kinds import (
+    MAP,
+    MESSAGE_CLASS,
+    OPTIONAL,
+    SEQUENCE,
+    SPARSE_TENSOR,
+    TENSOR,
+    Kind,
 )
 from onnx_arrow.core.statistics import (
     STATISTICS,

@@ -24,16 +24,7 @@ from __future__ import annotations
 import pyarrow as pa
 from onnx import TypeProto
 
-from onnx_arrow.core.containers import (
-    MAP,
-    OPTIONAL,
-    SEQUENCE,
-    SPARSE_TENSOR,
-    TENSOR,
-    Kind,
-    arrow_type_of_kind,
-    map_key_dtype,
-)
+from onnx_arrow.core.containers import arrow_type_of_kind, map_key_dtype
 from onnx_arrow.core.dtypes import DType, dtype_of
 from onnx_arrow.core.extension_types import (
     SparseTensorType,
@@ -46,6 +37,7 @@ from onnx_arrow.core.extension_types import (
     variable_rank_tensor,
     variable_shape_tensor,
 )
+from onnx_arrow.core.kinds import MAP, OPTIONAL, SEQUENCE, SPARSE_TENSOR, TENSOR, Kind
 from onnx_arrow.errors import UnsupportedTypeError
 
 __all__ = ["arrow_type", "fit_declared", "kind_of_arrow", "kind_of_type", "onnx_type"]

@@ -28,22 +28,17 @@ from onnx import TypeProto
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, decode_strings
 from onnx_arrow.core.containers import (
-    MESSAGE_CLASS,
-    OPTIONAL,
-    TENSOR,
-    Kind,
     Node,
     build_array,
     decode_value,
     encode_value,
     infer_arrow_type,
-    kind_of_message,
     python_value,
-    unify,
     value_rows,
 )
 from onnx_arrow.core.extension_types import MessageType
 from onnx_arrow.core.external_data import read_external_data
+from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of_message, unify
 from onnx_arrow.core.tensors import (
     Tensor,
     fixed_tensor_array,

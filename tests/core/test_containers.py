@@ -545,7 +545,7 @@ def test_build_array_names_the_row_of_a_node_of_the_wrong_kind():
 
 
 def test_map_key_types_are_the_integer_types_and_string():
-    from onnx_arrow.core.containers import MAP_KEY_TYPES
+    from onnx_arrow.core.kinds import MAP_KEY_TYPES
 
     integers = {f"{sign}INT{bits}" for sign in ("", "U") for bits in (8, 16, 32, 64)}
     assert integers | {"STRING"} == MAP_KEY_TYPES
@@ -579,7 +579,8 @@ def test_a_tensor_decodes_alike_from_bytes_and_from_a_view_into_a_larger_buffer(
 
 
 def test_encoding_refuses_a_kind_deeper_than_protobuf_parses():
-    from onnx_arrow.core.containers import Kind, SequenceValue, encode_value
+    from onnx_arrow.core.containers import SequenceValue, encode_value
+    from onnx_arrow.core.kinds import Kind
 
     kind = Kind("tensor")
     for _ in range(MAX_DEPTH + 1):

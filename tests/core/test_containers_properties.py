@@ -39,8 +39,8 @@ from onnx import (
 from wire_reference import len_field
 
 import onnx_arrow
-from onnx_arrow.core.containers import MAP_KEY_TYPES
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
+from onnx_arrow.core.kinds import MAP_KEY_TYPES
 from onnx_arrow.core.storage import storage_type
 
 ROWS = list(DTYPES.values())

@@ -33,7 +33,7 @@ def test_every_node_tensor_round_trips_alone(node_values):
 
 def test_node_tensor_columns_round_trip(node_values):
     """One column per case input/output (any kind), all data sets as rows, typed by the model."""
-    from onnx_arrow.core.containers import MESSAGE_CLASS
+    from onnx_arrow.core.kinds import MESSAGE_CLASS
     from onnx_arrow.core.types import kind_of_type
 
     key = lambda v: (v.case, v.io, v.index)  # noqa: E731
@@ -50,7 +50,7 @@ def test_node_tensor_columns_round_trip(node_values):
 
 
 def test_every_node_sequence_and_optional_round_trips(node_values):
-    from onnx_arrow.core.containers import MESSAGE_CLASS
+    from onnx_arrow.core.kinds import MESSAGE_CLASS
     from onnx_arrow.core.types import kind_of_type
 
     containers = [v for v in node_values if not v.type.HasField("tensor_type")]
