@@ -44,6 +44,7 @@ Statistics and files
 from __future__ import annotations
 
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
+from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings
 from onnx_arrow.core.containers import (
@@ -53,13 +54,10 @@ from onnx_arrow.core.containers import (
     SequenceValue,
     SparseValue,
     assemble,
-    build_array,
     decode_value,
     encode_value,
     flatten,
-    infer_arrow_type,
     python_value,
-    value_rows,
 )
 from onnx_arrow.core.dtypes import (
     DECODED_FLOATS,

@@ -24,7 +24,8 @@ from __future__ import annotations
 import pyarrow as pa
 from onnx import TypeProto
 
-from onnx_arrow.core.containers import arrow_type_of_kind, map_key_dtype
+from onnx_arrow.core.arrays import arrow_type_of_kind
+from onnx_arrow.core.containers import map_key_dtype
 from onnx_arrow.core.dtypes import DType, dtype_of
 from onnx_arrow.core.extension_types import (
     SparseTensorType,

@@ -25,17 +25,10 @@ import pyarrow as pa
 from google.protobuf.message import Message
 from onnx import TypeProto
 
+from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, decode_strings
-from onnx_arrow.core.containers import (
-    Node,
-    build_array,
-    decode_value,
-    encode_value,
-    infer_arrow_type,
-    python_value,
-    value_rows,
-)
+from onnx_arrow.core.containers import Node, decode_value, encode_value, python_value
 from onnx_arrow.core.extension_types import MessageType
 from onnx_arrow.core.external_data import read_external_data
 from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of_message, unify

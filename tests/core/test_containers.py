@@ -527,7 +527,8 @@ def test_the_first_of_many_rows_that_do_not_fit_is_named():
 
 
 def test_build_array_names_the_row_of_a_node_of_the_wrong_kind():
-    from onnx_arrow.core.containers import OptionalValue, build_array, decode_value
+    from onnx_arrow.core.arrays import build_array
+    from onnx_arrow.core.containers import OptionalValue, decode_value
 
     node, _, kind = decode_value(tensor([1.0, 2.0]).SerializeToString(), "tensor", where="row 0")
     optional_kind = type(kind)("optional", kind)
