@@ -90,6 +90,14 @@ def _package_of(path: Path) -> str:
     return ".".join(parts[:-1])
 
 
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` names, a relative one resolved against ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
 def imported_modules(source: str, package: str) -> list[tuple[int, str]]:
     """Every module an ``import`` or ``from`` at any depth names, relative ones resolved."""
     out: list[tuple[int, str]] = []
@@ -97,11 +105,7 @@ def imported_modules(source: str, package: str) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             out += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                module = ".".join([*base, node.module] if node.module else base)
-            else:
-                module = node.module or ""
+            module = _from_module(node, package)
             if module == "onnx_arrow":
                 # ``from onnx_arrow import errors`` names a submodule or a re-export.
                 out += [(node.lineno, f"onnx_arrow.{alias.name}") for alias in node.names]
@@ -178,11 +182,7 @@ def _imported_names(source: str, package: str) -> list[tuple[int, str, str]]:
     out = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                module = ".".join([*base, node.module] if node.module else base)
-            else:
-                module = node.module or ""
+            module = _from_module(node, package)
             out += [(node.lineno, module, alias.name) for alias in node.names]
     return out
 
