@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import TensorProto
 
 from onnx_arrow.core import _wire
@@ -498,6 +499,19 @@ class RawTensor(NamedTuple):
     name: str | None
     doc_string: str | None
 
+    def serialized_size(self) -> int:
+        """The size of a ``TensorProto`` that sets these fields and no other."""
+        size = 1 + _varint_size(self.dtype.onnx)  # data_type: set, it is not UNDEFINED
+        for d in self.dims:
+            size += 1 + _varint_size(d)
+        if self.has_raw:
+            size += 1 + _varint_size(len(self.raw)) + len(self.raw)
+        if self.name is not None:
+            size += _string_size(self.name)
+        if self.doc_string is not None:
+            size += _string_size(self.doc_string)
+        return size
+
     def envelope(self) -> bytes:
         """The envelope the wire decoder cuts from the message's bytes: the name, the doc
         string and, when the message set ``raw_data``, its empty marker."""
@@ -511,6 +525,22 @@ class RawTensor(NamedTuple):
         return TensorProto(**kept).SerializeToString() if kept else b""
 
 
+#: The fields a message read by :func:`raw_fields` may not set, repeated and singular:
+#: every one of ``TensorProto`` but those it reads.
+_READ: Final = frozenset(("dims", "data_type", "raw_data", "name", "doc_string"))
+_OTHER_REPEATED: Final = tuple(
+    f.name for f in TensorProto.DESCRIPTOR.fields if f.name not in _READ and f.is_repeated
+)
+_OTHER_SINGULAR: Final = tuple(
+    f.name for f in TensorProto.DESCRIPTOR.fields if f.name not in _READ and not f.is_repeated
+)
+
+
+#: Up to this much data, that a message sets nothing else is checked by its serialized
+#: size (one C call, but ``ByteSize`` serializes the message); past it, field by field.
+_SIZE_CHECK_BYTES: Final = 1 << 20
+
+
 def raw_fields(message: object) -> RawTensor | None:
     """The value and envelope fields of an in-memory ``TensorProto``, or None.
 
@@ -518,37 +548,32 @@ def raw_fields(message: object) -> RawTensor | None:
     fits the dims: read from the fields (one copy of the data, protobuf's), not
     serialized.  Anything else (typed fields, external data, segments, metadata,
     unknown fields, packed dtypes, a length that does not fit, another message) gives
-    None: the wire path decodes or refuses it, located.  That nothing else is set is
-    checked in one call: the message's serialized size must be that of these fields.
+    None: the wire path decodes or refuses it, located.  So does a name, doc string or
+    ``raw_data`` set to the empty value, which only the wire path tells from unset.
     """
     if type(message) is not TensorProto:
         return None
     row = DTYPES.get(message.data_type)
     if row is None or row.bits < 8:
         return None
-    has_raw = message.HasField("raw_data")
-    raw = message.raw_data if has_raw else b""
     dims = tuple(message.dims)
-    count = 1
-    size = 1 + _varint_size(row.onnx)  # data_type, set: it is not UNDEFINED
-    for d in dims:
-        if d < 0:
+    raw = message.raw_data
+    count = math.prod(dims)
+    if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3) or (dims and min(dims) < 0):
+        return None
+    found = RawTensor(row, dims, raw, bool(raw), message.name or None, message.doc_string or None)
+    if len(raw) <= _SIZE_CHECK_BYTES:
+        return found if message.ByteSize() == found.serialized_size() else None
+    for field in _OTHER_REPEATED:
+        if len(getattr(message, field)):
             return None
-        count *= d
-        size += 1 + _varint_size(d)
-    if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3):
-        return None
-    if has_raw:
-        size += 1 + _varint_size(len(raw)) + len(raw)
-    name = message.name if message.HasField("name") else None
-    if name is not None:
-        size += _string_size(name)
-    doc_string = message.doc_string if message.HasField("doc_string") else None
-    if doc_string is not None:
-        size += _string_size(doc_string)
-    if message.ByteSize() != size:
-        return None
-    return RawTensor(row, dims, raw, has_raw, name, doc_string)
+    for field in _OTHER_SINGULAR:
+        if message.HasField(field):
+            return None
+    for field in ("name", "doc_string"):
+        if message.HasField(field) and not getattr(found, field):
+            return None  # set to the empty value
+    return None if len(UnknownFieldSet(message)) else found
 
 
 def _varint_size(n: int) -> int:

@@ -330,3 +330,33 @@ def test_messages_the_direct_path_does_not_take_go_the_wire_way() -> None:
         to_arrow([short])
     with pytest.raises(UnsupportedTypeError, match="row 1"):
         to_arrow([floats(2), numpy_helper.from_list([np.ones(2, np.float32)])])
+
+
+@pytest.mark.parametrize("mib", [0, 2], ids=["small", "past the size check"])
+def test_the_direct_path_leaves_every_other_field_to_the_wire_path(mib: int) -> None:
+    """Typed data, segments, metadata, unknown fields, set-but-empty names: byte for byte."""
+    data = np.arange(max(4, (mib << 20) // 4), dtype=np.float32)
+    base = numpy_helper.from_array(data, "x")
+    variants = []
+    for edit in ("segment", "metadata", "location", "empty name", "unknown"):
+        m = TensorProto()
+        m.CopyFrom(base)
+        if edit == "segment":
+            m.segment.begin = 0
+            m.segment.end = 1
+        elif edit == "metadata":
+            m.metadata_props.add(key="k", value="v")
+        elif edit == "location":
+            m.data_location = TensorProto.DEFAULT
+        elif edit == "empty name":
+            m.name = ""
+            m.ClearField("name")
+            m.doc_string = ""
+        else:
+            m = TensorProto.FromString(m.SerializeToString() + b"\xa0\x06\x05")
+        variants.append(m)
+    for m in variants[1:]:  # a segment alone is refused by the decoder, located
+        exact = to_arrow([m], exact=True)
+        assert from_arrow(exact)[0].SerializeToString() == m.SerializeToString()
+    with pytest.raises(onnx_arrow.OnnxArrowError, match="segment"):
+        to_arrow([variants[0]])
