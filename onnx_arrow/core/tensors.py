@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -488,44 +488,35 @@ def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[An
     return value.view(np.int64) if entry_dtype.kind == "i" else value
 
 
-class RawTensor(NamedTuple):
-    """What :func:`raw_fields` reads of a ``TensorProto``: its value, and the fields that
-    make its envelope (None where the message does not set them)."""
+@dataclass(frozen=True, slots=True)
+class RawBatch:
+    """What :func:`raw_batch` reads of in-memory ``TensorProto`` messages, a list per
+    field: their values, and the fields that make their envelopes (None where a message
+    does not set them)."""
 
-    dtype: DType
-    dims: tuple[int, ...]
-    raw: bytes
-    has_raw: bool
-    name: str | None
-    doc_string: str | None
+    dtypes: list[DType]
+    dims: list[tuple[int, ...]]
+    raws: list[bytes]
+    names: list[str | None]
+    doc_strings: list[str | None]
 
-    def serialized_size(self) -> int:
-        """The size of a ``TensorProto`` that sets these fields and no other."""
-        size = 1 + _varint_size(self.dtype.onnx)  # data_type: set, it is not UNDEFINED
-        for d in self.dims:
-            size += 1 + _varint_size(d)
-        if self.has_raw:
-            size += 1 + _varint_size(len(self.raw)) + len(self.raw)
-        if self.name is not None:
-            size += _string_size(self.name)
-        if self.doc_string is not None:
-            size += _string_size(self.doc_string)
-        return size
-
-    def envelope(self) -> bytes:
-        """The envelope the wire decoder cuts from the message's bytes: the name, the doc
-        string and, when the message set ``raw_data``, its empty marker."""
-        kept: dict[str, Any] = {}
-        if self.name is not None:
-            kept["name"] = self.name
-        if self.doc_string is not None:
-            kept["doc_string"] = self.doc_string
-        if self.has_raw:
-            kept["raw_data"] = b""
-        return TensorProto(**kept).SerializeToString() if kept else b""
+    def envelopes(self) -> list[bytes]:
+        """The envelopes the wire decoder cuts from the messages' bytes: the name, the doc
+        string and, where a message set ``raw_data``, its empty marker."""
+        out = []
+        for raw, name, doc_string in zip(self.raws, self.names, self.doc_strings, strict=True):
+            kept: dict[str, Any] = {}
+            if name is not None:
+                kept["name"] = name
+            if doc_string is not None:
+                kept["doc_string"] = doc_string
+            if raw:
+                kept["raw_data"] = b""
+            out.append(TensorProto(**kept).SerializeToString() if kept else b"")
+        return out
 
 
-#: The fields a message read by :func:`raw_fields` may not set, repeated and singular:
+#: The fields a message read by :func:`raw_batch` may not set, repeated and singular:
 #: every one of ``TensorProto`` but those it reads.
 _READ: Final = frozenset(("dims", "data_type", "raw_data", "name", "doc_string"))
 _OTHER_REPEATED: Final = tuple(
@@ -534,46 +525,79 @@ _OTHER_REPEATED: Final = tuple(
 _OTHER_SINGULAR: Final = tuple(
     f.name for f in TensorProto.DESCRIPTOR.fields if f.name not in _READ and not f.is_repeated
 )
-
-
 #: Up to this much data, that a message sets nothing else is checked by its serialized
 #: size (one C call, but ``ByteSize`` serializes the message); past it, field by field.
 _SIZE_CHECK_BYTES: Final = 1 << 20
 
 
-def raw_fields(message: object) -> RawTensor | None:
-    """The value and envelope fields of an in-memory ``TensorProto``, or None.
+def raw_batch(messages: Sequence[object]) -> RawBatch | None:
+    """The values and envelope fields of in-memory ``TensorProto`` messages, or None.
 
-    The common case, data in ``raw_data`` of a dtype of whole bytes, whose length
-    fits the dims: read from the fields (one copy of the data, protobuf's), not
-    serialized.  Anything else (typed fields, external data, segments, metadata,
-    unknown fields, packed dtypes, a length that does not fit, another message) gives
-    None: the wire path decodes or refuses it, located.  So does a name, doc string or
-    ``raw_data`` set to the empty value, which only the wire path tells from unset.
+    The common case, data in ``raw_data`` of a dtype of whole bytes, whose length fits
+    the dims: read from the fields (one copy of the data, protobuf's), not serialized,
+    into lists rather than an object per message (the garbage collector would walk
+    them all).  If any message holds anything else (typed fields, external data,
+    segments, metadata, unknown fields, packed dtypes, a length that does not fit,
+    another message, or a name, doc string or ``raw_data`` set to the empty value, which
+    only the wire path tells from unset), None: the wire path decodes or refuses them,
+    located.
     """
-    if type(message) is not TensorProto:
-        return None
-    row = DTYPES.get(message.data_type)
-    if row is None or row.bits < 8:
-        return None
-    dims = tuple(message.dims)
-    raw = message.raw_data
-    count = math.prod(dims)
-    if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3) or (dims and min(dims) < 0):
-        return None
-    found = RawTensor(row, dims, raw, bool(raw), message.name or None, message.doc_string or None)
-    if len(raw) <= _SIZE_CHECK_BYTES:
-        return found if message.ByteSize() == found.serialized_size() else None
-    for field in _OTHER_REPEATED:
-        if len(getattr(message, field)):
+    dtypes: list[DType] = []
+    all_dims: list[tuple[int, ...]] = []
+    raws: list[bytes] = []
+    names: list[str | None] = []
+    doc_strings: list[str | None] = []
+    previous: tuple[int, ...] = ()
+    for message in messages:
+        if type(message) is not TensorProto:
             return None
-    for field in _OTHER_SINGULAR:
-        if message.HasField(field):
+        row = DTYPES.get(message.data_type)
+        if row is None or row.bits < 8:
             return None
-    for field in ("name", "doc_string"):
-        if message.HasField(field) and not getattr(found, field):
-            return None  # set to the empty value
-    return None if len(UnknownFieldSet(message)) else found
+        dims = tuple(message.dims[:])  # a slice is a list made in C: faster than tuple()
+        if dims == previous:
+            dims = previous  # one tuple for a run of one shape
+        raw = message.raw_data
+        count = math.prod(dims)
+        if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3) or (dims and min(dims) < 0):
+            return None
+        name = message.name or None
+        doc_string = message.doc_string or None
+        if len(raw) <= _SIZE_CHECK_BYTES:
+            size = 1 + _varint_size(row.onnx)  # data_type: set, it is not UNDEFINED
+            for d in dims:
+                size += 1 + _varint_size(d)
+            if raw:
+                size += 1 + _varint_size(len(raw)) + len(raw)
+            if name is not None:
+                size += _string_size(name)
+            if doc_string is not None:
+                size += _string_size(doc_string)
+            if message.ByteSize() != size:
+                return None
+        elif not _only_read_fields(message, name, doc_string):
+            return None
+        dtypes.append(row)
+        all_dims.append(dims)
+        raws.append(raw)
+        names.append(name)
+        doc_strings.append(doc_string)
+        previous = dims
+    return RawBatch(dtypes, all_dims, raws, names, doc_strings)
+
+
+def _only_read_fields(message: TensorProto, name: str | None, doc_string: str | None) -> bool:
+    """Whether a message sets no field :func:`raw_batch` does not read, asked field by
+    field: nothing is serialized (``ByteSize`` would copy a large tensor's data twice)."""
+    if any(len(getattr(message, field)) for field in _OTHER_REPEATED):
+        return False
+    if any(message.HasField(field) for field in _OTHER_SINGULAR):
+        return False
+    if (message.HasField("name") and name is None) or (
+        message.HasField("doc_string") and doc_string is None
+    ):
+        return False  # set to the empty value
+    return not len(UnknownFieldSet(message))
 
 
 def _varint_size(n: int) -> int:
@@ -591,7 +615,7 @@ def _string_size(text: str) -> int:
 
 def fixed_tensor_array(row: DType, shape: tuple[int, ...], raw: bytes) -> pa.Array:
     """An ``arrow.fixed_shape_tensor`` array of tensors of ``shape``, whose ``raw_data``
-    (whole bytes, as :func:`raw_fields` accepts) are joined in ``raw``."""
+    (whole bytes, as :func:`raw_batch` accepts) are joined in ``raw``."""
     codes = np.frombuffer(raw, dtype=row.numpy)
     arrow_type = fixed_shape_tensor(element_type(row), shape)
     values = _stored_values(_storage_array(codes_to_storage(codes, row), row), arrow_type, "fixed")

@@ -36,7 +36,7 @@ from onnx_arrow.core.tensors import (
     Tensor,
     fixed_tensor_array,
     fixed_tensor_messages,
-    raw_fields,
+    raw_batch,
     stacked_codes,
     tensor_dtype,
     tensor_rows,
@@ -152,28 +152,27 @@ def _direct_tensors(
     values: Sequence[Message], declared: TypeProto | None, exact: bool
 ) -> pa.Array | None:
     """The column of tensors read from their fields, without serializing them; None when
-    a tensor needs the wire path (see :func:`~onnx_arrow.core.tensors.raw_fields`).  With
+    a tensor needs the wire path (see :func:`~onnx_arrow.core.tensors.raw_batch`).  With
     ``exact``, the ``onnx.message`` column, envelopes built from the fields too."""
-    fields = []
-    for message in values:
-        found = raw_fields(message)
-        if found is None:
-            return None
-        fields.append(found)
+    batch = raw_batch(values)
+    if batch is None:
+        return None
     kind = Kind(TENSOR) if declared is None else kind_of_type(declared)
     if kind.name != TENSOR:
         return None  # the wire path says how the declaration and the messages differ
-    first = fields[0]
+    row, dims = batch.dtypes[0], batch.dims[0]
     if (
         declared is None
-        and 0 not in first.dims
-        and all(f.dtype is first.dtype and f.dims == first.dims for f in fields)
+        and 0 not in dims
+        and all(r is row for r in batch.dtypes)
+        and all(d == dims for d in batch.dims)
     ):
         # one shape: the data of all rows joined once, no tensor built one by one
-        column = fixed_tensor_array(first.dtype, first.dims, b"".join(f.raw for f in fields))
+        column = fixed_tensor_array(row, dims, b"".join(batch.raws))
     else:
         nodes: list[Node | None] = [
-            Tensor(f.dtype, f.dims, np.frombuffer(f.raw, dtype=f.dtype.numpy)) for f in fields
+            Tensor(r, d, np.frombuffer(raw, dtype=r.numpy))
+            for r, d, raw in zip(batch.dtypes, batch.dims, batch.raws, strict=True)
         ]
         try:
             value_type = (
@@ -184,7 +183,7 @@ def _direct_tensors(
             raise exc.at("column") from None
     if not exact:
         return column
-    envelopes = pa.array([f.envelope() for f in fields], pa.binary())
+    envelopes = pa.array(batch.envelopes(), pa.binary())
     storage = pa.StructArray.from_arrays([column, envelopes], names=["value", "envelope"])
     return pa.ExtensionArray.from_storage(MessageType(column.type, kind.to_json()), storage)
 
