@@ -53,11 +53,13 @@ A column of `TensorProto` messages becomes one Arrow tensor array, one row per t
   in its own JSON metadata.
 * **variable-shape** when rows share a rank but not a shape, or the shape has a 0:
   `struct<data: list<T>, shape: fixed_size_list<int32>[ndim]>`, with `uniform_shape`
-  recording the sizes every row shares.  The type is the canonical
-  **`arrow.variable_shape_tensor`** for element types pyarrow's C++ accepts there
-  (integers and floats Arrow has natively), and **`onnx.variable_shape_tensor`**, with the
-  same storage and metadata keys, for the others (BOOL, STRING, COMPLEX and onnx-arrow's own
-  element types), because pyarrow's canonical type accepts fixed-width primitives only.
+  recording the sizes every row shares.  The type is **`onnx.variable_shape_tensor`**:
+  the storage and metadata keys of the canonical `arrow.variable_shape_tensor`, under
+  onnx-arrow's name and Python class, because pyarrow's canonical type does not fit
+  (measured with pyarrow 26: it is C++ only, takes integers and floats only, refuses the
+  `large_list` storage Polars hands back, and pickles but does not unpickle, so a table
+  holding it cannot go to a Ray or Dask worker).  Columns of the canonical type, written by
+  others, are read.
 * **`onnx.variable_rank_tensor`** when ranks differ between rows:
   `struct<data: list<T>, shape: list<int32>>`.
 
@@ -108,8 +110,7 @@ Reading, every entry point takes pyarrow data or any object of the Arrow PyCapsu
 interface, checks its buffers in full first, and takes the variants other engines turn
 storage into: `binary_view` and `string_view` (read as `binary` and `string`), a
 `large_binary` envelope, `large_list` data and variable-rank shapes, `large_binary` and
-`string` elements for STRING.  pyarrow's own `arrow.variable_shape_tensor` takes `list`
-data only (see the recipes).
+`string` elements for STRING.
 
 STRING elements are bytes in Arrow, exactly as stored.  `to_numpy` and `to_pylist` give
 them as `str`, decoded from UTF-8 as `onnx.numpy_helper` does, or with `strings="bytes"`

@@ -202,7 +202,7 @@ def test_info_typed_by_a_model_input(
     assert main(["info", str(tensor_pb), "--model", str(model_onnx), "--input", "x"]) == 0
     out = capsys.readouterr().out
     assert "input 0 'x'" in out
-    assert "arrow.variable_shape_tensor[value_type=float, ndim=2, uniform_shape=[null,3]]" in out
+    assert "onnx.variable_shape_tensor[value_type=float, ndim=2, uniform_shape=[null,3]]" in out
 
 
 def test_info_typed_by_a_model_output_index(

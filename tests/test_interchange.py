@@ -328,12 +328,6 @@ def not_onnx(arrow_type: str) -> Expect:
     )
 
 
-#: Polars hands arrow.variable_shape_tensor back over large_list storage, which pyarrow's
-#: C++ type refuses on import: in pa.table(frame), or inside from_arrow(series), which
-#: says so as an ArrowLayoutError.
-LARGE_LIST = "Expected List storage type, got large_list"
-
-
 #: Measured with pyarrow 26.0.1, polars 2.1.0, duckdb 2.0.1, pandas 3.1.1, dask 2026.8.0.
 #: DuckDB drops every extension type (fixed-size lists become lists), so its columns are
 #: plain Arrow that from_arrow refuses.  Dask builds its metadata with an empty table, which
@@ -361,16 +355,16 @@ EXPECTED: dict[tuple[str, str, str], Expect] = {
     # zero_size: arrow.variable_shape_tensor<float>, uniform_shape [0,3]
     ("zero_size", "canonical", "parquet"): SAME,
     ("zero_size", "canonical", "fresh_reader"): SAME,
-    ("zero_size", "canonical", "polars_series"): error("ArrowLayoutError", LARGE_LIST),
-    ("zero_size", "canonical", "polars_stream"): fails("ArrowInvalid", LARGE_LIST),
+    ("zero_size", "canonical", "polars_series"): SAME,
+    ("zero_size", "canonical", "polars_stream"): SAME,
     ("zero_size", "canonical", "duckdb_arrow"): not_onnx("struct<data:"),
     ("zero_size", "canonical", "duckdb_relation"): not_onnx("struct<data:"),
     ("zero_size", "canonical", "pandas"): SAME,
     ("zero_size", "canonical", "dask"): not_onnx("struct<data:"),
     ("zero_size", "exact", "parquet"): SAME,
     ("zero_size", "exact", "fresh_reader"): SAME,
-    ("zero_size", "exact", "polars_series"): error("ArrowLayoutError", LARGE_LIST),
-    ("zero_size", "exact", "polars_stream"): fails("ArrowInvalid", LARGE_LIST),
+    ("zero_size", "exact", "polars_series"): SAME,
+    ("zero_size", "exact", "polars_stream"): SAME,
     ("zero_size", "exact", "duckdb_arrow"): not_onnx("struct<value:"),
     ("zero_size", "exact", "duckdb_relation"): not_onnx("struct<value:"),
     ("zero_size", "exact", "pandas"): SAME,
@@ -395,16 +389,16 @@ EXPECTED: dict[tuple[str, str, str], Expect] = {
     # int64_ragged: arrow.variable_shape_tensor<int64>, uniform_shape [null,4]
     ("int64_ragged", "canonical", "parquet"): SAME,
     ("int64_ragged", "canonical", "fresh_reader"): SAME,
-    ("int64_ragged", "canonical", "polars_series"): error("ArrowLayoutError", LARGE_LIST),
-    ("int64_ragged", "canonical", "polars_stream"): fails("ArrowInvalid", LARGE_LIST),
+    ("int64_ragged", "canonical", "polars_series"): SAME,
+    ("int64_ragged", "canonical", "polars_stream"): SAME,
     ("int64_ragged", "canonical", "duckdb_arrow"): not_onnx("struct<data:"),
     ("int64_ragged", "canonical", "duckdb_relation"): not_onnx("struct<data:"),
     ("int64_ragged", "canonical", "pandas"): SAME,
     ("int64_ragged", "canonical", "dask"): not_onnx("struct<data:"),
     ("int64_ragged", "exact", "parquet"): SAME,
     ("int64_ragged", "exact", "fresh_reader"): SAME,
-    ("int64_ragged", "exact", "polars_series"): error("ArrowLayoutError", LARGE_LIST),
-    ("int64_ragged", "exact", "polars_stream"): fails("ArrowInvalid", LARGE_LIST),
+    ("int64_ragged", "exact", "polars_series"): SAME,
+    ("int64_ragged", "exact", "polars_stream"): SAME,
     ("int64_ragged", "exact", "duckdb_arrow"): not_onnx("struct<value:"),
     ("int64_ragged", "exact", "duckdb_relation"): not_onnx("struct<value:"),
     ("int64_ragged", "exact", "pandas"): SAME,
@@ -514,16 +508,16 @@ EXPECTED: dict[tuple[str, str, str], Expect] = {
     # sequence: list<arrow.variable_shape_tensor<float>>
     ("sequence", "canonical", "parquet"): SAME,
     ("sequence", "canonical", "fresh_reader"): SAME,
-    ("sequence", "canonical", "polars_series"): error("ArrowLayoutError", LARGE_LIST),
-    ("sequence", "canonical", "polars_stream"): fails("ArrowInvalid", LARGE_LIST),
+    ("sequence", "canonical", "polars_series"): SAME,
+    ("sequence", "canonical", "polars_stream"): SAME,
     ("sequence", "canonical", "duckdb_arrow"): not_onnx("struct<data:"),
     ("sequence", "canonical", "duckdb_relation"): not_onnx("struct<data:"),
     ("sequence", "canonical", "pandas"): SAME,
     ("sequence", "canonical", "dask"): fails("ArrowNotImplementedError"),
     ("sequence", "exact", "parquet"): SAME,
     ("sequence", "exact", "fresh_reader"): SAME,
-    ("sequence", "exact", "polars_series"): error("ArrowLayoutError", LARGE_LIST),
-    ("sequence", "exact", "polars_stream"): fails("ArrowInvalid", LARGE_LIST),
+    ("sequence", "exact", "polars_series"): SAME,
+    ("sequence", "exact", "polars_stream"): SAME,
     ("sequence", "exact", "duckdb_arrow"): not_onnx("struct<value:"),
     ("sequence", "exact", "duckdb_relation"): not_onnx("struct<value:"),
     ("sequence", "exact", "pandas"): SAME,

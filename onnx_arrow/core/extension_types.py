@@ -53,6 +53,7 @@ __all__ = [
     "TensorLayout",
     "VariableRankTensorType",
     "VariableShapeTensorType",
+    "canonical_variable_shape_tensor",
     "check_readable",
     "describe_type",
     "dtype_of_arrow",
@@ -645,26 +646,45 @@ def _canonical_variable_shape(
 def variable_shape_tensor(
     value_type: pa.DataType, ndim: int, uniform_shape: list[int | None] | None = None
 ) -> pa.DataType:
-    """The variable-shape tensor type of ``value_type`` and rank ``ndim``.
+    """The variable-shape tensor type onnx-arrow writes: ``onnx.variable_shape_tensor``.
 
-    ``arrow.variable_shape_tensor`` where pyarrow's C++ accepts ``value_type``
-    (integers and floats), ``onnx.variable_shape_tensor`` with the same layout otherwise.
+    The storage and metadata of the canonical ``arrow.variable_shape_tensor``
+    (``uniform_shape``), under onnx-arrow's own name and Python class, for every
+    element type.  pyarrow registers the canonical type in C++ only, and measured with
+    pyarrow 26 that type does not fit: it takes integers and floats only, refuses the
+    ``large_list`` storage Polars hands back, and pickles but does not unpickle (so a
+    table holding it cannot go to a Ray or Dask worker).  Columns of the canonical
+    type are still read (:func:`tensor_layout`; :func:`canonical_variable_shape_tensor`
+    makes one).
 
     >>> import pyarrow as pa
     >>> variable_shape_tensor(pa.float32(), 2).extension_name
-    'arrow.variable_shape_tensor'
-    >>> variable_shape_tensor(pa.binary(), 2).extension_name
     'onnx.variable_shape_tensor'
     """
     if uniform_shape is not None:
         _check_uniform_shape("variable_shape_tensor", uniform_shape, ndim)
-    if _canonical_accepts(value_type):
-        uniform = None if uniform_shape is None else tuple(uniform_shape)
-        return _canonical_variable_shape(value_type, ndim, uniform)
     params = {} if uniform_shape is None else {"uniform_shape": list(uniform_shape)}
     return VariableShapeTensorType(
         _ragged_storage(value_type, ndim), _ragged_params(value_type, params)
     )
+
+
+def canonical_variable_shape_tensor(
+    value_type: pa.DataType, ndim: int, uniform_shape: list[int | None] | None = None
+) -> pa.DataType:
+    """pyarrow's C++ ``arrow.variable_shape_tensor`` (integers and floats), as other
+    writers make it; onnx-arrow reads it and writes :func:`variable_shape_tensor`.
+
+    >>> import pyarrow as pa
+    >>> canonical_variable_shape_tensor(pa.float32(), 2).extension_name
+    'arrow.variable_shape_tensor'
+    """
+    if not _canonical_accepts(value_type):
+        raise UnsupportedTypeError(
+            f"arrow.variable_shape_tensor takes integer and float elements only, not {value_type}"
+        )
+    uniform = None if uniform_shape is None else tuple(uniform_shape)
+    return _canonical_variable_shape(value_type, ndim, uniform)
 
 
 def variable_rank_tensor(value_type: pa.DataType) -> VariableRankTensorType:

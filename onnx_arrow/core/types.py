@@ -97,7 +97,7 @@ def arrow_type(type_proto: TypeProto, *, where: str = "type") -> pa.DataType:
     >>> arrow_type(helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3]))
     FixedShapeTensorType(extension<arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]>)
     >>> arrow_type(helper.make_tensor_type_proto(TensorProto.INT64, ["N", 3])).extension_name
-    'arrow.variable_shape_tensor'
+    'onnx.variable_shape_tensor'
     >>> zipmap = helper.make_sequence_type_proto(
     ...     helper.make_map_type_proto(TensorProto.INT64, helper.make_tensor_type_proto(1, []))
     ... )

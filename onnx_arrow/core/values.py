@@ -125,7 +125,7 @@ def to_arrow(
     ('onnx.message', True)
     >>> seq = numpy_helper.from_list([np.zeros(2, np.int64), np.ones(3, np.int64)], "s")
     >>> to_arrow([seq]).type.value_type.extension_name
-    'arrow.variable_shape_tensor'
+    'onnx.variable_shape_tensor'
     """
     declared = resolve_declared(declared, type, "to_arrow")
     if values:

@@ -95,7 +95,7 @@ def test_empty_sequence_keeps_its_element_type():
     assert array.value.type == pa.list_(pa.null())
     typed = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, ["N"]))
     array = round_trip([empty], typed)
-    assert array.value.type.value_type.extension_name == "arrow.variable_shape_tensor"
+    assert array.value.type.value_type.extension_name == "onnx.variable_shape_tensor"
     undefined = SequenceProto()
     undefined.name = "u"
     round_trip([undefined])

@@ -207,8 +207,8 @@ def test_own_types_survive_files(
 @pytest.mark.parametrize(
     "arrow_type",
     [
-        et.variable_shape_tensor(pa.float32(), 2),
-        et.variable_shape_tensor(pa.uint16(), 3, [None, 2, None]),
+        et.canonical_variable_shape_tensor(pa.float32(), 2),
+        et.canonical_variable_shape_tensor(pa.uint16(), 3, [None, 2, None]),
         et.fixed_shape_tensor(pa.int8(), (2, 2)),
         et.fixed_shape_tensor(pa.float64(), ()),
         pa.bool8(),
@@ -228,19 +228,52 @@ def test_canonical_types_survive_files(
     assert et.extension_metadata(back.type) == et.extension_metadata(arrow_type)
 
 
-# --- canonical first ---------------------------------------------------------------------------
+# --- canonical first, where it fits ----------------------------------------------------------
 
 
 @pytest.mark.parametrize("row", NATIVE_ROWS, ids=ids(NATIVE_ROWS))
-def test_native_dtypes_use_the_canonical_variable_shape(row: DType) -> None:
-    t = et.variable_shape_tensor(et.element_type(row), 2)
+def test_the_canonical_variable_shape_type_is_read(row: DType) -> None:
+    t = et.canonical_variable_shape_tensor(et.element_type(row), 2)
     assert t.extension_name == "arrow.variable_shape_tensor"
     assert not isinstance(t, pa.ExtensionType)  # C++ type, no Python class registered
     assert et.extension_metadata(t) == {}
-    u = et.variable_shape_tensor(et.element_type(row), 2, [3, None])
+    u = et.canonical_variable_shape_tensor(et.element_type(row), 2, [3, None])
     assert et.extension_metadata(u) == {"uniform_shape": [3, None]}
-    assert t == et.variable_shape_tensor(et.element_type(row), 2)
+    assert t == et.canonical_variable_shape_tensor(et.element_type(row), 2)
     assert t != u
+    assert et.tensor_layout(u) == et.TensorLayout("variable", et.element_type(row))
+    # a column of it (another writer's) gives its tensors
+    storage = pa.StructArray.from_arrays(
+        [
+            pa.array([[0, 1, 2, 3, 4, 5], [6, 7, 8]], pa.list_(et.element_type(row))),
+            pa.array([[3, 2], [3, 1]], pa.list_(pa.int32(), 2)),
+        ],
+        names=["data", "shape"],
+    )
+    column = et.ragged_from_storage(u, storage)
+    import onnx_arrow
+
+    assert [a.shape for a in onnx_arrow.to_pylist(column)] == [(3, 2), (3, 1)]
+
+
+def test_onnx_arrow_writes_its_own_variable_shape_type() -> None:
+    """The canonical one does not fit: no Python class, no unpickling, no large_list."""
+    import onnx_arrow
+
+    messages = [_tensor(np.ones((2, 3), np.float32)), _tensor(np.ones((1, 3), np.float32))]
+    column = onnx_arrow.to_arrow(messages)
+    assert isinstance(column.type, et.VariableShapeTensorType)
+    table = pa.table({"x": column})
+    assert pickle.loads(pickle.dumps(table)).equals(table)  # as Ray and Dask ship tables
+    canonical = pa.table(
+        {
+            "x": et.ragged_from_storage(
+                et.canonical_variable_shape_tensor(pa.float32(), 2), column.storage
+            )
+        }
+    )
+    with pytest.raises(ValueError, match="No type alias"):
+        pickle.loads(pickle.dumps(canonical))  # pyarrow 26: should it change, so can this
 
 
 @pytest.mark.parametrize("row", OTHER_ROWS, ids=ids(OTHER_ROWS))
@@ -503,7 +536,11 @@ def test_reloading_the_module_does_not_crash() -> None:
 
 LAYOUTS: dict[str, tuple[pa.DataType, str, pa.DataType]] = {
     "fixed": (et.fixed_shape_tensor(pa.float32(), (2, 3)), "fixed", pa.float32()),
-    "canonical variable": (et.variable_shape_tensor(pa.int64(), 2), "variable", pa.int64()),
+    "canonical variable": (
+        et.canonical_variable_shape_tensor(pa.int64(), 2),
+        "variable",
+        pa.int64(),
+    ),
     "onnx variable": (et.variable_shape_tensor(pa.binary(), 1), "variable", pa.binary()),
     "rank": (et.variable_rank_tensor(pa.bool8()), "rank", pa.bool8()),
 }
@@ -545,7 +582,7 @@ DESCRIPTIONS: dict[str, tuple[pa.DataType, str]] = {
         "arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]",
     ),
     "canonical variable": (
-        et.variable_shape_tensor(pa.int64(), 2, [None, 4]),
+        et.canonical_variable_shape_tensor(pa.int64(), 2, [None, 4]),
         "arrow.variable_shape_tensor[value_type=int64, ndim=2, uniform_shape=[null,4]]",
     ),
     "onnx variable": (
@@ -670,13 +707,15 @@ def test_message_columns_come_back_from_polars_exactly(name: str) -> None:
 
 
 def test_pyarrows_variable_shape_tensor_refuses_large_list_storage() -> None:
-    # why float tensors of varying shape cannot come back from Polars (see the recipes):
-    # pyarrow's own C++ type takes list storage only; should that change, so can the docs
-    import onnx_arrow
-
+    # one reason onnx-arrow writes its own variable-shape type: pyarrow's C++ one takes
+    # list storage only, so Polars cannot hand it back; should that change, so can this
     pl = pytest.importorskip("polars")
-    messages = [_tensor(np.ones((2, 3), np.float32)), _tensor(np.ones((2, 2), np.float32))]
-    frame = pl.from_arrow(pa.table({"c": onnx_arrow.to_arrow(messages, exact=True)}))
+    storage = pa.StructArray.from_arrays(
+        [pa.array([[1.0, 2.0]], pa.list_(pa.float32())), pa.array([[2]], pa.list_(pa.int32(), 1))],
+        names=["data", "shape"],
+    )
+    canonical = et.ragged_from_storage(et.canonical_variable_shape_tensor(pa.float32(), 1), storage)
+    frame = pl.from_arrow(pa.table({"c": canonical}))
     with pytest.raises(pa.ArrowInvalid, match="Expected List storage type, got large_list"):
         frame.to_arrow()
 

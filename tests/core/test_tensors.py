@@ -638,7 +638,7 @@ def test_declared_symbolic_dims_give_a_variable_shape_tensor() -> None:
     messages = [floats(1, 3), floats(4, 3), floats(0, 3)]
     array = onnx_arrow.to_arrow(messages, declared, exact=True)
     value_type = array.value.type
-    assert value_type.extension_name == "arrow.variable_shape_tensor"
+    assert value_type.extension_name == "onnx.variable_shape_tensor"
     assert extension_metadata(value_type) == {"uniform_shape": [None, 3]}
     assert round_trip(messages, declared) == [serialized(m) for m in messages]
 
@@ -646,7 +646,7 @@ def test_declared_symbolic_dims_give_a_variable_shape_tensor() -> None:
 def test_declared_unknown_dims_give_a_variable_shape_tensor_without_uniform_shape() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.FLOAT, [None, None])
     array = onnx_arrow.to_arrow([floats(1, 3)], declared, exact=True)
-    assert array.value.type.extension_name == "arrow.variable_shape_tensor"
+    assert array.value.type.extension_name == "onnx.variable_shape_tensor"
     assert extension_metadata(array.value.type) == {}
 
 
@@ -654,7 +654,7 @@ def test_declared_zero_dim_gives_a_variable_shape_tensor() -> None:
     declared = helper.make_tensor_type_proto(TensorProto.FLOAT, [0, 3])
     array = onnx_arrow.to_arrow([floats(0, 3)], declared, exact=True)
     value_type = array.value.type
-    assert value_type.extension_name == "arrow.variable_shape_tensor"
+    assert value_type.extension_name == "onnx.variable_shape_tensor"
     assert extension_metadata(value_type) == {"uniform_shape": [0, 3]}
     assert onnx_arrow.from_arrow(parquet_round_trip(array))[0] == floats(0, 3)
 

@@ -180,7 +180,7 @@ def test_symbolic_and_unknown_dims_fit_any_size() -> None:
 def test_to_numpy_stacks_rows_of_one_shape_in_any_layout() -> None:
     declared = tensor_type(TensorProto.FLOAT, ["n", 3])  # a variable-shape column
     arr = to_arrow([floats(2, 3), floats(2, 3)], declared)
-    assert arr.type.extension_name == "arrow.variable_shape_tensor"
+    assert arr.type.extension_name == "onnx.variable_shape_tensor"
     assert to_numpy(arr).shape == (2, 2, 3)
 
 
