@@ -141,20 +141,12 @@ class _Column:
 
 def _column(data: pa.Array | pa.ChunkedArray, where: str) -> _Column:
     # checked as every entry point of the core checks Arrow data, then unwrapped
-    array = _empty(data.type) if _no_chunks(data) else as_array(data, where=where)
+    array = as_array(data, where=where)
     try:
         kind, values, envelopes = unwrap(array)
     except OnnxArrowError as exc:
         raise exc.at(where) if where else exc from None
     return _Column(array, values, kind, envelopes)
-
-
-def _no_chunks(data: pa.Array | pa.ChunkedArray) -> bool:
-    return isinstance(data, pa.ChunkedArray) and data.num_chunks == 0
-
-
-def _empty(t: pa.DataType) -> pa.Array:
-    return pa.nulls(0, t)  # pa.array([], t) refuses types with extension types inside
 
 
 def _leaf_dtype(t: pa.DataType) -> DType | None:

@@ -70,6 +70,9 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
     if target != chunked.type:
         chunked = from_storage(to_storage(chunked).cast(storage_type(target)), target)
     if isinstance(chunked, pa.ChunkedArray):
+        if chunked.num_chunks == 0:
+            # combine_chunks() cannot build an empty array of nested extension types
+            return pa.nulls(0, chunked.type)
         return chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
     return chunked
 

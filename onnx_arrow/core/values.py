@@ -227,7 +227,7 @@ def to_arrow_serialized(
             )
     elif message_kind is None:
         raise UnsupportedTypeError(
-            "no values to decide the Arrow type from; pass type= (an onnx.TypeProto)"
+            "no values to decide the Arrow type from; pass declared= (an onnx.TypeProto)"
         )
     assert message_kind is not None or kind is not None
     name = message_kind or kind.name  # type: ignore[union-attr]

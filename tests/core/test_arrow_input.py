@@ -186,3 +186,11 @@ def test_importing_onnx_arrow_never_makes_a_file_unreadable(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("onnx.message: storage must be struct<value: T, envelope")
+
+
+def test_an_empty_chunked_column_of_any_type_is_read() -> None:
+    for exact in (False, True):
+        arr = onnx_arrow.to_arrow(tensors(), exact=exact)
+        empty = pa.chunked_array([], arr.type)
+        assert onnx_arrow.from_arrow(empty) == []
+        assert onnx_arrow.to_pylist(empty) == []
