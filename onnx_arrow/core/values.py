@@ -128,6 +128,8 @@ def to_arrow(
     'onnx.variable_shape_tensor'
     """
     declared = resolve_declared(declared, type, "to_arrow")
+    if not isinstance(values, list | tuple):
+        values = list(values)  # read twice when the direct path hands over to the wire path
     if values:
         direct = _direct_tensors(values, declared, exact)
         if direct is not None:

@@ -360,3 +360,9 @@ def test_the_direct_path_leaves_every_other_field_to_the_wire_path(mib: int) -> 
         assert from_arrow(exact)[0].SerializeToString() == m.SerializeToString()
     with pytest.raises(onnx_arrow.OnnxArrowError, match="segment"):
         to_arrow([variants[0]])
+
+
+def test_any_iterable_of_messages_is_read_once_each_way() -> None:
+    typed = TensorProto(dims=[2], data_type=TensorProto.FLOAT, float_data=[1.0, 2.0])
+    rows = to_pylist(to_arrow(m for m in [floats(2), typed]))  # the wire path, from a generator
+    assert [r.tolist() for r in rows] == [[0.0, 1.0], [1.0, 2.0]]
