@@ -15,6 +15,7 @@ import functools
 import multiprocessing as mp
 import os
 import queue
+import stat
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import pyarrow.parquet as pq
 from onnx import ModelProto
 
 import onnx_arrow
-from onnx_arrow.core.model import arrow_type, build_array, kind_of_type
+from onnx_arrow.core.model import arrow_type, build_array, file_kind, kind_of_type
 from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata, parse_metadata
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
@@ -420,6 +421,16 @@ class Store:
         self.path = Path(path)
         self._last_read: _ReadGroups | None = None
         where = str(self.path)
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError as exc:
+            raise CorpusError(f"cannot open: {exc.strerror}", where=where) from None
+        if not stat.S_ISREG(mode):
+            # opening a FIFO or a device to read it would block or read forever
+            raise CorpusError(
+                f"{file_kind(mode)}, not a regular file; pass a store's .parquet file",
+                where=where,
+            )
         try:
             self._file = pq.ParquetFile(self.path)
         except (OSError, pa.ArrowException) as exc:

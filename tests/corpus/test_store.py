@@ -677,3 +677,28 @@ def test_import_into_a_missing_folder_names_that_folder(tmp_path):
     with pytest.raises(CorpusError, match="does not exist; create it") as info:
         write_store(FolderSource(small_corpus(tmp_path / "src")), missing / "store.parquet")
     assert str(info.value).startswith(str(missing))
+
+
+def test_a_store_path_that_is_not_a_regular_file_is_refused_at_once(tmp_path):
+    """A FIFO would block the open for ever; a folder is no store file either."""
+    import os
+    import subprocess
+    import sys
+
+    from onnx_arrow.corpus import CorpusError
+
+    fifo = tmp_path / "store.parquet"
+    os.mkfifo(fifo)
+    with pytest.raises(CorpusError, match=r"store\.parquet: a FIFO \(named pipe\), not a regular"):
+        Store(fifo)
+    with pytest.raises(CorpusError, match="a directory, not a regular file"):
+        Store(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "onnx_arrow", "info", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "FIFO" in done.stderr
