@@ -622,6 +622,12 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
     i = 0
     while i < len(roles):
         role, path = roles[i], paths[i]
+        if not isinstance(path, str) or not isinstance(cases[i], str):
+            raise _damaged(
+                f"row {i} of the row group has no {'path' if cases[i] else 'test_case'} "
+                "(null); every row names its case and file",
+                where=where,
+            )
         at = f"{where}: {cases[i]}: {path}"
         if role in ("model", "file"):
             content = cols.bytes_at("content", i)

@@ -702,3 +702,17 @@ def test_a_store_path_that_is_not_a_regular_file_is_refused_at_once(tmp_path):
     )
     assert done.returncode != 0
     assert "FIFO" in done.stderr
+
+
+def test_a_row_without_a_path_is_refused_naming_it(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+
+    def lose_a_path(table):
+        paths = [None if p.endswith("README") else p for p in table["path"].to_pylist()]
+        return table.set_column(table.schema.get_field_index("path"), "path", pa.array(paths))
+
+    _rewrite(path, tmp_path / "damaged.parquet", lose_a_path)
+    with pytest.raises(CorpusError, match=r"row \d+ of the row group has no path \(null\)"):
+        export_store(tmp_path / "damaged.parquet", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
