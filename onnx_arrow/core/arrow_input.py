@@ -86,11 +86,16 @@ def _arrow(data: Any, where: str) -> pa.Array | pa.ChunkedArray:
         try:
             return _imported(data, where)
         except pa.ArrowException as exc:
+            hint = "check what produced it"
+            if "large_list" in str(exc):
+                hint = (
+                    "pyarrow's own arrow.variable_shape_tensor takes list storage only, so a "
+                    "column another engine turned into large_list does not import; convert it "
+                    "to list storage in that engine first"
+                )
             raise ArrowLayoutError(
                 f"pyarrow cannot import this {type(data).__qualname__}'s Arrow data ({exc}); "
-                "pyarrow's arrow.variable_shape_tensor takes list storage only, so a column "
-                "another engine turned into large_list does not import: convert it with that "
-                "engine's own Arrow export (e.g. Polars' Series.to_arrow())",
+                f"{hint}",
                 where=where or None,
             ) from exc
     raise UnsupportedTypeError(
