@@ -613,13 +613,12 @@ def _string_size(text: str) -> int:
     return 1 + _varint_size(n) + n
 
 
-def fixed_tensor_array(row: DType, shape: tuple[int, ...], raw: bytes) -> pa.Array:
-    """An ``arrow.fixed_shape_tensor`` array of tensors of ``shape``, whose ``raw_data``
-    (whole bytes, as :func:`raw_batch` accepts) are joined in ``raw``."""
+def fixed_tensor_array(arrow_type: pa.DataType, row: DType, raw: bytes) -> pa.Array:
+    """A fixed-shape tensor array of ``arrow_type`` (of ``row``'s elements) whose rows'
+    ``raw_data`` (whole bytes, as :func:`raw_batch` accepts) are joined in ``raw``."""
     codes = np.frombuffer(raw, dtype=row.numpy)
-    arrow_type = fixed_shape_tensor(element_type(row), shape)
     values = _stored_values(_storage_array(codes_to_storage(codes, row), row), arrow_type, "fixed")
-    storage = pa.FixedSizeListArray.from_arrays(values, math.prod(shape))
+    storage = pa.FixedSizeListArray.from_arrays(values, math.prod(arrow_type.shape))
     return pa.ExtensionArray.from_storage(arrow_type, storage)
 
 

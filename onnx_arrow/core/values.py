@@ -29,7 +29,7 @@ from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, decode_strings
 from onnx_arrow.core.containers import Node, decode_value, encode_value, python_value
-from onnx_arrow.core.extension_types import MessageType
+from onnx_arrow.core.extension_types import MessageType, tensor_layout
 from onnx_arrow.core.external_data import read_external_data
 from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of_message, unify
 from onnx_arrow.core.tensors import (
@@ -40,6 +40,7 @@ from onnx_arrow.core.tensors import (
     stacked_codes,
     tensor_dtype,
     tensor_rows,
+    tensor_type_for,
 )
 from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
 from onnx_arrow.errors import (
@@ -162,15 +163,14 @@ def _direct_tensors(
     kind = Kind(TENSOR) if declared is None else kind_of_type(declared)
     if kind.name != TENSOR:
         return None  # the wire path says how the declaration and the messages differ
-    row, dims = batch.dtypes[0], batch.dims[0]
-    if (
-        declared is None
-        and 0 not in dims
-        and all(r is row for r in batch.dtypes)
-        and all(d == dims for d in batch.dims)
-    ):
+    row = batch.dtypes[0]
+    one_type = layout = None
+    if declared is None and all(r is row for r in batch.dtypes):
+        one_type = tensor_type_for(row, batch.dims)  # the rule every tensor column follows
+        layout = tensor_layout(one_type)
+    if one_type is not None and layout is not None and layout.layout == "fixed":
         # one shape: the data of all rows joined once, no tensor built one by one
-        column = fixed_tensor_array(row, dims, b"".join(batch.raws))
+        column = fixed_tensor_array(one_type, row, b"".join(batch.raws))
     else:
         nodes: list[Node | None] = [
             Tensor(r, d, np.frombuffer(raw, dtype=r.numpy))
