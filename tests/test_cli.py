@@ -26,6 +26,7 @@ from onnx_arrow._summary import store_facts
 from onnx_arrow.cli import example_tensors, main
 from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.corpus import Case, FolderSource, NodeSuiteSource, Store, WriteOptions, write_store
+from onnx_arrow.corpus.format import FORMAT_VERSION
 from onnx_arrow.corpus.sources import wheel_data_dir
 
 
@@ -615,7 +616,7 @@ def test_generate_refuses_a_non_empty_folder(
 def test_info_on_a_store(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["info", str(store)]) == 0
     fields = _fields(capsys.readouterr().out)
-    assert fields["format"] == "onnx-arrow corpus store, version 1"
+    assert fields["format"] == f"onnx-arrow corpus store, version {FORMAT_VERSION}"
     assert fields["created by"] == f"onnx-arrow {onnx_arrow.__version__} (onnx {onnx.__version__})"
     assert (fields["cases"], fields["node"]) == ("1", "1")
     assert (fields["files"], fields["model"], fields["value"], fields["file"]) == (

@@ -23,6 +23,7 @@ import onnx_arrow
 from onnx_arrow import jupyter
 from onnx_arrow.core.types import kind_of_arrow
 from onnx_arrow.corpus import Case, CorpusFile, Store, write_store
+from onnx_arrow.corpus.format import FORMAT_VERSION
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -283,7 +284,7 @@ def _store(tmp_path: Path, name: str = "x") -> Path:
 def test_store_facts(tmp_path: Path) -> None:
     store = Store(_store(tmp_path))
     out = jupyter.text(store)
-    assert "onnx-arrow corpus store, version 1" in out
+    assert f"onnx-arrow corpus store, version {FORMAT_VERSION}" in out
     assert f"onnx-arrow {onnx_arrow.__version__} (onnx {onnx.__version__})" in out
     assert re.search(r"cases +1\n", out)
     assert re.search(r"files +3\n", out)

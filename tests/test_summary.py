@@ -25,7 +25,7 @@ from onnx_arrow._summary import (
 )
 from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.corpus import Case, CorpusFile, Store, write_store
-from onnx_arrow.corpus.format import DATA_COLUMNS
+from onnx_arrow.corpus.format import DATA_COLUMNS, FORMAT_VERSION
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def _small_store(path: Path) -> Store:
 def test_store_facts_count_what_the_store_holds(tmp_path: Path) -> None:
     store = _small_store(tmp_path / "store.parquet")
     facts = store_facts(store)
-    assert facts.format == "onnx-arrow corpus store, version 1"
+    assert facts.format == f"onnx-arrow corpus store, version {FORMAT_VERSION}"
     assert facts.created_by == f"onnx-arrow {onnx_arrow.__version__} (onnx {onnx.__version__})"
     assert facts.nbytes == store.path.stat().st_size
     assert facts.row_groups == store.num_row_groups

@@ -7,6 +7,8 @@ pandas can query, and gives the folder tree back exactly.
 
 from __future__ import annotations
 
+from onnx_arrow.corpus.decode import REQUIRED_COLUMNS, StoredCase, case_data_sets, cases_from_rows
+from onnx_arrow.corpus.rows import StoredFile, StoredValue
 from onnx_arrow.corpus.sources import (
     Case,
     CorpusError,
@@ -19,6 +21,7 @@ from onnx_arrow.corpus.sources import (
 from onnx_arrow.corpus.store import Store, WriteOptions, export_store, write_store
 
 __all__ = [
+    "REQUIRED_COLUMNS",
     "Case",
     "CorpusError",
     "CorpusFile",
@@ -26,7 +29,12 @@ __all__ = [
     "MergedSource",
     "NodeSuiteSource",
     "Store",
+    "StoredCase",
+    "StoredFile",
+    "StoredValue",
     "WriteOptions",
+    "case_data_sets",
+    "cases_from_rows",
     "default_source",
     "export_store",
     "write_store",

@@ -1,4 +1,4 @@
-"""The corpus store format: one Parquet file, one row per file or per tensor, plain columns.
+"""The corpus store format: Parquet, one row per file or per tensor, plain columns.
 
 The spec is ``docs/store-format.md``; this module is its single source: the
 columns, their types and the data column of each ONNX dtype are defined here and
@@ -22,6 +22,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "METADATA_KEY",
+    "ORDINAL_COLUMNS",
     "ROLES",
     "SCHEMA",
     "Column",
@@ -33,7 +34,7 @@ __all__ = [
 #: Name of the format, in the file metadata.
 FORMAT: Final = "onnx-arrow corpus store"
 #: Version of the format; a reader refuses versions it does not know.
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
 #: The Parquet key-value metadata key holding the store's JSON description.
 METADATA_KEY: Final = "onnx_arrow"
 
@@ -78,6 +79,18 @@ _COLUMNS: Final = (
         "test_case", pa.string(), "test case folder, relative to the corpus root: node/test_abs"
     ),
     Column("kind", pa.string(), "kind folder of the case (node, simple, light ...), or empty"),
+    Column(
+        "case_rows",
+        pa.int32(),
+        "rows the case has in the store; with case_row, a reader tells a whole case from "
+        "part of one",
+    ),
+    Column(
+        "case_row",
+        pa.int32(),
+        "where the row sits in its case, from 0: the order a case's rows are read in "
+        "(element rows in the order their value's envelope takes them)",
+    ),
     Column("path", pa.string(), "the file, relative to the corpus root"),
     Column("role", pa.string(), "model, value, element or file (see roles)"),
     Column("data_set", pa.int32(), "N of test_data_set_N; null outside data sets"),
@@ -133,6 +146,9 @@ SCHEMA: Final = pa.schema(
     + [pa.field(data_column(r), pa.list_(data_storage_dtype(r))) for r in DTYPES.values()]
 )
 COLUMNS: Final = {c.name: c for c in _COLUMNS}
+#: The columns that say where a row sits in its case: filled by the writer, checked by the
+#: readers of rows handed over by an engine.
+ORDINAL_COLUMNS: Final = ("case_rows", "case_row")
 #: The data column of each ONNX dtype, by column name.
 DATA_COLUMNS: Final = {data_column(r): r for r in DTYPES.values()}
 

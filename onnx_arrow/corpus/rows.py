@@ -46,7 +46,13 @@ from onnx_arrow.core.model import (
     statistics_by_dtype,
     storage_to_codes,
 )
-from onnx_arrow.corpus.format import COLUMNS, DATA_COLUMNS, SCHEMA, data_column
+from onnx_arrow.corpus.format import (
+    COLUMNS,
+    DATA_COLUMNS,
+    ORDINAL_COLUMNS,
+    SCHEMA,
+    data_column,
+)
 from onnx_arrow.corpus.sources import Case, CorpusError, declared_type, value_slot
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
 
@@ -63,7 +69,7 @@ __all__ = [
     "values_from_batch",
 ]
 
-_PLAIN: Final = [name for name in COLUMNS if name not in STATISTICS]
+_PLAIN: Final = [name for name in COLUMNS if name not in STATISTICS and name not in ORDINAL_COLUMNS]
 _TENSOR_KIND: Final = Kind(TENSOR)
 
 
@@ -307,9 +313,19 @@ class RowBuilder:
         for i, leaf in enumerate(self.row_leaf):
             if leaf >= 0:
                 rows_of.setdefault(self.leaves[leaf].dtype.onnx, []).append(i)
+        per_case = np.asarray([c[0] for c in self.cases], dtype=np.int32)
+        if per_case.sum() != n:
+            raise AssertionError(f"{per_case.sum()} rows counted by case, {n} built")
+        starts = np.repeat(np.cumsum(per_case) - per_case, per_case)
+        ordinals = {
+            "case_rows": pa.array(np.repeat(per_case, per_case)),
+            "case_row": pa.array(np.arange(n, dtype=np.int32) - starts.astype(np.int32)),
+        }
         arrays: list[pa.Array] = []
         for f in SCHEMA:
-            if f.name in stats:
+            if f.name in ordinals:
+                arrays.append(ordinals[f.name])
+            elif f.name in stats:
                 arrays.append(stats[f.name])
             elif f.name in DATA_COLUMNS:
                 rows = rows_of.get(DATA_COLUMNS[f.name].onnx)

@@ -30,6 +30,7 @@ from onnx import ModelProto
 
 import onnx_arrow
 from onnx_arrow.core.model import arrow_type, build_array, file_kind, kind_of_type
+from onnx_arrow.corpus.decode import case_data_sets
 from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata, parse_metadata
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
@@ -630,20 +631,7 @@ class Store:
         named as the model's graph names them: tensors as ndarrays, sequences as
         lists, optionals as a value or None, maps as dicts.
         """
-        model = self.model(case)
-        names = {
-            "input": [v.name for v in model.graph.input],
-            "output": [v.name for v in model.graph.output],
-        }
-        out: dict[int, dict[str, dict[str, Any]]] = {}
-        for value in self.values(case):
-            if value.data_set is None:
-                continue
-            graph = names[value.io]
-            name = graph[value.index] if value.index < len(graph) else f"{value.io}_{value.index}"
-            data_set = out.setdefault(value.data_set, {"inputs": {}, "outputs": {}})
-            data_set[f"{value.io}s"][name] = value.to_numpy()
-        return [out[n] for n in sorted(out)]
+        return case_data_sets(self.model(case), self.values(case))
 
     def export(self, dest: str | os.PathLike[str], *, force: bool = False) -> dict[str, int]:
         """Write the corpus back as a folder tree, byte for byte (see :func:`export_store`)."""

@@ -26,7 +26,7 @@ from onnx_arrow.corpus import (
     export_store,
     write_store,
 )
-from onnx_arrow.corpus.format import METADATA_KEY
+from onnx_arrow.corpus.format import FORMAT_VERSION, METADATA_KEY
 from onnx_arrow.corpus.sources import wheel_data_dir
 from onnx_arrow.corpus.store import WriteOptions
 from onnx_arrow.errors import OnnxArrowError
@@ -100,7 +100,7 @@ def test_store_is_queryable_without_onnx_arrow(node_store):
     assert frame.height > 0
     assert frame["data_float8e4m3fn"].list.len().sum() == frame["count"].sum()
     meta = json.loads(pq.read_metadata(path).metadata[METADATA_KEY.encode()])
-    assert meta["format_version"] == 1
+    assert meta["format_version"] == FORMAT_VERSION
 
 
 def test_reading_one_case_prunes_row_groups(tmp_path):

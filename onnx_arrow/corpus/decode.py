@@ -1,0 +1,275 @@
+"""Store rows as an engine hands them to a worker, back to the values of whole cases.
+
+:func:`cases_from_rows` is the decoder for code that reads a store with another
+engine (Dask, Ray, Spark, DuckDB, Polars) and hands a batch of rows to a worker:
+it takes the rows of one or more whole cases in any order, checks that every row of
+each case is there exactly once (the ``case_rows`` and ``case_row`` columns say how
+many rows a case has and where each sits), puts them back in their order and
+decodes them as :class:`~onnx_arrow.corpus.Store` does.
+
+>>> import onnx_arrow.corpus as corpus
+>>> corpus.REQUIRED_COLUMNS[:4]
+('test_case', 'kind', 'case_rows', 'case_row')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from onnx import ModelProto
+
+from onnx_arrow.core.model import as_array
+from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA
+from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
+from onnx_arrow.corpus.sources import CorpusError
+
+__all__ = ["REQUIRED_COLUMNS", "StoredCase", "case_data_sets", "cases_from_rows"]
+
+#: The columns :func:`cases_from_rows` needs; any others are ignored.
+REQUIRED_COLUMNS: Final = (
+    "test_case",
+    "kind",
+    *ORDINAL_COLUMNS,
+    *(c for c in VALUE_COLUMNS if c != "test_case"),
+    "content",
+)
+
+_WHOLE_CASES: Final = (
+    "hand the decoder whole cases: split the store's rows by test_case (each row group "
+    "of a store holds whole cases)"
+)
+
+
+@dataclass
+class StoredCase:
+    """One case decoded from store rows: its model and its values.
+
+    ``values`` are in store order; :meth:`data_sets` arranges them as
+    :meth:`Store.case_arrays <onnx_arrow.corpus.Store.case_arrays>` does.
+    """
+
+    name: str
+    kind: str | None
+    model: ModelProto | None
+    values: list[StoredValue] = field(default_factory=list)
+
+    def data_sets(self) -> list[dict[str, dict[str, Any]]]:
+        """Per data set, ``{"inputs": {name: value}, "outputs": {name: value}}`` as numpy
+        values, named as the model's graph names them (see :func:`case_data_sets`)."""
+        if self.model is None:
+            raise CorpusError("the case has no model", where=self.name)
+        return case_data_sets(self.model, self.values)
+
+
+def case_data_sets(
+    model: ModelProto, values: Iterable[StoredValue]
+) -> list[dict[str, dict[str, Any]]]:
+    """The values of a case's data sets, per data set, named as ``model``'s graph names
+    them: tensors as ndarrays, sequences as lists, optionals as a value or None, maps as
+    dicts.  A value the graph has no name for is named ``input_K`` / ``output_K``."""
+    names = {
+        "input": [v.name for v in model.graph.input],
+        "output": [v.name for v in model.graph.output],
+    }
+    out: dict[int, dict[str, dict[str, Any]]] = {}
+    for value in values:
+        if value.data_set is None:
+            continue
+        graph = names[value.io]
+        name = graph[value.index] if value.index < len(graph) else f"{value.io}_{value.index}"
+        data_set = out.setdefault(value.data_set, {"inputs": {}, "outputs": {}})
+        data_set[f"{value.io}s"][name] = value.to_numpy()
+    return [out[n] for n in sorted(out)]
+
+
+def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
+    """Decode store rows of whole cases, in any order, into their models and values.
+
+    Parameters
+    ----------
+    data
+        Rows of a corpus store with at least the :data:`REQUIRED_COLUMNS`: a
+        ``pyarrow.Table`` or ``RecordBatch``, a pandas ``DataFrame`` (a Dask
+        partition), or any object of the Arrow PyCapsule interface (a Polars
+        ``DataFrame``, a DuckDB relation).  The layouts other engines produce
+        (``large_list``, ``binary_view``, ``large_string``, dictionaries) are taken
+        as the store's own types.
+    where
+        Names the rows in errors: the part file, partition or task they came from.
+
+    Returns
+    -------
+    list of StoredCase
+        One per case, in the order the cases first appear in ``data``.
+
+    Raises
+    ------
+    CorpusError
+        If a column is missing or of another type, or a case's rows are not all there
+        exactly once: a missing row (part of a case), a duplicated row, a row count
+        that disagrees with ``case_rows``; the error names the case and rows.
+    """
+    table = _conformed(_table(data, where), where)
+    if table.num_rows == 0:
+        return []
+    table = _in_case_order(table, where)
+    batch = table.combine_chunks().to_batches()[0]
+    cases = batch.column("test_case").to_pylist()
+    roles = batch.column("role").to_pylist()
+    kinds = batch.column("kind").to_pylist()
+    out: dict[str, StoredCase] = {}
+    for i, (case, role) in enumerate(zip(cases, roles, strict=True)):
+        if case not in out:
+            out[case] = StoredCase(case, kinds[i], None)
+        if role == "model":
+            out[case].model = _model(batch, i, f"{where}: {case}")
+    for value in values_from_batch(batch.select(list(VALUE_COLUMNS)), where=where):
+        out[value.case].values.append(value)
+    return list(out.values())
+
+
+def _table(data: Any, where: str) -> pa.Table:
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
+        try:
+            return pa.table(data)
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            raise CorpusError(
+                f"the rows cannot be read as an Arrow table ({exc})", where=where
+            ) from None
+    raise CorpusError(
+        f"rows of type {type(data).__name__}: expected a pyarrow Table or RecordBatch, a "
+        "pandas DataFrame, or an object with __arrow_c_stream__ (a Polars DataFrame)",
+        where=where,
+    )
+
+
+def _conformed(table: pa.Table, where: str) -> pa.Table:
+    """The required columns, valid, in the store's types."""
+    names = set(table.schema.names)
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
+    if missing:
+        raise CorpusError(
+            f"the rows have no column {', '.join(map(repr, missing))}; read the store with "
+            "at least onnx_arrow.corpus.REQUIRED_COLUMNS",
+            where=where,
+        )
+    columns = []
+    for name in REQUIRED_COLUMNS:
+        target = SCHEMA.field(name).type
+        column = as_array(table.column(name), where=f"{where}: column {name}")
+        if column.type != target:
+            if _loosely(column.type) != _loosely(target):
+                raise CorpusError(
+                    f"column {name} is {column.type}; the store's is {target}",
+                    where=where,
+                )
+            try:
+                column = column.cast(target)
+            except pa.ArrowException as exc:
+                raise CorpusError(
+                    f"column {name} ({column.type}) does not fit the store's {target} ({exc})",
+                    where=where,
+                ) from None
+        columns.append(column)
+    return pa.Table.from_arrays(columns, names=list(REQUIRED_COLUMNS))
+
+
+def _loosely(t: pa.DataType) -> pa.DataType:
+    """``t`` with the 64-bit-offset, dictionary and list layouts of other engines made
+    plain: two types alike in this form hold the same values if a cast succeeds."""
+    if pa.types.is_dictionary(t):
+        return _loosely(t.value_type)
+    if pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_list(t) or pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
+        # DuckDB gives a fixed-size list (complex elements) as a list: the cast checks sizes
+        return pa.list_(_loosely(t.value_type))
+    return t
+
+
+def _in_case_order(table: pa.Table, where: str) -> pa.Table:
+    """The rows sorted case by case (cases as they first appear) and by ``case_row``,
+    every row of each case checked to be there once."""
+    for name in ("test_case", *ORDINAL_COLUMNS):
+        nulls = table.column(name).null_count
+        if nulls:
+            raise CorpusError(
+                f"{nulls} rows have no {name}; every row of a store has one", where=where
+            )
+    rank = pc.dictionary_encode(table.column("test_case")).combine_chunks()
+    order = pc.sort_indices(
+        pa.table({"rank": rank.indices, "row": table.column("case_row")}),
+        sort_keys=[("rank", "ascending"), ("row", "ascending")],
+    )
+    table = table.take(order)
+    codes = rank.indices.to_numpy()[order.to_numpy()]
+    names = rank.dictionary.to_pylist()
+    got = table.column("case_row").to_numpy()
+    want = table.column("case_rows").to_numpy()
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    stops = np.r_[starts[1:], len(codes)]
+    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+        _check_whole(names[codes[start]], got[start:stop], want[start:stop], where)
+    return table
+
+
+def _check_whole(
+    case: str, got: np.ndarray[Any, Any], want: np.ndarray[Any, Any], where: str
+) -> None:
+    """The rows of ``case`` (``case_row`` sorted) are 0 .. case_rows - 1, each once."""
+    at = f"{where}: {case}"
+    if (want != want[0]).any():
+        raise CorpusError(
+            f"its rows disagree on case_rows ({sorted(set(want.tolist()))}); the rows come "
+            "from different stores or were changed",
+            where=at,
+        )
+    total = int(want[0])
+    repeated = got[1:][got[1:] == got[:-1]]
+    if repeated.size:
+        raise CorpusError(
+            f"case_row {_listed(np.unique(repeated))} appears more than once; each row of a "
+            "case must be handed over once (was the store read twice, or two stores of the "
+            "same case joined?)",
+            where=at,
+        )
+    if got.size != total or (got.size and (got[0] != 0 or got[-1] != total - 1)):
+        missing = np.setdiff1d(np.arange(total), got)
+        extra = got[(got < 0) | (got >= total)]
+        what = (
+            f"case_row {_listed(extra)} is outside 0 .. {total - 1}"
+            if extra.size
+            else f"case_row {_listed(missing)} missing"
+        )
+        raise CorpusError(
+            f"{got.size} of its {total} rows are here ({what}): {_WHOLE_CASES}", where=at
+        )
+
+
+def _listed(values: np.ndarray[Any, Any]) -> str:
+    shown = ", ".join(map(str, values[:5].tolist()))
+    return shown + (f" ... ({values.size} in all)" if values.size > 5 else "")
+
+
+def _model(batch: pa.RecordBatch, i: int, where: str) -> ModelProto:
+    content = batch.column("content")[i].as_py()
+    path = batch.column("path")[i].as_py()
+    if content is None:
+        raise CorpusError("the model row has no content", where=f"{where}: {path}")
+    try:
+        return ModelProto.FromString(content)
+    except Exception as exc:  # protobuf's DecodeError
+        raise CorpusError(f"the model does not parse ({exc})", where=f"{where}: {path}") from None

@@ -1,0 +1,156 @@
+"""The public row decoder: store rows of whole cases, in any order, from any engine."""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from onnx_arrow.corpus import (
+    REQUIRED_COLUMNS,
+    CorpusError,
+    NodeSuiteSource,
+    Store,
+    cases_from_rows,
+    write_store,
+)
+
+#: Tensors of many dtypes, sequences, optionals (absent, empty and present).
+_PATTERNS = ("node/test_seq*", "node/test_optional*", "node/test_abs", "node/test_cast_*")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cases = [c for c in NodeSuiteSource() if any(fnmatch.fnmatch(c.name, p) for p in _PATTERNS)]
+    path = tmp_path_factory.mktemp("decode") / "store.parquet"
+    write_store(cases, path)
+    return path
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal in kind, structure, dtype, shape and bytes (NaN payloads included)."""
+    if isinstance(a, np.ndarray):
+        return (
+            isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and (a.tobytes() == b.tobytes() if a.dtype != object else a.tolist() == b.tolist())
+        )
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return a is None and b is None
+
+
+def test_decoded_cases_are_what_the_store_gives(store: Path) -> None:
+    s = Store(store)
+    decoded = cases_from_rows(pq.read_table(store))
+    assert [c.name for c in decoded] == s.cases()
+    kinds = set()
+    for case in decoded:
+        assert case.model == s.model(case.name)
+        assert case.kind == "node"
+        assert same(case.data_sets(), s.case_arrays(case.name)), case.name
+        kinds |= {v.kind.name for v in case.values}
+    assert kinds == {"tensor", "sequence", "optional"}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_shuffled_rows_decode_to_the_same_values(store: Path, seed: int) -> None:
+    table = pq.read_table(store)
+    shuffled = table.take(np.random.default_rng(seed).permutation(table.num_rows))
+    expected = {c.name: c.data_sets() for c in cases_from_rows(table)}
+    decoded = cases_from_rows(shuffled)
+    assert sorted(c.name for c in decoded) == sorted(expected)
+    for case in decoded:
+        assert same(case.data_sets(), expected[case.name]), case.name
+    # cases come in the order they first appear in the rows
+    first = pc.unique(shuffled.column("test_case")).to_pylist()
+    assert [c.name for c in decoded] == first
+
+
+def test_rows_from_polars_pandas_and_duckdb_decode(store: Path) -> None:
+    import duckdb
+
+    table = pq.read_table(store)
+    expected = {c.name: c.data_sets() for c in cases_from_rows(table)}
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    assert frame.schema["content"] == pl.Binary  # exported as binary_view, lists as large_list
+    relation = duckdb.sql(f"SELECT * FROM read_parquet('{store}') WHERE kind = 'node'")
+    for rows in (frame, table.to_pandas(types_mapper=pd.ArrowDtype), relation):
+        decoded = cases_from_rows(rows)
+        assert {c.name for c in decoded} == set(expected)
+        for case in decoded:
+            assert same(case.data_sets(), expected[case.name]), (type(rows), case.name)
+
+
+def _case_rows(table: pa.Table, case: str) -> pa.Table:
+    return table.filter(pc.equal(table.column("test_case"), case))
+
+
+def test_a_duplicated_row_is_refused_naming_it(store: Path) -> None:
+    table = pq.read_table(store)
+    rows = _case_rows(table, "node/test_abs")
+    with pytest.raises(CorpusError, match=r"node/test_abs: case_row 2 appears more than once"):
+        cases_from_rows(pa.concat_tables([table, rows.slice(2, 1)]))
+
+
+def test_a_missing_row_is_refused_naming_it(store: Path) -> None:
+    table = pq.read_table(store)
+    rows = _case_rows(table, "node/test_abs")
+    keep = np.ones(rows.num_rows, dtype=bool)
+    keep[1] = False
+    with pytest.raises(CorpusError, match=r"node/test_abs: 2 of its 3 rows .*case_row 1 missing"):
+        cases_from_rows(rows.filter(pa.array(keep)))
+
+
+def test_part_of_a_case_is_refused(store: Path) -> None:
+    table = pq.read_table(store)
+    sequences = _case_rows(table, "node/test_sequence_insert_at_back")
+    assert sequences.num_rows > 4
+    with pytest.raises(CorpusError, match=r"whole cases"):
+        cases_from_rows(sequences.slice(0, sequences.num_rows - 1), where="task 7")
+    with pytest.raises(CorpusError, match=r"^task 7: node/test_sequence_insert_at_back:"):
+        cases_from_rows(sequences.slice(1), where="task 7")
+
+
+def test_rows_of_two_stores_of_one_case_are_refused(store: Path) -> None:
+    table = pq.read_table(store)
+    rows = _case_rows(table, "node/test_abs")
+    forged = rows.set_column(
+        rows.schema.get_field_index("case_rows"),
+        "case_rows",
+        pa.array([9] * rows.num_rows, pa.int32()),
+    )
+    with pytest.raises(CorpusError, match=r"disagree on case_rows"):
+        cases_from_rows(pa.concat_tables([rows.slice(0, 1), forged.slice(1)]))
+
+
+def test_missing_and_mistyped_columns_are_refused(store: Path) -> None:
+    table = pq.read_table(store)
+    with pytest.raises(CorpusError, match=r"no column 'case_row'"):
+        cases_from_rows(table.drop_columns(["case_row"]))
+    shape = table.column("shape").cast(pa.list_(pa.string()))
+    with pytest.raises(CorpusError, match=r"column shape is list<item: string>"):
+        cases_from_rows(table.set_column(table.schema.get_field_index("shape"), "shape", shape))
+    with pytest.raises(CorpusError, match=r"rows of type str"):
+        cases_from_rows("store.parquet")
+    nulls = table.set_column(
+        table.schema.get_field_index("case_row"), "case_row", pa.nulls(table.num_rows, pa.int32())
+    )
+    with pytest.raises(CorpusError, match=r"rows have no case_row"):
+        cases_from_rows(nulls)
+
+
+def test_no_rows_decode_to_no_cases(store: Path) -> None:
+    assert cases_from_rows(pq.read_table(store, columns=list(REQUIRED_COLUMNS)).slice(0, 0)) == []

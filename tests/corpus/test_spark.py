@@ -1,0 +1,142 @@
+"""The store read by Apache Spark (a real local session): rows, numbers and bytes as written."""
+
+from __future__ import annotations
+
+import fnmatch
+import shutil
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from onnx_arrow.corpus import NodeSuiteSource, write_store
+
+pytest.importorskip("pyspark", reason="pyspark is not installed (pip install pyspark)")
+if shutil.which("java") is None:
+    pytest.skip("Spark needs a Java runtime: no `java` on PATH", allow_module_level=True)
+
+from pyspark.sql import SparkSession
+
+#: Two case sets, one store each; the one-file store holds both.
+A_CASES = ("node/test_abs*", "node/test_cast_FLOAT_to_FLOAT16")
+B_CASES = ("node/test_sequence*", "node/test_optional*")
+
+#: Spark logs through log4j2 from the JVM's start: errors only.
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %p %c: %m%n
+"""
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    tmp = tmp_path_factory.mktemp("spark")
+    (tmp / "log4j2.properties").write_text(_LOG4J)
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("onnx-arrow-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.warehouse.dir", str(tmp / "warehouse"))
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Dlog4j2.configurationFile={tmp.as_uri()}/log4j2.properties",
+        )
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
+        session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """``one``: a one-file store of both case sets; ``folder``: a.parquet and b.parquet."""
+    patterns = A_CASES + B_CASES
+    cases = [c for c in NodeSuiteSource() if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)]
+    tmp = tmp_path_factory.mktemp("stores")
+    paths = {"one": tmp / "one.parquet", "folder": tmp / "folder"}
+    write_store(cases, paths["one"])
+    paths["folder"].mkdir()
+    for name, chosen in (("a", A_CASES), ("b", B_CASES)):
+        part = [c for c in cases if any(fnmatch.fnmatchcase(c.name, p) for p in chosen)]
+        assert part
+        write_store(part, tmp / f"{name}.parquet")
+        shutil.copy(tmp / f"{name}.parquet", paths["folder"] / f"{name}.parquet")
+    return paths
+
+
+def _bits(values: Any) -> np.ndarray:
+    """float32 bit patterns (Spark hands a float column over as Python floats, widened)."""
+    return np.asarray(values, dtype=np.float32).view(np.uint32)
+
+
+def _by_key(rows: list[dict[str, Any]], column: str) -> dict[tuple[str, str], Any]:
+    out = {(r["path"], r["element"]): r[column] for r in rows}
+    assert len(out) == len(rows)  # (path, element) names one tensor
+    return out
+
+
+def test_one_file_rows_and_cases(spark: SparkSession, stores: dict[str, Path]) -> None:
+    table = pq.read_table(stores["one"], columns=["test_case"])
+    frame = spark.read.parquet(str(stores["one"]))
+    assert frame.count() == table.num_rows > 0
+    assert frame.select("test_case").distinct().count() == len(pc.unique(table["test_case"]))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "column"), [("FLOAT", "data_float"), ("FLOAT16", "data_float16")]
+)
+def test_float_data_is_bit_exact(
+    spark: SparkSession, stores: dict[str, Path], dtype: str, column: str
+) -> None:
+    columns = ["path", "element", "dtype", column]
+    table = pq.read_table(stores["one"], columns=columns)
+    table = table.filter(pc.equal(table["dtype"], dtype))
+    expected = _by_key(table.to_pylist(), column)
+    assert expected
+    frame = spark.read.parquet(str(stores["one"])).where(f"dtype = '{dtype}'")
+    got = _by_key([r.asDict() for r in frame.select(*columns).collect()], column)
+    assert got.keys() == expected.keys()
+    for key, values in expected.items():
+        np.testing.assert_array_equal(_bits(got[key]), _bits(values), err_msg=str(key))
+    if dtype == "FLOAT":  # node/test_abs's x is a 3x4x5 float tensor
+        assert len(got[("node/test_abs/test_data_set_0/input_0.pb", "")]) == 60
+
+
+def test_model_content_is_the_same_bytes(spark: SparkSession, stores: dict[str, Path]) -> None:
+    path = "node/test_abs/model.onnx"
+    table = pq.read_table(stores["one"], columns=["path", "role", "content"])
+    table = table.filter(pc.equal(table["path"], path))
+    expected = table.column("content").to_pylist()
+    frame = spark.read.parquet(str(stores["one"])).where(f"path = '{path}'")
+    rows = frame.select("role", "content").collect()
+    assert [r.role for r in rows] == ["model"]
+    assert [bytes(r.content) for r in rows] == expected
+    assert expected[0]
+
+
+def test_a_folder_of_two_stores_is_one_frame(spark: SparkSession, stores: dict[str, Path]) -> None:
+    files = sorted(stores["folder"].iterdir())
+    assert [f.name for f in files] == ["a.parquet", "b.parquet"]
+    counts = [pq.read_metadata(f).num_rows for f in files]
+    frame = spark.read.parquet(str(stores["folder"]))
+    assert frame.count() == sum(counts) == pq.read_metadata(stores["one"]).num_rows
+    cases = [set(pq.read_table(f, columns=["test_case"])["test_case"].to_pylist()) for f in files]
+    assert not cases[0] & cases[1]
+    assert frame.select("test_case").distinct().count() == len(cases[0] | cases[1])
