@@ -70,9 +70,10 @@ INTRO: Final = """\
      Do not edit by hand; `python docs/gen_store_format.py --check` fails when stale. -->
 
 A corpus store holds a corpus of ONNX test cases (folders of `model.onnx` and
-`test_data_set_N/input_K.pb`, `output_K.pb` files, and any other files) in one Parquet file,
-with every tensor in a typed column that DuckDB, Polars, pandas or Spark read directly.  The
-folder tree comes back from the store byte for byte.  This page is the format, version
+`test_data_set_N/input_K.pb`, `output_K.pb` files, and any other files) in one Parquet file
+or in a folder of Parquet part files (a dataset store), with every tensor in a typed column
+that DuckDB, Polars, pandas or Spark read directly.  The folder tree comes back from the
+store byte for byte.  This page is the format, version
 {version} of `{format}`; `onnx-arrow import` writes it and `onnx-arrow export` reads it.
 
 ## File layout
@@ -82,13 +83,25 @@ folder tree comes back from the store byte for byte.  This page is the format, v
   onnx-arrow writes the elements of the float data columns with the Parquet encoding
   `BYTE_STREAM_SPLIT`, which compresses floats better (pyarrow, DuckDB and Polars read it;
   any encoding is valid).
+* **Or a dataset store**: a folder whose `.parquet` files (at any depth, not hidden, not
+  starting with `_`) are its parts, each one such file with the same schema and format
+  version; a reader refuses parts that disagree.  onnx-arrow names them
+  `part-00000.parquet` ... (read in the order of the number), optionally in a folder per
+  kind (`node/part-00001.parquet`: the folder is named by the kind alone, not `kind=node`,
+  as the `kind` column is in the files already).  A case never spans two parts; parts
+  added later (`onnx-arrow import --append`) take the next numbers.
 * **A row per file**, and for a container value one more row per tensor inside it
   (`element` rows).  Rows are ordered by `test_case`, then by `path`; the element rows of a
   value come right after its value row, in depth-first order of the value's structure
-  (see [Rebuilding a file from rows](#rebuilding-a-file-from-rows)).
+  (see [Rebuilding a file from rows](#rebuilding-a-file-from-rows)).  Every row also
+  carries `case_rows`, how many rows its case has, and `case_row`, its place in the case
+  from 0: a reader handed rows in another order (an engine's shuffle or partitioning)
+  sorts them back by `case_row` and tells a whole case from part of one
+  (`onnx_arrow.corpus.cases_from_rows` does both).
 * **Row groups hold whole cases**: a case never spans two row groups, so a reader can take
   a case from one row group.  onnx-arrow closes a row group once its cases' files hold
-  about {row_group_mib} MiB, and writes min/max statistics of
+  about {row_group_mib} MiB (or at a number of cases, `import --row-group-cases N`: row
+  groups are what engines hand their workers), and writes min/max statistics of
   `test_case` (and `kind`, `path`, `role`, `dtype`, `io`) so that readers skip row groups
   that cannot hold a case.
 * **Paths** are relative to the corpus root, `/`-separated, without `.` or `..` parts.

@@ -13,7 +13,6 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from onnx import ModelProto
 
 from onnx_arrow.core.model import DECODED_FLOATS, ArrowKind, dtype_of_numpy, tensor_statistics
@@ -169,7 +168,7 @@ def store_facts(store: Store) -> StoreFacts:
     Raises ``pyarrow.ArrowException`` if the file cannot be read (a damaged page).
     """
     meta = store.metadata
-    table = pq.read_table(store.path, columns=list(_STORE_COLUMNS))
+    table = store.read_columns(_STORE_COLUMNS)
     by_kind = table.group_by("kind").aggregate([("test_case", "count_distinct")])
     kinds = sorted(
         zip(by_kind.column("kind").to_pylist(), by_kind.column(1).to_pylist(), strict=True),
@@ -181,7 +180,7 @@ def store_facts(store: Store) -> StoreFacts:
     return StoreFacts(
         format=f"{meta.get('format')}, version {meta.get('format_version')}",
         created_by=f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})",
-        nbytes=store.path.stat().st_size,
+        nbytes=store.nbytes,
         row_groups=store.num_row_groups,
         rows=table.num_rows,
         cases=pc.count_distinct(table.column("test_case")).as_py(),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shutil
 import stat
 import sys
@@ -52,12 +53,14 @@ from onnx_arrow.corpus import (
     WriteOptions,
     default_source,
     export_store,
+    write_dataset,
     write_store,
 )
 from onnx_arrow.corpus.rows import declared_type_text
 from onnx_arrow.corpus.sources import CorpusError, declared_type, read_regular_file, value_slot
 from onnx_arrow.corpus.tree import check_file_target, write_tree
 from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.parallel import ENGINES
 
 __all__ = ["example_tensors", "main"]
 
@@ -109,10 +112,15 @@ examples:
       decode cases in 4 processes; the store is the same
   onnx-arrow import --force --compression-level 19 my-tests/ my-tests.parquet
       replace an existing store, compressing harder
+  onnx-arrow import --partition-by kind --part-cases 500 corpus/
+      a dataset store: a folder per kind, parts of 500 cases
+  onnx-arrow import --append my-tests/ corpus/
+      add the cases of my-tests/ to the dataset store corpus/ as new parts
 
 An existing OUT is kept (exit status 1) unless --force is given; the store is
 written beside OUT and renamed into place when complete, so an error or Ctrl-C
-leaves no partial store and keeps the previous one."""
+leaves no partial store and keeps the previous one.  The parts of a dataset
+store, appended or new, are moved into place only when all are written."""
 
 _EXPORT_EPILOG: Final = """\
 examples:
@@ -214,6 +222,14 @@ def _backend_options(parser: argparse.ArgumentParser) -> Any:
         metavar="SECONDS",
         help="record a data set the backend spends longer on as an error",
     )
+    _jobs_option(parser, "run the cases in N processes of this machine (or N workers of --engine)")
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="run on local processes, Dask (the current client, or a local cluster of "
+        "--jobs workers) or Ray (the running one, or a local one of --jobs CPUs); the "
+        "result is the same as one process's",
+    )
     return group
 
 
@@ -265,6 +281,19 @@ def _whole_number(low: int, high: int | None = None, *, what: str = "") -> Calla
 _compression_level = _whole_number(1, 22, what="one of zstd's levels ")
 _positive = _whole_number(1)
 
+_UNITS: Final = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _byte_size(text: str) -> int:
+    """A size: bytes, or with a binary unit (``512M``, ``2G``, ``64MiB``)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size; give bytes, or 512M, 2G ...")
+    value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a size of 1 byte or more")
+    return value
+
 
 _IMPORT_JOBS: Final = "decode cases in N processes; the store is the same whatever N"
 
@@ -313,6 +342,42 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="zstd level, 1 to 22 (default: %(default)s)",
     )
+    imp.add_argument(
+        "--row-group-cases",
+        type=_positive,
+        metavar="N",
+        help="close a row group at N cases too (default: by size only, about "
+        f"{_size(WriteOptions().row_group_bytes)} of files each): row groups are what "
+        "engines hand their workers",
+    )
+    dataset = imp.add_argument_group(
+        "dataset store",
+        "OUT is a folder of Parquet part files (same schema and format as one file) when "
+        "any of these is given",
+    )
+    dataset.add_argument(
+        "--dataset", action="store_true", help="write OUT as a dataset store's folder"
+    )
+    dataset.add_argument(
+        "--part-bytes",
+        type=_byte_size,
+        metavar="SIZE",
+        help="close a part once its cases' files hold SIZE (512M, 2G ...)",
+    )
+    dataset.add_argument(
+        "--part-cases", type=_positive, metavar="N", help="close a part at N cases"
+    )
+    dataset.add_argument(
+        "--partition-by",
+        choices=["kind"],
+        help="parts in a folder per kind of case: OUT/node/part-00000.parquet ...",
+    )
+    dataset.add_argument(
+        "--append",
+        action="store_true",
+        help="add the corpus to the dataset store OUT as new parts (the others are not "
+        "rewritten; a case OUT holds already is refused)",
+    )
     imp.add_argument("--force", action="store_true", help="replace OUT if it exists")
     _jobs_option(imp)
 
@@ -341,6 +406,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     ver.add_argument(
         "src", nargs="?", metavar="SRC", help="corpus folder (default: the built-in corpus)"
+    )
+    ver.add_argument(
+        "--part-cases",
+        type=_positive,
+        metavar="N",
+        help="go through a dataset store: parts of N cases, a folder per kind",
     )
     _jobs_option(ver, f"{_IMPORT_JOBS}, and export in N processes")
 
@@ -627,10 +698,11 @@ class _Progress:
     is cleared on the way out, also on an error or Ctrl-C.
     """
 
-    def __init__(self, verb: str, unit: str, *, start: str = "") -> None:
+    def __init__(self, verb: str, unit: str, *, start: str = "", total: int | None = None) -> None:
         self.verb = verb
         self.unit = unit
         self.start = start
+        self.total = total
         self.stream = sys.stderr
         self.enabled = _is_terminal(self.stream)
         self.count = 0
@@ -660,7 +732,8 @@ class _Progress:
 
     def _show(self, name: str, *, count: bool = True) -> None:
         columns = shutil.get_terminal_size().columns
-        counted = f"{self.count} {self.unit}  " if count else ""
+        of = "" if self.total is None else f" of {self.total}"
+        counted = f"{self.count}{of} {self.unit}  " if count else ""
         text = f"{self.verb}: {counted}{name}".rstrip()[: max(columns - 1, 1)]
         self.stream.write("\r" + text.ljust(self._width))
         self.stream.flush()
@@ -704,15 +777,40 @@ def _run_import(args: argparse.Namespace, out: TextIO) -> int:
     else:
         source = default_source()
         described = _default_corpus_name()
-    _check_file_target(out_path, force=args.force)
+    as_dataset = (
+        args.dataset
+        or args.append
+        or args.partition_by is not None
+        or (args.part_bytes is not None or args.part_cases is not None)
+    )
+    if args.append and args.force:
+        args.subparser.error("--append adds to OUT and --force replaces it: give one")
+    if not as_dataset:
+        _check_file_target(out_path, force=args.force)
     options = WriteOptions(
-        compression_level=args.compression_level, keep_undecodable=args.keep_undecodable
+        compression_level=args.compression_level,
+        keep_undecodable=args.keep_undecodable,
+        row_group_cases=args.row_group_cases,
     )
     with _Progress("importing", "cases", start=_starting(args.src)) as progress:
         step = progress.step
-        summary = write_store(
-            source, out_path, options=options, progress=lambda c: step(c.name), jobs=args.jobs
-        )
+        if as_dataset:
+            summary = write_dataset(
+                source,
+                out_path,
+                options=options,
+                part_bytes=args.part_bytes,
+                part_cases=args.part_cases,
+                by_kind=args.partition_by == "kind",
+                append=args.append,
+                replace=args.force,
+                progress=lambda c: step(c.name),
+                jobs=args.jobs,
+            )
+        else:
+            summary = write_store(
+                source, out_path, options=options, progress=lambda c: step(c.name), jobs=args.jobs
+            )
     source_bytes = summary["source_bytes"]
     for warning in summary["warnings"]:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
@@ -722,7 +820,12 @@ def _run_import(args: argparse.Namespace, out: TextIO) -> int:
         ("  files", summary["files"]),
         ("  rows", summary["rows"]),
         ("  row groups", summary["row_groups"]),
-        ("  store size", _size(summary["bytes"])),
+    ]
+    if as_dataset:
+        parts = len(summary["parts"])
+        lines.append(("  parts", f"{parts} added" if args.append else parts))
+    lines += [
+        ("  store size", _size(summary["bytes"]) + (" (the parts added)" if args.append else "")),
         ("  source", _size(source_bytes)),
         ("  ratio", f"{ratio:.3f} (store size / source bytes)"),
     ]
@@ -825,9 +928,20 @@ def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
     ):
         store_path = Path(store_dir) / "corpus.parquet"
         with _Progress("importing", "cases", start=_starting(args.src)) as progress:
-            summary = write_store(
-                source(), store_path, progress=lambda c: progress.step(c.name), jobs=args.jobs
-            )
+            if args.part_cases is not None:
+                store_path = Path(store_dir) / "corpus"
+                summary = write_dataset(
+                    source(),
+                    store_path,
+                    part_cases=args.part_cases,
+                    by_kind=True,
+                    progress=lambda c: progress.step(c.name),
+                    jobs=args.jobs,
+                )
+            else:
+                summary = write_store(
+                    source(), store_path, progress=lambda c: progress.step(c.name), jobs=args.jobs
+                )
         tree = Path(tree_dir) / "corpus"
         with _Progress("exporting", "files") as progress, _reading(store_path):
             export_store(store_path, tree, progress=lambda f: progress.step(f.path), jobs=args.jobs)
@@ -895,12 +1009,21 @@ def _run_info(args: argparse.Namespace, out: TextIO) -> int:
     if path.is_dir() or _is_parquet(path):
         if for_pb:
             args.subparser.error("--model, --input and --output apply to a .pb file only")
-        return _info_case(path, out) if path.is_dir() else _info_store(path, out)
+        if path.is_dir() and not _is_dataset(path):
+            return _info_case(path, out)
+        return _info_store(path, out)
     if (args.input is not None or args.output is not None) and args.model is None:
         args.subparser.error("--input and --output need --model")
     if args.model is not None and args.input is None and args.output is None:
         args.subparser.error("--model needs --input K or --output K")
     return _info(args.path, args.model, args.input, args.output, out)
+
+
+def _is_dataset(folder: Path) -> bool:
+    """A folder of Parquet parts (at its top or one level down), not a case folder."""
+    if (folder / "model.onnx").exists():
+        return False
+    return any(True for pattern in ("*.parquet", "*/*.parquet") for _ in folder.glob(pattern))
 
 
 def _is_parquet(path: Path) -> bool:
@@ -925,6 +1048,7 @@ def _info_store(path: Path, out: TextIO) -> int:
         ("format", facts.format),
         ("created by", facts.created_by),
         ("size", _size(facts.nbytes)),
+        ("parts", f"{len(store.parts)} (a dataset store)" if store.path.is_dir() else 1),
         ("row groups", facts.row_groups),
         ("rows", facts.rows),
         ("cases", facts.cases),
@@ -1058,9 +1182,17 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     out_path = Path(args.out)
     store = Store(args.store)
     _check_file_target(out_path, force=args.force, reading=[store.path])
-    with _Progress("running", "cases") as progress:
+    total = len(compare.select_cases(store, args.case))
+    with _Progress("running", "cases", total=total) as progress:
         counts = compare.write_actual(
-            store, backend, out_path, cases=args.case, timeout=args.timeout, progress=progress.step
+            store,
+            backend,
+            out_path,
+            cases=args.case,
+            timeout=args.timeout,
+            progress=progress.step,
+            jobs=args.jobs,
+            engine=args.engine,
         )
     _print_fields(
         [
@@ -1083,12 +1215,15 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from onnx_arrow import compare
 
     store = Store(args.store)
-    if args.actual is not None and args.timeout is not None:
-        args.subparser.error("--timeout applies to a backend, not to --actual")
+    if args.actual is not None and (
+        args.timeout is not None or args.engine is not None or args.jobs > 1
+    ):
+        args.subparser.error("--timeout, --jobs and --engine apply to a backend, not to --actual")
     if args.out is not None:
         reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
         _check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
-    with _Progress("comparing", "cases") as progress:
+    total = len(compare.select_cases(store, args.case))
+    with _Progress("comparing", "cases", total=total) as progress:
         if args.actual is not None:
             df = compare.compare_stores(
                 store,
@@ -1107,6 +1242,8 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
                 cases=args.case,
                 timeout=args.timeout,
                 progress=progress.step,
+                jobs=args.jobs,
+                engine=args.engine,
             )
     if args.out is not None:
         compare.write_report(df, args.out)

@@ -65,6 +65,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fnmatch
 import importlib
 import os
@@ -95,9 +96,11 @@ from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.errors import (
     BackendTimeoutError,
     BackendUnavailableError,
+    CaseLostError,
     CompareError,
     OnnxArrowError,
 )
+from onnx_arrow.parallel import Lost, heartbeat, map_cases
 
 __all__ = [
     "BACKENDS",
@@ -341,17 +344,20 @@ def run_backend(
         raised.
     """
     store = store if isinstance(store, Store) else Store(store)
-    if timeout is not None:
-        if not timeout > 0:
-            raise CompareError(f"timeout is {timeout}; give a number of seconds above 0")
-        if threading.current_thread() is not threading.main_thread() or not hasattr(
-            signal, "setitimer"
-        ):
-            raise CompareError("a timeout needs the main thread of a POSIX process; pass None")
+    _check_timeout(timeout)
     for case in select_cases(store, cases):
         yield from _run_case(store, case, backend, timeout)
         if progress is not None:
             progress(case)
+
+
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is None:
+        return
+    if not timeout > 0:
+        raise CompareError(f"timeout is {timeout}; give a number of seconds above 0")
+    if not hasattr(signal, "setitimer"):
+        raise CompareError("a timeout needs a POSIX system (SIGALRM); pass None")
 
 
 def _data_sets(store: Store, case: str) -> Iterator[DataSetRun]:
@@ -382,6 +388,7 @@ def _run_case(
         if run.skipped is not None or run.model is None:
             yield run
             continue
+        heartbeat()  # a worker that stops answering from here on is stuck in the backend
         model = run.model
         input_names = [i.name for i in model.graph.input]
         feed = {
@@ -409,8 +416,15 @@ def _writable(value: Any) -> Any:
 
 @contextlib.contextmanager
 def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`BackendTimeoutError` in the block after ``seconds``: by ``SIGALRM`` in
+    the main thread, else (a Dask worker's thread) by an exception set on the thread.
+    Either lands only once the backend runs Python code again."""
     if seconds is None:
         yield
+        return
+    if threading.current_thread() is not threading.main_thread():
+        with _thread_deadline(seconds):
+            yield
         return
 
     def expire(signum: int, frame: FrameType | None) -> None:
@@ -423,6 +437,37 @@ def _deadline(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+class _ThreadTimeout(Exception):
+    """Raised in a thread past its deadline: set by class, so without a message, and
+    turned into a :class:`BackendTimeoutError` where the block ends."""
+
+
+@contextlib.contextmanager
+def _thread_deadline(seconds: float) -> Iterator[None]:
+    ident = threading.get_ident()
+    lock = threading.Lock()
+    inside = [True]
+
+    def expire() -> None:
+        with lock:
+            if inside[0]:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(ident), ctypes.py_object(_ThreadTimeout)
+                )
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except _ThreadTimeout:
+        raise BackendTimeoutError(f"the backend ran longer than {seconds:g} s") from None
+    finally:
+        with lock:
+            inside[0] = False
+        timer.cancel()
 
 
 # --- comparing one value ---------------------------------------------------------------
@@ -629,6 +674,8 @@ def compare(
     cases: Iterable[str] | None = None,
     timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
+    engine: str | None = None,
 ) -> pd.DataFrame:
     """Run ``backend`` over ``store`` and compare every output with the expected one.
 
@@ -644,6 +691,11 @@ def compare(
         |expected|`` (NaN equal to NaN).
     cases, timeout, progress
         As :func:`run_backend`.
+    jobs, engine
+        Run the cases in ``jobs`` processes of this machine, or on ``engine``
+        (``"processes"``, ``"dask"``, ``"ray"``; see :mod:`onnx_arrow.parallel`).  The
+        table is the same as a run in this process; a case whose worker died, or stopped
+        answering past the timeout, is an ``error`` on each of its outputs.
 
     Returns
     -------
@@ -662,8 +714,41 @@ def compare(
         ``Float64``); :func:`write_report` stores it as Parquet.
     """
     _check_tolerance(rtol, atol)
-    runs = run_backend(store, backend, cases=cases, timeout=timeout, progress=progress)
-    return _frame(row for run in runs for row in _rows(run, rtol, atol))
+    _check_timeout(timeout)
+    store = store if isinstance(store, Store) else Store(store)
+    names = select_cases(store, cases)
+    per_case = _CompareCase(backend, rtol, atol, timeout)
+    rows: list[dict[str, Any]] = []
+    for _, result in map_cases(
+        per_case, store, names, jobs=jobs, engine=engine, timeout=timeout, progress=progress
+    ):
+        rows += per_case.lost(store, result) if isinstance(result, Lost) else result
+    return _frame(rows)
+
+
+@dataclass(frozen=True)
+class _CompareCase:
+    """The comparison rows of one case (a task of :func:`~onnx_arrow.parallel.map_cases`)."""
+
+    backend: Backend
+    rtol: float
+    atol: float
+    timeout: float | None
+
+    def __call__(self, store: Store, case: str) -> list[dict[str, Any]]:
+        runs = _run_case(store, case, self.backend, self.timeout)
+        return [row for run in runs for row in _rows(run, self.rtol, self.atol)]
+
+    def lost(self, store: Store, lost: Lost) -> list[dict[str, Any]]:
+        return [row for run in _lost_runs(store, lost) for row in _rows(run, self.rtol, self.atol)]
+
+
+def _lost_runs(store: Store, lost: Lost) -> Iterator[DataSetRun]:
+    """The data sets of a case whose worker was lost, each with that as its error."""
+    for run in _data_sets(store, lost.case):
+        if run.skipped is None:
+            run.error = f"{CaseLostError.__name__}: {lost.message}"
+        yield run
 
 
 def _check_tolerance(rtol: float, atol: float) -> None:
@@ -779,6 +864,8 @@ def write_actual(
     cases: Iterable[str] | None = None,
     timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
+    engine: str | None = None,
 ) -> dict[str, int]:
     """Run ``backend`` over ``store`` and write a store of what it gives, atomically.
 
@@ -789,6 +876,7 @@ def write_actual(
     backend raised, or an output cannot be serialized as the model declares, the
     output's file is ``output_K.error.txt`` holding the message.  Skipped cases are
     not written.  :func:`compare_stores` compares the result with ``store``.
+    ``jobs`` and ``engine`` are as for :func:`compare`: the store written is the same.
 
     Returns
     -------
@@ -798,36 +886,67 @@ def write_actual(
         files the store could not decode as the model declares, kept as their bytes), and
         ``bytes`` of the store.
     """
+    _check_timeout(timeout)
     store = store if isinstance(store, Store) else Store(store)
     counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
+    per_case = _ActualCase(backend, timeout)
+    results = map_cases(
+        per_case,
+        store,
+        select_cases(store, cases),
+        jobs=jobs,
+        engine=engine,
+        timeout=timeout,
+        progress=progress,
+    )
     summary = write_store(
-        _actual_cases(store, backend, cases, timeout, progress, counts),
-        out,
-        options=WriteOptions(keep_undecodable=True),
+        _actual_cases(store, results, counts), out, options=WriteOptions(keep_undecodable=True)
     )
     counts["cases"] = summary["cases"]
     counts["kept_as_bytes"] = len(summary["warnings"])
     return {**counts, "bytes": summary["bytes"]}
 
 
+@dataclass(frozen=True)
+class _ActualCase:
+    """The files of one case with the backend's outputs, and its counts (a task)."""
+
+    backend: Backend
+    timeout: float | None
+
+    def __call__(self, store: Store, case: str) -> tuple[Case | None, dict[str, int]]:
+        return _actual_case(store, case, _run_case(store, case, self.backend, self.timeout))
+
+
 def _actual_cases(
     store: Store,
-    backend: Backend,
-    cases: Iterable[str] | None,
-    timeout: float | None,
-    progress: Callable[[str], None] | None,
+    results: Iterable[tuple[str, tuple[Case | None, dict[str, int]] | Lost]],
     counts: dict[str, int],
 ) -> Iterator[Case]:
+    for case, result in results:
+        built, counted = (
+            _actual_case(store, case, _lost_runs(store, result))
+            if isinstance(result, Lost)
+            else result
+        )
+        for key, n in counted.items():
+            counts[key] += n
+        if built is not None:
+            yield built
+
+
+def _actual_case(
+    store: Store, case: str, runs: Iterable[DataSetRun]
+) -> tuple[Case | None, dict[str, int]]:
+    """A case's files with the outputs of ``runs`` (None for a skipped case), and counts."""
+    counts = {"data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
     current: Case | None = None
-    for run in run_backend(store, backend, cases=cases, timeout=timeout, progress=progress):
+    for run in runs:
         if run.skipped is not None or run.model is None:
             counts["skipped"] += 1
             continue
-        if current is None or current.name != run.case:
-            if current is not None:
-                current.files.sort(key=lambda f: f.path)
-                yield current
-            current = _case_with_model(store, run.case)
+        if current is None:
+            current = _case_with_model(store, case)
         model = run.model
         counts["data_sets"] += 1
         counts["errors"] += run.error is not None
@@ -841,7 +960,7 @@ def _actual_cases(
                 current.files.append(CorpusFile(_error_path(value.path), data.encode()))
     if current is not None:
         current.files.sort(key=lambda f: f.path)
-        yield current
+    return current, counts
 
 
 def _case_with_model(store: Store, case: str) -> Case:

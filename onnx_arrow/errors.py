@@ -23,6 +23,7 @@ __all__ = [
     "ArrowLayoutError",
     "BackendTimeoutError",
     "BackendUnavailableError",
+    "CaseLostError",
     "CompareError",
     "CorpusError",
     "ExternalDataError",
@@ -114,6 +115,10 @@ class BackendUnavailableError(OnnxArrowError, ImportError):
 
 class BackendTimeoutError(OnnxArrowError, TimeoutError):
     """A backend ran longer than the timeout on one data set (recorded as an error)."""
+
+
+class CaseLostError(OnnxArrowError, RuntimeError):
+    """The worker running a case died or stopped answering (recorded as the case's error)."""
 
 
 class OnnxArrowWarning(UserWarning):

@@ -66,4 +66,6 @@ def test_errors_are_also_the_builtin_they_stand_for() -> None:
     for name in errors.__all__:
         cls = getattr(errors, name)
         if issubclass(cls, OnnxArrowError) and cls is not OnnxArrowError:
-            assert issubclass(cls, ValueError | TypeError | ImportError | TimeoutError), name
+            assert issubclass(
+                cls, ValueError | TypeError | ImportError | TimeoutError | RuntimeError
+            ), name

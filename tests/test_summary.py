@@ -168,13 +168,13 @@ def test_store_facts_count_what_the_store_holds(tmp_path: Path) -> None:
 def test_store_facts_read_no_data_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = _small_store(tmp_path / "store.parquet")
     read: list[str] = []
-    real = pq.read_table
+    real = pq.ParquetFile.read
 
-    def read_table(*args: Any, columns: list[str], **kwargs: Any) -> pa.Table:
+    def spy(self: pq.ParquetFile, *args: Any, columns: list[str], **kwargs: Any) -> pa.Table:
         read.extend(columns)
-        return real(*args, columns=columns, **kwargs)
+        return real(self, *args, columns=columns, **kwargs)
 
-    monkeypatch.setattr(pq, "read_table", read_table)
+    monkeypatch.setattr(pq.ParquetFile, "read", spy)
     store_facts(store)
     assert read
     assert not [c for c in read if c in DATA_COLUMNS or c in ("envelope", "content")]

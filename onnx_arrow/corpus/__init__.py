@@ -18,7 +18,7 @@ from onnx_arrow.corpus.sources import (
     NodeSuiteSource,
     default_source,
 )
-from onnx_arrow.corpus.store import Store, WriteOptions, export_store, write_store
+from onnx_arrow.corpus.store import Store, WriteOptions, export_store, write_dataset, write_store
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -37,5 +37,6 @@ __all__ = [
     "cases_from_rows",
     "default_source",
     "export_store",
+    "write_dataset",
     "write_store",
 ]

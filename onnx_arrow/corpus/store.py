@@ -15,10 +15,14 @@ import functools
 import multiprocessing as mp
 import os
 import queue
+import re
+import shutil
 import stat
+import sys
+import tempfile
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -51,7 +55,7 @@ from onnx_arrow.corpus.sources import (
 from onnx_arrow.corpus.tree import TreeWriter, atomic_file, tree_writer, write_tree
 from onnx_arrow.errors import OnnxArrowError
 
-__all__ = ["Store", "WriteOptions", "export_store", "write_store"]
+__all__ = ["Store", "WriteOptions", "export_store", "write_dataset", "write_store"]
 
 #: Source bytes gathered into one row group (whole cases only): large enough for zstd to
 #: find repeated tensors, small enough that reading one case reads little else.
@@ -69,6 +73,9 @@ class WriteOptions:
     compression_level: int = 3
     row_group_bytes: int = ROW_GROUP_BYTES
     keep_undecodable: bool = False
+    #: Close a row group at this many cases too (None: by bytes only): row groups of a few
+    #: cases each are the unit engines hand to their workers.
+    row_group_cases: int | None = None
 
 
 #: Cases a worker process is handed at a time (it stops early at ``row_group_bytes``).
@@ -195,35 +202,64 @@ def _parallel(
 
 @dataclass
 class _RowGroup:
-    refs: list[Case | CaseRef]
-    table: pa.Table
-    warnings: list[str]
-    files: int
-    source_bytes: int
+    refs: list[Case | CaseRef] = field(default_factory=list)
+    table: pa.Table = field(default_factory=lambda: pa.table([]))
+    warnings: list[str] = field(default_factory=list)
+    files: int = 0
+    source_bytes: int = 0
+    kind: str | None = None
+    #: The last row group of a part of ``part_cases`` cases (see :func:`_row_groups`).
+    ends_part: bool = False
 
 
-def _row_groups(pieces: Iterable[_Piece], budget: int) -> Iterator[_RowGroup]:
-    """Row groups of whole cases, each closed once its cases hold ``budget`` source bytes.
+def _row_groups(
+    pieces: Iterable[_Piece],
+    budget: int,
+    *,
+    max_cases: int | None = None,
+    by_kind: bool = False,
+    part_cases: int | None = None,
+) -> Iterator[_RowGroup]:
+    """Row groups of whole cases, each closed once its cases hold ``budget`` source bytes
+    or it holds ``max_cases`` cases; ``by_kind``, before a case of another kind; with
+    ``part_cases``, after every ``part_cases`` cases (marked ``ends_part``).
 
     The cut falls at the same case however the pieces were built, so the store is
     the same whatever the number of jobs.
     """
-    group = _RowGroup([], pa.table([]), [], 0, 0)
+    group = _RowGroup()
     parts: list[pa.RecordBatch] = []
+    in_part = 0
     for piece in pieces:
         row = start = warned = 0
+        kinds = piece.batch.column("kind")
         for ref, (rows, size, files, warnings) in zip(piece.refs, piece.cases, strict=True):
+            kind = kinds[row].as_py() if rows else group.kind
+            if by_kind and group.refs and kind != group.kind:
+                if row > start:
+                    parts.append(piece.batch.slice(start, row - start))
+                group.table = _one_chunk(parts)
+                yield group
+                group, parts, start, in_part = _RowGroup(), [], row, 0
+            group.kind = kind
+            in_part += 1
             row += rows
             group.refs.append(ref)
             group.warnings += piece.warnings[warned : warned + warnings]
             warned += warnings
             group.files += files
             group.source_bytes += size
-            if group.source_bytes >= budget:
+            group.ends_part = in_part == part_cases
+            if (
+                group.source_bytes >= budget
+                or group.ends_part
+                or (max_cases is not None and len(group.refs) >= max_cases)
+            ):
+                in_part = 0 if group.ends_part else in_part
                 parts.append(piece.batch.slice(start, row - start))
                 group.table = _one_chunk(parts)
                 yield group
-                group, parts, start = _RowGroup([], pa.table([]), [], 0, 0), [], row
+                group, parts, start = _RowGroup(), [], row
         if start < piece.batch.num_rows:
             parts.append(piece.batch.slice(start))
     if group.refs:
@@ -246,25 +282,25 @@ class _BackgroundWriter:
     the writer is used by one thread at a time (closed only once the thread ends).
     """
 
-    def __init__(self, writer: pq.ParquetWriter) -> None:
-        self._writer = writer
-        self._queue: queue.Queue[pa.Table | None] = queue.Queue(maxsize=1)
+    def __init__(self, write: Callable[[_RowGroup], None]) -> None:
+        self._write = write
+        self._queue: queue.Queue[_RowGroup | None] = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="onnx-arrow-writer", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        while (table := self._queue.get()) is not None:
+        while (group := self._queue.get()) is not None:
             if self._error is None:  # after an error, drain the queue without writing
                 try:
-                    self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+                    self._write(group)
                 except BaseException as exc:  # handed to the building thread
                     self._error = exc
 
-    def write(self, table: pa.Table) -> None:
+    def write(self, group: _RowGroup) -> None:
         """Queue a row group; raises the error of an earlier write."""
         self._check()
-        self._queue.put(table)
+        self._queue.put(group)
 
     def finish(self, *, check: bool = True) -> None:
         """Wait until every queued row group is written; with ``check``, raise the
@@ -301,6 +337,234 @@ def write_store(
     as bytes because they could not be typed or were not canonical).
     """
     options = options or WriteOptions()
+    with atomic_file(out, what="the store") as tmp, _open_writer(tmp, options) as writer:
+
+        def write(group: _RowGroup) -> None:
+            writer.write_table(group.table, row_group_size=max(group.table.num_rows, 1))
+
+        counts = _write_rows(cases, options, progress, jobs, write)
+    return {**counts, "bytes": Path(out).stat().st_size}
+
+
+#: The name of a dataset store's part files: ``part-00000.parquet`` ...
+_PART_NAME: Final = re.compile(r"part-(\d+)\.parquet")
+
+
+def write_dataset(
+    cases: Iterable[Case],
+    out: str | os.PathLike[str],
+    *,
+    options: WriteOptions | None = None,
+    part_bytes: int | None = None,
+    part_cases: int | None = None,
+    by_kind: bool = False,
+    append: bool = False,
+    replace: bool = False,
+    progress: Callable[[Any], None] | None = None,
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """Write ``cases`` to the folder ``out`` as a dataset store: Parquet part files of the
+    one-file store's schema and format, read by :class:`Store` and by any engine as one.
+
+    The parts are written to a hidden folder first and moved into place when all are
+    complete: an error or Ctrl-C leaves ``out`` as it was.
+
+    Parameters
+    ----------
+    part_bytes, part_cases
+        A part is closed once its cases' files hold ``part_bytes`` bytes, or at
+        ``part_cases`` cases; a part holds whole row groups (None: no limit).
+    by_kind
+        Parts in a folder per kind of case (``out/node/part-00000.parquet``); the
+        folders are named by the kind only, as the ``kind`` column is in the files
+        already.
+    append
+        Add the cases to the existing dataset store ``out`` as new parts, without
+        rewriting the others; a case the store holds already is refused.
+    replace
+        Replace an existing ``out``; without ``append`` or ``replace``, ``out`` must
+        be missing or an empty folder.
+    options, progress, jobs
+        As for :func:`write_store`.
+
+    Returns
+    -------
+    dict
+        The summary of :func:`write_store`, with ``parts``: the part files written,
+        relative to ``out``.
+    """
+    options = options or WriteOptions()
+    target = Path(out)
+    existing = _dataset_target(target, append=append, replace=replace)
+    number = 0
+    held: set[str] = set()
+    if existing is not None:
+        number = 1 + max(
+            (int(m.group(1)) for p in existing.parts if (m := _PART_NAME.fullmatch(p.name))),
+            default=-1,
+        )
+        held = set(existing.cases())
+    parent = target if append else target.parent
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=parent))
+    try:
+        parts = _Parts(staging, options, number, part_bytes, by_kind)
+
+        def check(group: _RowGroup) -> None:
+            for ref in group.refs:
+                if ref.name in held:
+                    raise CorpusError(
+                        f"the store holds case {ref.name!r} already; import the cases it does "
+                        "not hold, or import into a new store",
+                        where=str(target),
+                    )
+
+        try:
+            counts = _write_rows(
+                cases, options, progress, jobs, parts.write, check=check, by_kind=by_kind,
+                part_cases=part_cases,
+            )  # fmt: skip
+        finally:
+            parts.close()
+        written = _publish(staging, target, parts.written, append=append)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    size = sum((target / p).stat().st_size for p in written)
+    return {**counts, "bytes": size, "parts": written}
+
+
+def _dataset_target(target: Path, *, append: bool, replace: bool) -> Store | None:
+    """Check where a dataset is written, before any work; the store appended to."""
+    where = str(target)
+    if not target.parent.is_dir():
+        raise CorpusError("its folder does not exist; create it first", where=where)
+    if append:
+        if not target.is_dir():
+            raise CorpusError(
+                "is not a dataset store's folder to add parts to; import without appending "
+                "to create it",
+                where=where,
+            )
+        return Store(target)
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise CorpusError(
+            "exists and is not a folder; a dataset store is a folder of part files",
+            where=where,
+        )
+    if target.is_dir() and any(target.iterdir()) and not replace:
+        raise CorpusError(
+            "is a folder that is not empty; add to a dataset store with append (import "
+            "--append), or replace it (--force)",
+            where=where,
+        )
+    return None
+
+
+class _Parts:
+    """The part files of a dataset being written (on the writer thread): a new part once
+    the current one is full, or for a case of another kind."""
+
+    def __init__(
+        self,
+        folder: Path,
+        options: WriteOptions,
+        number: int,
+        part_bytes: int | None,
+        by_kind: bool,
+    ) -> None:
+        self._folder, self._options, self._number = folder, options, number
+        self._part_bytes, self._by_kind = part_bytes, by_kind
+        self._writer: pq.ParquetWriter | None = None
+        self._kind: str | None = None
+        self._bytes = 0
+        self._ended = False
+        #: The parts written, relative to the dataset's folder.
+        self.written: list[str] = []
+
+    def write(self, group: _RowGroup) -> None:
+        full = self._part_bytes is not None and self._bytes >= self._part_bytes
+        if (
+            self._writer is None
+            or self._ended
+            or full
+            or (self._by_kind and group.kind != self._kind)
+        ):
+            self._open(group.kind)
+        assert self._writer is not None
+        self._writer.write_table(group.table, row_group_size=max(group.table.num_rows, 1))
+        self._bytes += group.source_bytes
+        self._ended = group.ends_part
+
+    def _open(self, kind: str | None) -> None:
+        self.close()
+        name = f"part-{self._number:05d}.parquet"
+        relative = f"{_kind_folder(kind)}/{name}" if self._by_kind and kind else name
+        (self._folder / relative).parent.mkdir(exist_ok=True)
+        self._writer = _open_writer(str(self._folder / relative), self._options)
+        self.written.append(relative)
+        self._number += 1
+        self._kind, self._bytes = kind, 0
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def _kind_folder(kind: str) -> str:
+    """A kind as a folder name: kinds are corpus folder names, but checked again."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", kind):
+        raise CorpusError(
+            f"kind {kind!r} is not a plain folder name; write the dataset without by_kind",
+            where=kind,
+        )
+    return kind
+
+
+def _publish(staging: Path, target: Path, parts: list[str], *, append: bool) -> list[str]:
+    """Move the parts written in ``staging`` into ``target``, all or none."""
+    if not append:
+        if target.is_dir():  # empty, or replaced
+            old = Path(
+                tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
+            )
+            os.rename(target, old / "store")
+            try:
+                os.rename(staging, target)
+            except BaseException:
+                os.rename(old / "store", target)
+                raise
+            finally:
+                shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(staging, target)
+        return parts
+    moved: list[str] = []
+    try:
+        for part in parts:
+            (target / part).parent.mkdir(exist_ok=True)
+            if (target / part).exists():
+                raise CorpusError("exists already; the store changed while writing", where=part)
+            os.rename(staging / part, target / part)
+            moved.append(part)
+    except BaseException:
+        for part in moved:
+            os.rename(target / part, staging / part)
+        raise
+    return parts
+
+
+def _write_rows(
+    cases: Iterable[Case],
+    options: WriteOptions,
+    progress: Callable[[Any], None] | None,
+    jobs: int,
+    write: Callable[[_RowGroup], None],
+    *,
+    check: Callable[[_RowGroup], None] | None = None,
+    by_kind: bool = False,
+    part_cases: int | None = None,
+) -> dict[str, Any]:
+    """Build the row groups of ``cases`` and ``write`` each on a thread of its own."""
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
     report = progress or _ignore
@@ -309,15 +573,20 @@ def write_store(
         if jobs > 1
         else _sequential(cases, options, report)
     )
-    with (
-        atomic_file(out, what="the store") as tmp,
-        _open_writer(tmp, options) as writer,
-        contextlib.closing(pieces),  # on an error, the workers stop here, not when collected
-    ):
-        background = _BackgroundWriter(writer)
+    groups = _row_groups(
+        pieces,
+        options.row_group_bytes,
+        max_cases=options.row_group_cases,
+        by_kind=by_kind,
+        part_cases=part_cases,
+    )
+    with contextlib.closing(pieces):  # on an error, the workers stop here, not when collected
+        background = _BackgroundWriter(write)
         try:
-            for group in _row_groups(pieces, options.row_group_bytes):
-                background.write(group.table)
+            for group in groups:
+                if check is not None:
+                    check(group)
+                background.write(group)
                 warnings += group.warnings
                 counts["cases"] += len(group.refs)
                 counts["files"] += group.files
@@ -328,7 +597,7 @@ def write_store(
             background.finish(check=False)  # the first error is the one to report
             raise
         background.finish()
-    return {**counts, "bytes": Path(out).stat().st_size, "warnings": warnings}
+    return {**counts, "warnings": warnings}
 
 
 #: Float data columns are written byte stream split: each byte of the floats in a stream of
@@ -403,52 +672,150 @@ class _ReadGroups:
         return columns_of(batch, where=self.where)
 
 
+@dataclass(frozen=True)
+class _Part:
+    """One Parquet file of a store, its footer read and checked."""
+
+    path: Path
+    file: pq.ParquetFile
+    metadata: dict[str, Any]
+
+    @property
+    def groups(self) -> int:
+        return int(self.file.num_row_groups)
+
+    def read(self, groups: Sequence[int] | None, columns: Sequence[str] | None) -> pa.Table:
+        """Row groups (all when None), only ``columns`` if given; a page that does not read
+        is a located error."""
+        columns = None if columns is None else list(columns)
+        try:
+            if groups is None:
+                return self.file.read(columns=columns)
+            return self.file.read_row_groups(list(groups), columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            what = "the store" if groups is None else "row group " + ", ".join(map(str, groups))
+            raise CorpusError(
+                f"{what} does not read ({exc}); the file is damaged: import the corpus again",
+                where=str(self.path),
+            ) from None
+
+
+def _open_part(path: Path) -> _Part:
+    where = str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise CorpusError(f"cannot open: {exc.strerror}", where=where) from None
+    if not stat.S_ISREG(mode):
+        # opening a FIFO or a device to read it would block or read forever
+        raise CorpusError(
+            f"{file_kind(mode)}, not a regular file; pass a store's .parquet file or a "
+            "dataset store's folder",
+            where=where,
+        )
+    try:
+        file = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise CorpusError(f"cannot read as Parquet ({exc})", where=where) from None
+    schema = file.schema_arrow
+    metadata = parse_metadata(schema.metadata, where=where)
+    if not schema.remove_metadata().equals(SCHEMA):
+        raise CorpusError(
+            "the columns differ from the store format's; it was not written by this "
+            "version of onnx-arrow, or was changed since",
+            where=where,
+        )
+    return _Part(path, file, metadata)
+
+
+def _part_paths(path: Path) -> list[Path]:
+    """A store's files: the file itself, or the parts under a dataset store's folder (see
+    :class:`Store`); symlinks are refused, hidden and ``_`` files are not parts."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        raise CorpusError(f"cannot open: {exc.strerror}", where=str(path)) from None
+    if not stat.S_ISDIR(mode):
+        return [path]
+    found: list[tuple[int, str, Path]] = []
+    for folder, subfolders, names in os.walk(path):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
+        linked = [d for d in subfolders if Path(folder, d).is_symlink()]
+        if linked:
+            raise CorpusError(
+                "is a symlink; the parts of a dataset store are files inside its folder",
+                where=str(Path(folder, linked[0])),
+            )
+        for name in names:
+            if name.startswith((".", "_")) or not name.endswith(".parquet"):
+                continue
+            part = Path(folder, name)
+            if part.is_symlink():
+                raise CorpusError(
+                    "is a symlink; the parts of a dataset store are files inside its folder",
+                    where=str(part),
+                )
+            match = _PART_NAME.fullmatch(name)
+            number = int(match.group(1)) if match else sys.maxsize
+            found.append((number, part.relative_to(path).as_posix(), part))
+    if not found:
+        raise CorpusError(
+            "holds no .parquet part; pass a store's .parquet file or a dataset store's folder",
+            where=str(path),
+        )
+    return [part for _, _, part in sorted(found)]
+
+
 class Store:
-    """An onnx-arrow corpus store, validated when opened.
+    """An onnx-arrow corpus store, validated when opened: one Parquet file, or a dataset
+    of part files.
 
     Parameters
     ----------
     path
-        The Parquet file.
+        The store's Parquet file; a dataset store's folder (every ``.parquet`` file
+        under it, not hidden, not starting with ``_``, is a part: ``part-N.parquet``
+        files in the order of N, then any others by path); or a list of Parquet files,
+        read as the parts of one store in that order.
 
     Raises
     ------
     CorpusError
-        If the file is not a store: missing or foreign metadata, an unknown format
-        version, a schema that differs from the format's.
+        If a part is not a store: missing or foreign metadata, an unknown format
+        version, a schema that differs from the format's; if a folder holds no part,
+        or a part is a symlink.  The error names the part.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> None:
+        if isinstance(path, str | os.PathLike):
+            self.path = Path(path)
+            paths = _part_paths(self.path)
+        else:
+            paths = [Path(p) for p in path]
+            if not paths:
+                raise CorpusError("no store files given; pass at least one .parquet file")
+            self.path = paths[0] if len(paths) == 1 else Path(os.path.commonpath(paths))
         self._last_read: _ReadGroups | None = None
-        where = str(self.path)
-        try:
-            mode = os.stat(self.path).st_mode
-        except OSError as exc:
-            raise CorpusError(f"cannot open: {exc.strerror}", where=where) from None
-        if not stat.S_ISREG(mode):
-            # opening a FIFO or a device to read it would block or read forever
-            raise CorpusError(
-                f"{file_kind(mode)}, not a regular file; pass a store's .parquet file",
-                where=where,
-            )
-        try:
-            self._file = pq.ParquetFile(self.path)
-        except (OSError, pa.ArrowException) as exc:
-            raise CorpusError(f"cannot read as Parquet ({exc})", where=where) from None
-        schema = self._file.schema_arrow
-        self.metadata = parse_metadata(schema.metadata, where=where)
-        if not schema.remove_metadata().equals(SCHEMA):
-            raise CorpusError(
-                "the columns differ from the store format's; it was not written by this "
-                "version of onnx-arrow, or was changed since",
-                where=where,
-            )
+        self._parts = [_open_part(p) for p in paths]
+        #: The store's metadata (its first part's; every part has the same format version).
+        self.metadata = self._parts[0].metadata
+        #: Every row group of the store: (part, row group in the part).
+        self._groups = [(k, i) for k, part in enumerate(self._parts) for i in range(part.groups)]
+
+    @property
+    def parts(self) -> tuple[Path, ...]:
+        """The store's Parquet files: one, or a dataset's parts in store order."""
+        return tuple(part.path for part in self._parts)
+
+    @property
+    def nbytes(self) -> int:
+        """The size of the store's files, in bytes."""
+        return sum(part.path.stat().st_size for part in self._parts)
 
     @property
     def num_row_groups(self) -> int:
-        """Row groups in the file; each holds whole cases."""
-        return int(self._file.num_row_groups)
+        """Row groups in the store, over all its parts; each holds whole cases."""
+        return len(self._groups)
 
     def row_groups(self, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
         """The row groups (only ``columns``, if given), one at a time, fully validated."""
@@ -456,17 +823,26 @@ class Store:
             yield from self._row_group(i, columns)
 
     def _row_group(self, i: int, columns: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
-        table = self._file.read_row_group(i, columns=None if columns is None else list(columns))
-        return self._batches(table, f"row group {i}")
+        k, local = self._groups[i]
+        part = self._parts[k]
+        table = part.read([local], columns)
+        return self._batches(table, f"row group {local}", part.path)
 
-    def _batches(self, table: pa.Table, what: str) -> Iterator[pa.RecordBatch]:
+    def read_columns(self, columns: Sequence[str]) -> pa.Table:
+        """Some columns of every row, validated, as one table (all parts, in store order)."""
+        tables = [part.read(None, columns) for part in self._parts]
+        for part, table in zip(self._parts, tables, strict=True):
+            self._validate(table, "the columns read", part.path)
+        return pa.concat_tables(tables)
+
+    def _batches(self, table: pa.Table, what: str, path: Path) -> Iterator[pa.RecordBatch]:
         """The rows as one batch (a value never straddles two batches), fully validated: a
         store may come from anyone."""
-        self._validate(table, what)
+        self._validate(table, what, path)
         yield from table.combine_chunks().to_batches()
 
-    def _validate(self, table: pa.Table, what: str) -> None:
-        """Full Arrow validation of rows read from the file."""
+    def _validate(self, table: pa.Table, what: str, path: Path) -> None:
+        """Full Arrow validation of rows read from a part."""
         for batch in table.to_batches():
             try:
                 batch.validate(full=True)
@@ -474,13 +850,31 @@ class Store:
                 raise CorpusError(
                     f"{what} is invalid Arrow data ({exc}); the store is damaged: "
                     "import the corpus again",
-                    where=str(self.path),
+                    where=str(path),
                 ) from None
 
     def cases(self) -> list[str]:
-        """The names of the cases, in store order."""
-        column = self._file.read(columns=["test_case"]).column("test_case")
-        return pc.unique(column).to_pylist()
+        """The names of the cases, in store order.
+
+        Raises
+        ------
+        CorpusError
+            If two parts hold rows of the same case.
+        """
+        names: list[str] = []
+        seen: dict[str, Path] = {}
+        for part in self._parts:
+            column = part.read(None, ["test_case"]).column("test_case")
+            for name in pc.unique(column).to_pylist():
+                if name in seen:
+                    raise CorpusError(
+                        f"case {name!r} is in two parts of the store, {seen[name]} and this "
+                        "one; remove the part added twice",
+                        where=str(part.path),
+                    )
+                seen[name] = part.path
+                names.append(name)
+        return names
 
     def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of one case, fully validated; row groups that cannot hold it are not
@@ -506,9 +900,18 @@ class Store:
         """Row groups, read and validated once for consecutive calls on the cases they
         hold."""
         if self._last_read is None or self._last_read.groups != groups:
-            table = self._file.read_row_groups(list(groups))
-            self._validate(table, "row group " + ", ".join(map(str, groups)))
-            self._last_read = _ReadGroups(groups, table, str(self.path))
+            by_part: dict[int, list[int]] = {}
+            for i in groups:
+                k, local = self._groups[i]
+                by_part.setdefault(k, []).append(local)
+            tables = []
+            for k, local_groups in by_part.items():
+                part = self._parts[k]
+                table = part.read(local_groups, None)
+                self._validate(table, "row group " + ", ".join(map(str, local_groups)), part.path)
+                tables.append(table)
+            where = str(self._parts[next(iter(by_part))].path)
+            self._last_read = _ReadGroups(groups, pa.concat_tables(tables), where)
         return self._last_read
 
     def _case_columns(self, case: str) -> tuple[Any, tuple[int, int] | None]:
@@ -525,8 +928,8 @@ class Store:
     def _case_spans(self) -> list[tuple[str, str] | None]:
         """Per row group, the smallest and largest case in it, if its statistics say."""
         spans: list[tuple[str, str] | None] = []
-        for group in range(self.num_row_groups):
-            stats = self._file.metadata.row_group(group).column(0).statistics
+        for k, local in self._groups:
+            stats = self._parts[k].file.metadata.row_group(local).column(0).statistics
             has = stats is not None and stats.has_min_max
             spans.append((stats.min, stats.max) if has else None)
         return spans
@@ -543,8 +946,10 @@ class Store:
                 )
             groups = range(row_group, row_group + 1)
         for i in groups:
+            k, local = self._groups[i]
             for batch in self._row_group(i, _FILE_COLUMNS):
-                yield from files_from_batch(batch, where=f"{self.path}: row group {i}")
+                where = f"{self._parts[k].path}: row group {local}"
+                yield from files_from_batch(batch, where=where)
 
     def values(self, case: str | None = None) -> Iterator[StoredValue]:
         """Every value of the store (or of one case), decoded straight from its columns.
@@ -561,8 +966,11 @@ class Store:
             for batch in table.to_batches():
                 yield from values_from_batch(batch, where=str(self.path))
             return
-        for i, batch in enumerate(self.row_groups(VALUE_COLUMNS)):
-            yield from values_from_batch(batch, where=f"{self.path}: row group {i}")
+        for i in range(self.num_row_groups):
+            k, local = self._groups[i]
+            for batch in self._row_group(i, VALUE_COLUMNS):
+                where = f"{self._parts[k].path}: row group {local}"
+                yield from values_from_batch(batch, where=where)
 
     def case_files(self, case: str) -> list[StoredFile]:
         """The files of one case, rebuilt byte for byte."""
@@ -666,7 +1074,8 @@ def export_store(
         tree_writer(dest, force=force, where=where) as writer,
         cf.ProcessPoolExecutor(min(jobs, groups), mp_context=context) as pool,
     ):
-        futures = [pool.submit(_export_row_group, where, i, writer) for i in range(groups)]
+        parts = tuple(map(str, store.parts))
+        futures = [pool.submit(_export_row_group, parts, i, writer) for i in range(groups)]
         try:
             for future in futures:  # in store order
                 for written in future.result():
@@ -690,13 +1099,13 @@ class _Written:
     size: int
 
 
-def _export_row_group(path: str, group: int, writer: TreeWriter) -> list[_Written]:
-    """Write the files of one row group of the store at ``path`` (in a worker process)."""
-    files = _worker_store(path).files(row_group=group)
+def _export_row_group(parts: tuple[str, ...], group: int, writer: TreeWriter) -> list[_Written]:
+    """Write the files of one row group of the store of ``parts`` (in a worker process)."""
+    files = _worker_store(parts).files(row_group=group)
     return [_Written(f.case, f.path, writer.write(f)) for f in files]
 
 
 @functools.lru_cache(maxsize=1)
-def _worker_store(path: str) -> Store:
-    """The store a worker exports from, opened (its footer read and checked) once."""
-    return Store(path)
+def _worker_store(parts: tuple[str, ...]) -> Store:
+    """The store a worker reads, opened (its footers read and checked) once."""
+    return Store(list(parts))

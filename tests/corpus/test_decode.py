@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from store_helpers import same
 
 from onnx_arrow.corpus import (
     REQUIRED_COLUMNS,
@@ -33,22 +33,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("decode") / "store.parquet"
     write_store(cases, path)
     return path
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal in kind, structure, dtype, shape and bytes (NaN payloads included)."""
-    if isinstance(a, np.ndarray):
-        return (
-            isinstance(b, np.ndarray)
-            and a.dtype == b.dtype
-            and a.shape == b.shape
-            and (a.tobytes() == b.tobytes() if a.dtype != object else a.tolist() == b.tolist())
-        )
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return a is None and b is None
 
 
 def test_decoded_cases_are_what_the_store_gives(store: Path) -> None:

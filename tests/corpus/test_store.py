@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from onnx import TensorProto, helper, numpy_helper, save_model
+from store_helpers import small_corpus, tree_bytes
 
 from onnx_arrow.core.dtypes import dtype_of_numpy
 from onnx_arrow.core.statistics import has_nan_and_inf
@@ -30,10 +31,6 @@ from onnx_arrow.corpus.format import FORMAT_VERSION, METADATA_KEY
 from onnx_arrow.corpus.sources import wheel_data_dir
 from onnx_arrow.corpus.store import WriteOptions
 from onnx_arrow.errors import OnnxArrowError
-
-
-def tree_bytes(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -222,24 +219,6 @@ def test_case_arrays_feed_a_runtime(node_store):
 
 
 # --- nothing lost, nothing half-done ------------------------------------------------------
-
-
-def small_corpus(root: Path) -> Path:
-    case = root / "node" / "test_tiny"
-    (case / "test_data_set_0").mkdir(parents=True)
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
-    model = helper.make_model(
-        helper.make_graph([helper.make_node("Abs", ["x"], ["y"])], "g", [x], [y])
-    )
-    save_model(model, case / "model.onnx")
-    data = numpy_helper.from_array(np.array([-1.0, 2.0], np.float32), "x").SerializeToString()
-    (case / "test_data_set_0" / "input_0.pb").write_bytes(data)
-    (case / "test_data_set_0" / "output_0.pb").write_bytes(
-        numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "y").SerializeToString()
-    )
-    (case / "README").write_text("not a value\n")
-    return root
 
 
 def test_interrupted_import_leaves_no_store(tmp_path):
@@ -680,7 +659,7 @@ def test_import_into_a_missing_folder_names_that_folder(tmp_path):
 
 
 def test_a_store_path_that_is_not_a_regular_file_is_refused_at_once(tmp_path):
-    """A FIFO would block the open for ever; a folder is no store file either."""
+    """A FIFO would block the open for ever, as a store or as a dataset store's part."""
     import os
     import subprocess
     import sys
@@ -691,8 +670,11 @@ def test_a_store_path_that_is_not_a_regular_file_is_refused_at_once(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(CorpusError, match=r"store\.parquet: a FIFO \(named pipe\), not a regular"):
         Store(fifo)
-    with pytest.raises(CorpusError, match="a directory, not a regular file"):
+    with pytest.raises(CorpusError, match=r"store\.parquet: a FIFO \(named pipe\), not a regular"):
         Store(tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CorpusError, match=r"empty: holds no \.parquet part"):
+        Store(tmp_path / "empty")
     done = subprocess.run(
         [sys.executable, "-m", "onnx_arrow", "info", str(fifo)],
         capture_output=True,

@@ -1,0 +1,238 @@
+"""Dataset stores: a folder of Parquet parts read as one store, by onnx-arrow and engines."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from store_helpers import same, small_corpus, tree_bytes
+
+from onnx_arrow.cli import main
+from onnx_arrow.compare import compare
+from onnx_arrow.corpus import (
+    Case,
+    CorpusError,
+    FolderSource,
+    Store,
+    WriteOptions,
+    default_source,
+    export_store,
+    write_dataset,
+    write_store,
+)
+from onnx_arrow.corpus.format import METADATA_KEY
+
+
+@pytest.fixture(scope="module")
+def default_corpus() -> list[Case]:
+    return list(default_source())
+
+
+@pytest.fixture(scope="module")
+def dataset(default_corpus: list[Case], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dataset") / "corpus"
+    summary = write_dataset(
+        default_corpus,
+        out,
+        part_cases=700,
+        by_kind=True,
+        options=WriteOptions(row_group_cases=64),
+        jobs=2,
+    )
+    assert summary["cases"] == len(default_corpus) > 2000
+    return out
+
+
+def test_the_default_corpus_as_a_dataset_exports_byte_for_byte(
+    default_corpus: list[Case], dataset: Path, tmp_path: Path
+) -> None:
+    store = Store(dataset)
+    relative = [p.relative_to(dataset).as_posix() for p in store.parts]
+    assert relative[:2] == ["light/part-00000.parquet", "node/part-00001.parquet"]
+    assert sum(r.startswith("node/") for r in relative) == 3  # 1,884 node cases, 700 a part
+    # every row group holds at most 64 cases, every part 700
+    for part in store.parts:
+        cases = pq.read_table(part, columns=["test_case"]).column("test_case")
+        assert len(set(cases.to_pylist())) <= 700
+    assert store.num_row_groups >= 2042 // 64
+    assert store.cases() == [c.name for c in default_corpus]
+    export_store(store, tmp_path / "out", jobs=2)
+    source = {f.path: f.data for case in default_corpus for f in case.files}
+    assert tree_bytes(tmp_path / "out") == source
+
+
+def test_a_dataset_reads_as_the_one_file_store_does(
+    default_corpus: list[Case], dataset: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "one.parquet"
+    write_store(default_corpus, path)
+    one, many = Store(path), Store(dataset)
+    assert pq.read_table(path).num_rows == sum(pq.read_table(p).num_rows for p in many.parts)
+    for case in ("node/test_abs", "node/test_sequence_insert_at_back", "simple/test_sign_model"):
+        assert same(many.case_arrays(case), one.case_arrays(case))
+        assert many.case_table(case).equals(one.case_table(case))
+        assert [f.data for f in many.case_files(case)] == [f.data for f in one.case_files(case)]
+    chosen = ["node/test_abs*", "node/test_optional*", "light/*"]
+    assert compare(many, cases=chosen).equals(compare(one, cases=chosen))
+
+
+def test_reading_one_case_reads_only_its_part(dataset: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(dataset, copy)
+    store = Store(copy)
+    # damage every part but the one of node/test_abs, after the footers were read
+    holder = next(
+        p
+        for p in store.parts
+        if "node/test_abs" in pq.read_table(p, columns=["test_case"]).column(0).to_pylist()
+    )
+    for part in store.parts:
+        if part != holder:
+            data = part.read_bytes()
+            footer = int.from_bytes(data[-8:-4], "little")
+            with open(part, "r+b") as f:
+                f.seek(4)
+                f.write(b"\0" * (len(data) - footer - 12))  # every page, not the footer
+    with pytest.raises(CorpusError, match=r"invalid|cannot|damaged"):
+        list(store.values("simple/test_sign_model"))
+    assert store.case_arrays("node/test_abs")[0]["inputs"]["x"].shape == (3, 4, 5)
+
+
+def _parts(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_append_adds_parts_and_refuses_cases_held(tmp_path: Path) -> None:
+    first = FolderSource(small_corpus(tmp_path / "a"))
+    second_root = tmp_path / "b"
+    small_corpus(second_root)
+    (second_root / "node" / "test_tiny").rename(second_root / "node" / "test_other")
+    out = tmp_path / "store"
+    assert write_dataset(first, out)["parts"] == ["part-00000.parquet"]
+    before = _parts(out)
+    added = write_dataset(FolderSource(second_root), out, append=True)
+    assert added["parts"] == ["part-00001.parquet"]
+    assert _parts(out)["part-00000.parquet"] == before["part-00000.parquet"]  # not rewritten
+    assert Store(out).cases() == ["node/test_tiny", "node/test_other"]
+    now = _parts(out)
+    with pytest.raises(CorpusError, match=r"holds case 'node/test_other' already"):
+        write_dataset(FolderSource(second_root), out, append=True)
+    assert _parts(out) == now  # nothing half-added
+    assert sorted(p.name for p in out.iterdir()) == ["part-00000.parquet", "part-00001.parquet"]
+
+
+def test_a_failed_dataset_write_leaves_nothing(tmp_path: Path) -> None:
+    small_corpus(tmp_path / "src")
+
+    def cases() -> Iterator[Case]:
+        yield from FolderSource(tmp_path / "src")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_dataset(cases(), tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    out = tmp_path / "kept"
+    write_dataset(FolderSource(tmp_path / "src"), out)
+    before = _parts(out)
+    with pytest.raises(KeyboardInterrupt):
+        write_dataset(cases(), out, replace=True)
+    assert _parts(out) == before
+    with pytest.raises(CorpusError, match=r"not empty; add to a dataset store with append"):
+        write_dataset(FolderSource(tmp_path / "src"), out)
+
+
+def _rewrite_metadata(path: Path, change: dict[str, object]) -> None:
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[METADATA_KEY.encode()])
+    meta.update(change)
+    pq.write_table(table.replace_schema_metadata({METADATA_KEY: json.dumps(meta)}), path)
+
+
+def test_parts_that_disagree_are_refused_naming_the_part(tmp_path: Path) -> None:
+    src = small_corpus(tmp_path / "src")
+    out = tmp_path / "store"
+    write_dataset(FolderSource(src), out)
+    other = out / "part-00007.parquet"
+    write_store(FolderSource(src), other)
+    with pytest.raises(CorpusError, match=r"case 'node/test_tiny' is in two parts"):
+        Store(out).cases()
+    _rewrite_metadata(other, {"format_version": 99})
+    with pytest.raises(CorpusError, match=r"part-00007\.parquet: store format version 99"):
+        Store(out)
+    table = pq.read_table(out / "part-00000.parquet")
+    pq.write_table(table.drop_columns(["case_row"]), other)
+    with pytest.raises(CorpusError, match=r"part-00007\.parquet: the columns differ"):
+        Store(out)
+    other.unlink()
+    os.symlink(out / "part-00000.parquet", out / "part-00009.parquet")
+    with pytest.raises(CorpusError, match=r"part-00009\.parquet: is a symlink"):
+        Store(out)
+
+
+def test_a_list_of_store_files_is_one_store(tmp_path: Path) -> None:
+    src = small_corpus(tmp_path / "src")
+    write_store(FolderSource(src), tmp_path / "a.parquet")
+    (src / "node" / "test_tiny").rename(src / "node" / "test_two")
+    write_store(FolderSource(src), tmp_path / "b.parquet")
+    store = Store([tmp_path / "a.parquet", tmp_path / "b.parquet"])
+    assert store.cases() == ["node/test_tiny", "node/test_two"]
+    assert store.num_row_groups == 2
+    assert len(list(store.files())) == 2 * 4
+    with pytest.raises(CorpusError, match="no store files given"):
+        Store([])
+
+
+def test_import_export_verify_and_info_on_a_dataset_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = small_corpus(tmp_path / "src")
+    out = tmp_path / "store"
+    assert main(["import", "--partition-by", "kind", str(src), str(out)]) == 0
+    assert (out / "node" / "part-00000.parquet").is_file()
+    assert main(["info", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"^parts +1 \(a dataset store\)$", printed, re.M)
+    assert re.search(r"^cases +1$", printed, re.M)
+    assert main(["export", str(out), str(tmp_path / "tree")]) == 0
+    assert tree_bytes(tmp_path / "tree") == tree_bytes(src)
+    assert main(["verify", "--part-cases", "1", str(src)]) == 0
+    assert "files byte-identical" in capsys.readouterr().out
+    assert main(["import", "--append", str(src), str(out)]) == 1
+    assert "holds case 'node/test_tiny' already" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars", "pyarrow.dataset"])
+def test_engines_read_a_dataset_folder_as_one_table(dataset: Path, engine: str) -> None:
+    rows = sum(pq.read_metadata(p).num_rows for p in Store(dataset).parts)
+    if engine == "duckdb":
+        import duckdb
+
+        got = duckdb.sql(
+            "SELECT count(*), count(DISTINCT test_case) "
+            f"FROM read_parquet('{dataset}/**/*.parquet')"
+        ).fetchall()
+        assert got == [(rows, 2042)]
+    elif engine == "polars":
+        import polars as pl
+
+        frame = pl.scan_parquet(f"{dataset}/**/*.parquet").select(
+            pl.len(), pl.col("test_case").n_unique()
+        )
+        assert frame.collect().row(0) == (rows, 2042)
+    else:
+        import pyarrow.dataset as ds
+
+        table = ds.dataset(dataset, format="parquet").to_table(columns=["test_case"])
+        assert table.num_rows == rows
+        assert isinstance(table.column(0).type, pa.DataType)

@@ -1,0 +1,47 @@
+"""Helpers shared by the store tests: small corpora, trees as bytes, exact equality."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save_model
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def small_corpus(root: Path) -> Path:
+    case = root / "node" / "test_tiny"
+    (case / "test_data_set_0").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Abs", ["x"], ["y"])], "g", [x], [y])
+    )
+    save_model(model, case / "model.onnx")
+    data = numpy_helper.from_array(np.array([-1.0, 2.0], np.float32), "x").SerializeToString()
+    (case / "test_data_set_0" / "input_0.pb").write_bytes(data)
+    (case / "test_data_set_0" / "output_0.pb").write_bytes(
+        numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "y").SerializeToString()
+    )
+    (case / "README").write_text("not a value\n")
+    return root
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal in kind, structure, dtype, shape and bytes (NaN payloads included)."""
+    if isinstance(a, np.ndarray):
+        return (
+            isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and (a.tobytes() == b.tobytes() if a.dtype != object else a.tolist() == b.tolist())
+        )
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return a is None and b is None
