@@ -41,11 +41,18 @@ PYTHON_BLOCKS = [(page, i) for page in EXECUTED for i in range(len(_blocks(page,
 @pytest.fixture(scope="module")
 def store_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the store the pages read, from the model tests in the onnx wheel."""
-    from onnx_arrow.corpus import FolderSource, write_store
+    from onnx_arrow.corpus import FolderSource, WriteOptions, write_dataset, write_store
     from onnx_arrow.corpus.sources import wheel_data_dir
 
     folder = tmp_path_factory.mktemp("site")
     write_store(FolderSource(wheel_data_dir()), folder / STORE)
+    # the dataset store of the recipes: `import --partition-by kind --row-group-cases 16`
+    write_dataset(
+        FolderSource(wheel_data_dir()),
+        folder / "corpus",
+        by_kind=True,
+        options=WriteOptions(row_group_cases=16),
+    )
     return folder
 
 

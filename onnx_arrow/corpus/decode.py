@@ -175,7 +175,7 @@ def _conformed(table: pa.Table, where: str) -> pa.Table:
                     where=where,
                 )
             try:
-                column = column.cast(target)
+                column = column.cast(target, safe=True)
             except pa.ArrowException as exc:
                 raise CorpusError(
                     f"column {name} ({column.type}) does not fit the store's {target} ({exc})",
@@ -187,7 +187,11 @@ def _conformed(table: pa.Table, where: str) -> pa.Table:
 
 def _loosely(t: pa.DataType) -> pa.DataType:
     """``t`` with the 64-bit-offset, dictionary and list layouts of other engines made
-    plain: two types alike in this form hold the same values if a cast succeeds."""
+    plain, and integers of any width (Spark widens unsigned integers, uint64 to
+    ``decimal(20, 0)``) as one: two types alike in this form hold the same values if a
+    safe cast succeeds, and the cast refuses a value that does not fit."""
+    if pa.types.is_integer(t) or (pa.types.is_decimal(t) and t.scale == 0):
+        return pa.int64()
     if pa.types.is_dictionary(t):
         return _loosely(t.value_type)
     if pa.types.is_large_binary(t):

@@ -140,3 +140,24 @@ def test_a_folder_of_two_stores_is_one_frame(spark: SparkSession, stores: dict[s
     cases = [set(pq.read_table(f, columns=["test_case"])["test_case"].to_pylist()) for f in files]
     assert not cases[0] & cases[1]
     assert frame.select("test_case").distinct().count() == len(cases[0] | cases[1])
+
+
+def test_rows_spark_hands_back_decode_exactly(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark widens unsigned integers (uint8 to smallint, uint64 to decimal(20,0)) and
+    shuffles rows; the decoder narrows them back exactly, in the case's own order."""
+    from store_helpers import same
+
+    from onnx_arrow.corpus import REQUIRED_COLUMNS, Store, cases_from_rows
+
+    patterns = ("node/test_bitshift_*", "node/test_sequence_insert_at_back", "node/test_abs")
+    cases = [c for c in NodeSuiteSource() if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)]
+    path = tmp_path / "store.parquet"
+    write_store(cases, path)
+    frame = spark.read.parquet(str(path)).select(*REQUIRED_COLUMNS)
+    assert dict(frame.dtypes)["data_uint64"] == "array<decimal(20,0)>"
+    rows = frame.repartition(3).toArrow()  # shuffled
+    store = Store(path)
+    decoded = cases_from_rows(rows, where="spark")
+    assert sorted(c.name for c in decoded) == sorted(store.cases())
+    for case in decoded:
+        assert same(case.data_sets(), store.case_arrays(case.name)), case.name
