@@ -68,6 +68,7 @@ import contextlib
 import ctypes
 import fnmatch
 import importlib
+import itertools
 import os
 import signal
 import threading
@@ -899,8 +900,12 @@ def write_actual(
         timeout=timeout,
         progress=progress,
     )
+    # the worker processes of --jobs are forked by the first result, before write_store
+    # starts its writer thread: a fork beside a running thread may copy a held lock
+    first = next(results, None)
+    ordered = itertools.chain([] if first is None else [first], results)
     summary = write_store(
-        _actual_cases(store, results, counts), out, options=WriteOptions(keep_undecodable=True)
+        _actual_cases(store, ordered, counts), out, options=WriteOptions(keep_undecodable=True)
     )
     counts["cases"] = summary["cases"]
     counts["kept_as_bytes"] = len(summary["warnings"])

@@ -172,10 +172,22 @@ def _processes(
     parts = tuple(map(str, store.parts))
     pending = list(reversed(cases))
     workers = [_Worker(context, func, parts) for _ in range(min(jobs, len(cases)))]
+
+    def assign(i: int) -> None:
+        """Hand worker ``i`` the next case; one that died idle is replaced first."""
+        if not pending:
+            return
+        try:
+            workers[i].give(pending[-1])
+        except OSError:  # the pipe of a worker that died between cases
+            workers[i].stop()
+            workers[i] = _Worker(context, func, parts)
+            workers[i].give(pending[-1])
+        pending.pop()
+
     try:
-        for worker in workers:
-            if pending:
-                worker.give(pending.pop())
+        for i in range(len(workers)):
+            assign(i)
         while any(w.case is not None for w in workers):
             busy = {w.conn: w for w in workers if w.case is not None}
             ready = wait(list(busy), timeout=1.0)
@@ -197,8 +209,7 @@ def _processes(
                         raise payload
                     worker.case = None
                     yield payload
-                if pending:
-                    worker.give(pending.pop())
+                assign(workers.index(worker))
             if timeout is not None:
                 limit = timeout + GRACE
                 for i, worker in enumerate(workers):
@@ -214,8 +225,7 @@ def _processes(
                                 "(stuck outside Python); its worker process was stopped",
                             ),
                         )
-                        if pending:
-                            workers[i].give(pending.pop())
+                        assign(i)
         for worker in workers:
             worker.conn.send(None)
     finally:

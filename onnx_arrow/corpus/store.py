@@ -52,7 +52,13 @@ from onnx_arrow.corpus.sources import (
     case_refs,
     declared_type,
 )
-from onnx_arrow.corpus.tree import TreeWriter, atomic_file, tree_writer, write_tree
+from onnx_arrow.corpus.tree import (
+    TreeWriter,
+    atomic_file,
+    current_umask,
+    tree_writer,
+    write_tree,
+)
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["Store", "WriteOptions", "export_store", "write_dataset", "write_store"]
@@ -450,12 +456,24 @@ def _dataset_target(target: Path, *, append: bool, replace: bool) -> Store | Non
             "exists and is not a folder; a dataset store is a folder of part files",
             where=where,
         )
-    if target.is_dir() and any(target.iterdir()) and not replace:
-        raise CorpusError(
-            "is a folder that is not empty; add to a dataset store with append (import "
-            "--append), or replace it (--force)",
-            where=where,
+    if target.is_dir() and any(target.iterdir()):
+        if not replace:
+            raise CorpusError(
+                "is a folder that is not empty; add to a dataset store with append (import "
+                "--append), or replace it (--force)",
+                where=where,
+            )
+        # replacing deletes the folder: only a dataset store's, nothing else in it
+        parts = set(Store(target).parts)
+        other = next(
+            (p for p in sorted(target.rglob("*")) if not p.is_dir() and p not in parts), None
         )
+        if other is not None:
+            raise CorpusError(
+                f"holds {other.relative_to(target)}, which is not a part of a store; replacing "
+                "would delete it: remove it, or write the store to another folder",
+                where=where,
+            )
     return None
 
 
@@ -523,6 +541,7 @@ def _kind_folder(kind: str) -> str:
 def _publish(staging: Path, target: Path, parts: list[str], *, append: bool) -> list[str]:
     """Move the parts written in ``staging`` into ``target``, all or none."""
     if not append:
+        os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes it private
         if target.is_dir():  # empty, or replaced
             old = Path(
                 tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
@@ -894,7 +913,25 @@ class Store:
         span = None if read is None else read.runs.get(case)
         if read is None or span is None:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        if len({self._groups[i][0] for i in groups}) > 1:
+            self._check_one_part(case, groups)
         return read, span
+
+    def _check_one_part(self, case: str, groups: tuple[int, ...]) -> None:
+        """Refuse a case with rows in two parts (a part added twice): its values would be
+        read twice over."""
+        holding = []
+        for k in sorted({self._groups[i][0] for i in groups}):
+            local = [self._groups[i][1] for i in groups if self._groups[i][0] == k]
+            names = self._parts[k].read(local, ["test_case"]).column("test_case")
+            if pc.any(pc.equal(names, case)).as_py():
+                holding.append(str(self._parts[k].path))
+        if len(holding) > 1:
+            raise CorpusError(
+                f"case {case!r} is in two parts of the store, {holding[0]} and {holding[1]}; "
+                "remove the part added twice",
+                where=str(self.path),
+            )
 
     def _read_groups(self, groups: tuple[int, ...]) -> _ReadGroups:
         """Row groups, read and validated once for consecutive calls on the cases they

@@ -236,3 +236,34 @@ def test_engines_read_a_dataset_folder_as_one_table(dataset: Path, engine: str) 
         table = ds.dataset(dataset, format="parquet").to_table(columns=["test_case"])
         assert table.num_rows == rows
         assert isinstance(table.column(0).type, pa.DataType)
+
+
+def test_replacing_deletes_only_a_store(tmp_path: Path) -> None:
+    src = small_corpus(tmp_path / "src")
+    out = tmp_path / "store"
+    write_dataset(FolderSource(src), out)
+    assert (out.stat().st_mode & 0o777) == 0o777 & ~_umask()  # not mkdtemp's 0o700
+    (out / "notes.txt").write_text("mine\n")
+    with pytest.raises(CorpusError, match=r"holds notes\.txt, which is not a part of a store"):
+        write_dataset(FolderSource(src), out, replace=True)
+    assert (out / "notes.txt").read_text() == "mine\n"
+    (out / "notes.txt").unlink()
+    assert write_dataset(FolderSource(src), out, replace=True)["parts"] == ["part-00000.parquet"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_case_in_two_parts_is_refused_when_read(tmp_path: Path) -> None:
+    src = small_corpus(tmp_path / "src")
+    out = tmp_path / "store"
+    write_dataset(FolderSource(src), out)
+    shutil.copy(out / "part-00000.parquet", out / "part-00001.parquet")
+    store = Store(out)
+    with pytest.raises(CorpusError, match=r"'node/test_tiny' is in two parts of the store"):
+        store.case_arrays("node/test_tiny")
+    with pytest.raises(CorpusError, match=r"'node/test_tiny' is in two parts of the store"):
+        store.cases()
