@@ -54,7 +54,6 @@ import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from onnx import ModelProto
 
 from onnx_arrow._summary import DECODED_FLOATS, op_types
@@ -1176,14 +1175,10 @@ def _container_totals(elements: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _models(path: os.PathLike[str] | str) -> dict[str, tuple[tuple[str, ...], int | None]]:
+def _models(store: Store) -> dict[str, tuple[tuple[str, ...], int | None]]:
     """Per case, the sorted distinct op types of its graph and its default-domain opset."""
     out: dict[str, tuple[tuple[str, ...], int | None]] = {}
-    file = pq.ParquetFile(path)
-    for batch in file.iter_batches(
-        batch_size=256, columns=["test_case", "path", "role", "content"]
-    ):
-        rows = batch.filter(pc.equal(batch.column("role"), "model"))
+    for path, rows in store.model_batches():
         cases = rows.column("test_case").to_pylist()
         paths = rows.column("path").to_pylist()
         contents = rows.column("content")
@@ -1288,9 +1283,7 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
     >>> tmp.cleanup()
     """
     store = store if isinstance(store, Store) else Store(store)
-    rows = pq.read_table(
-        store.path, columns=list(_CATALOG_READ), filters=[("role", "in", ["value", "element"])]
-    )
+    rows = store.read_columns(_CATALOG_READ, roles=["value", "element"])
     role = rows.column("role")
     values = _frame(rows.filter(pc.equal(role, "value")))
     value_elements = pc.and_(
@@ -1324,7 +1317,7 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
     out["nbytes"] = values["nbytes"]
     for name in ("min", "max", "mean", "nan_count", "inf_count"):
         out[name] = values[name].where(tensor, totals[name].astype(values[name].dtype))
-    models = _models(store.path)
+    models = _models(store)
     cases = values["test_case"].to_numpy(dtype=object)
     out["op_types"] = pd.Series(
         [models[c][0] if c in models else None for c in cases], index=values.index, dtype=object

@@ -703,11 +703,19 @@ class _Part:
     def groups(self) -> int:
         return int(self.file.num_row_groups)
 
-    def read(self, groups: Sequence[int] | None, columns: Sequence[str] | None) -> pa.Table:
-        """Row groups (all when None), only ``columns`` if given; a page that does not read
-        is a located error."""
+    def read(
+        self,
+        groups: Sequence[int] | None,
+        columns: Sequence[str] | None,
+        roles: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """Row groups (all when None), only ``columns`` if given, only rows of ``roles`` if
+        given (all row groups); a page that does not read is a located error."""
         columns = None if columns is None else list(columns)
         try:
+            if roles is not None:
+                filters = [("role", "in", list(roles))]
+                return pq.read_table(self.path, columns=columns, filters=filters)
             if groups is None:
                 return self.file.read(columns=columns)
             return self.file.read_row_groups(list(groups), columns=columns)
@@ -847,12 +855,24 @@ class Store:
         table = part.read([local], columns)
         return self._batches(table, f"row group {local}", part.path)
 
-    def read_columns(self, columns: Sequence[str]) -> pa.Table:
-        """Some columns of every row, validated, as one table (all parts, in store order)."""
-        tables = [part.read(None, columns) for part in self._parts]
+    def read_columns(
+        self, columns: Sequence[str], *, roles: Sequence[str] | None = None
+    ) -> pa.Table:
+        """Some columns of every row (of these ``roles`` only, if given), validated, as one
+        table: all parts, in store order.  Row groups without such a role are skipped."""
+        tables = [part.read(None, columns, roles) for part in self._parts]
         for part, table in zip(self._parts, tables, strict=True):
             self._validate(table, "the columns read", part.path)
         return pa.concat_tables(tables)
+
+    def model_batches(self) -> Iterator[tuple[Path, pa.RecordBatch]]:
+        """The model rows (``test_case``, ``path``, ``role``, ``content``), a row group at
+        a time, each with the part it is in."""
+        columns = ["test_case", "path", "role", "content"]
+        for i in range(self.num_row_groups):
+            k, _ = self._groups[i]
+            for batch in self._row_group(i, columns):
+                yield self._parts[k].path, batch.filter(pc.equal(batch.column("role"), "model"))
 
     def _batches(self, table: pa.Table, what: str, path: Path) -> Iterator[pa.RecordBatch]:
         """The rows as one batch (a value never straddles two batches), fully validated: a

@@ -9,6 +9,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -267,3 +268,15 @@ def test_a_case_in_two_parts_is_refused_when_read(tmp_path: Path) -> None:
         store.case_arrays("node/test_tiny")
     with pytest.raises(CorpusError, match=r"'node/test_tiny' is in two parts of the store"):
         store.cases()
+
+
+def test_the_catalog_of_a_dataset_is_the_one_files(
+    default_corpus: list[Case], dataset: Path, tmp_path: Path
+) -> None:
+    from onnx_arrow.pandas import catalog
+
+    path = tmp_path / "one.parquet"
+    write_store(default_corpus, path)
+    one, many = catalog(path), catalog(dataset)
+    assert len(one) > 6000
+    pd.testing.assert_frame_equal(many, one)
