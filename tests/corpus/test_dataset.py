@@ -69,11 +69,15 @@ def test_the_default_corpus_as_a_dataset_exports_byte_for_byte(
     assert tree_bytes(tmp_path / "out") == source
 
 
-def test_a_dataset_reads_as_the_one_file_store_does(
-    default_corpus: list[Case], dataset: Path, tmp_path: Path
-) -> None:
-    path = tmp_path / "one.parquet"
+@pytest.fixture(scope="module")
+def one_file(default_corpus: list[Case], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("one") / "one.parquet"
     write_store(default_corpus, path)
+    return path
+
+
+def test_a_dataset_reads_as_the_one_file_store_does(one_file: Path, dataset: Path) -> None:
+    path = one_file
     one, many = Store(path), Store(dataset)
     assert pq.read_table(path).num_rows == sum(pq.read_table(p).num_rows for p in many.parts)
     for case in ("node/test_abs", "node/test_sequence_insert_at_back", "simple/test_sign_model"):
@@ -270,13 +274,9 @@ def test_a_case_in_two_parts_is_refused_when_read(tmp_path: Path) -> None:
         store.cases()
 
 
-def test_the_catalog_of_a_dataset_is_the_one_files(
-    default_corpus: list[Case], dataset: Path, tmp_path: Path
-) -> None:
+def test_the_catalog_of_a_dataset_is_the_one_files(one_file: Path, dataset: Path) -> None:
     from onnx_arrow.pandas import catalog
 
-    path = tmp_path / "one.parquet"
-    write_store(default_corpus, path)
-    one, many = catalog(path), catalog(dataset)
+    one, many = catalog(one_file), catalog(dataset)
     assert len(one) > 6000
     pd.testing.assert_frame_equal(many, one)
