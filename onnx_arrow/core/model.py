@@ -37,6 +37,8 @@ Elements
     elements come out.
 Statistics and files
     :func:`tensor_statistics`, :func:`statistics_by_dtype` and :data:`STATISTICS`;
+    :func:`ulp_distance` (:class:`UlpDistance`) for the floating dtypes
+    (:data:`FLOATING`, :func:`is_floating`);
     :data:`OPEN_FLAGS`, :data:`NO_FOLLOW` and :func:`file_kind` for opening files
     from anyone.
 """
@@ -99,11 +101,13 @@ from onnx_arrow.core.tensors import (
     storage_to_codes,
 )
 from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
+from onnx_arrow.core.ulp import FLOATING, UlpDistance, is_floating, ulp_distance
 from onnx_arrow.core.values import unwrap
 
 __all__ = [
     "DECODED_FLOATS",
     "DTYPES",
+    "FLOATING",
     "MAP",
     "MESSAGE_CLASS",
     "NO_FOLLOW",
@@ -126,6 +130,7 @@ __all__ = [
     "Statistic",
     "Strings",
     "Tensor",
+    "UlpDistance",
     "arrow_type",
     "as_array",
     "assemble",
@@ -143,6 +148,7 @@ __all__ = [
     "file_kind",
     "flatten",
     "infer_arrow_type",
+    "is_floating",
     "kind_of_arrow",
     "kind_of_type",
     "python_value",
@@ -152,6 +158,7 @@ __all__ = [
     "storage_type",
     "tensor_layout",
     "tensor_statistics",
+    "ulp_distance",
     "unwrap",
     "value_rows",
 ]
