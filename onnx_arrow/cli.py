@@ -187,6 +187,22 @@ skipped (a case without a model or data sets).  Exit status 0 if every output
 matches (skipped cases aside), 1 if any does not or a store cannot be read, 2 bad
 usage."""
 
+_DIFF_EPILOG: Final = """\
+examples:
+  onnx-arrow diff old-onnx/onnx/backend/test/data @default
+      an older onnx wheel's test folders against the installed onnx's corpus
+  onnx-arrow diff before.parquet after.parquet --max-ulp 4 --out diff.parquet
+      float drift of up to 4 ULP counts as equivalent; a row per path to Parquet
+  onnx-arrow diff old/ new/ --accept 'node/test_image_decoder*/*' --min-cases 1800
+
+Each side is a store, a dataset store's folder, a corpus folder (imported first) or
+@default, the built-in default corpus.  Statuses: identical, same-values,
+float-drift, nan-changed, values-changed, shape-changed, dtype-changed,
+type-changed, model-changed, file-changed, added, removed.  Exit status 0 when the
+sides are equivalent (every path identical, same-values, drifting by at most
+--max-ulp, or accepted, and both sides have --min-cases cases), 1 when not, 2 bad
+usage."""
+
 _BACKENDS: Final = ("reference", "onnxruntime")
 
 
@@ -493,6 +509,42 @@ def _parser() -> argparse.ArgumentParser:
         "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"
     )
     cmp.add_argument("--force", action="store_true", help="replace REPORT.parquet if it exists")
+
+    dif = _subparser(
+        commands,
+        "diff",
+        "what changed between two corpora, file by file, with ULP distances",
+        "Compare two corpora path by path and print how many paths have each status, the "
+        "changes by kind of case, and the largest float drifts; values are compared decoded, "
+        "floats by their ULP distance (on the codes, for every floating dtype), models by "
+        "what changed in them.",
+        _DIFF_EPILOG,
+    )
+    dif.add_argument("old", metavar="OLD", help="a store, dataset store, corpus folder or @default")
+    dif.add_argument("new", metavar="NEW", help="the same, for the new side")
+    dif.add_argument(
+        "--max-ulp",
+        type=_whole_number(0),
+        default=0,
+        metavar="N",
+        help="a float drift of at most N ULP counts as equivalent (default: %(default)s)",
+    )
+    dif.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="paths matching this glob may differ (decoded images ...); repeat for more",
+    )
+    dif.add_argument(
+        "--min-cases",
+        type=_whole_number(0),
+        default=1,
+        metavar="N",
+        help="fewer cases on either side is not equivalent (default: %(default)s)",
+    )
+    dif.add_argument("--out", metavar="REPORT.parquet", help="write the row per path to Parquet")
+    dif.add_argument("--force", action="store_true", help="replace REPORT.parquet if it exists")
 
     _subparser(
         commands,
@@ -1267,6 +1319,56 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_DATA_ERROR if failed else EXIT_OK
 
 
+def _run_diff(args: argparse.Namespace, out: TextIO) -> int:
+    from onnx_arrow import compare
+    from onnx_arrow.diff import DEFAULT_CORPUS, STATUSES, diff, equivalent
+
+    for side in (args.old, args.new):
+        if side != DEFAULT_CORPUS and not Path(side).exists():
+            args.subparser.error(f"{side}: no such store or folder (or {DEFAULT_CORPUS})")
+    if args.out is not None:
+        reading = [Path(p) for p in (args.old, args.new) if p != DEFAULT_CORPUS]
+        _check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
+    with _Progress("comparing", "cases", start="reading both sides") as progress:
+        df = diff(args.old, args.new, progress=progress.step)
+    if args.out is not None:
+        compare.write_report(df, args.out)
+    ok = equivalent(df, max_ulp=args.max_ulp, accept=args.accept)
+    counts = df["status"].value_counts()
+    lines: list[tuple[str, object]] = [("paths", len(df))]
+    lines += [(f"  {s}", int(counts.get(s, 0))) for s in STATUSES if counts.get(s, 0)]
+    old_cases = df.loc[df["status"] != "added", "case"].nunique()
+    new_cases = df.loc[df["status"] != "removed", "case"].nunique()
+    lines += [("cases", f"{old_cases} old, {new_cases} new")]
+    _print_fields(lines, out)
+    changed = df[~ok]
+    if len(changed):
+        kinds = changed["case"].str.split("/").str[0]
+        by_kind = changed.groupby([kinds, "status"]).size()
+        print("\nnot equivalent, by kind of case and status:", file=out)
+        for (kind, status), n in by_kind.items():
+            print(f"  {kind:<20} {status:<15} {n}", file=out)
+    drifts = df[df["status"] == "float-drift"].sort_values("max_ulp", ascending=False)
+    if len(drifts):
+        bands = ((1, "1"), (2, "2"), (4, "3-4"), (16, "5-16"), (1024, "17-1024"))
+        ulps = drifts["max_ulp"].astype("int64")
+        print("\nfloat drifts by largest ULP distance:", file=out)
+        low = 0
+        for high, label in bands:
+            print(f"  {label:<10} {int(((ulps > low) & (ulps <= high)).sum())}", file=out)
+            low = high
+        print(f"  {'> 1024':<10} {int((ulps > low).sum())}", file=out)
+        print(f"\nlargest float drifts (up to {_MAX_LISTED}):", file=out)
+        for row in drifts.head(_MAX_LISTED).itertuples():
+            print(f"  {int(row.max_ulp):>12} ULP  {row.path}", file=out)
+    if args.out is not None:
+        print(f"\nreport: {args.out} (a row per path)", file=out)
+    few = min(old_cases, new_cases) < args.min_cases
+    if few:
+        _error(f"a side has fewer than {args.min_cases} cases (--min-cases)")
+    return EXIT_DATA_ERROR if len(changed) or few else EXIT_OK
+
+
 _COMMANDS: Final[dict[str, Callable[[argparse.Namespace, TextIO], int]]] = {
     "import": _run_import,
     "export": _run_export,
@@ -1276,6 +1378,7 @@ _COMMANDS: Final[dict[str, Callable[[argparse.Namespace, TextIO], int]]] = {
     "example": _run_example,
     "run": _run_run,
     "compare": _run_compare,
+    "diff": _run_diff,
 }
 
 

@@ -1,0 +1,474 @@
+"""What changed between two corpora, file by file, with exact ULP distances.
+
+:func:`diff` compares two corpora (stores, dataset stores, corpus folders, or the
+built-in default corpus) and gives one row per path of either side with a status:
+
+* ``identical`` (the same bytes), ``added``, ``removed``;
+* for a value file whose bytes differ, from mildest to worst: ``same-values`` (equal
+  values in another encoding), ``float-drift`` (floating values differ; ``max_ulp``
+  says by how much), ``nan-changed`` (NaN where the other side has a number),
+  ``values-changed`` (integer, bool or string values, map keys, an optional's
+  presence), ``shape-changed`` (a tensor's shape, a sequence's length),
+  ``dtype-changed``, ``type-changed`` (tensor, sequence, map or optional, or another
+  element type inside a container); inside a container the worst element decides;
+* ``model-changed`` for a model, with what changed in words (IR version, opsets, op
+  types, graph inputs and outputs and their declared types, nodes, initializers);
+* ``file-changed`` for any other file (or a value kept as bytes) whose bytes differ.
+
+ULP distances are :func:`onnx_arrow.core.model.ulp_distance`'s: on the codes, for every
+floating dtype, -0.0 and +0.0 0 apart, NaN equal to NaN.  A file is read only where its
+case is on both sides; values are compared decoded from the stores' columns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd  # no pandas-stubs: pandas is Any
+from onnx import ModelProto
+
+from onnx_arrow.core.model import (
+    MapValue,
+    Node,
+    OptionalValue,
+    SequenceValue,
+    SparseValue,
+    Tensor,
+    is_floating,
+    ulp_distance,
+)
+from onnx_arrow.corpus import FolderSource, Store, StoredValue, default_source, write_store
+from onnx_arrow.corpus.rows import declared_type_text
+from onnx_arrow.corpus.store import WriteOptions
+
+__all__ = [
+    "DEFAULT_CORPUS",
+    "DIFF_COLUMNS",
+    "STATUSES",
+    "diff",
+    "equivalent",
+    "model_changes",
+    "open_side",
+]
+
+#: The statuses, from identical to the worst change of a value, then the others.
+STATUSES: Final = (
+    "identical",
+    "same-values",
+    "float-drift",
+    "nan-changed",
+    "values-changed",
+    "shape-changed",
+    "dtype-changed",
+    "type-changed",
+    "model-changed",
+    "file-changed",
+    "added",
+    "removed",
+)
+_SEVERITY: Final = {status: k for k, status in enumerate(STATUSES)}
+
+#: The columns of the report.
+DIFF_COLUMNS: Final = (
+    "path", "case", "role", "status", "max_ulp", "dtype", "old_shape", "new_shape",
+    "old_bytes", "new_bytes", "detail",
+)  # fmt: skip
+
+#: The name that stands for the built-in default corpus as a side of a diff.
+DEFAULT_CORPUS: Final = "@default"
+
+
+# --- sides -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def open_side(side: str | os.PathLike[str] | Store) -> Iterator[Store]:
+    """A side of a diff as a store: a store or dataset store as it is; a corpus folder
+    or :data:`DEFAULT_CORPUS` imported into a temporary store (files that do not decode
+    kept as bytes), removed afterwards."""
+    if isinstance(side, Store):
+        yield side
+        return
+    path = Path(side)
+    if str(side) != DEFAULT_CORPUS and (path.is_file() or _is_store_folder(path)):
+        yield Store(path)
+        return
+    source = default_source() if str(side) == DEFAULT_CORPUS else FolderSource(path)
+    with tempfile.TemporaryDirectory(prefix="onnx-arrow-diff-") as tmp:
+        out = Path(tmp) / "side.parquet"
+        write_store(source, out, options=WriteOptions(keep_undecodable=True))
+        yield Store(out)
+
+
+def _is_store_folder(path: Path) -> bool:
+    """A folder of Parquet parts (a dataset store), not a corpus folder."""
+    if not path.is_dir():
+        return False
+    return any(True for pattern in ("*.parquet", "*/*.parquet") for _ in path.glob(pattern))
+
+
+# --- comparing values ------------------------------------------------------------------
+
+
+@dataclass
+class _Finding:
+    """How two values differ: the worst status met, the largest ULP distance, and where."""
+
+    status: str = "same-values"
+    max_ulp: int | None = None
+    dtype: str | None = None
+    old_shape: tuple[int, ...] | None = None
+    new_shape: tuple[int, ...] | None = None
+    details: list[str] = field(default_factory=list)
+
+    def worse(self, status: str, detail: str) -> None:
+        if _SEVERITY[status] > _SEVERITY[self.status]:
+            self.status = status
+        self.details.append(detail)
+
+    def ulp(self, n: int) -> None:
+        self.max_ulp = n if self.max_ulp is None else max(self.max_ulp, n)
+
+
+def _kind(node: Node | None) -> str:
+    return {
+        Tensor: "tensor",
+        SequenceValue: "sequence",
+        MapValue: "map",
+        OptionalValue: "optional",
+        SparseValue: "sparse tensor",
+    }.get(type(node), "absent")
+
+
+def _walk(old: Node | None, new: Node | None, where: str, found: _Finding) -> None:
+    at = f"{where}: " if where else ""
+    if _kind(old) != _kind(new):
+        found.worse("type-changed", f"{at}{_kind(old)} -> {_kind(new)}")
+        return
+    if isinstance(old, Tensor) and isinstance(new, Tensor):
+        _tensors(old, new, where, found)
+    elif isinstance(old, SequenceValue) and isinstance(new, SequenceValue):
+        if len(old.items) != len(new.items):
+            found.worse("shape-changed", f"{at}a sequence of {len(old.items)} -> {len(new.items)}")
+        for k, (a, b) in enumerate(zip(old.items, new.items, strict=False)):
+            _walk(a, b, f"{where}[{k}]", found)
+    elif isinstance(old, OptionalValue) and isinstance(new, OptionalValue):
+        if (old.value is None) != (new.value is None):
+            present = "absent -> present" if old.value is None else "present -> absent"
+            found.worse("values-changed", f"{at}optional {present}")
+        elif old.value is not None:
+            _walk(old.value, new.value, where, found)
+    elif isinstance(old, MapValue) and isinstance(new, MapValue):
+        if old.key.name != new.key.name:
+            found.worse("type-changed", f"{at}map keys {old.key.name} -> {new.key.name}")
+            return
+        if old.keys.tolist() != new.keys.tolist():
+            found.worse("values-changed", f"{at}map keys differ")
+            return
+        for k, (a, b) in enumerate(zip(old.values, new.values, strict=True)):
+            _walk(a, b, f"{where}[{old.keys[k]!r}]", found)
+    elif isinstance(old, SparseValue) and isinstance(new, SparseValue):
+        if old.dims != new.dims:
+            found.worse("shape-changed", f"{at}sparse dims {list(old.dims)} -> {list(new.dims)}")
+            return
+        _walk(old.indices, new.indices, f"{where}.indices", found)
+        _walk(old.values, new.values, f"{where}.values", found)
+
+
+def _tensors(old: Tensor, new: Tensor, where: str, found: _Finding) -> None:
+    at = f"{where}: " if where else ""
+    if found.dtype is None:
+        found.dtype, found.old_shape, found.new_shape = old.dtype.name, old.dims, new.dims
+    if old.dtype.name != new.dtype.name:
+        found.worse("dtype-changed", f"{at}dtype {old.dtype.name} -> {new.dtype.name}")
+        return
+    if old.dims != new.dims:
+        found.worse("shape-changed", f"{at}shape {list(old.dims)} -> {list(new.dims)}")
+        return
+    a, b = old.codes.reshape(-1), new.codes.reshape(-1)
+    if is_floating(old.dtype):
+        d = ulp_distance(a, b, old.dtype)
+        nans = np.flatnonzero(d.nan_mismatch)
+        if nans.size:
+            k = int(nans[0])
+            found.worse(
+                "nan-changed",
+                f"{at}{nans.size} NaN where the other side has a number (first at element "
+                f"{k}: {_number(a[k])} -> {_number(b[k])})",
+            )
+        found.ulp(d.max)
+        if d.max:
+            k = int(np.argmax(d.distance))
+            found.worse(
+                "float-drift",
+                f"{at}{int(np.count_nonzero(d.distance))} of {a.size} elements drift, at most "
+                f"{d.max} ULP (element {k}: {_number(a[k])} -> {_number(b[k])})",
+            )
+        return
+    if a.dtype == object:
+        differ = np.flatnonzero([x != y for x, y in zip(a.tolist(), b.tolist(), strict=True)])
+    else:
+        differ = np.flatnonzero(a != b)
+    if differ.size:
+        k = int(differ[0])
+        found.worse(
+            "values-changed",
+            f"{at}{differ.size} of {a.size} elements differ (first at element {k}: "
+            f"{a[k]!r} -> {b[k]!r})",
+        )
+
+
+def _number(x: Any) -> str:
+    return repr(x.item()) if hasattr(x, "item") else repr(x)
+
+
+# --- comparing models ------------------------------------------------------------------
+
+
+def model_changes(old: ModelProto, new: ModelProto) -> list[str]:
+    """What changed between two models, in words; the byte level only when nothing else."""
+    changes: list[str] = []
+    if old.ir_version != new.ir_version:
+        changes.append(f"IR version {old.ir_version} -> {new.ir_version}")
+    opsets = [{o.domain or "ai.onnx": o.version for o in m.opset_import} for m in (old, new)]
+    for domain in sorted(opsets[0].keys() | opsets[1].keys()):
+        a, b = opsets[0].get(domain), opsets[1].get(domain)
+        if a != b:
+            changes.append(f"opset {domain} {a or '(none)'} -> {b or '(none)'}")
+    ops = [Counter(n.op_type for n in m.graph.node) for m in (old, new)]
+    if ops[0] != ops[1]:
+        gone = sorted((ops[0] - ops[1]).elements())
+        came = sorted((ops[1] - ops[0]).elements())
+        parts = ([f"removed {', '.join(gone)}"] if gone else []) + (
+            [f"added {', '.join(came)}"] if came else []
+        )
+        changes.append(f"nodes: {'; '.join(parts)}")
+    for what in ("input", "output"):
+        a = [(v.name, declared_type_text(v.type)) for v in getattr(old.graph, what)]
+        b = [(v.name, declared_type_text(v.type)) for v in getattr(new.graph, what)]
+        if a != b:
+            changes.append(f"graph {what}s {_listed(a)} -> {_listed(b)}")
+    if not changes:
+        nodes = list(zip(old.graph.node, new.graph.node, strict=False))
+        for k, (a, b) in enumerate(nodes):
+            if a.SerializeToString() != b.SerializeToString():
+                names = sorted(
+                    {x.name for x in a.attribute} ^ {x.name for x in b.attribute}
+                    | {
+                        x.name
+                        for x in a.attribute
+                        for y in b.attribute
+                        if x.name == y.name and x.SerializeToString() != y.SerializeToString()
+                    }
+                )
+                what = f"attributes {', '.join(names)}" if names else "inputs, outputs or names"
+                changes.append(f"node {k} ({a.op_type}): {what} changed")
+                break
+    if not changes:
+        a = [(t.name, t.data_type, tuple(t.dims)) for t in old.graph.initializer]
+        b = [(t.name, t.data_type, tuple(t.dims)) for t in new.graph.initializer]
+        if a != b:
+            changes.append(f"initializers: {len(a)} -> {len(b)}, or their names, types, dims")
+        elif any(
+            x.SerializeToString() != y.SerializeToString()
+            for x, y in zip(old.graph.initializer, new.graph.initializer, strict=True)
+        ):
+            changes.append("initializer values changed")
+    if not changes:
+        changes.append("only other bytes differ (doc strings, names, metadata or encoding)")
+    return changes
+
+
+def _listed(values: list[tuple[str, str]]) -> str:
+    return "[" + ", ".join(f"{n}: {t}" for n, t in values) + "]"
+
+
+# --- the report ------------------------------------------------------------------------
+
+
+def diff(
+    old: str | os.PathLike[str] | Store,
+    new: str | os.PathLike[str] | Store,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Compare two corpora path by path (see the module docs).
+
+    Parameters
+    ----------
+    old, new
+        A store, a dataset store's folder, a corpus folder (imported first, into a
+        temporary store), or :data:`DEFAULT_CORPUS` for the built-in default corpus.
+    progress
+        Called with each case once compared.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per path of either side, columns :data:`DIFF_COLUMNS`: ``path``,
+        ``case``, ``role`` (model, value or file; of the new side where both have it),
+        ``status`` (one of :data:`STATUSES`), ``max_ulp`` (the largest ULP distance of
+        a value's floating elements; null where none were compared), ``dtype``
+        (the value's first tensor's, old side), ``old_shape`` / ``new_shape``,
+        ``old_bytes`` / ``new_bytes`` (file sizes) and ``detail`` (what changed).
+        Sorted by path.
+    """
+    with open_side(old) as a, open_side(new) as b:
+        rows = list(_rows(a, b, progress))
+    rows.sort(key=lambda r: r["path"])
+    return _frame(rows)
+
+
+def _listing(store: Store) -> dict[str, tuple[str, str, int]]:
+    table = store.read_columns(
+        ["test_case", "path", "role", "nbytes"], roles=["model", "value", "file"]
+    )
+    return {
+        p: (c, r, n)
+        for c, p, r, n in zip(
+            table.column("test_case").to_pylist(),
+            table.column("path").to_pylist(),
+            table.column("role").to_pylist(),
+            table.column("nbytes").to_pylist(),
+            strict=True,
+        )
+    }
+
+
+def _rows(
+    old: Store, new: Store, progress: Callable[[str], None] | None
+) -> Iterator[dict[str, Any]]:
+    before, after = _listing(old), _listing(new)
+    for path in before.keys() - after.keys():
+        case, role, size = before[path]
+        yield {"path": path, "case": case, "role": role, "status": "removed", "old_bytes": size}
+    for path in after.keys() - before.keys():
+        case, role, size = after[path]
+        yield {"path": path, "case": case, "role": role, "status": "added", "new_bytes": size}
+    common: dict[str, list[str]] = {}
+    for path in after.keys() & before.keys():
+        common.setdefault(after[path][0], []).append(path)
+    order = {case: k for k, case in enumerate(dict.fromkeys(c for c, _, _ in after.values()))}
+    for case in sorted(common, key=order.__getitem__):
+        yield from _case_rows(old, new, case, set(common[case]), before, after)
+        if progress is not None:
+            progress(case)
+
+
+def _case_rows(
+    old: Store,
+    new: Store,
+    case: str,
+    paths: set[str],
+    before: dict[str, tuple[str, str, int]],
+    after: dict[str, tuple[str, str, int]],
+) -> Iterator[dict[str, Any]]:
+    old_case = before[next(iter(paths))][0]
+    old_files = {f.path: f.data for f in old.case_files(old_case) if f.path in paths}
+    new_files = {f.path: f.data for f in new.case_files(case) if f.path in paths}
+    differ = {p for p in paths if old_files[p] != new_files[p]}
+    old_values = _values(old, old_case, differ)
+    new_values = _values(new, case, differ)
+    for path in sorted(paths):
+        role = after[path][1]
+        row: dict[str, Any] = {
+            "path": path,
+            "case": case,
+            "role": role,
+            "old_bytes": len(old_files[path]),
+            "new_bytes": len(new_files[path]),
+        }
+        if path not in differ:
+            yield {**row, "status": "identical"}
+            continue
+        if role == "model" and before[path][1] == "model":
+            changes = model_changes(
+                ModelProto.FromString(old_files[path]), ModelProto.FromString(new_files[path])
+            )
+            yield {**row, "status": "model-changed", "detail": "; ".join(changes)}
+            continue
+        if path in old_values and path in new_values:
+            found = _compare(old_values[path], new_values[path])
+            yield {
+                **row,
+                "status": found.status,
+                "max_ulp": found.max_ulp,
+                "dtype": found.dtype,
+                "old_shape": found.old_shape,
+                "new_shape": found.new_shape,
+                "detail": _detail(found.details) or "the same values, encoded differently",
+            }
+            continue
+        kept = (
+            "kept as bytes on one side; " if role == "value" or before[path][1] == "value" else ""
+        )
+        yield {**row, "status": "file-changed", "detail": f"{kept}the bytes differ"}
+
+
+def _values(store: Store, case: str, paths: set[str]) -> dict[str, StoredValue]:
+    if not paths:
+        return {}
+    return {v.path: v for v in store.values(case) if v.path in paths}
+
+
+def _compare(old: StoredValue, new: StoredValue) -> _Finding:
+    found = _Finding()
+    if old.onnx_type != new.onnx_type and not (
+        old.onnx_type.startswith("tensor(") and new.onnx_type.startswith("tensor(")
+    ):
+        found.worse("type-changed", f"declared {old.onnx_type} -> {new.onnx_type}")
+        return found
+    _walk(old.node, new.node, "", found)
+    return found
+
+
+_DETAILS_KEPT: Final = 3
+
+
+def _detail(details: list[str]) -> str | None:
+    if not details:
+        return None
+    more = len(details) - _DETAILS_KEPT
+    return "; ".join(details[:_DETAILS_KEPT]) + (f"; ... {more} more" if more > 0 else "")
+
+
+def _frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    records = list(rows)
+    data: dict[str, Any] = {}
+    for name in DIFF_COLUMNS:
+        values = [r.get(name) for r in records]
+        if name in ("old_bytes", "new_bytes"):
+            data[name] = pd.array(values, dtype="Int64")
+        elif name == "max_ulp":
+            data[name] = pd.array(values, dtype="UInt64")
+        elif name in ("old_shape", "new_shape"):
+            data[name] = pd.Series(values, dtype=object)
+        else:
+            data[name] = pd.array(values, dtype=pd.StringDtype())
+    return pd.DataFrame(data)
+
+
+def equivalent(
+    report: pd.DataFrame,
+    *,
+    max_ulp: int = 0,
+    accept: Sequence[str] = (),
+) -> pd.Series:
+    """Per row of a :func:`diff` report, whether the two sides count as the same: identical,
+    ``same-values``, a ``float-drift`` of at most ``max_ulp``, or a path matching one of
+    the glob patterns ``accept`` (files that may differ, such as decoded images)."""
+    status = report["status"]
+    ok = status.isin(["identical", "same-values"])
+    ok |= (status == "float-drift") & (report["max_ulp"].fillna(0) <= max_ulp)
+    if accept:
+        ok |= report["path"].map(lambda p: any(fnmatch.fnmatchcase(p, a) for a in accept))
+    return ok.astype(bool)

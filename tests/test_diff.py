@@ -1,0 +1,180 @@
+"""onnx-arrow diff: two corpora that differ in every way a diff tells apart."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from onnx import TensorProto, helper, numpy_helper, save_model
+
+from onnx_arrow.cli import main
+from onnx_arrow.corpus import FolderSource, Store, write_dataset, write_store
+from onnx_arrow.diff import DIFF_COLUMNS, STATUSES, diff, equivalent
+
+F32 = np.float32
+
+
+def _case(
+    root: Path,
+    name: str,
+    x: Any,
+    y: Any,
+    *,
+    elem: int = TensorProto.FLOAT,
+    seq: bool = False,
+    opset: int = 21,
+    y_file: bytes | None = None,
+) -> None:
+    """A case: Identity of x to y, its model declaring ``elem`` (a sequence with ``seq``)."""
+    case = root / "node" / name
+    (case / "test_data_set_0").mkdir(parents=True)
+    if seq:
+        t = helper.make_tensor_sequence_value_info
+        vi = [t("x", elem, None), t("y", elem, None)]
+    else:
+        vi = [helper.make_tensor_value_info(n, elem, None) for n in ("x", "y")]
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", vi[:1], vi[1:]),
+        opset_imports=[helper.make_opsetid("", opset)],
+    )
+    save_model(model, case / "model.onnx")
+    for stem, value in (("input_0", x), ("output_0", y)):
+        message = (
+            numpy_helper.from_list(value, stem[0])
+            if seq
+            else numpy_helper.from_array(value, stem[0])
+        )
+        data = message.SerializeToString()
+        if stem == "output_0" and y_file is not None:
+            data = y_file
+        (case / "test_data_set_0" / f"{stem}.pb").write_bytes(data)
+
+
+def _float_data(values: np.ndarray, name: str) -> bytes:
+    """A FLOAT tensor in float_data instead of raw_data: other bytes, the same values."""
+    t = helper.make_tensor(name, TensorProto.FLOAT, values.shape, values.ravel().tolist())
+    return t.SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def sides(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    old, new = tmp_path_factory.mktemp("old"), tmp_path_factory.mktemp("new")
+    x = np.array([0.5, -1.0, 2.0], F32)
+    up = np.nextafter(x, F32(np.inf))
+    for root in (old, new):
+        is_new = root == new
+        _case(root, "test_same", x, x)
+        _case(root, "test_zero", x, np.array([-0.0 if is_new else 0.0, 1.0, 2.0], F32))
+        _case(root, "test_encoding", x, x, y_file=_float_data(x, "y") if is_new else None)
+        two_up = np.nextafter(up, F32(np.inf))
+        _case(root, "test_drift", x, np.where([True, False, True], two_up, x) if is_new else x)
+        _case(root, "test_nan", x, np.array([0.5, np.nan if is_new else -1.0, 2.0], F32))
+        ints = np.array([1, 2, 3], np.int64)
+        _case(root, "test_ints", ints, ints + (is_new and 1), elem=TensorProto.INT64)
+        _case(root, "test_shape", x, (x[:2] if is_new else x))
+        wide = x.astype(np.float64) if is_new else x
+        _case(
+            root, "test_dtype", wide, wide, elem=TensorProto.DOUBLE if is_new else TensorProto.FLOAT
+        )
+        if is_new:
+            _case(root, "test_type", [x], [x], seq=True)
+        else:
+            _case(root, "test_type", x, x)
+        _case(root, "test_opset", x, x, opset=22 if is_new else 21)
+        (root / "node" / "test_same" / "README").write_text("new\n" if is_new else "old\n")
+        _case(root, "test_added" if is_new else "test_removed", x, x)
+    return old, new
+
+
+def _status(df: pd.DataFrame, path: str) -> str:
+    row = df[df["path"] == path]
+    assert len(row) == 1, path
+    return str(row["status"].iloc[0])
+
+
+def test_every_status_is_told_apart(sides: tuple[Path, Path]) -> None:
+    df = diff(*sides)
+    assert tuple(df.columns) == DIFF_COLUMNS
+    out = "test_data_set_0/output_0.pb"
+    expected = {
+        f"node/test_same/{out}": "identical",
+        f"node/test_zero/{out}": "same-values",  # -0.0 and +0.0 are 0 ULP apart
+        f"node/test_encoding/{out}": "same-values",
+        f"node/test_drift/{out}": "float-drift",
+        f"node/test_nan/{out}": "nan-changed",
+        f"node/test_ints/{out}": "values-changed",
+        f"node/test_shape/{out}": "shape-changed",
+        f"node/test_dtype/{out}": "dtype-changed",
+        f"node/test_type/{out}": "type-changed",
+        "node/test_opset/model.onnx": "model-changed",
+        "node/test_same/README": "file-changed",
+        f"node/test_added/{out}": "added",
+        f"node/test_removed/{out}": "removed",
+    }
+    for path, status in expected.items():
+        assert _status(df, path) == status, (path, df[df["path"] == path].to_dict("records"))
+    assert set(expected.values()) == set(STATUSES)
+    drift = df[df["path"] == f"node/test_drift/{out}"].iloc[0]
+    assert drift["max_ulp"] == 2
+    assert "2 of 3 elements drift, at most 2 ULP" in drift["detail"]
+    assert df[df["path"] == f"node/test_same/{out}"]["max_ulp"].isna().all()
+    opset = df[df["path"] == "node/test_opset/model.onnx"]["detail"].iloc[0]
+    assert opset == "opset ai.onnx 21 -> 22"
+    dtype = df[df["path"] == "node/test_dtype/model.onnx"]["detail"].iloc[0]
+    assert "graph inputs [x: tensor(float) (any shape)] -> [x: tensor(double) (any shape)]" in dtype
+    nan = df[df["path"] == f"node/test_nan/{out}"]["detail"].iloc[0]
+    assert nan.startswith("1 NaN where the other side has a number (first at element 1")
+
+
+def test_stores_dataset_stores_and_folders_give_the_same_report(
+    sides: tuple[Path, Path], tmp_path: Path
+) -> None:
+    old, new = sides
+    write_store(FolderSource(old), tmp_path / "old.parquet", options=None)
+    write_dataset(FolderSource(new), tmp_path / "new")
+    from_folders = diff(old, new)
+    from_stores = diff(tmp_path / "old.parquet", Store(tmp_path / "new"))
+    pd.testing.assert_frame_equal(from_stores, from_folders)
+
+
+def test_equivalence_takes_a_ulp_band_and_accepted_paths(sides: tuple[Path, Path]) -> None:
+    df = diff(*sides)
+    drift = df["path"] == "node/test_drift/test_data_set_0/output_0.pb"
+    assert not equivalent(df)[drift].any()
+    assert equivalent(df, max_ulp=2)[drift].all()
+    assert not equivalent(df, max_ulp=1)[drift].any()
+    accepted = equivalent(df, accept=["node/test_nan/*"])
+    assert accepted[df["path"].str.startswith("node/test_nan/")].all()
+
+
+def test_the_command_line_reports_and_exits_by_equivalence(
+    sides: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = sides
+    report = tmp_path / "diff.parquet"
+    assert main(["diff", str(old), str(new), "--out", str(report)]) == 1
+    printed = capsys.readouterr().out
+    assert re.search(r"^  float-drift +1$", printed, re.M)
+    assert re.search(r"^cases +11 old, 11 new$", printed, re.M)
+    assert "largest float drifts" in printed
+    written = pd.read_parquet(report)
+    assert len(written) == len(diff(old, new))
+    assert main(["diff", str(old), str(old)]) == 0
+    assert main(["diff", str(old), str(old), "--min-cases", "12"]) == 1
+    assert "fewer than 12 cases" in capsys.readouterr().err
+    assert main(["diff", str(old), str(tmp_path / "missing")]) == 2
+
+
+def test_the_node_suite_against_itself_is_identical(tmp_path: Path) -> None:
+    from onnx_arrow.corpus import NodeSuiteSource
+
+    cases = [c for c in NodeSuiteSource() if c.name.startswith("node/test_a")]
+    write_store(cases, tmp_path / "a.parquet")
+    write_dataset(cases, tmp_path / "b", part_cases=50)
+    df = diff(tmp_path / "a.parquet", tmp_path / "b")
+    assert len(df) > 300
+    assert (df["status"] == "identical").all()
