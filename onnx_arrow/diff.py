@@ -16,8 +16,9 @@ built-in default corpus) and gives one row per path of either side with a status
 * ``file-changed`` for any other file (or a value kept as bytes) whose bytes differ.
 
 ULP distances are :func:`onnx_arrow.core.model.ulp_distance`'s: on the codes, for every
-floating dtype, -0.0 and +0.0 0 apart, NaN equal to NaN.  A file is read only where its
-case is on both sides; values are compared decoded from the stores' columns.
+floating dtype, -0.0 and +0.0 0 apart, NaN equal to NaN.  Two stores are compared
+through their columns: paths, sizes and the digests of the files' bytes first; only the
+cases with a file whose digest differs are read, their values compared decoded.
 """
 
 from __future__ import annotations
@@ -328,20 +329,17 @@ def diff(
     return _frame(rows)
 
 
-def _listing(store: Store) -> dict[str, tuple[str, str, int]]:
+_Listed = tuple[str, str, int, bytes]  # case, role, bytes, digest
+
+
+def _listing(store: Store) -> dict[str, _Listed]:
+    """Per path: its case, role, size and digest, from four columns of the store."""
     table = store.read_columns(
-        ["test_case", "path", "role", "nbytes"], roles=["model", "value", "file"]
+        ["test_case", "path", "role", "nbytes", "digest"], roles=["model", "value", "file"]
     )
-    return {
-        p: (c, r, n)
-        for c, p, r, n in zip(
-            table.column("test_case").to_pylist(),
-            table.column("path").to_pylist(),
-            table.column("role").to_pylist(),
-            table.column("nbytes").to_pylist(),
-            strict=True,
-        )
-    }
+    columns = [table.column(c).to_pylist() for c in ("path", "test_case", "role", "nbytes")]
+    digests = table.column("digest").to_pylist()
+    return {p: (c, r, n, d) for p, c, r, n, d in zip(*columns, digests, strict=True)}
 
 
 def _rows(
@@ -349,17 +347,24 @@ def _rows(
 ) -> Iterator[dict[str, Any]]:
     before, after = _listing(old), _listing(new)
     for path in before.keys() - after.keys():
-        case, role, size = before[path]
+        case, role, size, _ = before[path]
         yield {"path": path, "case": case, "role": role, "status": "removed", "old_bytes": size}
     for path in after.keys() - before.keys():
-        case, role, size = after[path]
+        case, role, size, _ = after[path]
         yield {"path": path, "case": case, "role": role, "status": "added", "new_bytes": size}
-    common: dict[str, list[str]] = {}
+    changed: dict[str, set[str]] = {}
     for path in after.keys() & before.keys():
-        common.setdefault(after[path][0], []).append(path)
-    order = {case: k for k, case in enumerate(dict.fromkeys(c for c, _, _ in after.values()))}
-    for case in sorted(common, key=order.__getitem__):
-        yield from _case_rows(old, new, case, set(common[case]), before, after)
+        (case, role, size, digest), (_, _, old_size, old_digest) = after[path], before[path]
+        if digest == old_digest:  # BLAKE2b-128 of the bytes: the same file, nothing to read
+            yield {
+                "path": path, "case": case, "role": role, "status": "identical",
+                "old_bytes": old_size, "new_bytes": size,
+            }  # fmt: skip
+        else:
+            changed.setdefault(case, set()).add(path)
+    order = {case: k for k, case in enumerate(dict.fromkeys(c for c, _, _, _ in after.values()))}
+    for case in sorted(changed, key=order.__getitem__):
+        yield from _case_rows(old, new, case, changed[case], before, after)
         if progress is not None:
             progress(case)
 
@@ -369,15 +374,15 @@ def _case_rows(
     new: Store,
     case: str,
     paths: set[str],
-    before: dict[str, tuple[str, str, int]],
-    after: dict[str, tuple[str, str, int]],
+    before: dict[str, _Listed],
+    after: dict[str, _Listed],
 ) -> Iterator[dict[str, Any]]:
+    """The rows of a case's paths whose digests differ: its files read and compared."""
     old_case = before[next(iter(paths))][0]
     old_files = {f.path: f.data for f in old.case_files(old_case) if f.path in paths}
     new_files = {f.path: f.data for f in new.case_files(case) if f.path in paths}
-    differ = {p for p in paths if old_files[p] != new_files[p]}
-    old_values = _values(old, old_case, differ)
-    new_values = _values(new, case, differ)
+    old_values = _values(old, old_case, paths)
+    new_values = _values(new, case, paths)
     for path in sorted(paths):
         role = after[path][1]
         row: dict[str, Any] = {
@@ -387,7 +392,7 @@ def _case_rows(
             "old_bytes": len(old_files[path]),
             "new_bytes": len(new_files[path]),
         }
-        if path not in differ:
+        if old_files[path] == new_files[path]:  # a digest of another writer, the same bytes
             yield {**row, "status": "identical"}
             continue
         if role == "model" and before[path][1] == "model":

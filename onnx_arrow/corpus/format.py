@@ -114,6 +114,12 @@ _COLUMNS: Final = (
     Column("count", pa.int64(), "number of elements of the tensor"),
     Column("nbytes", pa.int64(), "size of the file in bytes (value, model and file rows)"),
     Column(
+        "digest",
+        pa.binary(),
+        "BLAKE2b-128 of the file's bytes (value, model and file rows): equal digests, equal "
+        "files, without reading their data",
+    ),
+    Column(
         "min",
         pa.float64(),
         "smallest element, NaN ignored (numeric tensors; as a double, so 64-bit integers "

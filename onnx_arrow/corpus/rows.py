@@ -11,6 +11,7 @@ Reading: rows are grouped back by file and each file's bytes are rebuilt.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 from collections.abc import Callable, Iterator
@@ -229,8 +230,8 @@ class RowBuilder:
             self.rows.append(
                 (
                     case.name, case.kind, path, "value", data_set, io, index, "", value.name,
-                    type_text, *self._tensor_fields(own), len(data), value.kind_json,
-                    value.envelope, None,
+                    type_text, *self._tensor_fields(own), len(data), _digest(data),
+                    value.kind_json, value.envelope, None,
                 )
             )  # fmt: skip
             self.row_leaf.append(own)
@@ -239,6 +240,7 @@ class RowBuilder:
                     (
                         case.name, case.kind, path, "element", data_set, io, index, element,
                         None, tensor_type, *self._tensor_fields(leaf), None, None, None, None,
+                        None,
                     )
                 )  # fmt: skip
                 self.row_leaf.append(leaf)
@@ -248,7 +250,7 @@ class RowBuilder:
         self.rows.append(
             (
                 case.name, case.kind, path, role, None, None, None, None, None, None, None,
-                None, None, len(data), None, None, data,
+                None, None, len(data), _digest(data), None, None, data,
             )
         )  # fmt: skip
         self.row_leaf.append(-1)
@@ -356,6 +358,11 @@ class RowBuilder:
         return pa.ListArray.from_arrays(
             pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(invalid)
         )
+
+
+def _digest(data: bytes) -> bytes:
+    """The ``digest`` of a file's bytes."""
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _declared(type_proto: TypeProto | None, path: str) -> tuple[Kind, str] | None:
@@ -632,9 +639,12 @@ def _kind_from_text(text: str) -> Kind:
 
 
 def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFile]:
-    """Rebuild the files of a record batch of the store, in row order."""
+    """Rebuild the files of a record batch of the store, in row order, each checked
+    against its row's ``digest`` when the batch has that column."""
     cols = _Columns(batch, where)
     roles, paths, cases = cols.plain["role"], cols.plain["path"], cols.plain["test_case"]
+    names = batch.schema.names
+    digests = batch.column("digest").to_pylist() if "digest" in names else None
     i = 0
     while i < len(roles):
         role, path = roles[i], paths[i]
@@ -649,7 +659,7 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
             content = cols.bytes_at("content", i)
             if content is None:
                 raise _damaged(f"a {role} row has no content", where=at)
-            yield StoredFile(cases[i], path, content)
+            yield StoredFile(cases[i], path, _checked(content, digests, i, at))
             i += 1
             continue
         if role != "value":
@@ -657,5 +667,16 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
                 f"row role {role!r} where a file starts; expected model, value or file", where=at
             )
         end = _value_end(roles, paths, i)
-        yield StoredFile(cases[i], path, _stored_value(cols, i, end, at).to_bytes())
+        data = _stored_value(cols, i, end, at).to_bytes()
+        yield StoredFile(cases[i], path, _checked(data, digests, i, at))
         i = end
+
+
+def _checked(data: bytes, digests: list[bytes | None] | None, i: int, where: str) -> bytes:
+    """A rebuilt file, checked against the digest its row recorded (when read)."""
+    if digests is not None and digests[i] != _digest(data):
+        raise _damaged(
+            "the file rebuilt from the rows is not the file imported (its digest differs)",
+            where=where,
+        )
+    return data

@@ -653,7 +653,7 @@ def _open_writer(path: str, options: WriteOptions) -> pq.ParquetWriter:
 
 
 #: The columns that rebuild files: the values' columns and the bytes of the others.
-_FILE_COLUMNS: Final = (*VALUE_COLUMNS, "content")
+_FILE_COLUMNS: Final = (*VALUE_COLUMNS, "content", "digest")
 
 #: A case whose rows are not all together (a store onnx-arrow did not write).
 _SCATTERED: Final = (-1, -1)
