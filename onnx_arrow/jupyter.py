@@ -86,8 +86,11 @@ from onnx_arrow.core.model import (
     Kind,
     MessageType,
     describe_type,
+    dtype_of_numpy,
+    is_floating,
     kind_of_arrow,
     tensor_layout,
+    ulp_distance,
 )
 from onnx_arrow.corpus.rows import StoredValue, declared_type_text
 from onnx_arrow.corpus.store import Store
@@ -96,7 +99,9 @@ from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 __all__ = [
     "NAN_COLOR",
     "CaseView",
+    "DiffView",
     "case_view",
+    "diff_view",
     "html",
     "is_onnx_column",
     "load_ipython_extension",
@@ -208,6 +213,8 @@ class _Section:
     picture: _Picture | None = None
     note: str | None = None
     level: int = 0
+    #: Pictures shown side by side (a diff's old, new and difference), each captioned.
+    pictures: list[_Picture] = field(default_factory=list)
 
 
 # --- numbers -----------------------------------------------------------------------
@@ -646,6 +653,98 @@ def case_view(store: Store | str, case: str) -> CaseView:
     return CaseView(store, case)
 
 
+class DiffView:
+    """One path of two stores side by side: each side's facts, and for a tensor of one
+    shape on both sides the old, new and difference pictures (the ULP distance per element
+    for floats, NaN where exactly one side is NaN; 1 where other values differ).
+
+    Made by :func:`diff_view`; reads the path's case from both stores when displayed.
+    """
+
+    def __init__(self, old: Store, new: Store, path: str) -> None:
+        self.old, self.new, self.path = old, new, path
+
+    def _value(self, store: Store) -> StoredValue | None:
+        rows = store.read_columns(["test_case", "path"], roles=["value"])
+        paths = rows.column("path").to_pylist()
+        if self.path not in paths:
+            return None
+        case = rows.column("test_case")[paths.index(self.path)].as_py()
+        return next((v for v in store.values(case) if v.path == self.path), None)
+
+    def sections(self) -> list[_Section]:
+        """The facts the displays show."""
+        old, new = self._value(self.old), self._value(self.new)
+        head = _Section(
+            f"diff of {self.path!r}",
+            [("old", str(self.old.path)), ("new", str(self.new.path))],
+        )
+        out = [head]
+        arrays = []
+        for side, value in (("old", old), ("new", new)):
+            if value is None:
+                out.append(_Section(f"{side}: no value at this path", level=1))
+                continue
+            array = value.to_numpy(strings="bytes")
+            sections = _value_sections(array, f"{side} ({value.onnx_type})", level=1)
+            for section in sections:
+                section.picture = None  # shown below, beside the other side's
+            out += sections
+            arrays.append(array)
+        if len(arrays) == 2 and all(isinstance(a, np.ndarray) for a in arrays):
+            out.append(self._pictures(arrays[0], arrays[1]))
+        return out
+
+    def _pictures(self, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> _Section:
+        section = _Section("side by side", level=1)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            section.note = (
+                f"no difference picture: {a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
+            )
+            return section
+        row = dtype_of_numpy(a.dtype)
+        if is_floating(row):
+            d = ulp_distance(a.reshape(-1), b.reshape(-1), row)
+            difference = d.distance.astype(np.float64)
+            difference[d.nan_mismatch] = np.nan
+            what, unit = "ULP distance", f"at most {d.max} ULP"
+        else:
+            difference = (a.reshape(-1) != b.reshape(-1)).astype(np.float64)
+            what, unit = "elements that differ", f"{int(difference.sum())} of {a.size}"
+        difference = difference.reshape(a.shape)
+        for label, values in (("old", a), ("new", b), (what, difference)):
+            picture = _picture(values)
+            if picture is not None:
+                extra = f", {unit}" if label == what else ""
+                section.pictures.append(
+                    _Picture(
+                        picture.png,
+                        f"{label}: {picture.caption}{extra}",
+                        picture.width,
+                        picture.height,
+                    )
+                )
+        if not section.pictures:
+            section.note = f"{what}: {unit} (no picture for fewer than 2 dimensions)"
+        return section
+
+    def _repr_html_(self) -> str:
+        return _render_html(self.sections())
+
+    def __repr__(self) -> str:
+        return _render_text(self.sections())
+
+
+def diff_view(old: Store | str, new: Store | str, path: str) -> DiffView:
+    """A displayable comparison of one path of two stores (see :class:`DiffView`): a
+    row of :func:`onnx_arrow.diff.diff`'s report, shown."""
+    return DiffView(
+        old if isinstance(old, Store) else Store(old),
+        new if isinstance(new, Store) else Store(new),
+        path,
+    )
+
+
 # --- rendering -----------------------------------------------------------------------------
 
 _STYLE: Final = (
@@ -685,8 +784,7 @@ def _render_html(sections: Sequence[_Section]) -> str:
         if s.note:
             parts.append(f'<div class="oa-note">{_e(s.note)}</div>')
         parts.append("</div>")
-        if s.picture is not None:
-            p = s.picture
+        for p in ([s.picture] if s.picture is not None else []) + s.pictures:
             data = base64.b64encode(p.png).decode("ascii")
             parts.append(
                 f'<figure style="margin:0"><img src="data:image/png;base64,{data}" '
@@ -708,6 +806,10 @@ def _render_text(sections: Sequence[_Section]) -> str:
             p = s.picture
             kind = p.caption.split(",")[0].split(" (")[0].split(" of ")[0]
             fields.append(("picture", f"{kind}, {p.width}x{p.height} px (in HTML)"))
+        for p in s.pictures:
+            fields.append(
+                ("picture", f"{p.caption.split(':')[0]}, {p.width}x{p.height} px (in HTML)")
+            )
         if fields:
             width = max(len(k) for k, _ in fields)
             lines += [f"{pad}  {k:<{width}}  {v}" for k, v in fields]
@@ -727,6 +829,7 @@ def _render_text(sections: Sequence[_Section]) -> str:
 #: What each kind of object is described by, most specific first.
 _DESCRIBERS: Final[tuple[tuple[type | tuple[type, ...], Callable[[Any], list[_Section]]], ...]] = (
     (CaseView, lambda view: view.sections()),
+    (DiffView, lambda view: view.sections()),
     (Store, _store_sections),
     (StoredValue, _stored_value_sections),
     (_VALUE_MESSAGES, _message_sections),

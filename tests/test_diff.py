@@ -178,3 +178,41 @@ def test_the_node_suite_against_itself_is_identical(tmp_path: Path) -> None:
     df = diff(tmp_path / "a.parquet", tmp_path / "b")
     assert len(df) > 300
     assert (df["status"] == "identical").all()
+
+
+def test_a_changed_tensor_is_shown_old_new_and_difference(
+    sides: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from onnx_arrow.jupyter import diff_view, html, text
+
+    old, new = tmp_path / "old.parquet", tmp_path / "new.parquet"
+    for folder, store in zip(sides, (old, new), strict=True):
+        write_store(FolderSource(folder), store)
+    view = diff_view(old, new, "node/test_drift/test_data_set_0/output_0.pb")
+    shown = text(view)
+    assert "old (tensor(float))" in shown
+    assert "new (tensor(float))" in shown
+    assert "no difference picture" not in shown
+    assert "ULP distance: at most 2 ULP (no picture for fewer than 2 dimensions)" in shown
+    shape = diff_view(old, new, "node/test_shape/test_data_set_0/output_0.pb")
+    assert "no difference picture: float32[3] vs float32[2]" in text(shape)
+    gone = diff_view(old, new, "node/test_removed/test_data_set_0/output_0.pb")
+    assert "new: no value at this path" in text(gone)
+    assert "<script" not in html(view)
+
+
+def test_a_two_dimensional_difference_has_three_pictures(tmp_path: Path) -> None:
+    from onnx_arrow.jupyter import diff_view, html
+
+    roots = [tmp_path / "a", tmp_path / "b"]
+    x = np.arange(12, dtype=F32).reshape(3, 4)
+    _case(roots[0], "test_m", x, x)
+    _case(roots[1], "test_m", x, np.nextafter(x, F32(np.inf)))
+    stores = []
+    for root in roots:
+        write_store(FolderSource(root), root.with_suffix(".parquet"))
+        stores.append(root.with_suffix(".parquet"))
+    shown = html(diff_view(*stores, "node/test_m/test_data_set_0/output_0.pb"))
+    assert shown.count("<img") == 3
+    assert "ULP distance: heatmap" in shown
+    assert "at most 1 ULP" in shown

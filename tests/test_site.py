@@ -27,7 +27,7 @@ NAV = (
     "api.md",
 )
 #: The modules the API reference documents.
-API_MODULES = ("onnx_arrow", "onnx_arrow.corpus", "onnx_arrow.pandas")
+API_MODULES = ("onnx_arrow", "onnx_arrow.corpus", "onnx_arrow.pandas", "onnx_arrow.diff")
 
 
 def _blocks(page: str, language: str) -> list[str]:

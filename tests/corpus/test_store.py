@@ -698,3 +698,21 @@ def test_a_row_without_a_path_is_refused_naming_it(tmp_path):
     with pytest.raises(CorpusError, match=r"row \d+ of the row group has no path \(null\)"):
         export_store(tmp_path / "damaged.parquet", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_file_changed_in_the_store_fails_its_digest(tmp_path):
+    path, forged = tmp_path / "store.parquet", tmp_path / "forged.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+
+    def change(table: pa.Table) -> pa.Table:
+        content = table.column("content").to_pylist()
+        roles = table.column("role").to_pylist()
+        k = roles.index("file")
+        content[k] = content[k] + b"!"
+        index = table.schema.get_field_index("content")
+        return table.set_column(index, "content", pa.array(content, pa.binary()))
+
+    _rewrite(path, forged, change)
+    with pytest.raises(CorpusError, match=r"README: the file rebuilt from the rows is not"):
+        export_store(forged, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
