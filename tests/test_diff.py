@@ -216,3 +216,22 @@ def test_a_two_dimensional_difference_has_three_pictures(tmp_path: Path) -> None
     assert shown.count("<img") == 3
     assert "ULP distance: heatmap" in shown
     assert "at most 1 ULP" in shown
+
+
+def test_inside_a_sequence_the_worst_element_decides(tmp_path: Path) -> None:
+    x = np.array([0.5, 1.0], F32)
+    up = np.nextafter(x, F32(np.inf))
+    old, new = tmp_path / "old", tmp_path / "new"
+    _case(old, "test_seq", [x, x, x], [x, x, x], seq=True)
+    _case(new, "test_seq", [x, x, x], [up, np.array([np.nan, 1.0], F32), x], seq=True)
+    _case(old, "test_len", [x], [x, x], seq=True)
+    _case(new, "test_len", [x], [x], seq=True)
+    df = diff(old, new)
+    seq = df[df["path"] == "node/test_seq/test_data_set_0/output_0.pb"].iloc[0]
+    assert seq["status"] == "nan-changed"
+    assert seq["max_ulp"] == 1
+    assert "[0]: 2 of 2 elements drift, at most 1 ULP" in seq["detail"]
+    assert "[1]: 1 NaN where the other side has a number" in seq["detail"]
+    length = df[df["path"] == "node/test_len/test_data_set_0/output_0.pb"].iloc[0]
+    assert length["status"] == "shape-changed"
+    assert length["detail"] == "a sequence of 2 -> 1"
