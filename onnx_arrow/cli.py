@@ -57,7 +57,13 @@ from onnx_arrow.corpus import (
     write_store,
 )
 from onnx_arrow.corpus.rows import declared_type_text
-from onnx_arrow.corpus.sources import CorpusError, declared_type, read_regular_file, value_slot
+from onnx_arrow.corpus.sources import (
+    CorpusError,
+    declared_type,
+    graph_values,
+    read_regular_file,
+    value_slot,
+)
 from onnx_arrow.corpus.tree import check_file_target, write_tree
 from onnx_arrow.errors import OnnxArrowError
 from onnx_arrow.parallel import ENGINES
@@ -707,7 +713,7 @@ def _info(
 
 def _declared_type(model_path: str, io: str, key: str) -> tuple[str, TypeProto]:
     model = _read_model(model_path)
-    infos = model.graph.input if io == "input" else model.graph.output
+    infos = graph_values(model, io)
     names = [info.name for info in infos]
     if key in names:
         index = names.index(key)
@@ -1133,8 +1139,11 @@ def _info_case(folder: Path, out: TextIO) -> int:
         ("ir_version", model.ir_version),
         ("opsets", opsets(model)),
     ]
-    for io, infos in (("inputs", model.graph.input), ("outputs", model.graph.output)):
-        lines.append((io, len(infos)))
+    for io in ("input", "output"):
+        infos = graph_values(model, io)
+        weights = len(model.graph.input) - len(infos) if io == "input" else 0
+        left_out = f" (and {weights} initializers listed as inputs)" if weights else ""
+        lines.append((f"{io}s", f"{len(infos)}{left_out}"))
         lines += [
             (f"  {k} {info.name}", declared_type_text(info.type)) for k, info in enumerate(infos)
         ]
@@ -1167,7 +1176,7 @@ def _info_case(folder: Path, out: TextIO) -> int:
 def _value_text(folder: Path, rel: str, model: ModelProto, io: str, index: int) -> tuple[str, str]:
     """The graph name of a value file and its dtype and shape, read as the model declares."""
     type_proto = declared_type(model, io, index)
-    infos = model.graph.input if io == "input" else model.graph.output
+    infos = graph_values(model, io)
     if type_proto is None:
         return "", f"the model declares no {io} {index}: kept as a file"
     path = folder / rel

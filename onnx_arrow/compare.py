@@ -91,7 +91,7 @@ from onnx import (
 from onnx_arrow._summary import DECODED_FLOATS, dtype_name, op_types
 from onnx_arrow.core.model import ArrowKind, dtype_of_numpy
 from onnx_arrow.corpus.rows import StoredValue
-from onnx_arrow.corpus.sources import Case, CorpusFile, declared_type
+from onnx_arrow.corpus.sources import Case, CorpusFile, declared_type, graph_values
 from onnx_arrow.corpus.store import Store, WriteOptions, write_store
 from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.errors import (
@@ -391,7 +391,7 @@ def _run_case(
             continue
         heartbeat()  # a worker that stops answering from here on is stuck in the backend
         model = run.model
-        input_names = [i.name for i in model.graph.input]
+        input_names = [i.name for i in graph_values(model, "input")]
         feed = {
             input_names[k] if k < len(input_names) else f"input_{k}": _writable(v.to_numpy())
             for k, v in sorted(run.inputs.items())

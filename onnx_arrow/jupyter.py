@@ -93,6 +93,7 @@ from onnx_arrow.core.model import (
     ulp_distance,
 )
 from onnx_arrow.corpus.rows import StoredValue, declared_type_text
+from onnx_arrow.corpus.sources import graph_values
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
@@ -615,8 +616,8 @@ class CaseView:
                 ["io", "index", "name", "type"],
                 [
                     [io, str(k), info.name, declared_type_text(info.type)]
-                    for io, infos in (("input", model.graph.input), ("output", model.graph.output))
-                    for k, info in enumerate(infos)
+                    for io in ("input", "output")
+                    for k, info in enumerate(graph_values(model, io))
                 ],
             ),
             level=1,

@@ -392,3 +392,43 @@ def test_a_report_is_written_with_the_umask_not_private(tmp_path: Path) -> None:
     finally:
         os.umask(mask)
     assert report.stat().st_mode & 0o777 == 0o644
+
+
+def test_inputs_go_to_the_graph_inputs_that_are_not_initializers(tmp_path):
+    """Older models list their weights among the graph inputs (vgg19: 39 of 40); onnx's
+    runner feeds input_K.pb to the K-th of the others."""
+    from onnx import save_model
+
+    from onnx_arrow.corpus import FolderSource
+
+    case = tmp_path / "src" / "real" / "test_weights_first"
+    (case / "test_data_set_0").mkdir(parents=True)
+    w = numpy_helper.from_array(np.array([10.0, 20.0], np.float32), "w")
+    inputs = [
+        helper.make_tensor_value_info("w", TensorProto.FLOAT, [2]),
+        helper.make_tensor_value_info("x", TensorProto.INT64, [2]),
+    ]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    nodes = [
+        helper.make_node("Cast", ["x"], ["xf"], to=TensorProto.FLOAT),
+        helper.make_node("Add", ["w", "xf"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "g", inputs, [y], initializer=[w])
+    save_model(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), case / "model.onnx"
+    )
+    x = np.array([1, 2], np.int64)
+    (case / "test_data_set_0" / "input_0.pb").write_bytes(
+        numpy_helper.from_array(x, "x").SerializeToString()
+    )
+    (case / "test_data_set_0" / "output_0.pb").write_bytes(
+        numpy_helper.from_array(np.array([11.0, 22.0], np.float32), "y").SerializeToString()
+    )
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(tmp_path / "src"), path)
+    store = Store(path)
+    (data_set,) = store.case_arrays("real/test_weights_first")
+    assert list(data_set["inputs"]) == ["x"]
+    assert data_set["inputs"]["x"].dtype == np.int64  # typed by x, not by the weight w
+    df = cmp.compare(path)
+    assert df["status"].tolist() == ["match"]

@@ -26,7 +26,7 @@ from onnx import ModelProto
 from onnx_arrow.core.model import as_array
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
-from onnx_arrow.corpus.sources import CorpusError
+from onnx_arrow.corpus.sources import CorpusError, graph_values
 
 __all__ = ["REQUIRED_COLUMNS", "StoredCase", "case_data_sets", "cases_from_rows"]
 
@@ -70,12 +70,10 @@ def case_data_sets(
     model: ModelProto, values: Iterable[StoredValue]
 ) -> list[dict[str, dict[str, Any]]]:
     """The values of a case's data sets, per data set, named as ``model``'s graph names
-    them: tensors as ndarrays, sequences as lists, optionals as a value or None, maps as
-    dicts.  A value the graph has no name for is named ``input_K`` / ``output_K``."""
-    names = {
-        "input": [v.name for v in model.graph.input],
-        "output": [v.name for v in model.graph.output],
-    }
+    them (``input_K`` is the K-th graph input that is not an initializer): tensors as
+    ndarrays, sequences as lists, optionals as a value or None, maps as dicts.  A value
+    the graph has no name for is named ``input_K`` / ``output_K``."""
+    names = {io: [v.name for v in graph_values(model, io)] for io in ("input", "output")}
     out: dict[int, dict[str, dict[str, Any]]] = {}
     for value in values:
         if value.data_set is None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
+from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto, numpy_helper
 
 from onnx_arrow.core.model import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.errors import CorpusError
@@ -49,6 +49,7 @@ __all__ = [
     "case_refs",
     "declared_type",
     "default_source",
+    "graph_values",
     "read_regular_file",
     "value_slot",
     "wheel_data_dir",
@@ -126,11 +127,23 @@ def _data_set_slot(rel: str) -> tuple[int, str, int] | None:
     return None if m is None else (int(m.group(1)), m.group(2), int(m.group(3)))
 
 
+def graph_values(model: ModelProto, io: str) -> list[ValueInfoProto]:
+    """The graph values test data feeds or expects: for ``"input"`` the graph inputs that
+    are not initializers (older models list their weights among the inputs; onnx's test
+    runner feeds ``input_K.pb`` to the K-th of the others), for ``"output"`` the outputs."""
+    if io != "input":
+        return list(model.graph.output)
+    weights = {t.name for t in model.graph.initializer}
+    weights |= {t.values.name for t in model.graph.sparse_initializer}
+    return [v for v in model.graph.input if v.name not in weights]
+
+
 def declared_type(model: ModelProto | None, io: str, index: int) -> TypeProto | None:
-    """The type the model declares for its ``io`` number ``index``, if it has one."""
+    """The type the model declares for its ``io`` number ``index`` (see
+    :func:`graph_values`), if it has one."""
     if model is None:
         return None
-    values = model.graph.input if io == "input" else model.graph.output
+    values = graph_values(model, io)
     if index >= len(values) or not values[index].HasField("type"):
         return None
     return values[index].type
