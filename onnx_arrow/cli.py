@@ -506,6 +506,12 @@ def _parser() -> argparse.ArgumentParser:
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
     )
     cmp.add_argument(
+        "--all-cases",
+        action="store_true",
+        help="with --actual: an expected case ACTUAL does not hold is an error (default: left "
+        "out, and counted)",
+    )
+    cmp.add_argument(
         "--rtol", type=_tolerance, default=1e-3, help="relative tolerance (default: %(default)s)"
     )
     cmp.add_argument(
@@ -1276,6 +1282,8 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from onnx_arrow import compare
 
     store = Store(args.store)
+    if args.all_cases and args.actual is None:
+        args.subparser.error("--all-cases applies to --actual only")
     if args.actual is not None and (
         args.timeout is not None or args.engine is not None or args.jobs > 1
     ):
@@ -1293,6 +1301,7 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
                 atol=args.atol,
                 cases=args.case,
                 progress=progress.step,
+                missing="error" if args.all_cases else "leave_out",
             )
         else:
             df = compare.compare(
@@ -1312,6 +1321,9 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     total = len(df)
     lines: list[tuple[str, object]] = [("outputs", total)]
     lines += [(f"  {status}", n) for status, n in counts.items()]
+    left_out = int(df.attrs.get("left_out", 0))
+    if left_out:
+        lines.append(("left out", f"{left_out} expected cases not in ACTUAL (--all-cases: errors)"))
     _print_fields(lines, out)
     table = compare.summary(df)
     table = table[table["non_match"] > 0].head(_MAX_LISTED)
@@ -1325,6 +1337,9 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     if args.out is not None:
         print(f"\nreport: {args.out} (a row per output)", file=out)
     failed = total - counts["match"] - counts["skipped"]
+    if total - counts["skipped"] == 0:  # nothing compared is no pass
+        _error("no output was compared; check STORE, --case and ACTUAL")
+        return EXIT_DATA_ERROR
     return EXIT_DATA_ERROR if failed else EXIT_OK
 
 

@@ -91,7 +91,13 @@ from onnx import (
 from onnx_arrow._summary import DECODED_FLOATS, dtype_name, op_types
 from onnx_arrow.core.model import ArrowKind, dtype_of_numpy
 from onnx_arrow.corpus.rows import StoredValue
-from onnx_arrow.corpus.sources import Case, CorpusFile, declared_type, graph_values
+from onnx_arrow.corpus.sources import (
+    Case,
+    CorpusFile,
+    declared_type,
+    graph_values,
+    value_slot,
+)
 from onnx_arrow.corpus.store import Store, WriteOptions, write_store
 from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.errors import (
@@ -275,6 +281,9 @@ class DataSetRun:
     error: str | None = None
     skipped: str | None = None
     model: ModelProto | None = field(default=None, repr=False)
+    #: Value files of the data set the store kept as bytes (they did not decode as the
+    #: model declares), by ``(io, index)``: never fed, never compared, always an error.
+    kept_as_bytes: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
 def select_cases(store: Store, patterns: Iterable[str] | None = None) -> list[str]:
@@ -363,7 +372,8 @@ def _check_timeout(timeout: float | None) -> None:
 
 def _data_sets(store: Store, case: str) -> Iterator[DataSetRun]:
     """The data sets of a case with their stored values, not run yet (or why it is skipped)."""
-    roles = store.read_case(case, ["test_case", "role"]).column("role").to_pylist()
+    rows = store.read_case(case, ["test_case", "path", "role"])
+    roles, paths = rows.column("role").to_pylist(), rows.column("path").to_pylist()
     if "model" not in roles:
         yield DataSetRun(case, (), None, skipped="the case has no model")
         return
@@ -374,12 +384,28 @@ def _data_sets(store: Store, case: str) -> Iterator[DataSetRun]:
     for value in store.values(case):
         inputs, expected = data_sets.setdefault(value.data_set, ({}, {}))
         (inputs if value.io == "input" else expected)[value.index] = value
+    kept: dict[int | None, dict[tuple[str, int], str]] = {}
+    files = Case(case, "", [], paths[roles.index("model")])
+    for role, path in zip(roles, paths, strict=True):
+        slot = value_slot(files, path) if role == "file" else None
+        if slot is not None:
+            data_sets.setdefault(slot[0], ({}, {}))
+            kept.setdefault(slot[0], {})[slot[1], slot[2]] = path
     if not data_sets:
         yield DataSetRun(case, ops, None, names, skipped="the case has no data sets", model=model)
         return
     for n in sorted(data_sets, key=lambda n: -1 if n is None else n):
         inputs, expected = data_sets[n]
-        yield DataSetRun(case, ops, n, names, inputs, expected, model=model)
+        yield DataSetRun(
+            case, ops, n, names, inputs, expected, model=model, kept_as_bytes=kept.get(n, {})
+        )
+
+
+def _kept_message(path: str) -> str:
+    return (
+        f"{path} was kept as bytes at import (it does not decode as the model declares), "
+        "so it cannot be fed or compared; fix the file, or the model's declared type"
+    )
 
 
 def _run_case(
@@ -387,6 +413,11 @@ def _run_case(
 ) -> Iterator[DataSetRun]:
     for run in _data_sets(store, case):
         if run.skipped is not None or run.model is None:
+            yield run
+            continue
+        unfed = [p for (io, _), p in sorted(run.kept_as_bytes.items()) if io == "input"]
+        if unfed:
+            run.error = f"{CompareError.__name__}: {_kept_message(unfed[0])}"
             yield run
             continue
         heartbeat()  # a worker that stops answering from here on is stuck in the backend
@@ -764,7 +795,14 @@ def _rows(run: DataSetRun, rtol: float, atol: float) -> Iterator[dict[str, Any]]
         yield {**base, "status": "skipped", "detail": run.skipped}
         return
     actual = run.actual or []
-    for k, value in sorted(run.expected.items()):
+    kept = {k: path for (io, k), path in run.kept_as_bytes.items() if io == "output"}
+    for k in sorted(run.expected.keys() | kept.keys()):
+        if k in kept:  # an expected output that cannot be compared fails, never passes
+            name = run.output_names[k] if k < len(run.output_names) else None
+            error = f"{CompareError.__name__}: {_kept_message(kept[k])}"
+            yield {**base, "index": k, "name": name, "status": "error", "error": error}
+            continue
+        value = run.expected[k]
         row = {**base, "index": k, "name": _name(run, k, value), "onnx_type": value.onnx_type}
         if run.actual is None or k >= len(actual):
             error = run.error or (
@@ -1032,19 +1070,34 @@ def compare_stores(
     atol: float = 1e-7,
     cases: Iterable[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    missing: str = "leave_out",
 ) -> pd.DataFrame:
     """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
 
-    The same DataFrame as :func:`compare`: a case missing from ``actual``, or an
-    output missing from a data set, is an ``error``; an ``output_K.error.txt`` file
-    in ``actual`` gives the backend's message.
+    The same DataFrame as :func:`compare`.  A case that ``actual`` does not hold (a run
+    of some cases only) is left out, and counted in ``df.attrs["left_out"]``; with
+    ``missing="error"`` each of its outputs is an ``error`` instead.  An output missing
+    from a data set is an ``error``; an ``output_K.error.txt`` file in ``actual`` gives
+    the backend's message.
     """
     _check_tolerance(rtol, atol)
+    if missing not in ("leave_out", "error"):
+        raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
     expected = expected if isinstance(expected, Store) else Store(expected)
     actual = actual if isinstance(actual, Store) else Store(actual)
     actual_cases = set(actual.cases())
     rows: list[dict[str, Any]] = []
+    left_out = 0
     for case in select_cases(expected, cases):
+        if case not in actual_cases and missing == "leave_out":
+            runs = list(_data_sets(expected, case))
+            if all(run.skipped is not None for run in runs):  # skipped either way
+                rows += [row for run in runs for row in _rows(run, rtol, atol)]
+            else:
+                left_out += 1
+            if progress is not None:
+                progress(case)
+            continue
         found: dict[str, Any] = {}
         errors: dict[str, str] = {}
         if case in actual_cases:
@@ -1059,8 +1112,11 @@ def compare_stores(
             if run.skipped is not None:
                 rows += _rows(run, rtol, atol)
                 continue
+            kept = {key: p for key, p in run.kept_as_bytes.items() if key[0] == "output"}
+            if kept:  # expected outputs that cannot be compared: an error row each
+                rows += _rows(replace(run, expected={}, kept_as_bytes=kept), rtol, atol)
             for k, value in sorted(run.expected.items()):
-                single = replace(run, expected={k: value})
+                single = replace(run, expected={k: value}, kept_as_bytes={})
                 if value.path in found:
                     single.actual = [None] * k + [found[value.path]]
                 elif case not in actual_cases:
@@ -1072,4 +1128,6 @@ def compare_stores(
                 rows += _rows(single, rtol, atol)
         if progress is not None:
             progress(case)
-    return _frame(rows)
+    df = _frame(rows)
+    df.attrs["left_out"] = left_out
+    return df

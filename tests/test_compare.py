@@ -280,12 +280,36 @@ def test_write_actual_and_compare_stores_agree(store: Store, tmp_path: Path) -> 
     actual = Store(out)
     assert actual.cases() == store.cases()
     assert actual.model("node/test_abs") == store.model("node/test_abs")
-    # a case missing from the actual store is an error
+    # a case missing from the actual store (a run of some cases) is left out, and counted
     only_abs = tmp_path / "abs.parquet"
     cmp.write_actual(store, cmp.reference_backend, only_abs, cases=["test_abs"])
-    missing = cmp.compare_stores(store, only_abs, cases=["test_abs", "test_add"])
+    partial = cmp.compare_stores(store, only_abs, cases=["test_abs", "test_add"])
+    assert partial.status.tolist() == ["match"]
+    assert partial.attrs["left_out"] == 1
+    # or, asked for, an error
+    missing = cmp.compare_stores(store, only_abs, cases=["test_abs", "test_add"], missing="error")
     assert missing.status.tolist() == ["match", "error"]
     assert missing.error.iloc[1] == "the case is not in the actual store"
+
+
+def test_a_partial_run_and_nothing_compared_on_the_command_line(
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    only_abs = tmp_path / "abs.parquet"
+    assert main(["run", str(store.path), str(only_abs), "--case", "test_abs"]) == 0
+    assert main(["compare", str(store.path), "--actual", str(only_abs)]) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"^left out +\d+ expected cases not in ACTUAL \(--all-cases", printed, re.M)
+    assert main(["compare", str(store.path), "--actual", str(only_abs), "--all-cases"]) == 1
+    capsys.readouterr()
+    # a run that compares no output is no pass: a store of a case without data sets
+    model = store.model("node/test_abs").SerializeToString()
+    files = [CorpusFile("node/test_m/model.onnx", model)]
+    empty = tmp_path / "empty.parquet"
+    write_store([Case("node/test_m", "node", files, files[0].path)], empty)
+    assert main(["compare", str(empty)]) == 1
+    assert "no output was compared" in capsys.readouterr().err
+    assert main(["compare", str(store.path), "--all-cases"]) == 2
 
 
 def test_report_round_trips_through_parquet(store: Store, tmp_path: Path) -> None:
@@ -432,3 +456,38 @@ def test_inputs_go_to_the_graph_inputs_that_are_not_initializers(tmp_path):
     assert data_set["inputs"]["x"].dtype == np.int64  # typed by x, not by the weight w
     df = cmp.compare(path)
     assert df["status"].tolist() == ["match"]
+
+
+def test_an_output_kept_as_bytes_is_an_error_never_a_pass(tmp_path, capsys):
+    from onnx import save_model
+
+    from onnx_arrow.corpus import FolderSource, WriteOptions
+
+    src = tmp_path / "src"
+    for name, bad in (("test_bad_output", "output_0"), ("test_bad_input", "input_0")):
+        case = src / "node" / name
+        (case / "test_data_set_0").mkdir(parents=True)
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+        graph = helper.make_graph([helper.make_node("Abs", ["x"], ["y"])], "g", [x], [y])
+        save_model(helper.make_model(graph), case / "model.onnx")
+        for stem in ("input_0", "output_0"):
+            value = np.array([1.0, 2.0], np.float32)
+            data = numpy_helper.from_array(value, stem[0]).SerializeToString()
+            if stem == bad:  # a sequence where the model declares a tensor: does not decode
+                data = numpy_helper.from_list([value], stem[0]).SerializeToString()
+            (case / "test_data_set_0" / f"{stem}.pb").write_bytes(data)
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(src), path, options=WriteOptions(keep_undecodable=True))
+    df = cmp.compare(path)
+    rows = {r.case: r for r in df.itertuples()}
+    assert set(rows) == {"node/test_bad_output", "node/test_bad_input"}
+    for case, bad in (("node/test_bad_output", "output_0"), ("node/test_bad_input", "input_0")):
+        assert rows[case].status == "error"
+        assert f"{case}/test_data_set_0/{bad}.pb was kept as bytes at import" in rows[case].error
+    assert main(["compare", str(path)]) == 1
+    capsys.readouterr()
+    out = tmp_path / "actual.parquet"
+    cmp.write_actual(path, cmp.reference_backend, out)
+    stored = cmp.compare_stores(path, out)
+    assert stored.status.tolist() == ["error", "error"]
