@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -187,11 +188,16 @@ examples:
       compare with the outputs 'onnx-arrow run' wrote; a row per output to Parquet
   onnx-arrow compare --backend onnxruntime --rtol 1e-4 --case test_abs corpus.parquet
 
+  onnx-arrow compare corpus.parquet --patterns skips.txt --xfail 'test_dft' --strict
+      onnx BackendTest-style regexes: skip cases, expect failures (an xpass fails)
+
 Statuses: match, mismatch (beyond |a - e| <= atol + rtol * |e|; integers and strings
-exactly), nan_mismatch, dtype_mismatch, shape_mismatch, error (the backend raised),
-skipped (a case without a model or data sets).  Exit status 0 if every output
-matches (skipped cases aside), 1 if any does not or a store cannot be read, 2 bad
-usage."""
+exactly), nan_mismatch, dtype_mismatch, shape_mismatch, error (the backend raised, or
+an expected value was kept as bytes at import), skipped (a case without a model or
+data sets, or a --skip pattern's), xfail (a failure of an --xfail case), xpass (an
+--xfail case that passed).  Exit status 0 if every output matches (skipped, xfail and,
+without --strict, xpass aside) and at least one was compared, 1 if not or a store
+cannot be read, 2 bad usage."""
 
 _DIFF_EPILOG: Final = """\
 examples:
@@ -504,6 +510,30 @@ def _parser() -> argparse.ArgumentParser:
     which_actual = _backend_options(cmp)
     which_actual.add_argument(
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
+    )
+    cmp.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="do not run the cases it finds (re.search in node/test_x, test_x and "
+        "test_x_cpu, as onnx's BackendTest.exclude); repeat for more",
+    )
+    cmp.add_argument(
+        "--xfail",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="cases known to fail: their failures are xfail, a pass xpass; repeat for more",
+    )
+    cmp.add_argument(
+        "--patterns",
+        metavar="FILE",
+        help="skip and xfail patterns from a file: lines 'skip REGEX' or 'xfail REGEX' "
+        '(# comments), or JSON {"skip": [...], "xfail": [...]}',
+    )
+    cmp.add_argument(
+        "--strict", action="store_true", help="an xpass fails the run, as pytest's strict xfail"
     )
     cmp.add_argument(
         "--all-cases",
@@ -1278,6 +1308,39 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _patterns_file(path: str) -> tuple[list[str], list[str]]:
+    """Skip and xfail patterns from a file: JSON, or lines ``skip REGEX`` / ``xfail REGEX``."""
+    text = read_regular_file(path, where=path, fix="pass a text or JSON file").decode(
+        "utf-8", "replace"
+    )
+    found: dict[str, list[str]] = {"skip": [], "xfail": []}
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise _DataError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        unknown = set(doc) - set(found) if isinstance(doc, dict) else {"(not an object)"}
+        if unknown:
+            raise _DataError(f"{path}: expected the keys skip and xfail, found {sorted(unknown)}")
+        for key in found:
+            values = doc.get(key, [])
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise _DataError(f"{path}: {key} must be a list of strings")
+            found[key] = values
+        return found["skip"], found["xfail"]
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, pattern = line.partition(" ")
+        if word not in found or not pattern.strip():
+            raise _DataError(
+                f"{path}: line {number}: expected 'skip REGEX' or 'xfail REGEX', got {line!r}"
+            )
+        found[word].append(pattern.strip())
+    return found["skip"], found["xfail"]
+
+
 def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from onnx_arrow import compare
 
@@ -1291,6 +1354,10 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     if args.out is not None:
         reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
         _check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
+    skip, xfail = list(args.skip), list(args.xfail)
+    if args.patterns is not None:
+        more_skip, more_xfail = _patterns_file(args.patterns)
+        skip, xfail = skip + more_skip, xfail + more_xfail
     total = len(compare.select_cases(store, args.case))
     with _Progress("comparing", "cases", total=total) as progress:
         if args.actual is not None:
@@ -1302,6 +1369,8 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
                 cases=args.case,
                 progress=progress.step,
                 missing="error" if args.all_cases else "leave_out",
+                skip=skip,
+                xfail=xfail,
             )
         else:
             df = compare.compare(
@@ -1314,6 +1383,8 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
                 progress=progress.step,
                 jobs=args.jobs,
                 engine=args.engine,
+                skip=skip,
+                xfail=xfail,
             )
     if args.out is not None:
         compare.write_report(df, args.out)
@@ -1331,12 +1402,13 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
         print(file=out)
         print(f"op types with the most outputs that do not match (up to {_MAX_LISTED}):", file=out)
         columns = ["op_type", "total", "non_match"] + [
-            s for s in compare.STATUSES[1:-1] if table[s].any()
+            s for s in compare.STATUSES if s not in compare.PASSING and table[s].any()
         ]
         print(table[columns].to_string(index=False), file=out)
     if args.out is not None:
         print(f"\nreport: {args.out} (a row per output)", file=out)
-    failed = total - counts["match"] - counts["skipped"]
+    failed = sum(n for status, n in counts.items() if status not in compare.PASSING)
+    failed += counts["xpass"] if args.strict else 0
     if total - counts["skipped"] == 0:  # nothing compared is no pass
         _error("no output was compared; check STORE, --case and ACTUAL")
         return EXIT_DATA_ERROR

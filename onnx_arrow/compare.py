@@ -70,6 +70,7 @@ import fnmatch
 import importlib
 import itertools
 import os
+import re
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -105,6 +106,7 @@ from onnx_arrow.errors import (
     BackendUnavailableError,
     CaseLostError,
     CompareError,
+    CorpusError,
     OnnxArrowError,
 )
 from onnx_arrow.parallel import Lost, heartbeat, map_cases
@@ -112,12 +114,14 @@ from onnx_arrow.parallel import Lost, heartbeat, map_cases
 __all__ = [
     "BACKENDS",
     "COMPARE_COLUMNS",
+    "PASSING",
     "STATUSES",
     "Backend",
     "BackendTimeoutError",
     "BackendUnavailableError",
     "CompareError",
     "DataSetRun",
+    "Expectations",
     "backend_named",
     "compare",
     "compare_stores",
@@ -141,7 +145,10 @@ __all__ = [
 #: numbers).  ``shape_mismatch``: another shape, sequence length, set of map keys, an
 #: absent optional against a present one, or another kind of value.  ``error``: the
 #: backend raised (or gave too few outputs, or an output missing from the actual
-#: store).  ``skipped``: a case without a model or without data sets.
+#: store, or an expected value kept as bytes).  ``skipped``: a case without a model or
+#: without data sets, or one a skip pattern names.  ``xfail``: a failure (of any of the
+#: statuses before ``skipped``, named in ``detail``) of a case an xfail pattern names;
+#: ``xpass``: every output of such a case matched.
 STATUSES: Final = (
     "match",
     "mismatch",
@@ -150,8 +157,12 @@ STATUSES: Final = (
     "shape_mismatch",
     "error",
     "skipped",
+    "xfail",
+    "xpass",
 )
 _RANK: Final = {status: rank for rank, status in enumerate(STATUSES)}
+#: The statuses that do not fail a run: ``xpass`` does only when asked (``strict``).
+PASSING: Final = frozenset({"match", "skipped", "xfail", "xpass"})
 
 #: The columns of the DataFrame :func:`compare` returns.
 COMPARE_COLUMNS: Final = (
@@ -708,6 +719,8 @@ def compare(
     progress: Callable[[str], None] | None = None,
     jobs: int = 1,
     engine: str | None = None,
+    skip: Sequence[str] = (),
+    xfail: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Run ``backend`` over ``store`` and compare every output with the expected one.
 
@@ -728,6 +741,10 @@ def compare(
         (``"processes"``, ``"dask"``, ``"ray"``; see :mod:`onnx_arrow.parallel`).  The
         table is the same as a run in this process; a case whose worker died, or stopped
         answering past the timeout, is an ``error`` on each of its outputs.
+    skip, xfail
+        Cases not to run (one ``skipped`` row each, naming the pattern) and cases known
+        to fail (their failures ``xfail``; ``xpass`` when they pass): see
+        :class:`Expectations`.
 
     Returns
     -------
@@ -747,15 +764,101 @@ def compare(
     """
     _check_tolerance(rtol, atol)
     _check_timeout(timeout)
+    expect = Expectations(skip, xfail)
     store = store if isinstance(store, Store) else Store(store)
     names = select_cases(store, cases)
+    skipped = {name: pattern for name in names if (pattern := expect.skips(name)) is not None}
     per_case = _CompareCase(backend, rtol, atol, timeout)
+    results = dict(
+        map_cases(
+            per_case,
+            store,
+            [n for n in names if n not in skipped],
+            jobs=jobs,
+            engine=engine,
+            timeout=timeout,
+            progress=progress,
+        )
+    )
     rows: list[dict[str, Any]] = []
-    for _, result in map_cases(
-        per_case, store, names, jobs=jobs, engine=engine, timeout=timeout, progress=progress
-    ):
-        rows += per_case.lost(store, result) if isinstance(result, Lost) else result
+    for name in names:
+        if name in skipped:
+            rows.append(_skipped_row(store, name, skipped[name]))
+            continue
+        result = results[name]
+        case_rows = per_case.lost(store, result) if isinstance(result, Lost) else result
+        rows += expect.applied(name, case_rows)
     return _frame(rows)
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """Which cases not to run (``skip``) and which are known to fail (``xfail``): regular
+    expressions as onnx's ``BackendTest`` takes them, searched in a case's name
+    (``node/test_abs``), its test name (``test_abs``) and that with ``_cpu``
+    (``test_abs_cpu``).
+
+    Raises
+    ------
+    CompareError
+        If a pattern is not a regular expression.
+    """
+
+    skip: Sequence[str] = ()
+    xfail: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        for pattern in (*self.skip, *self.xfail):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise CompareError(
+                    f"pattern {pattern!r} is not a regular expression ({exc})"
+                ) from None
+
+    @staticmethod
+    def _first(patterns: Sequence[str], case: str) -> str | None:
+        test = case.rsplit("/", 1)[-1]
+        names = (case, test, f"{test}_cpu")
+        return next((p for p in patterns if any(re.search(p, n) for n in names)), None)
+
+    def skips(self, case: str) -> str | None:
+        """The skip pattern ``case`` matches, if any."""
+        return self._first(self.skip, case)
+
+    def applied(self, case: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A case's rows, its failures ``xfail`` if an xfail pattern matches it, or all its
+        rows ``xpass`` if it matches one and nothing failed."""
+        pattern = self._first(self.xfail, case)
+        if pattern is None:
+            return rows
+        failed = [r for r in rows if r["status"] not in ("match", "skipped")]
+        if not failed:
+            note = f"passed, but xfail pattern {pattern!r} expects it to fail"
+            return [{**r, "status": "xpass", "detail": note} for r in rows]
+        out = []
+        for r in rows:
+            if r["status"] in ("match", "skipped"):
+                out.append(r)
+                continue
+            detail = f"{r['status']} (xfail pattern {pattern!r})"
+            if r.get("detail"):
+                detail += f": {r['detail']}"
+            out.append({**r, "status": "xfail", "detail": detail})
+        return out
+
+
+def _skipped_row(store: Store, case: str, pattern: str) -> dict[str, Any]:
+    try:
+        ops = op_types(store.model(case))
+    except CorpusError:  # a case without a model
+        ops = ()
+    return {
+        "case": case,
+        "op_types": ops,
+        "status": "skipped",
+        "detail": f"skip pattern {pattern!r}",
+    }
 
 
 @dataclass(frozen=True)
@@ -865,8 +968,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
     A case's outputs count for each of its op types (``op_types`` exploded); a case
     without a model counts under ``(none)``.  Columns: ``op_type``, ``total``, one
-    per status of :data:`STATUSES`, and ``non_match`` (``total`` less ``match`` and
-    ``skipped``).
+    per status of :data:`STATUSES`, and ``non_match`` (``total`` less the
+    :data:`PASSING` statuses).
     """
     exploded = df[["op_types", "status"]].copy()
     exploded["op_type"] = exploded["op_types"].map(lambda t: tuple(t) if len(t) else ("(none)",))
@@ -875,7 +978,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     counts = counts.reindex(columns=list(STATUSES), fill_value=0)
     out = counts.reset_index().rename_axis(columns=None)
     out.insert(1, "total", counts.sum(axis=1).to_numpy())
-    out["non_match"] = out["total"] - out["match"] - out["skipped"]
+    out["non_match"] = out["total"] - sum(out[status] for status in sorted(PASSING))
     out = out.sort_values(["non_match", "op_type"], ascending=[False, True], kind="stable")
     return out.reset_index(drop=True).astype({"op_type": pd.StringDtype()})
 
@@ -1071,6 +1174,8 @@ def compare_stores(
     cases: Iterable[str] | None = None,
     progress: Callable[[str], None] | None = None,
     missing: str = "leave_out",
+    skip: Sequence[str] = (),
+    xfail: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
 
@@ -1078,7 +1183,7 @@ def compare_stores(
     of some cases only) is left out, and counted in ``df.attrs["left_out"]``; with
     ``missing="error"`` each of its outputs is an ``error`` instead.  An output missing
     from a data set is an ``error``; an ``output_K.error.txt`` file in ``actual`` gives
-    the backend's message.
+    the backend's message.  ``skip`` and ``xfail`` are as for :func:`compare`.
     """
     _check_tolerance(rtol, atol)
     if missing not in ("leave_out", "error"):
@@ -1086,9 +1191,14 @@ def compare_stores(
     expected = expected if isinstance(expected, Store) else Store(expected)
     actual = actual if isinstance(actual, Store) else Store(actual)
     actual_cases = set(actual.cases())
+    expect = Expectations(skip, xfail)
     rows: list[dict[str, Any]] = []
     left_out = 0
     for case in select_cases(expected, cases):
+        pattern = expect.skips(case)
+        if pattern is not None:
+            rows.append(_skipped_row(expected, case, pattern))
+            continue
         if case not in actual_cases and missing == "leave_out":
             runs = list(_data_sets(expected, case))
             if all(run.skipped is not None for run in runs):  # skipped either way
@@ -1108,13 +1218,14 @@ def compare_stores(
                 for r in table.to_pylist()
                 if r["role"] == "file" and r["path"].endswith(_ERROR_SUFFIX)
             }
+        case_rows: list[dict[str, Any]] = []
         for run in _data_sets(expected, case):
             if run.skipped is not None:
-                rows += _rows(run, rtol, atol)
+                case_rows += _rows(run, rtol, atol)
                 continue
             kept = {key: p for key, p in run.kept_as_bytes.items() if key[0] == "output"}
             if kept:  # expected outputs that cannot be compared: an error row each
-                rows += _rows(replace(run, expected={}, kept_as_bytes=kept), rtol, atol)
+                case_rows += _rows(replace(run, expected={}, kept_as_bytes=kept), rtol, atol)
             for k, value in sorted(run.expected.items()):
                 single = replace(run, expected={k: value}, kept_as_bytes={})
                 if value.path in found:
@@ -1125,7 +1236,8 @@ def compare_stores(
                     single.error = errors.get(
                         _error_path(value.path), f"{value.path} is not in the actual store"
                     )
-                rows += _rows(single, rtol, atol)
+                case_rows += _rows(single, rtol, atol)
+        rows += expect.applied(case, case_rows)
         if progress is not None:
             progress(case)
     df = _frame(rows)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import sys
@@ -491,3 +492,67 @@ def test_an_output_kept_as_bytes_is_an_error_never_a_pass(tmp_path, capsys):
     cmp.write_actual(path, cmp.reference_backend, out)
     stored = cmp.compare_stores(path, out)
     assert stored.status.tolist() == ["error", "error"]
+
+
+# --- skip and xfail ---------------------------------------------------------------------
+
+PATTERNS = Path(__file__).parent / "data" / "reference_backend_patterns.txt"
+
+
+@pytest.fixture(scope="module")
+def node_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("node") / "node.parquet"
+    write_store(list(NodeSuiteSource()), path)
+    return path
+
+
+def test_the_node_suite_passes_with_onnxs_own_exclusions(
+    node_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.parquet"
+    args = ["compare", str(node_store), "--patterns", str(PATTERNS), "--jobs", "2"]
+    assert main([*args, "--out", str(report)]) == 0
+    df = pd.read_parquet(report)
+    counts = df["status"].value_counts().to_dict()
+    assert counts["match"] > 2200
+    assert counts["xfail"] == 2
+    assert set(counts) == {"match", "skipped", "xfail"}
+    skipped = df[df["status"] == "skipped"]
+    assert skipped["detail"].str.startswith("skip pattern '").all()
+    assert "node/test_bernoulli" in set(skipped["case"])
+    # without the patterns the same store fails
+    capsys.readouterr()
+    assert main(["compare", str(node_store), "--jobs", "2"]) == 1
+    capsys.readouterr()
+
+
+def test_xfail_and_xpass(store: Store) -> None:
+    df = cmp.compare(store, xfail=["test_abs", "test_div"], skip=[r"^node/test_add$"])
+    rows = {r.case: r for r in df.itertuples()}
+    assert rows["node/test_abs"].status == "xpass"
+    assert "xfail pattern 'test_abs' expects it to fail" in rows["node/test_abs"].detail
+    assert rows["node/test_add"].status == "skipped"
+    assert rows["node/test_add"].detail == "skip pattern '^node/test_add$'"
+    with pytest.raises(cmp.CompareError, match=r"pattern '\(' is not a regular expression"):
+        cmp.compare(store, skip=["("])
+
+
+def test_a_failing_xfail_case_and_strict_xpass_on_the_command_line(
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(store.path)
+    df = cmp.compare(store)
+    failing = sorted({r.case for r in df.itertuples() if r.status not in cmp.PASSING})
+    assert failing, "the store holds cases that fail"
+    bad = "^(" + "|".join(re.escape(c) for c in failing) + ")$"
+    assert main(["compare", path]) == 1
+    assert main(["compare", path, "--xfail", bad]) == 0
+    assert main(["compare", path, "--xfail", bad, "--xfail", "test_abs"]) == 0
+    assert main(["compare", path, "--xfail", bad, "--xfail", "test_abs", "--strict"]) == 1
+    listed = tmp_path / "patterns.json"
+    listed.write_text(json.dumps({"xfail": [bad], "skip": []}))
+    assert main(["compare", path, "--patterns", str(listed)]) == 0
+    broken = tmp_path / "broken.txt"
+    broken.write_text("skip\nexclude test_abs\n")
+    assert main(["compare", path, "--patterns", str(broken)]) == 1
+    assert "line 1: expected 'skip REGEX' or 'xfail REGEX'" in capsys.readouterr().err
