@@ -295,6 +295,9 @@ class DataSetRun:
     #: Value files of the data set the store kept as bytes (they did not decode as the
     #: model declares), by ``(io, index)``: never fed, never compared, always an error.
     kept_as_bytes: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: Inputs made as onnx's runner makes them for a model test without input files
+    #: (``light/``), by graph input name.
+    made_inputs: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 def select_cases(store: Store, patterns: Iterable[str] | None = None) -> list[str]:
@@ -407,9 +410,29 @@ def _data_sets(store: Store, case: str) -> Iterator[DataSetRun]:
         return
     for n in sorted(data_sets, key=lambda n: -1 if n is None else n):
         inputs, expected = data_sets[n]
-        yield DataSetRun(
+        run = DataSetRun(
             case, ops, n, names, inputs, expected, model=model, kept_as_bytes=kept.get(n, {})
         )
+        fed = graph_values(model, "input")
+        if n is None and not inputs and expected and fed and not run.kept_as_bytes:
+            # a model test with expected outputs and no input files (light/): onnx's runner
+            # feeds it inputs it makes, and so does this
+            try:
+                run.made_inputs = _made_inputs(model, case)
+            except NotImplementedError as exc:
+                run.skipped = f"no input files, and onnx's runner makes none for it: {exc}"
+        yield run
+
+
+def _made_inputs(model: ModelProto, case: str) -> dict[str, Any]:
+    """The inputs onnx's backend test runner makes for a model test without input files
+    (its ``Runner.generate_dummy_data``, not random)."""
+    from onnx.backend.test.runner import Runner
+
+    return {
+        x.name: Runner.generate_dummy_data(x, seed=0, name=case, random=False)
+        for x in graph_values(model, "input")
+    }
 
 
 def _kept_message(path: str) -> str:
@@ -438,6 +461,7 @@ def _run_case(
             input_names[k] if k < len(input_names) else f"input_{k}": _writable(v.to_numpy())
             for k, v in sorted(run.inputs.items())
         }
+        feed.update((name, value.copy()) for name, value in run.made_inputs.items())
         try:
             with _deadline(timeout), np.errstate(all="ignore"):
                 run.actual = list(backend(model, feed))

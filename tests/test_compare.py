@@ -556,3 +556,28 @@ def test_a_failing_xfail_case_and_strict_xpass_on_the_command_line(
     broken.write_text("skip\nexclude test_abs\n")
     assert main(["compare", path, "--patterns", str(broken)]) == 1
     assert "line 1: expected 'skip REGEX' or 'xfail REGEX'" in capsys.readouterr().err
+
+
+def test_a_model_test_without_input_files_is_fed_as_onnxs_runner_feeds_it(tmp_path):
+    """light/NAME.onnx with NAME_output_0.pb only: the inputs are onnx's dummy data."""
+    from onnx import save_model
+
+    from onnx_arrow.corpus import FolderSource
+
+    light = tmp_path / "src" / "light"
+    light.mkdir(parents=True)
+    for name, elem in (("light_neg", TensorProto.FLOAT), ("light_ints", TensorProto.INT64)):
+        x = helper.make_tensor_value_info("x", elem, [2, 3])
+        y = helper.make_tensor_value_info("y", elem, [2, 3])
+        graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g", [x], [y])
+        save_model(helper.make_model(graph), light / f"{name}.onnx")
+        made = (np.arange(6).reshape(2, 3) / 6).astype(np.float32)  # onnx's dummy input
+        out = -made if elem == TensorProto.FLOAT else -np.arange(6, dtype=np.int64).reshape(2, 3)
+        data = numpy_helper.from_array(out, "y").SerializeToString()
+        (light / f"{name}_output_0.pb").write_bytes(data)
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(tmp_path / "src"), path)
+    rows = {r.case: r for r in cmp.compare(path).itertuples()}
+    assert rows["light/light_neg"].status == "match"
+    assert rows["light/light_ints"].status == "skipped"
+    assert "onnx's runner makes none for it" in rows["light/light_ints"].detail
