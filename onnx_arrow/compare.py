@@ -69,6 +69,7 @@ import ctypes
 import fnmatch
 import importlib
 import itertools
+import json
 import os
 import re
 import signal
@@ -79,8 +80,11 @@ from types import FrameType
 from typing import Any, Final, Protocol
 
 import numpy as np
+import onnx
 import pandas as pd  # no pandas-stubs: pandas is Any
+import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from onnx import (
     ModelProto,
     OptionalProto,
@@ -89,6 +93,7 @@ from onnx import (
     numpy_helper,
 )
 
+import onnx_arrow
 from onnx_arrow._summary import DECODED_FLOATS, dtype_name, op_types
 from onnx_arrow.core.model import ArrowKind, dtype_of_numpy
 from onnx_arrow.corpus.rows import StoredValue
@@ -115,6 +120,7 @@ __all__ = [
     "BACKENDS",
     "COMPARE_COLUMNS",
     "PASSING",
+    "REPORT_METADATA_KEY",
     "STATUSES",
     "Backend",
     "BackendTimeoutError",
@@ -812,7 +818,43 @@ def compare(
         result = results[name]
         case_rows = per_case.lost(store, result) if isinstance(result, Lost) else result
         rows += expect.applied(name, case_rows)
-    return _frame(rows)
+    df = _frame(rows)
+    df.attrs["onnx_arrow"] = _provenance(
+        store,
+        backend=_backend_description(backend),
+        rtol=rtol,
+        atol=atol,
+        cases=None if cases is None else list(cases),
+        timeout=timeout,
+        jobs=jobs,
+        engine=engine,
+        skip=list(skip),
+        xfail=list(xfail),
+    )
+    return df
+
+
+def _backend_description(backend: Backend) -> dict[str, Any]:
+    """The backend's name and the version of what it runs, for the report."""
+    name = next((n for n, b in BACKENDS.items() if b is backend), None)
+    if name == "reference":
+        return {"name": name, "runs": f"onnx {onnx.__version__} ReferenceEvaluator"}
+    if name == "onnxruntime":
+        return {"name": name, "runs": f"onnxruntime {_import_onnxruntime().__version__}"}
+    where = f"{getattr(backend, '__module__', '?')}.{getattr(backend, '__qualname__', '?')}"
+    return {"name": where, "runs": "a backend of the caller's"}
+
+
+def _provenance(store: Store, **options: Any) -> dict[str, Any]:
+    """What a report was made from and with: versions, the store, the options."""
+    return {
+        "onnx_arrow_version": onnx_arrow.__version__,
+        "onnx_version": onnx.__version__,
+        "numpy_version": np.__version__,
+        "store": [str(p) for p in store.parts],
+        "store_created_by": store.metadata.get("created_by"),
+        **options,
+    }
 
 
 @dataclass(frozen=True)
@@ -1013,10 +1055,23 @@ def status_counts(df: pd.DataFrame) -> dict[str, int]:
     return {status: int(counts.get(status, 0)) for status in STATUSES}
 
 
+#: The key of a report's Parquet metadata that holds what it was made from and with.
+REPORT_METADATA_KEY: Final = "onnx_arrow.report"
+
+
 def write_report(df: pd.DataFrame, out: str | os.PathLike[str]) -> None:
-    """Write a comparison (from :func:`compare`) to Parquet, atomically."""
+    """Write a report (from :func:`compare`, :func:`compare_stores` or
+    :func:`onnx_arrow.diff.diff`) to Parquet, atomically, with what it was made from and
+    with (``df.attrs["onnx_arrow"]``: versions, store, backend, options) as JSON under the
+    file's :data:`REPORT_METADATA_KEY` metadata."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    provenance = df.attrs.get("onnx_arrow")
+    if provenance is not None:
+        meta = dict(table.schema.metadata or {})
+        meta[REPORT_METADATA_KEY.encode()] = json.dumps(provenance, default=str).encode()
+        table = table.replace_schema_metadata(meta)
     with atomic_file(out, what="the report") as tmp:
-        df.to_parquet(tmp, index=False)
+        pq.write_table(table, tmp)
 
 
 # --- stores of actual outputs ----------------------------------------------------------
@@ -1266,4 +1321,16 @@ def compare_stores(
             progress(case)
     df = _frame(rows)
     df.attrs["left_out"] = left_out
+    df.attrs["onnx_arrow"] = _provenance(
+        expected,
+        actual=[str(p) for p in actual.parts],
+        actual_created_by=actual.metadata.get("created_by"),
+        rtol=rtol,
+        atol=atol,
+        cases=None if cases is None else list(cases),
+        missing=missing,
+        left_out=left_out,
+        skip=list(skip),
+        xfail=list(xfail),
+    )
     return df

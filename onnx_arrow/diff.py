@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 from onnx import ModelProto
 
+import onnx_arrow
 from onnx_arrow.core.model import (
     MapValue,
     Node,
@@ -325,8 +326,17 @@ def diff(
     """
     with open_side(old) as a, open_side(new) as b:
         rows = list(_rows(a, b, progress))
+        made = {
+            "onnx_arrow_version": onnx_arrow.__version__,
+            "old": str(old) if not isinstance(old, Store) else [str(p) for p in a.parts],
+            "new": str(new) if not isinstance(new, Store) else [str(p) for p in b.parts],
+            "old_created_by": a.metadata.get("created_by"),
+            "new_created_by": b.metadata.get("created_by"),
+        }
     rows.sort(key=lambda r: r["path"])
-    return _frame(rows)
+    df = _frame(rows)
+    df.attrs["onnx_arrow"] = made
+    return df
 
 
 _Listed = tuple[str, str, int, bytes]  # case, role, bytes, digest

@@ -581,3 +581,23 @@ def test_a_model_test_without_input_files_is_fed_as_onnxs_runner_feeds_it(tmp_pa
     assert rows["light/light_neg"].status == "match"
     assert rows["light/light_ints"].status == "skipped"
     assert "onnx's runner makes none for it" in rows["light/light_ints"].detail
+
+
+def test_the_report_says_what_it_was_made_from_and_with(store: Store, tmp_path: Path) -> None:
+    import onnx
+    import pyarrow.parquet as pq
+
+    df = cmp.compare(store, rtol=1e-4, skip=["test_add"])
+    out = tmp_path / "report.parquet"
+    cmp.write_report(df, out)
+    meta = pq.read_schema(out).metadata[cmp.REPORT_METADATA_KEY.encode()]
+    made = json.loads(meta)
+    assert made["backend"] == {
+        "name": "reference",
+        "runs": f"onnx {onnx.__version__} ReferenceEvaluator",
+    }
+    assert made["rtol"] == 1e-4
+    assert made["skip"] == ["test_add"]
+    assert made["store"] == [str(store.path)]
+    assert made["onnx_arrow_version"]
+    assert len(pd.read_parquet(out)) == len(df)
