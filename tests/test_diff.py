@@ -163,6 +163,12 @@ def test_the_command_line_reports_and_exits_by_equivalence(
     assert "largest float drifts" in printed
     written = pd.read_parquet(report)
     assert len(written) == len(diff(old, new))
+    import json
+
+    import pyarrow.parquet as pq
+
+    made = json.loads(pq.read_schema(report).metadata[b"onnx_arrow.report"])
+    assert (made["old"], made["new"]) == (str(old), str(new))
     assert main(["diff", str(old), str(old)]) == 0
     assert main(["diff", str(old), str(old), "--min-cases", "12"]) == 1
     assert "fewer than 12 cases" in capsys.readouterr().err
