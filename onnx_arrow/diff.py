@@ -51,6 +51,7 @@ from onnx_arrow.core.model import (
 from onnx_arrow.corpus import FolderSource, Store, StoredValue, default_source, write_store
 from onnx_arrow.corpus.rows import declared_type_text
 from onnx_arrow.corpus.store import WriteOptions
+from onnx_arrow.errors import CorpusError
 
 __all__ = [
     "DEFAULT_CORPUS",
@@ -349,6 +350,13 @@ def _listing(store: Store) -> dict[str, _Listed]:
     )
     columns = [table.column(c).to_pylist() for c in ("path", "test_case", "role", "nbytes")]
     digests = table.column("digest").to_pylist()
+    if None in digests:  # every file row has one: without it, equal could not be told
+        path = columns[0][digests.index(None)]
+        raise CorpusError(
+            "the row has no digest; the store is damaged or was changed after it was "
+            "written: import the corpus again",
+            where=f"{store.path}: {path}",
+        )
     return {p: (c, r, n, d) for p, c, r, n, d in zip(*columns, digests, strict=True)}
 
 
@@ -387,27 +395,23 @@ def _case_rows(
     before: dict[str, _Listed],
     after: dict[str, _Listed],
 ) -> Iterator[dict[str, Any]]:
-    """The rows of a case's paths whose digests differ: its files read and compared."""
+    """The rows of a case's paths whose digests differ: models and other files compared by
+    their contents, values decoded from the columns (each side's case read once)."""
     old_case = before[next(iter(paths))][0]
-    old_files = {f.path: f.data for f in old.case_files(old_case) if f.path in paths}
-    new_files = {f.path: f.data for f in new.case_files(case) if f.path in paths}
-    old_values = _values(old, old_case, paths)
-    new_values = _values(new, case, paths)
+    old_contents, new_contents = _contents(old, old_case, paths), _contents(new, case, paths)
+    old_values, new_values = _values(old, old_case, paths), _values(new, case, paths)
     for path in sorted(paths):
-        role = after[path][1]
+        role, old_role = after[path][1], before[path][1]
         row: dict[str, Any] = {
             "path": path,
             "case": case,
             "role": role,
-            "old_bytes": len(old_files[path]),
-            "new_bytes": len(new_files[path]),
+            "old_bytes": before[path][2],
+            "new_bytes": after[path][2],
         }
-        if old_files[path] == new_files[path]:  # a digest of another writer, the same bytes
-            yield {**row, "status": "identical"}
-            continue
-        if role == "model" and before[path][1] == "model":
+        if role == "model" and old_role == "model":
             changes = model_changes(
-                ModelProto.FromString(old_files[path]), ModelProto.FromString(new_files[path])
+                ModelProto.FromString(old_contents[path]), ModelProto.FromString(new_contents[path])
             )
             yield {**row, "status": "model-changed", "detail": "; ".join(changes)}
             continue
@@ -423,10 +427,20 @@ def _case_rows(
                 "detail": _detail(found.details) or "the same values, encoded differently",
             }
             continue
-        kept = (
-            "kept as bytes on one side; " if role == "value" or before[path][1] == "value" else ""
-        )
+        kept = "kept as bytes on one side; " if "value" in (role, old_role) else ""
         yield {**row, "status": "file-changed", "detail": f"{kept}the bytes differ"}
+
+
+def _contents(store: Store, case: str, paths: set[str]) -> dict[str, bytes]:
+    """The stored bytes of the case's model and file rows among ``paths``."""
+    table = store.read_case(case, ["path", "role", "content"])
+    return {
+        path: content
+        for path, role, content in zip(
+            *(table.column(c).to_pylist() for c in table.column_names), strict=True
+        )
+        if role in ("model", "file") and path in paths
+    }
 
 
 def _values(store: Store, case: str, paths: set[str]) -> dict[str, StoredValue]:

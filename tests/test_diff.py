@@ -241,3 +241,22 @@ def test_inside_a_sequence_the_worst_element_decides(tmp_path: Path) -> None:
     length = df[df["path"] == "node/test_len/test_data_set_0/output_0.pb"].iloc[0]
     assert length["status"] == "shape-changed"
     assert length["detail"] == "a sequence of 2 -> 1"
+
+
+def test_a_store_row_without_its_digest_is_refused(
+    sides: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from onnx_arrow.errors import CorpusError
+
+    good = tmp_path / "good.parquet"
+    write_store(FolderSource(sides[0]), good)
+    table = pq.read_table(good)
+    forged = table.set_column(
+        table.schema.get_field_index("digest"), "digest", pa.nulls(table.num_rows, pa.binary())
+    )
+    pq.write_table(forged.replace_schema_metadata(table.schema.metadata), tmp_path / "bad.parquet")
+    with pytest.raises(CorpusError, match=r"bad\.parquet: node/.*: the row has no digest"):
+        diff(good, tmp_path / "bad.parquet")
