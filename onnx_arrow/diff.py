@@ -198,23 +198,25 @@ def _tensors(old: Tensor, new: Tensor, where: str, found: _Finding) -> None:
         found.worse("shape-changed", f"{at}shape {list(old.dims)} -> {list(new.dims)}")
         return
     a, b = old.codes.reshape(-1), new.codes.reshape(-1)
+
+    def at_element(k: int) -> str:
+        return f"element {k}: {_number(a[k])} -> {_number(b[k])}"
+
     if is_floating(old.dtype):
         d = ulp_distance(a, b, old.dtype)
         nans = np.flatnonzero(d.nan_mismatch)
         if nans.size:
-            k = int(nans[0])
             found.worse(
                 "nan-changed",
-                f"{at}{nans.size} NaN where the other side has a number (first at element "
-                f"{k}: {_number(a[k])} -> {_number(b[k])})",
+                f"{at}{nans.size} NaN where the other side has a number "
+                f"(first at {at_element(int(nans[0]))})",
             )
         found.ulp(d.max)
         if d.max:
-            k = int(np.argmax(d.distance))
             found.worse(
                 "float-drift",
                 f"{at}{int(np.count_nonzero(d.distance))} of {a.size} elements drift, at most "
-                f"{d.max} ULP (element {k}: {_number(a[k])} -> {_number(b[k])})",
+                f"{d.max} ULP ({at_element(int(np.argmax(d.distance)))})",
             )
         return
     if a.dtype == object:
@@ -222,11 +224,10 @@ def _tensors(old: Tensor, new: Tensor, where: str, found: _Finding) -> None:
     else:
         differ = np.flatnonzero(a != b)
     if differ.size:
-        k = int(differ[0])
         found.worse(
             "values-changed",
-            f"{at}{differ.size} of {a.size} elements differ (first at element {k}: "
-            f"{a[k]!r} -> {b[k]!r})",
+            f"{at}{differ.size} of {a.size} elements differ "
+            f"(first at {at_element(int(differ[0]))})",
         )
 
 

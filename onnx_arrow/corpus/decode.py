@@ -169,7 +169,8 @@ def _conformed(table: pa.Table, where: str) -> pa.Table:
         if column.type != target:
             if _loosely(column.type) != _loosely(target):
                 raise CorpusError(
-                    f"column {name} is {column.type}; the store's is {target}",
+                    f"column {name} is {column.type}; the store's is {target}: hand the "
+                    "decoder the column as the engine read it from the store, not converted",
                     where=where,
                 )
             try:
