@@ -98,6 +98,13 @@ store byte for byte.  This page is the format, version
   from 0: a reader handed rows in another order (an engine's shuffle or partitioning)
   sorts them back by `case_row` and tells a whole case from part of one
   (`onnx_arrow.corpus.cases_from_rows` does both).
+* **A case's own tolerances**, `rtol` and `atol`, are on every row of the case, as its
+  source states them: onnx's `TestCase` for the node suite built in memory, the
+  `data.json` of a case folder (its `rtol` and `atol` keys, as onnx's `load_model_tests`
+  reads them), and for a `light/` model the `data.json` of the `real/` test whose `url`
+  names it.  Null where the source states none (a reader then uses its own default,
+  onnx's being 1e-3 and 1e-7).  They are not file contents: `data.json` is stored as a
+  file too, and exported as it was.
 * **Row groups hold whole cases**: a case never spans two row groups, so a reader can take
   a case from one row group.  onnx-arrow closes a row group once its cases' files hold
   about {row_group_mib} MiB (or at a number of cases, `import --row-group-cases N`: row

@@ -16,6 +16,7 @@ from onnx_arrow.corpus.sources import (
     FolderSource,
     MergedSource,
     NodeSuiteSource,
+    Tolerance,
     default_source,
 )
 from onnx_arrow.corpus.store import Store, WriteOptions, export_store, write_dataset, write_store
@@ -32,6 +33,7 @@ __all__ = [
     "StoredCase",
     "StoredFile",
     "StoredValue",
+    "Tolerance",
     "WriteOptions",
     "case_data_sets",
     "cases_from_rows",

@@ -24,17 +24,24 @@ import pyarrow.compute as pc
 from onnx import ModelProto
 
 from onnx_arrow.core.model import as_array
-from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA
+from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
-from onnx_arrow.corpus.sources import CorpusError, graph_values
+from onnx_arrow.corpus.sources import CorpusError, Tolerance, graph_values
 
-__all__ = ["REQUIRED_COLUMNS", "StoredCase", "case_data_sets", "cases_from_rows"]
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "StoredCase",
+    "case_data_sets",
+    "case_tolerance",
+    "cases_from_rows",
+]
 
 #: The columns :func:`cases_from_rows` needs; any others are ignored.
 REQUIRED_COLUMNS: Final = (
     "test_case",
     "kind",
     *ORDINAL_COLUMNS,
+    *TOLERANCE_COLUMNS,
     *(c for c in VALUE_COLUMNS if c != "test_case"),
     "content",
 )
@@ -51,12 +58,14 @@ class StoredCase:
 
     ``values`` are in store order; :meth:`data_sets` arranges them as
     :meth:`Store.case_arrays <onnx_arrow.corpus.Store.case_arrays>` does.
+    ``tolerance`` is the case's own, None when its source stated none.
     """
 
     name: str
     kind: str | None
     model: ModelProto | None
     values: list[StoredValue] = field(default_factory=list)
+    tolerance: Tolerance | None = None
 
     def data_sets(self) -> list[dict[str, dict[str, Any]]]:
         """Per data set, ``{"inputs": {name: value}, "outputs": {name: value}}`` as numpy
@@ -83,6 +92,32 @@ def case_data_sets(
         data_set = out.setdefault(value.data_set, {"inputs": {}, "outputs": {}})
         data_set[f"{value.io}s"][name] = value.to_numpy()
     return [out[n] for n in sorted(out)]
+
+
+def case_tolerance(rows: pa.Table | pa.RecordBatch, *, where: str) -> Tolerance | None:
+    """A case's own tolerances from the ``rtol`` and ``atol`` columns of its rows.
+
+    Raises
+    ------
+    CorpusError
+        If the rows disagree, or a tolerance is not a finite number of 0 or more.
+    """
+    stated = []
+    for name in TOLERANCE_COLUMNS:
+        distinct = pc.unique(rows.column(name)).to_pylist()
+        if len(distinct) > 1:
+            raise CorpusError(
+                f"the case's rows disagree on {name} ({distinct[:3]}); it is the same on "
+                "every row of a case: import the corpus again",
+                where=where,
+            )
+        stated.append(distinct[0] if distinct else None)
+    if stated == [None, None]:
+        return None
+    try:
+        return Tolerance(*stated)
+    except CorpusError as exc:
+        raise exc.at(where) from None
 
 
 def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
@@ -123,7 +158,10 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
     out: dict[str, StoredCase] = {}
     for i, (case, role) in enumerate(zip(cases, roles, strict=True)):
         if case not in out:
-            out[case] = StoredCase(case, kinds[i], None)
+            rows = batch.slice(i, batch.column("case_rows")[i].as_py())
+            out[case] = StoredCase(
+                case, kinds[i], None, tolerance=case_tolerance(rows, where=f"{where}: {case}")
+            )
         if role == "model":
             out[case].model = _model(batch, i, f"{where}: {case}")
     for value in values_from_batch(batch.select(list(VALUE_COLUMNS)), where=where):

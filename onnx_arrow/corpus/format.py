@@ -25,6 +25,7 @@ __all__ = [
     "ORDINAL_COLUMNS",
     "ROLES",
     "SCHEMA",
+    "TOLERANCE_COLUMNS",
     "Column",
     "data_column",
     "data_storage_dtype",
@@ -34,7 +35,7 @@ __all__ = [
 #: Name of the format, in the file metadata.
 FORMAT: Final = "onnx-arrow corpus store"
 #: Version of the format; a reader refuses versions it does not know.
-FORMAT_VERSION: Final = 2
+FORMAT_VERSION: Final = 3
 #: The Parquet key-value metadata key holding the store's JSON description.
 METADATA_KEY: Final = "onnx_arrow"
 
@@ -91,6 +92,13 @@ _COLUMNS: Final = (
         "where the row sits in its case, from 0: the order a case's rows are read in "
         "(element rows in the order their value's envelope takes them)",
     ),
+    Column(
+        "rtol",
+        pa.float64(),
+        "the case's own relative tolerance, as its source states it (onnx's TestCase, the "
+        "case folder's data.json), on every row of the case; null where it states none",
+    ),
+    Column("atol", pa.float64(), "the case's own absolute tolerance, like rtol"),
     Column("path", pa.string(), "the file, relative to the corpus root"),
     Column("role", pa.string(), "model, value, element or file (see roles)"),
     Column("data_set", pa.int32(), "N of test_data_set_N; null outside data sets"),
@@ -155,6 +163,8 @@ COLUMNS: Final = {c.name: c for c in _COLUMNS}
 #: The columns that say where a row sits in its case: filled by the writer, checked by the
 #: readers of rows handed over by an engine.
 ORDINAL_COLUMNS: Final = ("case_rows", "case_row")
+#: The columns of a case's own tolerances: the same on every row of a case.
+TOLERANCE_COLUMNS: Final = ("rtol", "atol")
 #: The data column of each ONNX dtype, by column name.
 DATA_COLUMNS: Final = {data_column(r): r for r in DTYPES.values()}
 

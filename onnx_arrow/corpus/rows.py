@@ -52,9 +52,17 @@ from onnx_arrow.corpus.format import (
     DATA_COLUMNS,
     ORDINAL_COLUMNS,
     SCHEMA,
+    TOLERANCE_COLUMNS,
     data_column,
 )
-from onnx_arrow.corpus.sources import Case, CorpusError, declared_type, value_slot
+from onnx_arrow.corpus.sources import (
+    Case,
+    CorpusError,
+    Tolerance,
+    declared_type,
+    tolerance_of,
+    value_slot,
+)
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
 
 __all__ = [
@@ -70,7 +78,11 @@ __all__ = [
     "values_from_batch",
 ]
 
-_PLAIN: Final = [name for name in COLUMNS if name not in STATISTICS and name not in ORDINAL_COLUMNS]
+_PLAIN: Final = [
+    name
+    for name in COLUMNS
+    if name not in STATISTICS and name not in ORDINAL_COLUMNS and name not in TOLERANCE_COLUMNS
+]
 _TENSOR_KIND: Final = Kind(TENSOR)
 
 
@@ -171,6 +183,8 @@ class RowBuilder:
     source_bytes: int = 0
     #: Per case added, in order: its rows, source bytes, files and warnings.
     cases: list[tuple[int, int, int, int]] = field(default_factory=list)
+    #: Per case added, in order: its own tolerances (see ``tolerance_of``).
+    tolerances: list[Tolerance | None] = field(default_factory=list)
     _decoded: dict[tuple[str, bytes], _Value | None] = field(default_factory=dict, repr=False)
 
     @property
@@ -179,7 +193,9 @@ class RowBuilder:
 
     def add_case(self, case: Case) -> None:
         rows, size, warnings = len(self.rows), self.source_bytes, len(self.warnings)
+        tolerance = tolerance_of(case)
         self._add_files(case)
+        self.tolerances.append(tolerance)
         self.cases.append(
             (
                 len(self.rows) - rows,
@@ -323,6 +339,10 @@ class RowBuilder:
             "case_rows": pa.array(np.repeat(per_case, per_case)),
             "case_row": pa.array(np.arange(n, dtype=np.int32) - starts.astype(np.int32)),
         }
+        case_of_row = pa.array(np.repeat(np.arange(len(per_case)), per_case))
+        for name in TOLERANCE_COLUMNS:  # stated once per case, repeated on its rows
+            stated = [None if t is None else getattr(t, name) for t in self.tolerances]
+            ordinals[name] = pa.array(stated, pa.float64()).take(case_of_row)
         arrays: list[pa.Array] = []
         for f in SCHEMA:
             if f.name in ordinals:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import heapq
+import json
+import math
 import operator
 import os
 import re
@@ -46,11 +48,13 @@ __all__ = [
     "FolderSource",
     "MergedSource",
     "NodeSuiteSource",
+    "Tolerance",
     "case_refs",
     "declared_type",
     "default_source",
     "graph_values",
     "read_regular_file",
+    "tolerance_of",
     "value_slot",
     "wheel_data_dir",
 ]
@@ -70,18 +74,44 @@ class CorpusFile:
     data: bytes
 
 
+@dataclass(frozen=True)
+class Tolerance:
+    """A case's own tolerances, as its source states them (None where it states none).
+
+    onnx's backend test runner compares a case's outputs with ``rtol`` / ``atol`` from
+    its ``TestCase`` (the node suite built in memory) or from the ``data.json`` of its
+    folder (model tests such as ``real/``), 1e-3 / 1e-7 where neither says.
+    """
+
+    rtol: float | None = None
+    atol: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if value is not None and not (
+                isinstance(value, int | float) and not isinstance(value, bool)
+                and math.isfinite(value) and value >= 0
+            ):  # fmt: skip
+                raise CorpusError(f"{name} is {value!r}; a tolerance is a finite number >= 0")
+
+
 @dataclass
 class Case:
     """A test case: its files, and the model whose graph types its values.
 
     ``name`` is the case folder relative to the root (``node/test_abs``); ``kind``
-    the kind folder it sits in (``node``), empty when there is none.
+    the kind folder it sits in (``node``), empty when there is none.  ``tolerance`` is
+    the case's own, from a source that states it apart from the files (onnx's
+    ``TestCase``); otherwise :func:`tolerance_of` reads it from the case's
+    ``data.json``.
     """
 
     name: str
     kind: str
     files: list[CorpusFile] = field(default_factory=list)
     model_path: str | None = None
+    tolerance: Tolerance | None = None
 
     def load(self) -> Case:
         """The case itself (a :class:`CaseRef` reads its files here)."""
@@ -98,6 +128,61 @@ class Case:
             raise CorpusError(
                 f"does not parse as an ONNX model ({exc})", where=self.model_path
             ) from None
+
+
+#: The file of a case folder that states its tolerances (onnx's ``load_model_tests``).
+TOLERANCE_FILE: Final = "data.json"
+#: Largest ``data.json`` read for its tolerances (onnx's are under 200 bytes).
+_MAX_TOLERANCE_FILE: Final = 1 << 20
+#: How a ``data.json`` url names a file of onnx's own test data.
+_ONNX_DATA_URL: Final = "onnx/backend/test/data/"
+
+
+def tolerance_of(case: Case) -> Tolerance | None:
+    """The case's own tolerances: ``case.tolerance``, else the ``rtol`` / ``atol`` keys of
+    its folder's ``data.json`` as onnx's loader reads them; None when neither states any.
+
+    Raises
+    ------
+    CorpusError
+        If ``data.json`` is not a JSON object, or states a tolerance that is not a
+        finite number of 0 or more (onnx's loader would fail on it too).
+
+    A ``light/`` model's tolerances are those of the ``real/`` test that names it by
+    url (:class:`FolderSource` finds it); its case carries them as ``case.tolerance``.
+    """
+    if case.tolerance is not None:
+        return case.tolerance
+    path = f"{case.name}/{TOLERANCE_FILE}" if case.name else TOLERANCE_FILE
+    data = next((f.data for f in case.files if f.path == path), None)
+    if data is None:
+        return None
+    return _stated_tolerance(data, path)
+
+
+def _stated_tolerance(data: bytes, path: str) -> Tolerance | None:
+    """The ``rtol`` / ``atol`` a ``data.json`` states (None if it states neither)."""
+    if len(data) > _MAX_TOLERANCE_FILE:
+        raise CorpusError(
+            f"{len(data)} bytes; a {TOLERANCE_FILE} states a case's tolerances in a few "
+            "hundred: remove it or cut it down",
+            where=path,
+        )
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise CorpusError(
+            f"not JSON ({exc}); onnx's loader reads a case's rtol and atol from it: fix it",
+            where=path,
+        ) from None
+    if not isinstance(doc, dict):
+        raise CorpusError(f"holds a JSON {type(doc).__name__}, not an object", where=path)
+    if "rtol" not in doc and "atol" not in doc:
+        return None
+    try:
+        return Tolerance(doc.get("rtol"), doc.get("atol"))
+    except CorpusError as exc:
+        raise exc.at(path) from None
 
 
 def value_slot(case: Case, path: str) -> tuple[int | None, str, int] | None:
@@ -200,6 +285,9 @@ class CaseRef:
     paths: tuple[str, ...]
     folders: tuple[str, ...] = ()
     max_file_bytes: int = MAX_FILE_BYTES
+    #: The ``data.json`` of another case that states this case's tolerances (a ``real/``
+    #: test naming this ``light/`` model by url), read with it.
+    tolerance_file: str | None = None
 
     def load(self) -> Case:
         """Read the case's files (regular files only, each capped), sorted by path."""
@@ -220,7 +308,13 @@ class CaseRef:
                         data = read_regular_file(entry.path, max_bytes=cap, where=rel)
                         files.append(CorpusFile(rel, data))
         files.sort(key=operator.attrgetter("path"))
-        return Case(self.name, kind, files, self.model_path)
+        tolerance = None
+        if self.tolerance_file is not None:
+            data = read_regular_file(
+                root + self.tolerance_file, max_bytes=_MAX_TOLERANCE_FILE, where=self.tolerance_file
+            )
+            tolerance = _stated_tolerance(data, self.tolerance_file)
+        return Case(self.name, kind, files, self.model_path, tolerance)
 
 
 class FolderSource:
@@ -251,8 +345,44 @@ class FolderSource:
         is listed when the case is loaded.
         """
         root = os.fspath(self.root)
-        for name, (model, paths, folders) in sorted(self._layout().items()):
-            yield CaseRef(root, name, model, tuple(paths), tuple(folders), self.max_file_bytes)
+        layout = self._layout()
+        named = self._named_models(layout)
+        for name, (model, paths, folders) in sorted(layout.items()):
+            yield CaseRef(
+                root,
+                name,
+                model,
+                tuple(paths),
+                tuple(folders),
+                self.max_file_bytes,
+                None if model is None else named.get(model),
+            )
+
+    def _named_models(
+        self, layout: dict[str, tuple[str | None, list[str], list[str]]]
+    ) -> dict[str, str]:
+        """Model path -> the ``data.json`` of a model test without a model of its own that
+        names it by ``url``, as onnx's runner finds a ``real/`` test's model in
+        ``light/`` (``"url": "onnx/backend/test/data/light/light_vgg19.onnx"``).  A
+        ``data.json`` that does not parse names nothing here (its own case says why)."""
+        models = {m for m, _, _ in layout.values() if m is not None}
+        out: dict[str, str] = {}
+        for name, (model, paths, _) in layout.items():
+            path = f"{name}/{TOLERANCE_FILE}" if name else TOLERANCE_FILE
+            if model is not None or path not in paths:
+                continue
+            try:
+                data = read_regular_file(
+                    os.path.join(self.root, path), max_bytes=_MAX_TOLERANCE_FILE, where=path
+                )
+                url = json.loads(data).get("url")
+            except (CorpusError, ValueError, RecursionError, AttributeError):
+                continue
+            if isinstance(url, str) and url.startswith(_ONNX_DATA_URL):
+                target = url[len(_ONNX_DATA_URL) :]
+                if target in models:
+                    out.setdefault(target, path)
+        return out
 
     def _layout(self) -> dict[str, tuple[str | None, list[str], list[str]]]:
         """Case name -> (model path, files, subfolders whose trees belong to the case).
@@ -343,7 +473,8 @@ class NodeSuiteSource:
                     data = _serialize_like_onnx(value, infos[k].name, infos[k].type)
                     files.append(CorpusFile(f"{name}/test_data_set_{n}/{io}_{k}.pb", data))
         files.sort(key=lambda f: f.path)
-        return Case(name, self.kind, files, f"{name}/model.onnx")
+        tolerance = Tolerance(float(case.rtol), float(case.atol))  # type: ignore[attr-defined]
+        return Case(name, self.kind, files, f"{name}/model.onnx", tolerance)
 
 
 def _serialize_like_onnx(value: object, name: str, type_proto: TypeProto) -> bytes:

@@ -34,8 +34,14 @@ from onnx import ModelProto
 
 import onnx_arrow
 from onnx_arrow.core.model import arrow_type, build_array, file_kind, kind_of_type
-from onnx_arrow.corpus.decode import case_data_sets
-from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata, parse_metadata
+from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
+from onnx_arrow.corpus.format import (
+    DATA_COLUMNS,
+    SCHEMA,
+    TOLERANCE_COLUMNS,
+    build_metadata,
+    parse_metadata,
+)
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
     RowBuilder,
@@ -49,6 +55,7 @@ from onnx_arrow.corpus.sources import (
     Case,
     CaseRef,
     CorpusError,
+    Tolerance,
     case_refs,
     declared_type,
 )
@@ -1034,6 +1041,12 @@ class Store:
         table = self.read_case(case, _FILE_COLUMNS).combine_chunks()
         where = f"{self.path}: {case}"
         return [f for batch in table.to_batches() for f in files_from_batch(batch, where=where)]
+
+    def tolerance(self, case: str) -> Tolerance | None:
+        """The case's own tolerances (``rtol``, ``atol``) as its source stated them (onnx's
+        ``TestCase``, the case folder's ``data.json``); None when it stated none."""
+        rows = self.read_case(case, list(TOLERANCE_COLUMNS))
+        return case_tolerance(rows, where=f"{self.path}: {case}")
 
     def model(self, case: str) -> ModelProto:
         """The model of a case."""
