@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -190,6 +189,14 @@ examples:
 
   onnx-arrow compare corpus.parquet --patterns skips.txt --xfail 'test_dft' --strict
       onnx BackendTest-style regexes: skip cases, expect failures (an xpass fails)
+  onnx-arrow compare corpus.parquet --tolerance 'test_dft=1e-2,1e-4'
+      the cases a regex finds with tolerances of their own
+
+Tolerances: a case is compared with the first --tolerance (or --patterns) pattern that
+finds it, else with its own as the store keeps them (onnx's TestCase, the case's
+data.json), else with --rtol and --atol; each report row says which (its rtol, atol and
+tolerance columns), and the element furthest beyond it (worst_index, worst_expected,
+worst_actual).
 
 Statuses: match, mismatch (beyond |a - e| <= atol + rtol * |e|; integers and strings
 exactly), nan_mismatch, dtype_mismatch, shape_mismatch, error (the backend raised, or
@@ -223,9 +230,18 @@ def _tolerance(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a number of 0 or more")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
     return value
+
+
+def _pattern_tolerance(text: str) -> tuple[str, float, float]:
+    from onnx_arrow.compare import CompareError, parse_tolerance
+
+    try:
+        return parse_tolerance(text)
+    except CompareError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def _backend_options(parser: argparse.ArgumentParser) -> Any:
@@ -527,10 +543,27 @@ def _parser() -> argparse.ArgumentParser:
         help="cases known to fail: their failures are xfail, a pass xpass; repeat for more",
     )
     cmp.add_argument(
+        "--tolerance",
+        action="append",
+        default=[],
+        type=_pattern_tolerance,
+        metavar="REGEX=RTOL,ATOL",
+        help="compare the cases it finds with these tolerances, over their own (as --skip "
+        "finds them; the first that finds a case applies); repeat for more",
+    )
+    cmp.add_argument(
         "--patterns",
         metavar="FILE",
-        help="skip and xfail patterns from a file: lines 'skip REGEX' or 'xfail REGEX' "
-        '(# comments), or JSON {"skip": [...], "xfail": [...]}',
+        help="more patterns from a file, after those given: lines 'skip REGEX', 'xfail "
+        "REGEX' or 'tolerance REGEX=RTOL,ATOL' (# comments), or JSON {\"skip\": [...], "
+        '"xfail": [...], "tolerance": {REGEX: [RTOL, ATOL]}}',
+    )
+    cmp.add_argument(
+        "--keep-actual",
+        choices=("failed", "all", "none"),
+        default="failed",
+        help="whose actual values the report keeps, as .pb bytes in its actual column: of "
+        "the outputs that differ (default), all or none",
     )
     cmp.add_argument(
         "--strict", action="store_true", help="an xpass fails the run, as pytest's strict xfail"
@@ -542,10 +575,17 @@ def _parser() -> argparse.ArgumentParser:
         "out, and counted)",
     )
     cmp.add_argument(
-        "--rtol", type=_tolerance, default=1e-3, help="relative tolerance (default: %(default)s)"
+        "--rtol",
+        type=_tolerance,
+        default=1e-3,
+        help="relative tolerance of a case that states none of its own (onnx's TestCase, "
+        "data.json) and that no --tolerance finds (default: %(default)s)",
     )
     cmp.add_argument(
-        "--atol", type=_tolerance, default=1e-7, help="absolute tolerance (default: %(default)s)"
+        "--atol",
+        type=_tolerance,
+        default=1e-7,
+        help="absolute tolerance, like --rtol (default: %(default)s)",
     )
     cmp.add_argument(
         "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"
@@ -1308,39 +1348,6 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _patterns_file(path: str) -> tuple[list[str], list[str]]:
-    """Skip and xfail patterns from a file: JSON, or lines ``skip REGEX`` / ``xfail REGEX``."""
-    text = read_regular_file(path, where=path, fix="pass a text or JSON file").decode(
-        "utf-8", "replace"
-    )
-    found: dict[str, list[str]] = {"skip": [], "xfail": []}
-    if text.lstrip().startswith("{"):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise _DataError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
-        unknown = set(doc) - set(found) if isinstance(doc, dict) else {"(not an object)"}
-        if unknown:
-            raise _DataError(f"{path}: expected the keys skip and xfail, found {sorted(unknown)}")
-        for key in found:
-            values = doc.get(key, [])
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise _DataError(f"{path}: {key} must be a list of strings")
-            found[key] = values
-        return found["skip"], found["xfail"]
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        word, _, pattern = line.partition(" ")
-        if word not in found or not pattern.strip():
-            raise _DataError(
-                f"{path}: line {number}: expected 'skip REGEX' or 'xfail REGEX', got {line!r}"
-            )
-        found[word].append(pattern.strip())
-    return found["skip"], found["xfail"]
-
-
 def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from onnx_arrow import compare
 
@@ -1354,37 +1361,36 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     if args.out is not None:
         reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
         _check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
-    skip, xfail = list(args.skip), list(args.xfail)
-    if args.patterns is not None:
-        more_skip, more_xfail = _patterns_file(args.patterns)
-        skip, xfail = skip + more_skip, xfail + more_xfail
+    plan = {
+        "skip": args.skip,
+        "xfail": args.xfail,
+        "tolerance": {pattern: (rtol, atol) for pattern, rtol, atol in args.tolerance},
+        "patterns": None if args.patterns is None else compare.Expectations.read(args.patterns),
+        "keep_actual": args.keep_actual,
+        "rtol": args.rtol,
+        "atol": args.atol,
+    }
     total = len(compare.select_cases(store, args.case))
     with _Progress("comparing", "cases", total=total) as progress:
         if args.actual is not None:
             df = compare.compare_stores(
                 store,
                 Store(args.actual),
-                rtol=args.rtol,
-                atol=args.atol,
                 cases=args.case,
                 progress=progress.step,
                 missing="error" if args.all_cases else "leave_out",
-                skip=skip,
-                xfail=xfail,
+                **plan,
             )
         else:
             df = compare.compare(
                 store,
                 _backend(args),
-                rtol=args.rtol,
-                atol=args.atol,
                 cases=args.case,
                 timeout=args.timeout,
                 progress=progress.step,
                 jobs=args.jobs,
                 engine=args.engine,
-                skip=skip,
-                xfail=xfail,
+                **plan,
             )
     if args.out is not None:
         compare.write_report(df, args.out)

@@ -23,9 +23,13 @@ Values are compared the way onnx's backend test runner does
 NaN, bfloat16 with ``rtol`` at least ``2**-6``), other ml_dtypes floats (float8,
 float4) as float32.  Where the runner differs, this module is stricter and says so:
 integers and booleans are compared exactly, strings by equality (``str`` and UTF-8
-``bytes`` are equal), dtypes must match.  onnx's node-suite test cases carry their own
-``rtol`` / ``atol`` (most the defaults used here, 1e-3 and 1e-7), but a store does not
-keep them: one ``rtol`` / ``atol`` applies to every case.
+``bytes`` are equal), dtypes must match.
+
+Each case is compared with the first of: the tolerance of a pattern that names it
+(``tolerance={"test_dft": (1e-2, 1e-4)}``, as onnx's backend test files override
+theirs per test), the case's own as its store keeps it (onnx's ``TestCase.rtol`` /
+``atol``, a case folder's ``data.json``: densenet121's rtol is 2e-3), and the ``rtol``
+/ ``atol`` given (1e-3 and 1e-7, onnx's defaults).  Each row says which it used.
 
 Examples
 --------
@@ -74,7 +78,7 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any, Final, Protocol
@@ -96,12 +100,15 @@ from onnx import (
 import onnx_arrow
 from onnx_arrow._summary import DECODED_FLOATS, dtype_name, op_types
 from onnx_arrow.core.model import ArrowKind, dtype_of_numpy
+from onnx_arrow.corpus.decode import case_tolerance
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import (
     Case,
     CorpusFile,
+    Tolerance,
     declared_type,
     graph_values,
+    read_regular_file,
     value_slot,
 )
 from onnx_arrow.corpus.store import Store, WriteOptions, write_store
@@ -119,6 +126,7 @@ from onnx_arrow.parallel import Lost, heartbeat, map_cases
 __all__ = [
     "BACKENDS",
     "COMPARE_COLUMNS",
+    "KEEP_ACTUAL",
     "PASSING",
     "REPORT_METADATA_KEY",
     "STATUSES",
@@ -132,6 +140,7 @@ __all__ = [
     "compare",
     "compare_stores",
     "onnxruntime_backend",
+    "parse_tolerance",
     "reference_backend",
     "run_backend",
     "select_cases",
@@ -175,8 +184,14 @@ COMPARE_COLUMNS: Final = (
     "case", "op_types", "data_set", "index", "name", "onnx_type", "status",
     "dtype_expected", "dtype_actual", "shape_expected", "shape_actual",
     "max_abs_error", "max_rel_error", "n_beyond_tolerance", "nan_expected", "nan_actual",
-    "error", "detail",
+    "rtol", "atol", "tolerance", "worst_index", "worst_expected", "worst_actual",
+    "error", "detail", "actual",
 )  # fmt: skip
+#: Which actual values a report keeps (its ``actual`` column): of the outputs that
+#: differ from the expected ones (``failed``, the default), of all, or of none.
+KEEP_ACTUAL: Final = ("failed", "all", "none")
+#: The statuses of an output whose actual value a report keeps by default.
+_DIFFERS: Final = frozenset({"mismatch", "nan_mismatch", "dtype_mismatch", "shape_mismatch"})
 
 #: onnx's runner compares bfloat16 with at least this rtol (two bfloat16 ULPs).
 _BFLOAT16_RTOL: Final = 2.0**-6
@@ -304,6 +319,8 @@ class DataSetRun:
     #: Inputs made as onnx's runner makes them for a model test without input files
     #: (``light/``), by graph input name.
     made_inputs: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: The case's own tolerances as the store keeps them (None: it states none).
+    tolerance: Tolerance | None = None
 
 
 def select_cases(store: Store, patterns: Iterable[str] | None = None) -> list[str]:
@@ -392,10 +409,11 @@ def _check_timeout(timeout: float | None) -> None:
 
 def _data_sets(store: Store, case: str) -> Iterator[DataSetRun]:
     """The data sets of a case with their stored values, not run yet (or why it is skipped)."""
-    rows = store.read_case(case, ["test_case", "path", "role"])
+    rows = store.read_case(case, ["test_case", "path", "role", "rtol", "atol"])
     roles, paths = rows.column("role").to_pylist(), rows.column("path").to_pylist()
+    own = case_tolerance(rows, where=f"{store.path}: {case}")
     if "model" not in roles:
-        yield DataSetRun(case, (), None, skipped="the case has no model")
+        yield DataSetRun(case, (), None, skipped="the case has no model", tolerance=own)
         return
     model = store.model(case)
     ops = op_types(model)
@@ -412,12 +430,22 @@ def _data_sets(store: Store, case: str) -> Iterator[DataSetRun]:
             data_sets.setdefault(slot[0], ({}, {}))
             kept.setdefault(slot[0], {})[slot[1], slot[2]] = path
     if not data_sets:
-        yield DataSetRun(case, ops, None, names, skipped="the case has no data sets", model=model)
+        yield DataSetRun(
+            case, ops, None, names, skipped="the case has no data sets", model=model, tolerance=own
+        )
         return
     for n in sorted(data_sets, key=lambda n: -1 if n is None else n):
         inputs, expected = data_sets[n]
         run = DataSetRun(
-            case, ops, n, names, inputs, expected, model=model, kept_as_bytes=kept.get(n, {})
+            case,
+            ops,
+            n,
+            names,
+            inputs,
+            expected,
+            model=model,
+            kept_as_bytes=kept.get(n, {}),
+            tolerance=own,
         )
         fed = graph_values(model, "input")
         if n is None and not inputs and expected and fed and not run.kept_as_bytes:
@@ -561,6 +589,25 @@ class _Diff:
     nan_expected: int | None = None
     nan_actual: int | None = None
     details: list[str] = field(default_factory=list)
+    #: The rtol the floats were compared with (raised for bfloat16), None if none were.
+    rtol: float | None = None
+    #: The worst element so far: (how far beyond tolerance, where, expected, actual).
+    worst: tuple[float, str, str, str] | None = None
+
+    def note_worst(
+        self, excess: np.ndarray[Any, Any], e: np.ndarray[Any, Any], a: np.ndarray[Any, Any],
+        where: str,
+    ) -> None:  # fmt: skip
+        """Keep the element of largest ``excess`` (> 0: beyond tolerance) if it is the worst."""
+        if excess.size == 0:
+            return
+        flat = int(np.argmax(excess))
+        amount = float(excess.flat[flat])
+        if not amount > 0 or (self.worst is not None and amount <= self.worst[0]):
+            return
+        index = np.unravel_index(flat, e.shape) if e.ndim else ()
+        at = f"{where}[{', '.join(map(str, index))}]"
+        self.worst = (amount, at, _element_text(e[index]), _element_text(a[index]))
 
     def worse(self, status: str, detail: str | None = None) -> None:
         if _RANK[status] > _RANK[self.status]:
@@ -576,6 +623,15 @@ class _Diff:
     def add_nans(self, expected: int, actual: int) -> None:
         self.nan_expected = (self.nan_expected or 0) + expected
         self.nan_actual = (self.nan_actual or 0) + actual
+
+
+def _element_text(x: Any) -> str:
+    """One element, exactly and briefly: numpy's shortest round-trip form for its dtype."""
+    if isinstance(x, bytes):
+        return repr(x)
+    if isinstance(x, str):
+        return repr(x)
+    return str(x)
 
 
 def _compare_value(expected: Any, actual: Any, rtol: float, atol: float) -> _Diff:
@@ -670,10 +726,17 @@ def _compare_tensors(
     if e_name != a_name:
         diff.worse("dtype_mismatch", f"{at}: expected {e_name}, got {a_name}")
     e_text, a_text = e.dtype.kind in "OSU", a.dtype.kind in "OSU"
+    place = "" if at == "the value" else at  # where the tensor sits in a container
     if e_text or a_text:
         if e_text and a_text:
-            unequal = sum(_utf8(x) != _utf8(y) for x, y in zip(e.flat, a.flat, strict=True))
+            differs = np.fromiter(
+                (_utf8(x) != _utf8(y) for x, y in zip(e.flat, a.flat, strict=True)),
+                dtype=bool,
+                count=e.size,
+            ).reshape(e.shape)
+            unequal = int(np.count_nonzero(differs))
             diff.beyond += unequal
+            diff.note_worst(differs.astype(np.float64), e, a, place)  # the first that differs
             if unequal:
                 diff.worse("mismatch", f"{at}: {unequal} of {e.size} strings differ")
         return
@@ -683,12 +746,15 @@ def _compare_tensors(
         delta = np.abs(a64 - e64)
         unequal = int(np.count_nonzero(unequal_mask))
         diff.add_errors(*_max_errors(delta, e64), unequal)
+        # the largest difference (at least 1: integers 2**53 apart may round to equal)
+        diff.note_worst(np.where(unequal_mask, np.maximum(delta, 1.0), 0.0), e, a, place)
         if unequal:
             diff.worse("mismatch", f"{at}: {unequal} of {e.size} elements differ")
         return
     e64, a64 = _as_number(e), _as_number(a)
     if _arrow_kind(e.dtype) is ArrowKind.BFLOAT16:
         rtol = max(rtol, _BFLOAT16_RTOL)
+    diff.rtol = rtol if diff.rtol is None else max(diff.rtol, rtol)
     e_nan, a_nan = np.isnan(e64), np.isnan(a64)
     diff.add_nans(int(np.count_nonzero(e_nan)), int(np.count_nonzero(a_nan)))
     close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
@@ -696,6 +762,12 @@ def _compare_tensors(
     delta = np.where(counted & (a64 != e64), np.abs(a64 - e64), 0.0)
     beyond = int(np.count_nonzero(~close))
     diff.add_errors(*_max_errors(delta, np.where(counted, e64, 0.0)), beyond)
+    # worst: a NaN on one side only, else the furthest beyond atol + rtol * |e| (inf - inf
+    # and inf against a finite value are infinitely far)
+    excess = np.where(close, 0.0, delta - (atol + rtol * np.abs(np.where(counted, e64, 0.0))))
+    excess = np.where(~close & (np.isnan(excess) | (excess <= 0)), np.inf, excess)
+    moved = e_nan != a_nan
+    diff.note_worst(np.where(moved, np.inf, 0.0) if moved.any() else excess, e, a, place)
     if np.any(e_nan != a_nan):
         moved = int(np.count_nonzero(e_nan != a_nan))
         diff.worse("nan_mismatch", f"{at}: NaN in {moved} places where the other has none")
@@ -751,6 +823,9 @@ def compare(
     engine: str | None = None,
     skip: Sequence[str] = (),
     xfail: Sequence[str] = (),
+    tolerance: Mapping[str, tuple[float, float]] | None = None,
+    patterns: Expectations | None = None,
+    keep_actual: str = "failed",
 ) -> pd.DataFrame:
     """Run ``backend`` over ``store`` and compare every output with the expected one.
 
@@ -761,9 +836,9 @@ def compare(
     backend
         See :class:`Backend`; :func:`reference_backend` unless given.
     rtol, atol
-        The tolerances for every case (a store does not keep a case's own): an
-        element is beyond tolerance when ``|actual - expected| > atol + rtol *
-        |expected|`` (NaN equal to NaN).
+        The tolerances of a case that has none of its own and that no ``tolerance``
+        pattern finds: an element is beyond tolerance when ``|actual - expected| >
+        atol + rtol * |expected|`` (NaN equal to NaN).
     cases, timeout, progress
         As :func:`run_backend`.
     jobs, engine
@@ -775,6 +850,15 @@ def compare(
         Cases not to run (one ``skipped`` row each, naming the pattern) and cases known
         to fail (their failures ``xfail``; ``xpass`` when they pass): see
         :class:`Expectations`.
+    tolerance
+        ``{pattern: (rtol, atol)}``: the tolerances of the cases a pattern finds, over
+        their own (the first pattern that finds a case applies).
+    patterns
+        More skip, xfail and tolerance patterns (:meth:`Expectations.read` of a file),
+        after those of ``skip``, ``xfail`` and ``tolerance``.
+    keep_actual
+        Whose actual values the ``actual`` column keeps (see :data:`KEEP_ACTUAL`): of
+        the outputs that differ (``"failed"``), of all, or of none.
 
     Returns
     -------
@@ -788,17 +872,24 @@ def compare(
         ``shape_actual`` (of a tensor output, a tuple; None for a container),
         ``max_abs_error``, ``max_rel_error`` (over the elements that are not NaN in
         either), ``n_beyond_tolerance``, ``nan_expected`` / ``nan_actual`` (floats
-        only), ``error`` (the backend's exception, ``"TypeName: message"``) and
-        ``detail`` (where a value differs).  Numbers are nullable (``Int64``,
+        only), ``rtol`` / ``atol`` (the tolerances used; bfloat16's rtol at least
+        2**-6) and ``tolerance`` (where they came from: ``pattern 'REGEX'``, ``case``
+        for the case's own, ``default`` for ``rtol`` / ``atol``), ``worst_index`` /
+        ``worst_expected`` / ``worst_actual`` (the element furthest beyond tolerance, a
+        NaN on one side, the largest integer difference or the first string that
+        differs: where, as ``[i, j]`` after the place in a container, and both values
+        as text, exact), ``error`` (the backend's exception, ``"TypeName: message"``),
+        ``detail`` (where a value differs) and ``actual`` (the actual value as a ``.pb``
+        of the declared type, see ``keep_actual``).  Numbers are nullable (``Int64``,
         ``Float64``); :func:`write_report` stores it as Parquet.
     """
-    _check_tolerance(rtol, atol)
     _check_timeout(timeout)
-    expect = Expectations(skip, xfail)
+    expect = _expectations(skip, xfail, tolerance, patterns)
+    plan = _Plan(expect, rtol, atol, keep_actual)
     store = store if isinstance(store, Store) else Store(store)
     names = select_cases(store, cases)
     skipped = {name: pattern for name in names if (pattern := expect.skips(name)) is not None}
-    per_case = _CompareCase(backend, rtol, atol, timeout)
+    per_case = _CompareCase(backend, plan, timeout)
     results = dict(
         map_cases(
             per_case,
@@ -822,14 +913,33 @@ def compare(
     df.attrs["onnx_arrow"] = _provenance(
         store,
         backend=_backend_description(backend),
-        rtol=rtol,
-        atol=atol,
-        cases=None if cases is None else list(cases),
         timeout=timeout,
-        skip=list(skip),
-        xfail=list(xfail),
+        **_plan_provenance(plan, cases),
     )  # not jobs or engine: the report is the same, byte for byte, wherever it ran
     return df
+
+
+def _expectations(
+    skip: Sequence[str],
+    xfail: Sequence[str],
+    tolerance: Mapping[str, tuple[float, float]] | None,
+    patterns: Expectations | None,
+) -> Expectations:
+    given = Expectations(list(skip), list(xfail), [(k, *v) for k, v in (tolerance or {}).items()])
+    return given if patterns is None else given + patterns
+
+
+def _plan_provenance(plan: _Plan, cases: Iterable[str] | None) -> dict[str, Any]:
+    expect = plan.expect
+    return {
+        "rtol": plan.rtol,
+        "atol": plan.atol,
+        "cases": None if cases is None else list(cases),
+        "skip": list(expect.skip),
+        "xfail": list(expect.xfail),
+        "tolerance": [list(t) for t in expect.tolerance],
+        "keep_actual": plan.keep_actual,
+    }
 
 
 def _backend_description(backend: Backend) -> dict[str, Any]:
@@ -857,45 +967,168 @@ def _provenance(store: Store, **options: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Expectations:
-    """Which cases not to run (``skip``) and which are known to fail (``xfail``): regular
-    expressions as onnx's ``BackendTest`` takes them, searched in a case's name
+    """Which cases not to run (``skip``), which are known to fail (``xfail``) and which
+    to compare with a tolerance of their own (``tolerance``, pattern to ``(rtol, atol)``):
+    regular expressions as onnx's ``BackendTest`` takes them, searched in a case's name
     (``node/test_abs``), its test name (``test_abs``) and that with ``_cpu``
-    (``test_abs_cpu``).
+    (``test_abs_cpu``).  The first pattern that finds a case applies.
+
+    :meth:`read` takes them from a file.
 
     Raises
     ------
     CompareError
-        If a pattern is not a regular expression.
+        If a pattern is not a regular expression, or a tolerance not a number of 0 or more.
     """
 
     skip: Sequence[str] = ()
     xfail: Sequence[str] = ()
+    tolerance: Sequence[tuple[str, float, float]] = ()
 
     def __post_init__(self) -> None:
-        for pattern in (*self.skip, *self.xfail):
+        for pattern in (*self.skip, *self.xfail, *(t[0] for t in self.tolerance)):
             try:
                 re.compile(pattern)
             except re.error as exc:
                 raise CompareError(
                     f"pattern {pattern!r} is not a regular expression ({exc})"
                 ) from None
+        for pattern, rtol, atol in self.tolerance:
+            try:
+                _check_tolerance(rtol, atol)
+            except CompareError as exc:
+                raise CompareError(f"tolerance of pattern {pattern!r}: {exc}") from None
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> Expectations:
+        """Patterns from a file: JSON ``{"skip": [REGEX, ...], "xfail": [...],
+        "tolerance": {REGEX: [RTOL, ATOL]}}`` (every key optional), or lines
+        ``skip REGEX``, ``xfail REGEX`` and ``tolerance REGEX=RTOL,ATOL``, with ``#``
+        comments.
+
+        Raises
+        ------
+        CompareError
+            If the file cannot be read, or a line or key is not one of those; the error
+            names the file and line.
+        """
+        where = os.fspath(path)
+        try:
+            # a file the caller names may be a symlink; read_regular_file refuses one
+            real = os.path.realpath(where)
+            data = read_regular_file(
+                real, max_bytes=_MAX_PATTERNS_FILE, where=where, fix="pass a text or JSON file"
+            )
+        except CorpusError as exc:
+            raise CompareError(exc.message, where=where) from None
+        text = data.decode("utf-8", "replace")
+        if text.lstrip().startswith("{"):
+            return cls._from_json(text, where)
+        found: dict[str, list[Any]] = {"skip": [], "xfail": [], "tolerance": []}
+        for number, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            word, _, pattern = line.partition(" ")
+            pattern = pattern.strip()
+            if word not in found or not pattern:
+                raise CompareError(
+                    f"line {number}: expected 'skip REGEX', 'xfail REGEX' or "
+                    f"'tolerance REGEX=RTOL,ATOL', got {line!r}",
+                    where=where,
+                )
+            if word == "tolerance":
+                try:
+                    found[word].append(parse_tolerance(pattern))
+                except CompareError as exc:
+                    raise CompareError(f"line {number}: {exc.message}", where=where) from None
+            else:
+                found[word].append(pattern)
+        try:
+            return cls(found["skip"], found["xfail"], found["tolerance"])
+        except CompareError as exc:
+            raise exc.at(where) from None
+
+    @classmethod
+    def _from_json(cls, text: str, where: str) -> Expectations:
+        try:
+            doc = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise CompareError(f"not JSON ({exc})", where=where) from None
+        keys = ("skip", "xfail", "tolerance")
+        unknown = sorted(set(doc) - set(keys)) if isinstance(doc, dict) else ["(not an object)"]
+        if unknown:
+            raise CompareError(f"expected the keys {', '.join(keys)}; found {unknown}", where=where)
+        lists = {}
+        for key in ("skip", "xfail"):
+            values = doc.get(key, [])
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise CompareError(f"{key} must be a list of strings", where=where)
+            lists[key] = values
+        tolerances = doc.get("tolerance", {})
+        if not isinstance(tolerances, dict) or not all(
+            isinstance(v, list) and len(v) == 2 and all(_is_number(x) for x in v)
+            for v in tolerances.values()
+        ):
+            raise CompareError(
+                'tolerance must map patterns to [RTOL, ATOL]: {"test_dft": [1e-2, 1e-4]}',
+                where=where,
+            )
+        try:
+            return cls(
+                lists["skip"],
+                lists["xfail"],
+                [(k, float(v[0]), float(v[1])) for k, v in tolerances.items()],
+            )
+        except CompareError as exc:
+            raise exc.at(where) from None
+
+    def __add__(self, other: Expectations) -> Expectations:
+        """Both sets of patterns, ``self``'s first (so they win where both find a case)."""
+        return Expectations(
+            [*self.skip, *other.skip],
+            [*self.xfail, *other.xfail],
+            [*self.tolerance, *other.tolerance],
+        )
 
     @staticmethod
-    def _first(patterns: Sequence[str], case: str) -> str | None:
+    def _first(patterns: Sequence[str], case: str) -> int | None:
         test = case.rsplit("/", 1)[-1]
         names = (case, test, f"{test}_cpu")
-        return next((p for p in patterns if any(re.search(p, n) for n in names)), None)
+        return next(
+            (i for i, p in enumerate(patterns) if any(re.search(p, n) for n in names)), None
+        )
 
     def skips(self, case: str) -> str | None:
         """The skip pattern ``case`` matches, if any."""
-        return self._first(self.skip, case)
+        i = self._first(self.skip, case)
+        return None if i is None else self.skip[i]
+
+    def tolerance_for(
+        self, case: str, own: Tolerance | None, rtol: float, atol: float
+    ) -> tuple[float, float, str]:
+        """``(rtol, atol, where from)`` for ``case``: the first tolerance pattern that
+        finds it, else the case's own (``own``, a part it does not state from ``rtol`` /
+        ``atol``), else ``rtol`` and ``atol``."""
+        i = self._first([t[0] for t in self.tolerance], case)
+        if i is not None:
+            pattern, p_rtol, p_atol = self.tolerance[i]
+            return p_rtol, p_atol, f"pattern {pattern!r}"
+        if own is not None:
+            return (
+                rtol if own.rtol is None else own.rtol,
+                atol if own.atol is None else own.atol,
+                "case",
+            )
+        return rtol, atol, "default"
 
     def applied(self, case: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """A case's rows, its failures ``xfail`` if an xfail pattern matches it, or all its
         rows ``xpass`` if it matches one and nothing failed."""
-        pattern = self._first(self.xfail, case)
-        if pattern is None:
+        i = self._first(self.xfail, case)
+        if i is None:
             return rows
+        pattern = self.xfail[i]
         failed = [r for r in rows if r["status"] not in ("match", "skipped")]
         if not failed:
             note = f"passed, but xfail pattern {pattern!r} expects it to fail"
@@ -912,6 +1145,40 @@ class Expectations:
         return out
 
 
+#: Largest patterns file read (onnxruntime's exclusion lists are a few tens of KB).
+_MAX_PATTERNS_FILE: Final = 16 << 20
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def parse_tolerance(text: str) -> tuple[str, float, float]:
+    """``"REGEX=RTOL,ATOL"`` (the ``--tolerance`` of the command line) as ``(REGEX, RTOL,
+    ATOL)``; the last ``=`` ends the pattern.
+
+    Raises
+    ------
+    CompareError
+        If the text is not of that form, or a tolerance not a number of 0 or more.
+    """
+    pattern, equals, numbers = text.rpartition("=")
+    rtol_text, comma, atol_text = numbers.partition(",")
+    try:
+        if not (equals and comma and pattern):
+            raise ValueError
+        rtol, atol = float(rtol_text), float(atol_text)
+    except ValueError:
+        raise CompareError(
+            f"tolerance {text!r}: expected REGEX=RTOL,ATOL, for example 'test_dft=1e-2,1e-4'"
+        ) from None
+    try:
+        _check_tolerance(rtol, atol)
+    except CompareError as exc:
+        raise CompareError(f"tolerance {text!r}: {exc.message}") from None
+    return pattern, rtol, atol
+
+
 def _skipped_row(store: Store, case: str, pattern: str) -> dict[str, Any]:
     try:
         ops = op_types(store.model(case))
@@ -926,20 +1193,103 @@ def _skipped_row(store: Store, case: str, pattern: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class _Plan:
+    """How a case's outputs are compared: the patterns, the default tolerances, which
+    actual values a row keeps."""
+
+    expect: Expectations
+    rtol: float
+    atol: float
+    keep_actual: str
+
+    def __post_init__(self) -> None:
+        _check_tolerance(self.rtol, self.atol)
+        if self.keep_actual not in KEEP_ACTUAL:
+            raise CompareError(
+                f"keep_actual is {self.keep_actual!r}; expected one of {', '.join(KEEP_ACTUAL)}"
+            )
+
+    def rows(self, runs: Iterable[DataSetRun]) -> list[dict[str, Any]]:
+        """The rows of the data sets of one case."""
+        return [row for run in runs for row in self._rows(run)]
+
+    def _rows(self, run: DataSetRun) -> Iterator[dict[str, Any]]:
+        base = {"case": run.case, "op_types": run.op_types, "data_set": run.data_set}
+        if run.skipped is not None:
+            yield {**base, "status": "skipped", "detail": run.skipped}
+            return
+        rtol, atol, source = self.expect.tolerance_for(
+            run.case, run.tolerance, self.rtol, self.atol
+        )
+        actual = run.actual or []
+        kept = {k: path for (io, k), path in run.kept_as_bytes.items() if io == "output"}
+        for k in sorted(run.expected.keys() | kept.keys()):
+            if k in kept:  # an expected output that cannot be compared fails, never passes
+                name = run.output_names[k] if k < len(run.output_names) else None
+                error = f"{CompareError.__name__}: {_kept_message(kept[k])}"
+                yield {**base, "index": k, "name": name, "status": "error", "error": error}
+                continue
+            value = run.expected[k]
+            row = {**base, "index": k, "name": _name(run, k, value), "onnx_type": value.onnx_type}
+            if run.actual is None or k >= len(actual):
+                error = run.error or (
+                    f"the backend gave {len(actual)} outputs, the case expects output {k}"
+                )
+                yield {**row, "status": "error", "error": error}
+                continue
+            diff = _compare_value(value.to_numpy(), actual[k], rtol, atol)
+            worst = (None,) * 3 if diff.worst is None else diff.worst[1:]
+            keep = self.keep_actual == "all" or (
+                self.keep_actual == "failed" and diff.status in _DIFFERS
+            )
+            raised = diff.rtol is not None and diff.rtol > rtol
+            yield {
+                **row,
+                "status": diff.status,
+                "dtype_expected": diff.dtype_expected,
+                "dtype_actual": diff.dtype_actual,
+                "shape_expected": diff.shape_expected,
+                "shape_actual": diff.shape_actual,
+                "max_abs_error": diff.max_abs,
+                "max_rel_error": diff.max_rel,
+                "n_beyond_tolerance": diff.beyond,
+                "nan_expected": diff.nan_expected,
+                "nan_actual": diff.nan_actual,
+                "rtol": diff.rtol if raised else rtol,
+                "atol": atol,
+                "tolerance": f"{source}, bfloat16 at least 2**-6" if raised else source,
+                "worst_index": worst[0],
+                "worst_expected": worst[1],
+                "worst_actual": worst[2],
+                "detail": _detail(diff.details),
+                "actual": _actual_bytes(run, k, actual[k]) if keep else None,
+            }
+
+
+def _actual_bytes(run: DataSetRun, k: int, value: Any) -> bytes | None:
+    """An actual output as a ``.pb`` of the type the model declares (as :func:`write_actual`
+    writes it), None when it cannot be serialized so."""
+    name = run.output_names[k] if k < len(run.output_names) else ""
+    type_proto = None if run.model is None else declared_type(run.model, "output", k)
+    try:
+        return bytes(_serialize(value, name, type_proto).SerializeToString())
+    except Exception:  # whatever numpy_helper raises on a value it cannot take
+        return None
+
+
+@dataclass(frozen=True)
 class _CompareCase:
     """The comparison rows of one case (a task of :func:`~onnx_arrow.parallel.map_cases`)."""
 
     backend: Backend
-    rtol: float
-    atol: float
+    plan: _Plan
     timeout: float | None
 
     def __call__(self, store: Store, case: str) -> list[dict[str, Any]]:
-        runs = _run_case(store, case, self.backend, self.timeout)
-        return [row for run in runs for row in _rows(run, self.rtol, self.atol)]
+        return self.plan.rows(_run_case(store, case, self.backend, self.timeout))
 
     def lost(self, store: Store, lost: Lost) -> list[dict[str, Any]]:
-        return [row for run in _lost_runs(store, lost) for row in _rows(run, self.rtol, self.atol)]
+        return self.plan.rows(_lost_runs(store, lost))
 
 
 def _lost_runs(store: Store, lost: Lost) -> Iterator[DataSetRun]:
@@ -952,46 +1302,8 @@ def _lost_runs(store: Store, lost: Lost) -> Iterator[DataSetRun]:
 
 def _check_tolerance(rtol: float, atol: float) -> None:
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if not value >= 0:  # NaN too
-            raise CompareError(f"{name} is {value}; give a number of 0 or more")
-
-
-def _rows(run: DataSetRun, rtol: float, atol: float) -> Iterator[dict[str, Any]]:
-    base = {"case": run.case, "op_types": run.op_types, "data_set": run.data_set}
-    if run.skipped is not None:
-        yield {**base, "status": "skipped", "detail": run.skipped}
-        return
-    actual = run.actual or []
-    kept = {k: path for (io, k), path in run.kept_as_bytes.items() if io == "output"}
-    for k in sorted(run.expected.keys() | kept.keys()):
-        if k in kept:  # an expected output that cannot be compared fails, never passes
-            name = run.output_names[k] if k < len(run.output_names) else None
-            error = f"{CompareError.__name__}: {_kept_message(kept[k])}"
-            yield {**base, "index": k, "name": name, "status": "error", "error": error}
-            continue
-        value = run.expected[k]
-        row = {**base, "index": k, "name": _name(run, k, value), "onnx_type": value.onnx_type}
-        if run.actual is None or k >= len(actual):
-            error = run.error or (
-                f"the backend gave {len(actual)} outputs, the case expects output {k}"
-            )
-            yield {**row, "status": "error", "error": error}
-            continue
-        diff = _compare_value(value.to_numpy(), actual[k], rtol, atol)
-        yield {
-            **row,
-            "status": diff.status,
-            "dtype_expected": diff.dtype_expected,
-            "dtype_actual": diff.dtype_actual,
-            "shape_expected": diff.shape_expected,
-            "shape_actual": diff.shape_actual,
-            "max_abs_error": diff.max_abs,
-            "max_rel_error": diff.max_rel,
-            "n_beyond_tolerance": diff.beyond,
-            "nan_expected": diff.nan_expected,
-            "nan_actual": diff.nan_actual,
-            "detail": _detail(diff.details),
-        }
+        if not (_is_number(value) and 0 <= value < np.inf):  # NaN too
+            raise CompareError(f"{name} is {value!r}; give a finite number of 0 or more")
 
 
 def _detail(details: list[str]) -> str | None:
@@ -1007,7 +1319,8 @@ def _name(run: DataSetRun, index: int, value: StoredValue) -> str | None:
 
 
 _INT_COLUMNS: Final = ("data_set", "index", "n_beyond_tolerance", "nan_expected", "nan_actual")
-_FLOAT_COLUMNS: Final = ("max_abs_error", "max_rel_error")
+_FLOAT_COLUMNS: Final = ("max_abs_error", "max_rel_error", "rtol", "atol")
+_BINARY_COLUMNS: Final = ("actual",)
 _OBJECT_COLUMNS: Final = ("op_types", "shape_expected", "shape_actual")
 
 
@@ -1020,6 +1333,8 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
             data[name] = pd.array(values, dtype="Int64")
         elif name in _FLOAT_COLUMNS:
             data[name] = pd.array(values, dtype="Float64")
+        elif name in _BINARY_COLUMNS:  # Arrow-backed: binary in Parquet, even when all null
+            data[name] = pd.array(values, dtype=pd.ArrowDtype(pa.binary()))
         elif name in _OBJECT_COLUMNS:
             data[name] = pd.Series(values, dtype=object)
         else:
@@ -1164,6 +1479,7 @@ def _actual_case(
     """A case's files with the outputs of ``runs`` (None for a skipped case), and counts."""
     counts = {"data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
     current: Case | None = None
+    kept_inputs: set[str] = set()
     for run in runs:
         if run.skipped is not None or run.model is None:
             counts["skipped"] += 1
@@ -1174,6 +1490,7 @@ def _actual_case(
         counts["data_sets"] += 1
         counts["errors"] += run.error is not None
         current.files += [CorpusFile(v.path, v.to_bytes()) for v in run.inputs.values()]
+        kept_inputs.update(p for (io, _), p in run.kept_as_bytes.items() if io == "input")
         for k, value in sorted(run.expected.items()):
             data = _output_file(run, k, value, model)
             if isinstance(data, bytes):
@@ -1182,17 +1499,26 @@ def _actual_case(
             else:
                 current.files.append(CorpusFile(_error_path(value.path), data.encode()))
     if current is not None:
+        if kept_inputs:  # input files kept as bytes go with the case, as they are
+            current.files += _stored_files(store, case, kept_inputs)
         current.files.sort(key=lambda f: f.path)
     return current, counts
+
+
+def _stored_files(store: Store, case: str, paths: set[str]) -> list[CorpusFile]:
+    """Files of a case that the store keeps as their bytes (model and file rows)."""
+    table = store.read_case(case, ["path", "content"])
+    table = table.filter(pc.is_in(table.column("path"), pa.array(sorted(paths))))
+    return [CorpusFile(r["path"], r["content"]) for r in table.to_pylist()]
 
 
 def _case_with_model(store: Store, case: str) -> Case:
     """A case holding only its model file, byte for byte as stored (the parsed model
     would not serialize back to the same bytes for certain)."""
-    table = store.read_case(case, ["path", "role", "content"])
-    row = table.filter(pc.equal(table.column("role"), "model")).to_pylist()[0]
+    table = store.read_case(case, ["path", "role"])
+    path = table.column("path")[table.column("role").to_pylist().index("model")].as_py()
     kind = case.split("/", 1)[0] if "/" in case else ""
-    return Case(case, kind, [CorpusFile(row["path"], row["content"])], row["path"])
+    return Case(case, kind, _stored_files(store, case, {path}), path)
 
 
 def _error_path(path: str) -> str:
@@ -1253,6 +1579,9 @@ def compare_stores(
     missing: str = "leave_out",
     skip: Sequence[str] = (),
     xfail: Sequence[str] = (),
+    tolerance: Mapping[str, tuple[float, float]] | None = None,
+    patterns: Expectations | None = None,
+    keep_actual: str = "failed",
 ) -> pd.DataFrame:
     """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
 
@@ -1260,15 +1589,16 @@ def compare_stores(
     of some cases only) is left out, and counted in ``df.attrs["left_out"]``; with
     ``missing="error"`` each of its outputs is an ``error`` instead.  An output missing
     from a data set is an ``error``; an ``output_K.error.txt`` file in ``actual`` gives
-    the backend's message.  ``skip`` and ``xfail`` are as for :func:`compare`.
+    the backend's message.  ``skip``, ``xfail``, ``tolerance``, ``patterns`` and
+    ``keep_actual`` are as for :func:`compare`.
     """
-    _check_tolerance(rtol, atol)
+    expect = _expectations(skip, xfail, tolerance, patterns)
+    plan = _Plan(expect, rtol, atol, keep_actual)
     if missing not in ("leave_out", "error"):
         raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
     expected = expected if isinstance(expected, Store) else Store(expected)
     actual = actual if isinstance(actual, Store) else Store(actual)
     actual_cases = set(actual.cases())
-    expect = Expectations(skip, xfail)
     rows: list[dict[str, Any]] = []
     left_out = 0
     for case in select_cases(expected, cases):
@@ -1279,7 +1609,7 @@ def compare_stores(
         if case not in actual_cases and missing == "leave_out":
             runs = list(_data_sets(expected, case))
             if all(run.skipped is not None for run in runs):  # skipped either way
-                rows += [row for run in runs for row in _rows(run, rtol, atol)]
+                rows += plan.rows(runs)
             else:
                 left_out += 1
             if progress is not None:
@@ -1298,11 +1628,11 @@ def compare_stores(
         case_rows: list[dict[str, Any]] = []
         for run in _data_sets(expected, case):
             if run.skipped is not None:
-                case_rows += _rows(run, rtol, atol)
+                case_rows += plan.rows([run])
                 continue
             kept = {key: p for key, p in run.kept_as_bytes.items() if key[0] == "output"}
             if kept:  # expected outputs that cannot be compared: an error row each
-                case_rows += _rows(replace(run, expected={}, kept_as_bytes=kept), rtol, atol)
+                case_rows += plan.rows([replace(run, expected={}, kept_as_bytes=kept)])
             for k, value in sorted(run.expected.items()):
                 single = replace(run, expected={k: value}, kept_as_bytes={})
                 if value.path in found:
@@ -1313,7 +1643,7 @@ def compare_stores(
                     single.error = errors.get(
                         _error_path(value.path), f"{value.path} is not in the actual store"
                     )
-                case_rows += _rows(single, rtol, atol)
+                case_rows += plan.rows([single])
         rows += expect.applied(case, case_rows)
         if progress is not None:
             progress(case)
@@ -1323,12 +1653,8 @@ def compare_stores(
         expected,
         actual=[str(p) for p in actual.parts],
         actual_created_by=actual.metadata.get("created_by"),
-        rtol=rtol,
-        atol=atol,
-        cases=None if cases is None else list(cases),
         missing=missing,
         left_out=left_out,
-        skip=list(skip),
-        xfail=list(xfail),
+        **_plan_provenance(plan, cases),
     )
     return df

@@ -555,7 +555,7 @@ def test_a_failing_xfail_case_and_strict_xpass_on_the_command_line(
     broken = tmp_path / "broken.txt"
     broken.write_text("skip\nexclude test_abs\n")
     assert main(["compare", path, "--patterns", str(broken)]) == 1
-    assert "line 1: expected 'skip REGEX' or 'xfail REGEX'" in capsys.readouterr().err
+    assert "broken.txt: line 1: expected 'skip REGEX', 'xfail REGEX' or" in capsys.readouterr().err
 
 
 def test_a_model_test_without_input_files_is_fed_as_onnxs_runner_feeds_it(tmp_path):
@@ -601,3 +601,188 @@ def test_the_report_says_what_it_was_made_from_and_with(store: Store, tmp_path: 
     assert made["store"] == [str(store.path)]
     assert made["onnx_arrow_version"]
     assert len(pd.read_parquet(out)) == len(df)
+
+
+# --- tolerances, the worst element, the actual values ----------------------------------
+
+
+def _scaled(factor: float) -> cmp.Backend:
+    def backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+        return [np.asarray(inputs["x"]) * np.float32(factor)]
+
+    return backend
+
+
+def _stated_store(tmp_path: Path, data_json: str | None) -> Path:
+    from onnx_arrow.corpus import FolderSource
+
+    src = tmp_path / "src"
+    case = src / "node" / "test_tiny"
+    (case / "test_data_set_0").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [y])
+    (case / "model.onnx").write_bytes(helper.make_model(graph).SerializeToString())
+    value = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    for stem, name in (("input_0", "x"), ("output_0", "y")):
+        data = numpy_helper.from_array(value, name).SerializeToString()
+        (case / "test_data_set_0" / f"{stem}.pb").write_bytes(data)
+    if data_json is not None:
+        (case / "data.json").write_text(data_json)
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(src), path)
+    return path
+
+
+def test_a_case_is_compared_with_its_own_tolerance_unless_a_pattern_names_it(
+    tmp_path: Path,
+) -> None:
+    path = _stated_store(tmp_path, '{"rtol": 0.2}')
+    backend = _scaled(1.1)  # 10% off: beyond 1e-3, within the case's own 0.2
+    (row,) = cmp.compare(path, backend).itertuples()
+    assert (row.status, row.rtol, row.atol, row.tolerance) == ("match", 0.2, 1e-7, "case")
+    (row,) = cmp.compare(path, backend, tolerance={"tiny$": (1e-3, 0.0)}).itertuples()
+    assert (row.status, row.rtol, row.atol) == ("mismatch", 1e-3, 0.0)
+    assert row.tolerance == "pattern 'tiny$'"
+    # the first pattern that finds the case wins; one that finds nothing changes nothing
+    both = {"other": (0.0, 0.0), "test_tiny": (0.5, 0.0), "tiny": (0.0, 0.0)}
+    (row,) = cmp.compare(path, backend, tolerance=both).itertuples()
+    assert (row.status, row.tolerance) == ("match", "pattern 'test_tiny'")
+    plain = _stated_store(tmp_path / "plain", None)
+    (row,) = cmp.compare(plain, backend, rtol=0.15).itertuples()
+    assert (row.status, row.rtol, row.tolerance) == ("match", 0.15, "default")
+
+
+def test_the_stated_tolerance_holds_for_stored_actual_outputs_too(tmp_path: Path) -> None:
+    path = _stated_store(tmp_path, '{"rtol": 0.2}')
+    actual = tmp_path / "actual.parquet"
+    cmp.write_actual(path, _scaled(1.1), actual)
+    (row,) = cmp.compare_stores(path, actual).itertuples()
+    assert (row.status, row.rtol, row.tolerance) == ("match", 0.2, "case")
+    (row,) = cmp.compare_stores(path, actual, tolerance={"tiny": (0.0, 0.0)}).itertuples()
+    assert row.status == "mismatch"
+
+
+def test_a_mismatch_names_its_worst_element_and_keeps_the_actual_value(tmp_path: Path) -> None:
+    path = _stated_store(tmp_path, None)
+
+    def one_off(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+        out = np.array(inputs["x"], copy=True)
+        out[0, 1] += np.float32(0.5)  # 2.0 -> 2.5
+        out[1, 2] += np.float32(0.25)  # 6.0 -> 6.25: further in absolute, less beyond rtol
+        return [out]
+
+    (row,) = cmp.compare(path, one_off).itertuples()
+    assert row.status == "mismatch"
+    assert (row.worst_index, row.worst_expected, row.worst_actual) == ("[0, 1]", "2.0", "2.5")
+    kept = numpy_helper.to_array(TensorProto.FromString(row.actual))
+    assert np.array_equal(
+        kept, one_off(ModelProto(), {"x": np.arange(1, 7, dtype=np.float32).reshape(2, 3)})[0]
+    )
+    (row,) = cmp.compare(path, one_off, keep_actual="none").itertuples()
+    assert pd.isna(row.actual)
+    (row,) = cmp.compare(path).itertuples()  # a match: nothing worst, nothing kept
+    assert row.status == "match"
+    assert pd.isna(row.worst_index)
+    assert pd.isna(row.actual)
+    (row,) = cmp.compare(path, keep_actual="all").itertuples()
+    assert numpy_helper.to_array(TensorProto.FromString(row.actual)).shape == (2, 3)
+    with pytest.raises(cmp.CompareError, match="keep_actual is 'some'"):
+        cmp.compare(path, keep_actual="some")
+
+
+def test_worst_elements_in_containers_nans_integers_strings_and_bfloat16() -> None:
+    seq = cmp._compare_value(
+        [np.zeros(2, np.float32), np.array([1.0, 2.0], np.float32)],
+        [np.zeros(2, np.float32), np.array([1.0, 3.0], np.float32)],
+        1e-3,
+        1e-7,
+    )
+    assert seq.worst is not None
+    assert seq.worst[1:] == ("[1][1]", "2.0", "3.0")
+    nan = cmp._compare_value(np.array([1.0, 5.0, 1.0]), np.array([1.0, 9.0, np.nan]), 1e-3, 1e-7)
+    assert nan.status == "nan_mismatch"
+    assert nan.worst is not None
+    assert nan.worst[1:] == ("[2]", "1.0", "nan")
+    ints = cmp._compare_value(
+        np.array([2**62, 7], np.int64), np.array([2**62 + 1, 9], np.int64), 1e-3, 1e-7
+    )
+    assert ints.worst is not None
+    assert ints.worst[1:] == ("[1]", "7", "9")
+    text = cmp._compare_value(np.array([b"a", b"b"], object), np.array(["a", "c"], object), 0, 0)
+    assert text.worst is not None
+    assert text.worst[1:] == ("[1]", "b'b'", "'c'")
+    import ml_dtypes
+
+    bf16 = np.array([1.0, 2.0], ml_dtypes.bfloat16)
+    diff = cmp._compare_value(bf16, bf16, 1e-3, 1e-7)
+    assert diff.rtol == 2.0**-6
+
+
+def test_tolerances_on_the_command_line_and_in_a_patterns_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(_stated_store(tmp_path, None))
+    off = ["--backend", "reference"]
+    assert main(["compare", path, *off]) == 0
+    out = tmp_path / "r.parquet"
+    assert main(["compare", path, "--tolerance", "tiny=0.5,0", "--out", str(out)]) == 0
+    report = pd.read_parquet(out)
+    assert report.loc[0, "tolerance"] == "pattern 'tiny'"
+    assert report.loc[0, "rtol"] == 0.5
+    lines = tmp_path / "p.txt"
+    lines.write_text("# ours\ntolerance tiny=0.5,1e-6\nskip nothing_like_it\n")
+    plan = cmp.Expectations.read(lines)
+    assert plan.tolerance == [("tiny", 0.5, 1e-6)]
+    assert plan.skip == ["nothing_like_it"]
+    as_json = tmp_path / "p.json"
+    as_json.write_text(json.dumps({"tolerance": {"a=b": [0.1, 0.0]}}))
+    assert cmp.Expectations.read(as_json).tolerance == [("a=b", 0.1, 0.0)]
+    assert cmp.parse_tolerance("a=b=0.1,0") == ("a=b", 0.1, 0.0)
+    for bad, message in (
+        ("tolerance tiny=0.5\n", "line 1: tolerance 'tiny=0.5': expected REGEX=RTOL,ATOL"),
+        ("tolerance tiny=-1,0\n", "line 1: tolerance 'tiny=-1,0': rtol is -1.0"),
+        ("tolerance (=1,0\n", "pattern '(' is not a regular expression"),
+    ):
+        lines.write_text(bad)
+        with pytest.raises(cmp.CompareError, match=re.escape(message)) as err:
+            cmp.Expectations.read(lines)
+        assert str(lines) in str(err.value)
+    as_json.write_text(json.dumps({"tolerance": {"x": [0.1]}}))
+    with pytest.raises(cmp.CompareError, match=r"tolerance must map patterns to \[RTOL, ATOL\]"):
+        cmp.Expectations.read(as_json)
+    capsys.readouterr()
+    assert main(["compare", path, "--tolerance", "tiny=nan,0"]) == 2
+    assert "rtol is nan" in capsys.readouterr().err
+    with pytest.raises(cmp.CompareError, match="rtol is inf"):
+        cmp.compare(path, rtol=float("inf"))
+
+
+def test_run_keeps_an_input_file_kept_as_bytes(tmp_path: Path) -> None:
+    from onnx import save_model
+
+    from onnx_arrow.corpus import FolderSource, WriteOptions
+
+    case = tmp_path / "src" / "node" / "test_bad_input"
+    (case / "test_data_set_0").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    save_model(
+        helper.make_model(
+            helper.make_graph([helper.make_node("Abs", ["x"], ["y"])], "g", [x], [y])
+        ),
+        case / "model.onnx",
+    )
+    value = np.array([1.0, 2.0], np.float32)
+    bad = numpy_helper.from_list([value], "x").SerializeToString()  # a sequence, not a tensor
+    (case / "test_data_set_0" / "input_0.pb").write_bytes(bad)
+    (case / "test_data_set_0" / "output_0.pb").write_bytes(
+        numpy_helper.from_array(value, "y").SerializeToString()
+    )
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(tmp_path / "src"), path, options=WriteOptions(keep_undecodable=True))
+    actual = tmp_path / "actual.parquet"
+    cmp.write_actual(path, cmp.reference_backend, actual)
+    files = {f.path: f.data for f in Store(actual).case_files("node/test_bad_input")}
+    assert files["node/test_bad_input/test_data_set_0/input_0.pb"] == bad
+    assert "node/test_bad_input/test_data_set_0/output_0.error.txt" in files
