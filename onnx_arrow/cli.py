@@ -274,6 +274,13 @@ def _backend_options(parser: argparse.ArgumentParser) -> Any:
         "--jobs workers) or Ray (the running one, or a local one of --jobs CPUs); the "
         "result is the same as one process's",
     )
+    parser.add_argument(
+        "--backend-logs",
+        action="store_true",
+        help="let the backend log as it does by default (onnxruntime's warnings and errors "
+        "on stderr); without it only fatal messages reach stderr, and every failure is "
+        "recorded with its message",
+    )
     return group
 
 
@@ -1309,6 +1316,8 @@ def _backend(args: argparse.Namespace) -> Any:
 
     if args.timeout is not None and not args.timeout > 0:
         args.subparser.error(f"--timeout {args.timeout} is not a number of seconds above 0")
+    if args.backend_logs:  # read by the backend where it runs: workers inherit it
+        os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
     return compare.backend_named(args.backend or "reference")
 
 

@@ -127,6 +127,8 @@ __all__ = [
     "BACKENDS",
     "COMPARE_COLUMNS",
     "KEEP_ACTUAL",
+    "ORT_DEFAULT_LOG_SEVERITY",
+    "ORT_LOG_SEVERITY_VARIABLE",
     "PASSING",
     "REPORT_METADATA_KEY",
     "STATUSES",
@@ -225,7 +227,10 @@ def onnxruntime_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
     """onnxruntime on the CPU (``pip install onnxruntime``; not a dependency of onnx-arrow).
 
     Absent optional inputs (None) are left out of the feed, and string tensors are
-    fed as ``str`` (UTF-8 decoded), as onnxruntime wants them.
+    fed as ``str`` (UTF-8 decoded), as onnxruntime wants them.  Its sessions log fatal
+    messages only (every failure is recorded with its message), unless the environment
+    variable :data:`ORT_LOG_SEVERITY_VARIABLE` gives another severity (0 verbose to 4
+    fatal; ``--backend-logs`` sets onnxruntime's default, 2).
 
     Raises
     ------
@@ -234,12 +239,31 @@ def onnxruntime_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
     """
     onnxruntime = _import_onnxruntime()
     options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3  # errors only: every failure is recorded per data set
+    options.log_severity_level = _ort_log_severity()
     session = onnxruntime.InferenceSession(
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
     feed = {name: _strings_as_str(v) for name, v in inputs.items() if v is not None}
     return list(session.run(None, feed))
+
+
+#: The environment variable that sets the log severity of onnxruntime's sessions.
+ORT_LOG_SEVERITY_VARIABLE: Final = "ONNX_ARROW_ORT_LOG_SEVERITY"
+#: onnxruntime's own default log severity (warnings), which ``--backend-logs`` restores.
+ORT_DEFAULT_LOG_SEVERITY: Final = 2
+_ORT_FATAL: Final = 4
+
+
+def _ort_log_severity() -> int:
+    text = os.environ.get(ORT_LOG_SEVERITY_VARIABLE, "")
+    if not text:
+        return _ORT_FATAL
+    if text not in {"0", "1", "2", "3", "4"}:
+        raise CompareError(
+            f"{ORT_LOG_SEVERITY_VARIABLE} is {text!r}; give a severity from 0 (verbose) to 4 "
+            "(fatal), or unset it"
+        )
+    return int(text)
 
 
 #: The built-in backends by name (the ``--backend`` choices of the command line).

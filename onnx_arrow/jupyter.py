@@ -9,6 +9,9 @@ aligned plain text for terminals.  They take
   types, then per data set each value's dtype, shape, statistics and a preview;
 * an onnx-arrow Arrow column (an ``onnx.message`` array or a tensor column) or a table of
   them: Arrow type, ONNX kind, dtype, rows, the shape and statistics of the first rows;
+* a row of a ``compare`` report, through :func:`report_view`: its status, tolerance and
+  worst element, the expected and the actual value, and pictures of both and of their
+  difference;
 * a single value: a :class:`~onnx_arrow.corpus.rows.StoredValue`, a ``TensorProto``,
   ``SequenceProto``, ``MapProto``, ``OptionalProto`` or ``SparseTensorProto``, or a numpy
   array.
@@ -51,7 +54,9 @@ import base64
 import functools
 import html as _html
 import importlib
+import json
 import math
+import os
 import struct
 import zlib
 from collections.abc import Callable, Sequence
@@ -93,7 +98,7 @@ from onnx_arrow.core.model import (
     ulp_distance,
 )
 from onnx_arrow.corpus.rows import StoredValue, declared_type_text
-from onnx_arrow.corpus.sources import graph_values
+from onnx_arrow.corpus.sources import declared_type, graph_values
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
@@ -101,6 +106,7 @@ __all__ = [
     "NAN_COLOR",
     "CaseView",
     "DiffView",
+    "ReportView",
     "case_view",
     "diff_view",
     "html",
@@ -108,6 +114,7 @@ __all__ = [
     "load_ipython_extension",
     "png",
     "register",
+    "report_view",
     "show",
     "text",
 ]
@@ -693,47 +700,52 @@ class DiffView:
             out += sections
             arrays.append(array)
         if len(arrays) == 2 and all(isinstance(a, np.ndarray) for a in arrays):
-            out.append(self._pictures(arrays[0], arrays[1]))
+            out.append(_side_by_side(arrays[0], arrays[1], ("old", "new")))
         return out
-
-    def _pictures(self, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> _Section:
-        section = _Section("side by side", level=1)
-        if a.shape != b.shape or a.dtype != b.dtype:
-            section.note = (
-                f"no difference picture: {a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
-            )
-            return section
-        row = dtype_of_numpy(a.dtype)
-        if is_floating(row):
-            d = ulp_distance(a.reshape(-1), b.reshape(-1), row)
-            difference = d.distance.astype(np.float64)
-            difference[d.nan_mismatch] = np.nan
-            what, unit = "ULP distance", f"at most {d.max} ULP"
-        else:
-            difference = (a.reshape(-1) != b.reshape(-1)).astype(np.float64)
-            what, unit = "elements that differ", f"{int(difference.sum())} of {a.size}"
-        difference = difference.reshape(a.shape)
-        for label, values in (("old", a), ("new", b), (what, difference)):
-            picture = _picture(values)
-            if picture is not None:
-                extra = f", {unit}" if label == what else ""
-                section.pictures.append(
-                    _Picture(
-                        picture.png,
-                        f"{label}: {picture.caption}{extra}",
-                        picture.width,
-                        picture.height,
-                    )
-                )
-        if not section.pictures:
-            section.note = f"{what}: {unit} (no picture for fewer than 2 dimensions)"
-        return section
 
     def _repr_html_(self) -> str:
         return _render_html(self.sections())
 
     def __repr__(self) -> str:
         return _render_text(self.sections())
+
+
+def _side_by_side(
+    a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], labels: tuple[str, str]
+) -> _Section:
+    """Pictures of two tensors and of their difference (ULP distance for floats, NaN where
+    exactly one side is NaN; 1 where other values differ)."""
+    section = _Section("side by side", level=1)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        section.note = (
+            f"no difference picture: {a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
+        )
+        return section
+    row = dtype_of_numpy(a.dtype)
+    if is_floating(row):
+        d = ulp_distance(a.reshape(-1), b.reshape(-1), row)
+        difference = d.distance.astype(np.float64)
+        difference[d.nan_mismatch] = np.nan
+        what, unit = "ULP distance", f"at most {d.max} ULP"
+    else:
+        difference = (a.reshape(-1) != b.reshape(-1)).astype(np.float64)
+        what, unit = "elements that differ", f"{int(difference.sum())} of {a.size}"
+    difference = difference.reshape(a.shape)
+    for label, values in ((labels[0], a), (labels[1], b), (what, difference)):
+        picture = _picture(values)
+        if picture is not None:
+            extra = f", {unit}" if label == what else ""
+            section.pictures.append(
+                _Picture(
+                    picture.png,
+                    f"{label}: {picture.caption}{extra}",
+                    picture.width,
+                    picture.height,
+                )
+            )
+    if not section.pictures:
+        section.note = f"{what}: {unit} (no picture for fewer than 2 dimensions)"
+    return section
 
 
 def diff_view(old: Store | str, new: Store | str, path: str) -> DiffView:
@@ -744,6 +756,165 @@ def diff_view(old: Store | str, new: Store | str, path: str) -> DiffView:
         new if isinstance(new, Store) else Store(new),
         path,
     )
+
+
+#: The message class of each kind of declared type (``TypeProto``'s ``value`` field).
+_MESSAGE_OF_TYPE: Final[dict[str, type[Message]]] = {
+    "tensor_type": TensorProto,
+    "sparse_tensor_type": SparseTensorProto,
+    "sequence_type": SequenceProto,
+    "map_type": MapProto,
+    "optional_type": OptionalProto,
+}
+#: The report fields a :class:`ReportView` lists, with their labels.
+_REPORT_FIELDS: Final = (
+    ("status", "status"),
+    ("onnx_type", "onnx type"),
+    ("dtype_expected", "expected dtype"),
+    ("dtype_actual", "actual dtype"),
+    ("max_abs_error", "max abs error"),
+    ("max_rel_error", "max rel error"),
+    ("n_beyond_tolerance", "beyond tolerance"),
+    ("worst_index", "worst element"),
+    ("worst_expected", "worst expected"),
+    ("worst_actual", "worst actual"),
+    ("detail", "detail"),
+    ("error", "error"),
+)
+
+
+class ReportView:
+    """A row of a ``compare`` report, displayed: what the row says (status, the tolerance
+    and where it came from, errors, the worst element), then the expected value from the
+    store and the actual value the row keeps (its ``actual`` column), and for tensors of one
+    shape pictures of both and of their difference.
+
+    Made by :func:`report_view`; reads the store when displayed.
+    """
+
+    def __init__(self, store: Store, row: dict[str, Any]) -> None:
+        self.store, self.row = store, row
+
+    def sections(self) -> list[_Section]:
+        """The facts the displays show."""
+        row = self.row
+        case, index = row["case"], row.get("index")
+        data_set = row.get("data_set")
+        where = f"output {index}" + ("" if data_set is None else f" of test_data_set_{data_set}")
+        fields = [("store", str(self.store.path))]
+        fields += [(label, str(row[k])) for k, label in _REPORT_FIELDS if _present(row.get(k))]
+        if _present(row.get("rtol")):
+            fields.append(
+                ("tolerance", f"rtol {row['rtol']:g}, atol {row['atol']:g} ({row['tolerance']})")
+            )
+        head = _Section(f"{case}: {where} {row.get('name')!r}", fields)
+        out = [head]
+        if index is None:
+            head.note = "a row without an output (a skipped case)"
+            return out
+        expected = next(
+            (
+                v
+                for v in self.store.values(case)
+                if v.io == "output" and v.index == index and v.data_set == data_set
+            ),
+            None,
+        )
+        arrays = []
+        if expected is None:
+            out.append(_Section("expected: not in the store", level=1))
+        else:
+            arrays.append(expected.to_numpy(strings="bytes"))
+            out += self._value("expected", arrays[-1], expected.onnx_type)
+        actual = self._actual(case, index)
+        if isinstance(actual, str):
+            out.append(_Section("actual", note=actual, level=1))
+        else:
+            arrays.append(actual)
+            out += self._value("actual", actual, expected.onnx_type if expected else "")
+        if len(arrays) == 2 and all(isinstance(a, np.ndarray) for a in arrays):
+            out.append(_side_by_side(arrays[0], arrays[1], ("expected", "actual")))
+        return out
+
+    @staticmethod
+    def _value(label: str, value: Any, onnx_type: str) -> list[_Section]:
+        sections = _value_sections(value, f"{label} ({onnx_type})", level=1)
+        for section in sections:
+            section.picture = None  # shown below, beside the other side's
+        return sections
+
+    def _actual(self, case: str, index: int) -> Any:
+        """The actual value the row keeps, or why there is none (a str)."""
+        data: Any = self.row.get("actual")
+        if not _present(data):
+            return (
+                "the report keeps no actual value for this row (compare keeps those of "
+                "outputs that differ; keep_actual='all' keeps every one)"
+            )
+        declared = declared_type(self.store.model(case), "output", index)
+        kind = "tensor_type" if declared is None else declared.WhichOneof("value")
+        cls = _MESSAGE_OF_TYPE.get(kind or "")
+        if cls is None:
+            return f"the model declares output {index} as {kind}, which onnx-arrow does not take"
+        try:
+            message = cls.FromString(bytes(data))
+            array = onnx_arrow.to_arrow([message], declared)
+        except Exception as exc:  # protobuf's DecodeError, onnx-arrow's errors
+            return f"the kept bytes do not parse as the declared type: {exc}"
+        return onnx_arrow.to_pylist(array, strings="bytes")[0]
+
+    def _repr_html_(self) -> str:
+        return _render_html(self.sections())
+
+    def __repr__(self) -> str:
+        return _render_text(self.sections())
+
+
+def _present(value: Any) -> bool:
+    """Not None and not a missing value (pandas' NA, NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return False
+    try:
+        bool(value)
+    except TypeError:  # pandas' NA: its truth value is ambiguous
+        return False
+    return True
+
+
+def report_view(report: Any, row: int, store: Store | str | None = None) -> ReportView:
+    """A displayable row of a ``compare`` report (see :class:`ReportView`).
+
+    ``report`` is the DataFrame :func:`onnx_arrow.compare.compare` gives or the path of a
+    report it wrote; ``row`` the row's position.  ``store`` is the store of the expected
+    outputs; without it, the one the report names in its metadata.
+
+    Raises
+    ------
+    OnnxArrowError
+        If the report names no store and none is given, or ``row`` is out of range.
+    """
+    import pyarrow.parquet as pq
+
+    if isinstance(report, str | os.PathLike):
+        table = pq.read_table(report)
+        meta = (table.schema.metadata or {}).get(b"onnx_arrow.report")
+        made = json.loads(meta) if meta else {}
+        n = table.num_rows
+        record = table.slice(row, 1).to_pylist()[0] if 0 <= row < n else None
+    else:
+        made = report.attrs.get("onnx_arrow", {})
+        n = len(report)
+        record = report.iloc[row].to_dict() if 0 <= row < n else None
+    if record is None:
+        raise OnnxArrowError(f"row {row} is outside the report's {n} rows")
+    if store is None:
+        parts = made.get("store")
+        if not parts:
+            raise OnnxArrowError(
+                "the report names no store; pass the store of the expected outputs"
+            )
+        store = Store(parts if len(parts) > 1 else parts[0])
+    return ReportView(store if isinstance(store, Store) else Store(store), record)
 
 
 # --- rendering -----------------------------------------------------------------------------
@@ -831,6 +1002,7 @@ def _render_text(sections: Sequence[_Section]) -> str:
 _DESCRIBERS: Final[tuple[tuple[type | tuple[type, ...], Callable[[Any], list[_Section]]], ...]] = (
     (CaseView, lambda view: view.sections()),
     (DiffView, lambda view: view.sections()),
+    (ReportView, lambda view: view.sections()),
     (Store, _store_sections),
     (StoredValue, _stored_value_sections),
     (_VALUE_MESSAGES, _message_sections),

@@ -786,3 +786,33 @@ def test_run_keeps_an_input_file_kept_as_bytes(tmp_path: Path) -> None:
     files = {f.path: f.data for f in Store(actual).case_files("node/test_bad_input")}
     assert files["node/test_bad_input/test_data_set_0/input_0.pb"] == bad
     assert "node/test_bad_input/test_data_set_0/output_0.error.txt" in files
+
+
+def test_a_report_row_is_shown_with_expected_actual_and_their_difference(tmp_path: Path) -> None:
+    from onnx_arrow import jupyter
+
+    path = _stated_store(tmp_path, None)
+
+    def one_off(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+        out = np.array(inputs["x"], copy=True)
+        out[0, 1] = np.nan
+        return [out]
+
+    df = cmp.compare(path, one_off)
+    text = jupyter.text(jupyter.report_view(df, 0))
+    assert "status            nan_mismatch" in text
+    assert "worst element     [0, 1]" in text
+    assert "rtol 0.001, atol 1e-07 (default)" in text
+    assert "picture  ULP distance" in text
+    html = jupyter.html(jupyter.report_view(df, 0))
+    assert html.count("<img") == 3  # expected, actual, difference
+    report = tmp_path / "report.parquet"
+    cmp.write_report(df, report)
+    assert jupyter.text(jupyter.report_view(str(report), 0)) == text  # the store from metadata
+    matched = cmp.compare(path)
+    assert "keeps no actual value" in jupyter.text(jupyter.report_view(matched, 0, path))
+    with pytest.raises(cmp.OnnxArrowError, match="row 5 is outside the report's 1 rows"):
+        jupyter.report_view(df, 5)
+    df.attrs.clear()
+    with pytest.raises(cmp.OnnxArrowError, match="names no store"):
+        jupyter.report_view(df, 0)
