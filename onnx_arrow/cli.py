@@ -223,6 +223,10 @@ sides are equivalent (every path identical, same-values, drifting by at most
 usage."""
 
 _BACKENDS: Final = ("reference", "onnxruntime")
+#: Seconds a backend may spend on one data set unless --timeout says otherwise: far above
+#: the slowest case of the default corpus (onnx.reference on light/light_inception_v2,
+#: under a minute here), so that a model that never ends cannot hang a run.
+DEFAULT_TIMEOUT: Final = 600.0
 
 
 def _tolerance(text: str) -> float:
@@ -264,7 +268,8 @@ def _backend_options(parser: argparse.ArgumentParser) -> Any:
         "--timeout",
         type=float,
         metavar="SECONDS",
-        help="record a data set the backend spends longer on as an error",
+        help="record a data set the backend spends longer on as an error (default: "
+        f"{DEFAULT_TIMEOUT:g}; 0: no limit)",
     )
     _jobs_option(parser, "run the cases in N processes of this machine (or N workers of --engine)")
     parser.add_argument(
@@ -1314,8 +1319,12 @@ def _run_example(args: argparse.Namespace, out: TextIO) -> int:
 def _backend(args: argparse.Namespace) -> Any:
     from onnx_arrow import compare
 
-    if args.timeout is not None and not args.timeout > 0:
-        args.subparser.error(f"--timeout {args.timeout} is not a number of seconds above 0")
+    if args.timeout is None:
+        args.timeout = DEFAULT_TIMEOUT
+    elif args.timeout == 0:
+        args.timeout = None
+    elif not args.timeout > 0:
+        args.subparser.error(f"--timeout {args.timeout} is not a number of seconds of 0 or more")
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
     return compare.backend_named(args.backend or "reference")
@@ -1391,9 +1400,10 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
                 **plan,
             )
         else:
+            backend = _backend(args)  # first: it settles args.timeout
             df = compare.compare(
                 store,
-                _backend(args),
+                backend,
                 cases=args.case,
                 timeout=args.timeout,
                 progress=progress.step,

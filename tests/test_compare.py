@@ -816,3 +816,82 @@ def test_a_report_row_is_shown_with_expected_actual_and_their_difference(tmp_pat
     df.attrs.clear()
     with pytest.raises(cmp.OnnxArrowError, match="names no store"):
         jupyter.report_view(df, 0)
+
+
+def _endless_loop_store(path: Path) -> Path:
+    """A case whose model never ends: a Loop with no trip count and a condition that
+    stays true."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Add", ["v_in", "one"], ["v_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1]),
+        ],
+        [numpy_helper.from_array(np.ones(1, np.float32), "one")],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["", "cond", "x"], ["y"], body=body)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        [numpy_helper.from_array(np.array(True), "cond")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    x = np.zeros(1, np.float32)
+    files = [
+        CorpusFile("node/test_endless/model.onnx", model.SerializeToString()),
+        CorpusFile(
+            "node/test_endless/test_data_set_0/input_0.pb",
+            numpy_helper.from_array(x, "x").SerializeToString(),
+        ),
+        CorpusFile(
+            "node/test_endless/test_data_set_0/output_0.pb",
+            numpy_helper.from_array(x, "y").SerializeToString(),
+        ),
+    ]
+    write_store([Case("node/test_endless", "node", files, files[0].path)], path)
+    return path
+
+
+def test_the_command_line_stops_a_model_that_never_ends_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from onnx_arrow import cli
+
+    path = str(_endless_loop_store(tmp_path / "endless.parquet"))
+    monkeypatch.setattr(cli, "DEFAULT_TIMEOUT", 0.5)  # the default, shortened for the test
+    out = tmp_path / "report.parquet"
+    assert main(["compare", path, "--out", str(out)]) == 1
+    report = pd.read_parquet(out)
+    assert report.error.tolist() == ["BackendTimeoutError: the backend ran longer than 0.5 s"]
+    capsys.readouterr()
+    assert main(["compare", "--help"]) == 0
+    assert "(default: 0.5; 0: no limit)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_timeout_0_on_the_command_line_is_no_limit(store: Store, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "report.parquet"
+    assert (
+        main(
+            ["compare", str(store.path), "--case", "test_abs", "--timeout", "0", "--out", str(out)]
+        )
+        == 0
+    )
+    made = json.loads(pq.read_schema(out).metadata[cmp.REPORT_METADATA_KEY.encode()])
+    assert made["timeout"] is None
+    assert (
+        main(["compare", str(store.path), "--case", "test_abs", "--out", str(out), "--force"]) == 0
+    )
+    made = json.loads(pq.read_schema(out).metadata[cmp.REPORT_METADATA_KEY.encode()])
+    assert made["timeout"] == 600.0
