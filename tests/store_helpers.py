@@ -45,3 +45,24 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return a is None and b is None
+
+
+def one_data_set_case(
+    name: str, model: Any, x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]
+) -> Any:
+    """A case of ``model`` (an ``onnx.ModelProto``) with one data set: input ``x`` and
+    expected output ``y``, as onnx's test-data writer serializes them."""
+    from onnx_arrow.corpus import Case, CorpusFile
+
+    files = [
+        CorpusFile(f"{name}/model.onnx", model.SerializeToString()),
+        CorpusFile(
+            f"{name}/test_data_set_0/input_0.pb",
+            numpy_helper.from_array(x, "x").SerializeToString(),
+        ),
+        CorpusFile(
+            f"{name}/test_data_set_0/output_0.pb",
+            numpy_helper.from_array(y, "y").SerializeToString(),
+        ),
+    ]
+    return Case(name, name.split("/", 1)[0], files, files[0].path)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from store_helpers import one_data_set_case
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.cli import main
@@ -58,15 +59,7 @@ def _tiny_store(path: Path, expected: np.ndarray[Any, Any], name: str = "node/te
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     files = [
-        CorpusFile(f"{name}/model.onnx", model.SerializeToString()),
-        CorpusFile(
-            f"{name}/test_data_set_0/input_0.pb",
-            numpy_helper.from_array(x, "x").SerializeToString(),
-        ),
-        CorpusFile(
-            f"{name}/test_data_set_0/output_0.pb",
-            numpy_helper.from_array(x, "y").SerializeToString(),
-        ),
+        *one_data_set_case(name, model, x, x).files,
         CorpusFile("real/thing/data.json", b"{}"),
     ]
     real = Case("real/thing", "real", [files.pop()], None)
@@ -847,18 +840,7 @@ def _endless_loop_store(path: Path) -> Path:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     x = np.zeros(1, np.float32)
-    files = [
-        CorpusFile("node/test_endless/model.onnx", model.SerializeToString()),
-        CorpusFile(
-            "node/test_endless/test_data_set_0/input_0.pb",
-            numpy_helper.from_array(x, "x").SerializeToString(),
-        ),
-        CorpusFile(
-            "node/test_endless/test_data_set_0/output_0.pb",
-            numpy_helper.from_array(x, "y").SerializeToString(),
-        ),
-    ]
-    write_store([Case("node/test_endless", "node", files, files[0].path)], path)
+    write_store([one_data_set_case("node/test_endless", model, x, x)], path)
     return path
 
 

@@ -20,11 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import MapProto, OptionalProto, SequenceProto, TensorProto, helper, numpy_helper
+from store_helpers import one_data_set_case
 
 import onnx_arrow
 import onnx_arrow.pandas as oap
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
-from onnx_arrow.corpus import Case, CorpusFile, NodeSuiteSource, Store, write_store
+from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
 from onnx_arrow.corpus.format import DATA_COLUMNS
 from onnx_arrow.corpus.sources import CorpusError
 from onnx_arrow.errors import OnnxArrowError, OnnxArrowWarning, UnsupportedTypeError
@@ -658,18 +659,7 @@ def _one_case_store(path: Path) -> Path:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     x = np.array([-1.0, 2.0], np.float32)
-    files = [
-        CorpusFile("node/test_abs/model.onnx", model.SerializeToString()),
-        CorpusFile(
-            "node/test_abs/test_data_set_0/input_0.pb",
-            numpy_helper.from_array(x, "x").SerializeToString(),
-        ),
-        CorpusFile(
-            "node/test_abs/test_data_set_0/output_0.pb",
-            numpy_helper.from_array(np.abs(x), "y").SerializeToString(),
-        ),
-    ]
-    write_store([Case("node/test_abs", "node", files, files[0].path)], path)
+    write_store([one_data_set_case("node/test_abs", model, x, np.abs(x))], path)
     return path
 
 
