@@ -65,7 +65,7 @@ from onnx_arrow.corpus.sources import (
     value_slot,
 )
 from onnx_arrow.corpus.tree import check_file_target, write_tree
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import ExternalDataError, OnnxArrowError
 from onnx_arrow.parallel import ENGINES
 
 __all__ = ["example_tensors", "main"]
@@ -79,6 +79,8 @@ EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as shells report it
 _PREVIEW_ELEMENTS: Final = 6
 _MAX_LISTED: Final = 20  # differences listed by verify before a count of the rest
 _PROGRESS_INTERVAL: Final = 0.1  # seconds between progress updates: at most 10 a second
+_VALUE_FILE: Final = re.compile(r"(input|output)_(\d+)\.pb")
+_DATA_SET: Final = re.compile(r"test_data_set_\d+")
 
 _DESCRIPTION: Final = """\
 ONNX values as Apache Arrow data, exactly, both ways.
@@ -100,7 +102,7 @@ examples:
   onnx-arrow verify
       import, export and compare every file of the default corpus
   onnx-arrow info corpus.parquet
-      what a store holds; also takes a case folder or a .pb file
+      what a store holds; also takes a case folder, a model or a .pb file
   onnx-arrow example
       convert a built-in set of tensors to Arrow and back, and show them
   python -m onnx_arrow --version
@@ -163,8 +165,11 @@ examples:
       format version, creator, cases, files by role, tensors by dtype, size
   onnx-arrow info node/test_abs
       a case folder: declared inputs and outputs, each data set's values
-  onnx-arrow info test_data_set_0/input_0.pb
-      name, dtype, dims, Arrow type and statistics of one tensor file
+  onnx-arrow info node/test_abs/test_data_set_0/input_0.pb
+      name, dtype, dims, Arrow type and statistics of one value file, typed by
+      the model.onnx of its case folder
+  onnx-arrow info node/test_abs/model.onnx
+      a model's inputs, outputs, opsets and operators
   onnx-arrow info input_0.pb --model model.onnx --input x
       the same, typed by what the model declares for its input x"""
 
@@ -486,13 +491,17 @@ def _parser() -> argparse.ArgumentParser:
     info = _subparser(
         commands,
         "info",
-        "describe a .pb file, a corpus store or a case folder",
-        "Describe PATH.  A .pb file holding a TensorProto: its name, dtype, dims, Arrow type, "
-        "element count and, for numbers, min/max/mean and NaN/Inf counts (external data is "
-        "resolved relative to the file's folder).  A corpus store (.parquet): its format "
-        "version, creator, cases, files by role, tensors by dtype and size.  A case folder "
-        "(holding model.onnx): the model's declared inputs and outputs, and the dtype and "
-        "shape of every value of every data set.",
+        "describe a .pb file, a model, a corpus store or a case folder",
+        "Describe PATH.  A .pb value file: its name, dtype, dims, Arrow type, element count "
+        "and, for numbers, min/max/mean and NaN/Inf counts (external data is resolved "
+        "relative to the file's folder); it is read as the type the model declares, the "
+        "model of --model or, for test_data_set_N/input_K.pb or output_K.pb, of the case "
+        "folder it sits in, and as a TensorProto otherwise (a sequence, map or optional "
+        "needs its model).  A model (.onnx): its declared inputs and outputs, opsets and "
+        "operators.  A corpus store (.parquet): its format version, creator, cases, files by "
+        "role, tensors by dtype and size.  A case folder (holding model.onnx): the model's "
+        "declared inputs and outputs, and the dtype and shape of every value of every data "
+        "set.",
         _INFO_EPILOG,
     )
     info.add_argument(
@@ -768,35 +777,141 @@ def _format_element(x: Any, row: DType) -> str:
 def _info(
     path: str, model: str | None, input_key: str | None, output_key: str | None, out: TextIO
 ) -> int:
-    type_proto = None
-    declared = None
     if model is not None:
-        if input_key is not None:
-            declared, type_proto = _declared_type(model, "input", input_key)
-        elif output_key is not None:
-            declared, type_proto = _declared_type(model, "output", output_key)
+        key = input_key if input_key is not None else output_key
+        io = "input" if input_key is not None else "output"
+        assert key is not None  # _run_info requires --input or --output with --model
+        declared, type_proto = _declared_type(model, io, key)
+        return _info_value(path, declared, type_proto, out)
+    if Path(path).suffix == ".onnx":
+        return _info_model(path, out)
+    found = _case_folder_type(Path(path))
+    if found is not None:
+        return _info_value(path, *found, out)
+    return _info_value(path, None, None, out)
+
+
+def _case_folder_type(path: Path) -> tuple[str, TypeProto] | None:
+    """The declared type of ``test_data_set_N/input_K.pb`` (or ``output_K.pb``) from the
+    ``model.onnx`` of the case folder it sits in; None for a file outside one."""
+    m = _VALUE_FILE.fullmatch(path.name)
+    model_file = path.parent.parent / "model.onnx"
+    if m is None or not _DATA_SET.fullmatch(path.parent.name) or not model_file.is_file():
+        return None
+    io, index = m.group(1), int(m.group(2))
+    model = _read_model(str(model_file))
+    type_proto = declared_type(model, io, index)
+    if type_proto is None:
+        raise _DataError(
+            f"{path}: its case folder's model {model_file} declares no {io} {index}; pass "
+            "--model MODEL.onnx --input K (or --output K) to type it"
+        )
+    name = graph_values(model, io)[index].name
+    return f"{model_file}: {io} {index} {name!r} (its case folder's model)", type_proto
+
+
+def _info_value(path: str, declared: str | None, type_proto: TypeProto | None, out: TextIO) -> int:
     try:
         arr = onnx_arrow.read_pb(path, type_proto, base_dir=Path(path).parent, exact=True)
     except OnnxArrowError as exc:
+        if type_proto is None and _is_readable(path) and not isinstance(exc, ExternalDataError):
+            # the bytes, not the file, are the problem: say what was tried and what to do
+            raise _DataError(_not_a_tensor(path, exc)) from None
         raise (exc if path in str(exc) else exc.at(path)) from None
-    envelope = TensorProto.FromString(arr.envelope[0].as_py())
-    values = onnx_arrow.to_pylist(arr, strings="bytes")[0]
-    row = dtype_of_numpy(values.dtype)
-    lines = [
-        ("file", path),
-        ("name", envelope.name or "(none)"),
+    message = onnx_arrow.from_arrow(arr)[0]
+    value = onnx_arrow.to_pylist(arr, strings="bytes")[0]
+    lines: list[tuple[str, object]] = [("file", path)]
+    lines.append(("typed by", declared or "(no model: read as a TensorProto)"))
+    lines.append(("name", message.name or "(none)"))
+    if type_proto is not None and type_proto.WhichOneof("value") != "tensor_type":
+        lines += [
+            ("declared", declared_type_text(type_proto)),
+            ("value", _describe(value, type_proto)),
+            ("arrow", describe_type(arr.value.type)),
+        ]
+        _print_fields(lines, out)
+        return EXIT_OK
+    row = dtype_of_numpy(value.dtype)
+    lines += [
         ("dtype", f"{row.name} ({row.onnx})"),
-        ("dims", str(list(values.shape))),
+        ("dims", str(list(value.shape))),
         ("arrow", describe_type(arr.value.type)),
+        ("elements", str(value.size)),
     ]
-    if declared is not None:
-        lines.insert(1, ("typed by", declared))
-    lines.append(("elements", str(values.size)))
-    lines += statistics(values)
-    width = max(len(k) for k, _ in lines)
-    for key, value in lines:
-        print(f"{key:<{width}}  {value}", file=out)
+    lines += statistics(value)
+    _print_fields(lines, out)
     return EXIT_OK
+
+
+def _not_a_tensor(path: str, exc: OnnxArrowError) -> str:
+    """What to say of a file that does not read as a TensorProto, with how to type it."""
+    fix = (
+        "a .pb of a sequence, map, optional or sparse tensor is read as the type a model "
+        "declares: run info on its case folder, put it at test_data_set_N/ in one, or pass "
+        "--model MODEL.onnx --input K (or --output K)"
+    )
+    if _looks_like_text(path):
+        return (
+            f"{path}: a text file, not a protobuf message; info takes a .pb value file, a "
+            ".onnx model, a store (.parquet) or a case folder"
+        )
+    detail = str(exc).replace(f"{path}: ", "", 1)
+    return f"{path}: not a TensorProto, which info reads a .pb as without a model ({detail}); {fix}"
+
+
+def _is_readable(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode) and os.access(path, os.R_OK)
+    except OSError:
+        return False
+
+
+def _looks_like_text(path: str) -> bool:
+    """Whether a file starts with printable UTF-8 text (protobuf tags are mostly not)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    text = head.decode("utf-8", errors="ignore")
+    return bool(head) and b"\0" not in head and all(c.isprintable() or c in "\t\n\r" for c in text)
+
+
+def _info_model(path: str, out: TextIO) -> int:
+    """A model's declared inputs and outputs, opsets and operators."""
+    model = _read_model(path)
+    lines: list[tuple[str, object]] = [
+        ("model", f"{path}, {_size(os.path.getsize(path))}"),
+        ("ir_version", model.ir_version),
+        ("producer", f"{model.producer_name} {model.producer_version}".strip() or "(none)"),
+        ("opsets", opsets(model)),
+    ]
+    lines += _io_lines(model)
+    counts: dict[str, int] = {}
+    for node in model.graph.node:
+        op = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
+        counts[op] = counts.get(op, 0) + 1
+    lines.append(("nodes", len(model.graph.node)))
+    lines.append(("operators", ", ".join(f"{op} {n}" for op, n in sorted(counts.items()))))
+    lines.append(("initializers", len(model.graph.initializer)))
+    if model.functions:
+        lines.append(("functions", ", ".join(f.name for f in model.functions)))
+    _print_fields(lines, out)
+    return EXIT_OK
+
+
+def _io_lines(model: ModelProto) -> list[tuple[str, object]]:
+    """A line per declared input and output, as info shows a model and a case."""
+    lines: list[tuple[str, object]] = []
+    for io in ("input", "output"):
+        infos = graph_values(model, io)
+        weights = len(model.graph.input) - len(infos) if io == "input" else 0
+        left_out = f" (and {weights} initializers listed as inputs)" if weights else ""
+        lines.append((f"{io}s", f"{len(infos)}{left_out}"))
+        lines += [
+            (f"  {k} {info.name}", declared_type_text(info.type)) for k, info in enumerate(infos)
+        ]
+    return lines
 
 
 def _declared_type(model_path: str, io: str, key: str) -> tuple[str, TypeProto]:
@@ -1227,14 +1342,7 @@ def _info_case(folder: Path, out: TextIO) -> int:
         ("ir_version", model.ir_version),
         ("opsets", opsets(model)),
     ]
-    for io in ("input", "output"):
-        infos = graph_values(model, io)
-        weights = len(model.graph.input) - len(infos) if io == "input" else 0
-        left_out = f" (and {weights} initializers listed as inputs)" if weights else ""
-        lines.append((f"{io}s", f"{len(infos)}{left_out}"))
-        lines += [
-            (f"  {k} {info.name}", declared_type_text(info.type)) for k, info in enumerate(infos)
-        ]
+    lines += _io_lines(model)
     data_sets: dict[int | None, list[tuple[tuple[bool, int], str, str, str]]] = {}
     others: list[tuple[str, object]] = []
     for rel in _tree_files(folder):

@@ -251,9 +251,116 @@ def test_info_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert str(missing) in line
 
 
-def test_info_not_a_tensor(model_onnx: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["info", str(model_onnx)]) == 1
-    _error_line(capsys.readouterr().err)
+def test_info_on_a_model(model_onnx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", str(model_onnx)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^opsets +ai\.onnx \d+$", out, re.MULTILINE)
+    assert re.search(r"^  0 x +tensor\(float\) \[N, 3\]$", out, re.MULTILINE)
+    assert re.search(r"^  0 y +tensor\(float\)", out, re.MULTILINE)
+    assert re.search(r"^operators +Identity 1$", out, re.MULTILINE)
+
+
+def test_info_on_a_model_that_is_not_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bogus = tmp_path / "model.onnx"
+    bogus.write_bytes(b"\xff\xff\xff")
+    assert main(["info", str(bogus)]) == 1
+    assert "not an ONNX model" in _error_line(capsys.readouterr().err)
+
+
+def test_info_on_a_model_file_named_pb_says_what_it_is_not(
+    model_onnx: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "weights.pb"
+    path.write_bytes(model_onnx.read_bytes())
+    assert main(["info", str(path)]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert "not a TensorProto" in line
+    assert "--model MODEL.onnx --input K" in line
+
+
+def test_info_on_a_text_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "readme.txt"
+    path.write_text("This folder holds the test data.\nSee the README.\n")
+    assert main(["info", str(path)]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert "a text file, not a protobuf message" in line
+    assert "wire type" not in line
+
+
+def _container_case(tmp_path: Path) -> Path:
+    """A case folder whose input is a sequence and whose output an optional."""
+    seq_type = helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(TensorProto.INT64, None)
+    )
+    opt_type = helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, [2])
+    )
+    graph = helper.make_graph(
+        [],
+        "g",
+        [helper.make_value_info("seq", seq_type)],
+        [helper.make_value_info("opt", opt_type)],
+    )
+    case = tmp_path / "test_containers"
+    data = case / "test_data_set_0"
+    data.mkdir(parents=True)
+    onnx.save(helper.make_model(graph), str(case / "model.onnx"))
+    seq = helper.make_sequence(
+        "seq",
+        onnx.SequenceProto.TENSOR,
+        [numpy_helper.from_array(np.arange(n, dtype=np.int64)) for n in (4, 3, 2)],
+    )
+    (data / "input_0.pb").write_bytes(seq.SerializeToString())
+    opt = helper.make_optional(
+        "optional_output",
+        onnx.OptionalProto.TENSOR,
+        numpy_helper.from_array(np.ones(2, dtype=np.float32)),
+    )
+    (data / "output_0.pb").write_bytes(opt.SerializeToString())
+    return case
+
+
+def test_info_types_a_pb_by_its_case_folders_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = _container_case(tmp_path)
+    assert main(["info", str(case / "test_data_set_0" / "input_0.pb")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"^typed by .*model\.onnx: input 0 'seq' \(its case folder's model\)$", out, re.M
+    )
+    assert re.search(r"^value +sequence of 3: INT64 \[4\], INT64 \[3\], INT64 \[2\]$", out, re.M)
+    assert main(["info", str(case / "test_data_set_0" / "output_0.pb")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^declared +optional\(tensor\(float\)\)$", out, re.M), out
+    assert re.search(r"^value +optional, FLOAT \[2\]$", out, re.M)
+
+
+def test_info_types_a_sequence_by_a_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = _container_case(tmp_path)
+    alone = tmp_path / "seq.pb"
+    alone.write_bytes((case / "test_data_set_0" / "input_0.pb").read_bytes())
+    assert main(["info", str(alone), "--model", str(case / "model.onnx"), "--input", "seq"]) == 0
+    out = capsys.readouterr().out
+    assert "sequence of 3" in out
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("name", ["input_0.pb", "output_0.pb"])
+def test_info_on_a_container_outside_its_case_says_how_to_type_it(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = _container_case(tmp_path)
+    alone = tmp_path / name
+    alone.write_bytes((case / "test_data_set_0" / name).read_bytes())
+    assert main(["info", str(alone)]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert "not a TensorProto" in line
+    assert "--model MODEL.onnx --input K" in line
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
