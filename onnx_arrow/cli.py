@@ -38,6 +38,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pyarrow as pa
+import pyarrow.compute as pc
 from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, TypeProto, helper, numpy_helper
 
@@ -959,7 +960,14 @@ class _Progress:
     is cleared on the way out, also on an error or Ctrl-C.
     """
 
-    def __init__(self, verb: str, unit: str, *, start: str = "", total: int | None = None) -> None:
+    def __init__(
+        self,
+        verb: str,
+        unit: str,
+        *,
+        start: str = "",
+        total: int | Callable[[], int | None] | None = None,
+    ) -> None:
         self.verb = verb
         self.unit = unit
         self.start = start
@@ -969,6 +977,7 @@ class _Progress:
         self.count = 0
         self._last = 0.0
         self._width = 0
+        self._first = 0.0  # when the first step came: the rate counts from there
 
     def __enter__(self) -> _Progress:
         if self.enabled:
@@ -988,18 +997,43 @@ class _Progress:
     def step(self, name: str) -> None:
         """Count one more case or file; ``name`` is shown beside the count."""
         self.count += 1
+        if self.count == 1:
+            self._first = time.monotonic()
         if self.enabled and time.monotonic() - self._last >= _PROGRESS_INTERVAL:
             self._show(name)
 
+    def line(self, name: str, *, count: bool = True) -> str:
+        """The progress line: ``importing: 120 of 2042 cases, 85/s, 23 s left  node/test_abs``."""
+        if not count:
+            return f"{self.verb}: {name}".rstrip()
+        total = self.total() if callable(self.total) else self.total
+        counted = f"{self.count}" if total is None else f"{self.count} of {total}"
+        counted += f" {self.unit}"
+        elapsed = time.monotonic() - self._first
+        if self.count > 1 and elapsed > 0:
+            rate = (self.count - 1) / elapsed
+            counted += f", {rate:.0f}/s" if rate >= 10 else f", {rate:.1f}/s"
+            if total is not None and total > self.count and rate > 0:
+                counted += f", {_duration((total - self.count) / rate)} left"
+        return f"{self.verb}: {counted}  {name}".rstrip()
+
     def _show(self, name: str, *, count: bool = True) -> None:
         columns = shutil.get_terminal_size().columns
-        of = "" if self.total is None else f" of {self.total}"
-        counted = f"{self.count}{of} {self.unit}  " if count else ""
-        text = f"{self.verb}: {counted}{name}".rstrip()[: max(columns - 1, 1)]
+        text = self.line(name, count=count)[: max(columns - 1, 1)]
         self.stream.write("\r" + text.ljust(self._width))
         self.stream.flush()
         self._width = len(text)
         self._last = time.monotonic()
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``3 min 5 s``, ``1 h 2 min``."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
 
 
 def _starting(src: str | None) -> str:
@@ -1034,9 +1068,11 @@ def _run_import(args: argparse.Namespace, out: TextIO) -> int:
                 f"OUT {args.out} is inside SRC {args.src}; write the store outside the corpus"
             )
         source: Iterable[Case] = FolderSource(src)
+        total: int | Callable[[], int | None] = _count_cases(src)
         described = str(src)
     else:
         source = default_source()
+        total = _default_total(source)
         described = _default_corpus_name()
     as_dataset = (
         args.dataset
@@ -1053,7 +1089,7 @@ def _run_import(args: argparse.Namespace, out: TextIO) -> int:
         keep_undecodable=args.keep_undecodable,
         row_group_cases=args.row_group_cases,
     )
-    with _Progress("importing", "cases", start=_starting(args.src)) as progress:
+    with _Progress("importing", "cases", start=_starting(args.src), total=total) as progress:
         step = progress.step
         if as_dataset:
             summary = write_dataset(
@@ -1097,6 +1133,40 @@ def _run_import(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _count_cases(src: Path) -> int:
+    """The number of cases of a corpus folder, listed before any work; a folder that
+    holds no case (no ``model.onnx``, ``NAME.onnx`` or ``data.json``) is an error."""
+    refs = list(FolderSource(src).refs())
+    if not refs:
+        raise _DataError(
+            f"{src}: the folder is empty; pass a corpus folder (case folders, each with "
+            "a model.onnx and test_data_set_N/ folders) or a case folder"
+        )
+    if all(ref.model_path is None and not _has_data_json(ref.paths) for ref in refs):
+        raise _DataError(
+            f"{src}: no model.onnx (nor NAME.onnx) in the folder or below it, so no test "
+            "case: pass a corpus folder (case folders, each with a model.onnx and "
+            "test_data_set_N/ folders) or a case folder"
+        )
+    return len(refs)
+
+
+def _has_data_json(paths: Sequence[str]) -> bool:
+    """Whether a case lists a ``data.json`` (a model that onnx downloads, ``real/``)."""
+    return any(p == "data.json" or p.endswith("/data.json") for p in paths)
+
+
+def _default_total(source: Iterable[Case]) -> Callable[[], int | None]:
+    """The number of cases of the default corpus, known once the node suite is built."""
+    parts = getattr(source, "sources", ())
+
+    def total() -> int | None:
+        counts = [getattr(p, "count", None) for p in parts]
+        return None if not counts or None in counts else sum(c or 0 for c in counts)
+
+    return total
+
+
 def _is_within(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder.resolve())
 
@@ -1130,12 +1200,22 @@ def _run_export(args: argparse.Namespace, out: TextIO) -> int:
     dest = Path(args.dest)
     store = Store(args.store)
     _check_folder_target(dest, force=args.force)
-    with _Progress("exporting", "files") as progress, _reading(args.store):
+    with (
+        _Progress("exporting", "files", total=_file_count(store)) as progress,
+        _reading(args.store),
+    ):
         counts = export_store(
             store, dest, force=args.force, progress=lambda f: progress.step(f.path), jobs=args.jobs
         )
     print(f"exported {counts['files']} files, {_size(counts['bytes'])}, to {dest}", file=out)
     return EXIT_OK
+
+
+def _file_count(store: Store) -> int:
+    """The files of a store (its rows but the element rows), for progress."""
+    with _reading(store.path):
+        roles = store.read_columns(["role"]).column("role")
+    return len(roles) - (pc.sum(pc.equal(roles, "element")).as_py() or 0)
 
 
 @contextlib.contextmanager
@@ -1176,23 +1256,26 @@ def _run_generate(args: argparse.Namespace, out: TextIO) -> int:
 def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
     if args.src is not None:
         src = Path(args.src)
-        FolderSource(src)  # a usable folder, checked before any work
+        total: int | Callable[[], int | None] = _count_cases(src)  # checked before any work
 
         def source() -> Iterable[Case]:
             return FolderSource(src)
 
     else:
         source = default_source
+    imported = source()
+    if args.src is None:
+        total = _default_total(imported)
     with (
         tempfile.TemporaryDirectory(prefix="onnx-arrow-verify-store-") as store_dir,
         tempfile.TemporaryDirectory(prefix="onnx-arrow-verify-tree-") as tree_dir,
     ):
         store_path = Path(store_dir) / "corpus.parquet"
-        with _Progress("importing", "cases", start=_starting(args.src)) as progress:
+        with _Progress("importing", "cases", start=_starting(args.src), total=total) as progress:
             if args.part_cases is not None:
                 store_path = Path(store_dir) / "corpus"
                 summary = write_dataset(
-                    source(),
+                    imported,
                     store_path,
                     part_cases=args.part_cases,
                     by_kind=True,
@@ -1201,12 +1284,13 @@ def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
                 )
             else:
                 summary = write_store(
-                    source(), store_path, progress=lambda c: progress.step(c.name), jobs=args.jobs
+                    imported, store_path, progress=lambda c: progress.step(c.name), jobs=args.jobs
                 )
         tree = Path(tree_dir) / "corpus"
-        with _Progress("exporting", "files") as progress, _reading(store_path):
+        files = summary["files"]
+        with _Progress("exporting", "files", total=files) as progress, _reading(store_path):
             export_store(store_path, tree, progress=lambda f: progress.step(f.path), jobs=args.jobs)
-        with _Progress("comparing", "files", start=_starting(args.src)) as progress:
+        with _Progress("comparing", "files", start=_starting(args.src), total=files) as progress:
             same, differences = _compare(source(), tree, progress)
     if not differences:
         print(

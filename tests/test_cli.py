@@ -831,6 +831,48 @@ def test_import_fifo_is_an_error_not_a_hang(
     assert str(fifo) in _error_line(capsys.readouterr().err)
 
 
+def test_import_of_an_empty_folder_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    for argv in (
+        ["import", str(tmp_path / "empty"), str(tmp_path / "e.parquet")],
+        ["verify", str(tmp_path / "empty")],
+    ):
+        assert main(argv) == 1
+        assert "the folder is empty" in _error_line(capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
+
+
+def test_import_of_a_folder_without_a_model_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("not a corpus\n")
+    assert main(["import", str(tmp_path / "notes"), str(tmp_path / "n.parquet")]) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert "no model.onnx" in line
+    assert "ratio" not in line
+    assert not (tmp_path / "n.parquet").exists()
+
+
+def test_a_case_folder_imports_as_a_case_named_after_it(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = corpus / "node" / "test_tiny"
+    store = tmp_path / "tiny.parquet"
+    assert main(["import", str(case), str(store)]) == 0
+    assert Store(store).cases() == ["test_tiny"]
+    assert main(["export", str(store), str(tmp_path / "out")]) == 0
+    exported = sorted(
+        p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.pb")
+    )
+    source = sorted("test_tiny/" + p.relative_to(case).as_posix() for p in case.rglob("*.pb"))
+    assert exported == source
+    assert main(["verify", str(case)]) == 0
+    assert "byte-identical" in capsys.readouterr().out
+
+
 def test_no_progress_when_stderr_is_not_a_terminal(
     corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -857,6 +899,48 @@ def test_progress_on_a_terminal(
     assert "\n" not in shown
     assert shown.endswith("\r")  # the line is cleared for what follows
     assert shown.rsplit("\r", 2)[1].strip() == ""
+
+
+def test_progress_counts_against_the_total_with_rate_and_time_left(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setenv("COLUMNS", "1000")
+    monkeypatch.setattr(onnx_arrow.cli, "_PROGRESS_INTERVAL", 0.0)  # every step shown
+    for n in range(2):
+        shutil.copytree(corpus / "node" / "test_tiny", corpus / "node" / f"test_tiny_{n}")
+    cases = 3
+    assert main(["import", str(corpus), str(tmp_path / "corpus.parquet")]) == 0
+    lines = [line.strip() for line in terminal.getvalue().split("\r") if line.strip()]
+    assert f"importing: 1 of {cases} cases" in lines[1]
+    assert re.search(rf"^importing: {cases} of {cases} cases, [\d.]+/s  ", lines[-1]), lines
+    files = sum(1 for p in corpus.rglob("*") if p.is_file())
+    assert main(["export", str(tmp_path / "corpus.parquet"), str(tmp_path / "dest")]) == 0
+    assert f"exporting: {files} of {files} files" in terminal.getvalue()
+
+
+def test_progress_line_says_how_long_is_left() -> None:
+    progress = onnx_arrow.cli._Progress("importing", "cases", total=lambda: 1000)
+    progress.step("a")
+    progress._first -= 10.0  # ten seconds since the first case
+    for _ in range(10):
+        progress.step("b")
+    assert progress.line("b") == "importing: 11 of 1000 cases, 1.0/s, 16 min 29 s left  b"
+    unknown = onnx_arrow.cli._Progress("importing", "cases", total=lambda: None)
+    unknown.step("a")
+    assert unknown.line("a") == "importing: 1 cases  a"
+
+
+def test_default_corpus_total_is_known_once_its_sources_are_listed(corpus: Path) -> None:
+    from onnx_arrow.corpus.sources import MergedSource
+
+    case = corpus / "node" / "test_tiny"
+    source = MergedSource(FolderSource(corpus), FolderSource(case))
+    total = onnx_arrow.cli._default_total(source)
+    assert total() is None
+    assert [c.name for c in source] == ["node/test_tiny", "test_tiny"]
+    assert total() == 2
 
 
 def test_interrupted_import_exits_130_and_leaves_no_store(

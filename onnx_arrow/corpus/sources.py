@@ -331,6 +331,8 @@ class FolderSource:
     def __init__(self, root: str | os.PathLike[str], *, max_file_bytes: int = MAX_FILE_BYTES):
         self.root = Path(root)
         self.max_file_bytes = max_file_bytes
+        #: The number of cases, known once the folder is listed (for progress).
+        self.count: int | None = None
         if not self.root.is_dir():
             raise CorpusError("not a folder; pass a corpus folder", where=str(root))
 
@@ -347,6 +349,21 @@ class FolderSource:
         root = os.fspath(self.root)
         layout = self._layout()
         named = self._named_models(layout)
+        case_folder = any((self.root / n).is_file() for n in ("model.onnx", "data.json"))
+        if case_folder and "" in layout:
+            # the folder is one case: it is named after the folder, whose parent is the root
+            whole = self.root.resolve()
+            root, name = os.fspath(whole.parent), whole.name
+            model, paths, folders = layout[""]
+            layout = {
+                name: (
+                    None if model is None else f"{name}/{model}",
+                    [f"{name}/{p}" for p in paths],
+                    [f"{name}/{f}" for f in folders],
+                )
+            }
+            named = {f"{name}/{m}": f"{name}/{d}" for m, d in named.items()}
+        self.count = len(layout)
         for name, (model, paths, folders) in sorted(layout.items()):
             yield CaseRef(
                 root,
@@ -450,6 +467,8 @@ class NodeSuiteSource:
     """
 
     kind: Final = "node"
+    #: The number of cases, known once iteration has built the suite (for progress).
+    count: int | None = None
 
     def __iter__(self) -> Iterator[Case]:
         from onnx.backend.test.loader import load_node_model_tests
@@ -457,6 +476,7 @@ class NodeSuiteSource:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the generators warn about overflows they mean
             cases = load_node_model_tests()
+        self.count = len(cases)
         for case in sorted(cases, key=lambda c: c.name):
             yield self._case(case)
 
