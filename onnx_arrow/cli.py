@@ -1187,6 +1187,10 @@ def _check_file_target(
 
 
 def _check_folder_target(dest: Path, *, force: bool) -> None:
+    if not dest.parent.is_dir():
+        raise _DataError(
+            f"{dest}: the folder to write it into, {dest.parent}, does not exist; create it first"
+        )
     if (dest.exists() or dest.is_symlink()) and not dest.is_dir():
         raise _DataError(f"{dest}: exists and is not a folder")
     if dest.is_dir() and any(dest.iterdir()) and not force:

@@ -570,6 +570,19 @@ def test_import_refuses_an_existing_store_without_force(
     assert main(["import", "--force", str(corpus), str(store)]) == 0
 
 
+@pytest.mark.parametrize("command", ["export", "generate"])
+def test_export_into_a_missing_folder_says_so(
+    command: str, store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "deep" / "a" / "b"
+    argv = [command, str(store), str(dest)] if command == "export" else [command, str(dest)]
+    assert main(argv) == 1
+    line = _error_line(capsys.readouterr().err)
+    assert f"the folder to write it into, {dest.parent}, does not exist; create it first" in line
+    assert ".partial" not in line
+    assert not (tmp_path / "deep").exists()
+
+
 def test_import_refuses_a_store_inside_the_corpus(
     corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -585,7 +598,10 @@ def test_import_names_the_file_that_does_not_decode(
     bad.write_bytes(b"\x08\x02\x10\x01\x4a\x03abc")  # dims [2], FLOAT, 3 bytes of raw_data
     out = tmp_path / "corpus.parquet"
     assert main(["import", str(corpus), str(out)]) == 1
-    assert "node/test_tiny/test_data_set_0/input_0.pb" in _error_line(capsys.readouterr().err)
+    line = _error_line(capsys.readouterr().err)
+    assert "node/test_tiny/test_data_set_0/input_0.pb: does not decode as tensor(float)" in line
+    assert "the type the model declares for input 0" in line
+    assert "--keep-undecodable" in line
     assert not out.exists()
     assert main(["import", "--keep-undecodable", str(corpus), str(out)]) == 0
     captured = capsys.readouterr()

@@ -237,7 +237,8 @@ class RowBuilder:
                         f"{path}: the same bytes as a file kept as they are; kept too"
                     )
             else:  # a repeated file (test data repeats a lot) is decoded once
-                value = self._decoded[memo] = self._decode(path, data, kind)
+                what = f"{type_text}, the type the model declares for {slot[1]} {slot[2]}"
+                value = self._decoded[memo] = self._decode(path, data, kind, what)
             if value is None:
                 self._file_row(case, path, "file", data)
                 continue
@@ -283,8 +284,9 @@ class RowBuilder:
         )
         return len(self.leaves) - 1
 
-    def _decode(self, path: str, data: bytes, declared: Kind) -> _Value | None:
-        """A value file decoded; None to keep its bytes as they are."""
+    def _decode(self, path: str, data: bytes, declared: Kind, what: str) -> _Value | None:
+        """A value file decoded; None to keep its bytes as they are.  ``what`` names the
+        declared type for an error: ``tensor(float) [3], the type ... for input 0``."""
         try:
             fast = decode_tensor_fast(data, canonical=True) if declared == _TENSOR_KIND else None
             node: Node
@@ -301,7 +303,17 @@ class RowBuilder:
             return None
         except OnnxArrowError as exc:
             if not self.keep_undecodable:
-                raise exc if exc.where and exc.where.startswith(path) else exc.at(path) from None
+                # the same object, relocated: the traceback keeps the frame that found it
+                detail = str(exc).removeprefix(f"{path}: ")
+                exc.where, exc.message = (
+                    path,
+                    (
+                        f"does not decode as {what} ({detail}); keep_undecodable "
+                        "(import --keep-undecodable) keeps such a file as bytes, with a warning"
+                    ),
+                )
+                exc.args = (f"{path}: {exc.message}",)
+                raise exc from None
             self.warnings.append(f"{exc}; kept as bytes")
             return None
         if not exact:
