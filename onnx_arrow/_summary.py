@@ -89,7 +89,7 @@ def statistics(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
             ("mean", f"{stats['mean'].values[0]:.6g}"),
         ]
     else:
-        out = [("min", "(every element is NaN)")]
+        out = [("min", "nan"), ("max", "nan"), ("mean", "nan")]  # every element is NaN
     return out + [
         (name.removesuffix("_count"), str(stats[name].values[0]))
         for name in ("nan_count", "inf_count")

@@ -55,6 +55,7 @@ import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
+from pandas.arrays import FloatingArray
 
 from onnx_arrow._summary import DECODED_FLOATS, op_types
 from onnx_arrow.core.model import (
@@ -92,7 +93,7 @@ from onnx_arrow.core.model import (
     value_rows,
 )
 from onnx_arrow.corpus.rows import parse_kind
-from onnx_arrow.corpus.sources import CorpusError
+from onnx_arrow.corpus.sources import CorpusError, graph_values
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import (
     NotRepresentableError,
@@ -795,6 +796,11 @@ def _cell_statistics(
         for i, value, defined in zip(held, stat.values.tolist(), stat.defined, strict=True):
             if defined:
                 column[i] = value
+    for i in held:  # every element NaN: min, max and mean are NaN, as the HTML view says
+        nan = columns["nan_count"][i]
+        if nan and nan == columns["count"][i]:
+            for name in ("min", "max", "mean"):
+                columns[name][i] = float("nan")
     return columns
 
 
@@ -1019,18 +1025,26 @@ class OnnxSeriesAccessor:
     def stats(self) -> pd.DataFrame:
         """Per-row statistics: ``count``, ``min``, ``max``, ``mean``, ``nan_count``, ``inf_count``.
 
-        As the corpus store computes them: min, max and mean ignore NaN (null when no
-        element is a number); NaN and Inf counts for float dtypes only; STRING and
-        complex rows have a count only.  A sequence or map row counts all the tensors in
-        it (map values only).  Absent rows are null throughout; the columns are nullable
-        (``Int64``, ``Float64``), never NaN for a missing number.
+        As the corpus store computes them: min, max and mean ignore NaN (and are NaN
+        when every element is NaN, as the HTML view shows them); NaN and Inf counts for
+        float dtypes only; STRING and complex rows have a count only.  A sequence or map
+        row counts all the tensors in it (map values only).  Absent rows and empty
+        tensors have no statistics (null, ``<NA>``); the columns are nullable (``Int64``,
+        ``Float64``), so a NaN there is an element's, never a missing number.
         """
         kind, cells = self._kind_and_cells(self._arrow())
         columns = _cell_statistics(
             [_leaf_arrays(c, kind) for c in cells], self._obj.index, self._where
         )
         data = {
-            name: pd.array(values, dtype="Int64" if name in _INT_STATS else "Float64")
+            name: (
+                pd.array(values, dtype="Int64")
+                if name in _INT_STATS
+                else FloatingArray(
+                    np.array([np.nan if v is None else v for v in values], dtype=np.float64),
+                    np.array([v is None for v in values], dtype=bool),
+                )
+            )
             for name, values in columns.items()
         }
         return pd.DataFrame(data, index=self._obj.index)
@@ -1103,7 +1117,8 @@ _CATALOG_READ: Final = (
 
 #: The catalog's columns, in order.
 CATALOG_COLUMNS: Final = (
-    "case", "path", "kind", "data_set", "io", "index", "name", "onnx_type", "value_kind",
+    "case", "path", "kind", "data_set", "io", "index", "name", "declared_name", "onnx_type",
+    "value_kind",
     "dtype", "shape", "tensors", "count", "nbytes", "min", "max", "mean", "nan_count",
     "inf_count", "op_types", "opset",
 )  # fmt: skip
@@ -1175,9 +1190,13 @@ def _container_totals(elements: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _models(store: Store) -> dict[str, tuple[tuple[str, ...], int | None]]:
-    """Per case, the sorted distinct op types of its graph and its default-domain opset."""
-    out: dict[str, tuple[tuple[str, ...], int | None]] = {}
+_ModelFacts = tuple[tuple[str, ...], int | None, dict[tuple[str, int], str]]
+
+
+def _models(store: Store) -> dict[str, _ModelFacts]:
+    """Per case, the sorted distinct op types of its graph, its default-domain opset and
+    the graph names of the values its data sets feed and expect, by ``(io, index)``."""
+    out: dict[str, _ModelFacts] = {}
     for path, rows in store.model_batches():
         cases = rows.column("test_case").to_pylist()
         paths = rows.column("path").to_pylist()
@@ -1195,7 +1214,12 @@ def _models(store: Store) -> dict[str, tuple[tuple[str, ...], int | None]]:
             opset = next(
                 (int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")), None
             )
-            out[case] = (ops, opset)
+            names = {
+                (io, k): info.name
+                for io in ("input", "output")
+                for k, info in enumerate(graph_values(model, io))
+            }
+            out[case] = (ops, opset, names)
     return out
 
 
@@ -1214,7 +1238,9 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns (see :data:`CATALOG_COLUMNS`): ``case``, ``path``, ``kind`` (the kind
-        folder), ``data_set``, ``io`` (input or output), ``index``, ``name``,
+        folder), ``data_set``, ``io`` (input or output), ``index``, ``name`` (the name
+        in the ``.pb`` message, often missing), ``declared_name`` (the graph input's or
+        output's name in the model, as :meth:`Store.case_arrays` keys values),
         ``onnx_type`` (``tensor(float)``, ``seq(tensor(int64))`` ...), ``value_kind``
         (``tensor``, ``sequence``, ``map``, ``optional``, ``sparse_tensor``), ``dtype``,
         ``shape`` (a tuple), ``tensors`` (how many tensors the value holds), ``count``
@@ -1319,6 +1345,12 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
         out[name] = values[name].where(tensor, totals[name].astype(values[name].dtype))
     models = _models(store)
     cases = values["test_case"].to_numpy(dtype=object)
+    slots = zip(cases, values["io"].to_numpy(dtype=object), values["index"], strict=True)
+    declared = [
+        models[c][2].get((io, int(k))) if c in models and not pd.isna(k) else None
+        for c, io, k in slots
+    ]
+    out.insert(out.columns.get_loc("name") + 1, "declared_name", pd.array(declared, dtype="string"))
     out["op_types"] = pd.Series(
         [models[c][0] if c in models else None for c in cases], index=values.index, dtype=object
     )

@@ -551,6 +551,20 @@ def test_catalog_has_one_row_per_value_file(node_store: Path, cat: pd.DataFrame)
     assert cat.io.isin(["input", "output"]).all()
 
 
+def test_catalog_declared_name_is_the_graph_name_case_arrays_uses(
+    node_store: Path, cat: pd.DataFrame
+) -> None:
+    assert cat.declared_name.notna().all()
+    assert cat.name.isna().sum() < len(cat)  # the .pb names: some files leave theirs out
+    store = Store(node_store)
+    for case in ("node/test_abs", "node/test_sequence_insert_at_back", "node/test_add_bcast"):
+        rows = cat[(cat.case == case) & (cat.data_set == 0)]
+        data_set = store.case_arrays(case)[0]
+        for io in ("input", "output"):
+            declared = rows[rows.io == io].sort_values("index").declared_name.tolist()
+            assert declared == list(data_set[f"{io}s"]), case
+
+
 def test_catalog_reads_no_data_columns(node_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     read: list[str] = []
     real_read, real_batches = pq.read_table, pq.ParquetFile.iter_batches
@@ -727,6 +741,23 @@ def test_stats_take_each_rows_own_dtype_and_name_a_row_they_cannot_take() -> Non
     dates = pd.Series([np.array(["2020-01-01"], "datetime64[D]")], name="t")
     with pytest.raises(UnsupportedTypeError, match="column 't': row 0: numpy dtype datetime64"):
         dates.onnx.stats()
+
+
+def test_stats_say_nan_where_every_element_is_nan_as_the_html_view_does() -> None:
+    from onnx_arrow import jupyter
+
+    nans = np.array([np.nan, np.nan], np.float32)
+    s = pd.Series([nans, np.array([], np.float32), None], name="x", dtype=object)
+    stats = s.onnx.stats()
+    assert np.isnan(stats.loc[0, "min"])
+    assert np.isnan(stats.loc[0, "mean"])
+    assert stats["min"].isna().tolist() == [False, True, True]  # NaN is a value, <NA> is none
+    row = stats.to_string().splitlines()[1]
+    assert "NaN" in row
+    assert "<NA>" not in row
+    html = jupyter.html(onnx_arrow.to_arrow([numpy_helper.from_array(nans)]))
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", html.split("<table")[-1])
+    assert cells[3:6] == ["nan", "nan", "nan"]  # min, max, mean of row 0
 
 
 def test_the_column_record_prints_short() -> None:

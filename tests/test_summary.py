@@ -53,7 +53,9 @@ def test_statistics_follow_the_stores_rule_nan_ignored_infinities_kept() -> None
         "inf": "1",
     }
     assert statistics(np.array([np.nan], np.float32)) == [
-        ("min", "(every element is NaN)"),
+        ("min", "nan"),
+        ("max", "nan"),
+        ("mean", "nan"),
         ("nan", "1"),
         ("inf", "0"),
     ]

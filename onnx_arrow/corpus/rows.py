@@ -30,7 +30,10 @@ from onnx_arrow.core.model import (
     ArrowKind,
     DType,
     Kind,
+    MapValue,
     Node,
+    OptionalValue,
+    SequenceValue,
     Statistic,
     Strings,
     Tensor,
@@ -509,6 +512,28 @@ class StoredValue:
     def to_bytes(self) -> bytes:
         """The value's file, byte for byte."""
         return encode_value(self.node, self.kind, self.envelope, where=self.path)
+
+    def __repr__(self) -> str:
+        # where it is and what it holds; the elements are to_numpy()'s to show
+        return (
+            f"StoredValue(path={self.path!r}, io={self.io!r}, index={self.index}, "
+            f"name={self.name!r}, onnx_type={self.onnx_type!r}, value={_node_text(self.node)})"
+        )
+
+
+def _node_text(node: Node | None) -> str:
+    """What a decoded value holds, in a few words: ``FLOAT [3, 4]``, ``sequence of 3``."""
+    if node is None:
+        return "absent"
+    if isinstance(node, Tensor):
+        return f"{node.dtype.name} {list(node.dims)}"
+    if isinstance(node, SequenceValue):
+        return f"sequence of {len(node.items)}"
+    if isinstance(node, MapValue):
+        return f"map of {len(node.values)} {node.key.name} keys"
+    if isinstance(node, OptionalValue):
+        return "optional, absent" if node.value is None else f"optional, {_node_text(node.value)}"
+    return f"sparse {node.values.dtype.name} {list(node.dims)}"
 
 
 def _damaged(message: str, *, where: str) -> CorpusError:

@@ -1036,6 +1036,28 @@ class Store:
                 where = f"{self._parts[k].path}: row group {local}"
                 yield from values_from_batch(batch, where=where)
 
+    def value(self, path: str) -> StoredValue:
+        """The value of one value file, by its path (a catalog row's ``path``).
+
+        Only the rows of the case the path belongs to are read.
+
+        Raises
+        ------
+        CorpusError
+            If the store has no value file at ``path`` (no such file, or a file kept as
+            bytes: :meth:`case_files` gives those).
+        """
+        cases = [c for c in self.cases() if path.startswith(f"{c}/") or not c]
+        for case in sorted(cases, key=len, reverse=True):  # the innermost case folder
+            for value in self.values(case):
+                if value.path == path:
+                    return value
+        raise CorpusError(
+            "no value file of this path in the store (a path of a value the store decoded, "
+            "as the catalog lists them; case_files gives the files kept as bytes)",
+            where=f"{self.path}: {path}",
+        )
+
     def case_files(self, case: str) -> list[StoredFile]:
         """The files of one case, rebuilt byte for byte."""
         table = self.read_case(case, _FILE_COLUMNS).combine_chunks()

@@ -239,7 +239,9 @@ def test_failed_import_keeps_the_previous_store(tmp_path):
     before = out.read_bytes()
     bad = tmp_path / "src" / "node" / "test_tiny" / "test_data_set_0" / "input_0.pb"
     bad.write_bytes(b"\x08\x02\x10\x01\x4a\x03abc")  # dims [2], FLOAT, 3 bytes of raw_data
-    with pytest.raises(OnnxArrowError, match=r"input_0\.pb: raw_data") as info:
+    with pytest.raises(
+        OnnxArrowError, match=r"input_0\.pb: does not decode as tensor\(float\).*\(raw_data: "
+    ) as info:
         write_store(FolderSource(tmp_path / "src"), out)
     assert "node/test_tiny/test_data_set_0/input_0.pb" in str(info.value)
     assert out.read_bytes() == before
@@ -716,3 +718,31 @@ def test_a_file_changed_in_the_store_fails_its_digest(tmp_path):
     with pytest.raises(CorpusError, match=r"README: the file rebuilt from the rows is not"):
         export_store(forged, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_value_by_path_reads_one_value_and_names_a_path_it_lacks(node_store):
+    _, path, _ = node_store
+    store = Store(path)
+    seq = "node/test_sequence_insert_at_back/test_data_set_0/input_0.pb"
+    value = store.value(seq)
+    assert value.path == seq
+    assert [a.tolist() for a in value.to_numpy()] == [[1, 2, 3, 4], [5, 6, 7], [8, 9]]
+    abs_input = store.value("node/test_abs/test_data_set_0/input_0.pb")
+    assert abs_input.to_numpy().shape == (3, 4, 5)
+    for missing in ("node/test_abs/test_data_set_0/input_9.pb", "node/test_abs/model.onnx"):
+        with pytest.raises(CorpusError, match=f"{missing}: no value file of this path"):
+            store.value(missing)
+
+
+def test_a_stored_values_repr_says_what_it_holds_not_its_codes(node_store):
+    _, path, _ = node_store
+    store = Store(path)
+    tensor = store.value("node/test_abs/test_data_set_0/input_0.pb")
+    assert repr(tensor) == (
+        "StoredValue(path='node/test_abs/test_data_set_0/input_0.pb', io='input', index=0, "
+        "name='x', onnx_type='tensor(float)', value=FLOAT [3, 4, 5])"
+    )
+    seq = store.value("node/test_sequence_insert_at_back/test_data_set_0/input_0.pb")
+    assert repr(seq).endswith("value=sequence of 3)")
+    assert "codes" not in repr(seq)
+    assert "array(" not in repr(seq)
