@@ -149,3 +149,44 @@ def test_api_reference_has_every_public_function_and_class(site: Path, module: s
     assert documented
     missing = [name for name in documented if f'id="{module}.{name}"' not in page]
     assert not missing, missing
+
+
+def _api_page(site: Path) -> str:
+    return (site / "api" / "index.html").read_text(encoding="utf-8")
+
+
+def _prose(html: str) -> str:
+    """The page without its code blocks: what a reader sees as text."""
+    return re.sub(r"<pre\b.*?</pre>", "", html, flags=re.DOTALL)
+
+
+def test_api_reference_leaks_no_sphinx_role_and_no_doctest_prompt(site: Path) -> None:
+    prose = _prose(_api_page(site))
+    roles = re.findall(r":(?:func|class|data|meth|mod|attr|exc|obj|const):", prose)
+    assert not roles, roles[:5]
+    assert "&gt;&gt;&gt;" not in prose  # every doctest is a code block
+    assert "```" not in prose
+    assert "<blockquote>" not in prose
+
+
+def test_api_reference_cross_references_link(site: Path) -> None:
+    page = _api_page(site)
+    links = re.findall(r'<a class="autorefs autorefs-internal"[^>]*href="#([\w.]+)"', page)
+    assert len(links) > 50
+    ids = set(re.findall(r'id="([\w.]+)"', page))
+    assert set(links) <= ids  # every link lands on a rendered object
+    to_numpy = page[
+        page.index('id="onnx_arrow.to_numpy"') : page.index('id="onnx_arrow.to_pylist"')
+    ]
+    assert 'href="#onnx_arrow.to_pylist"' in to_numpy  # "(for anything else, to_pylist)"
+
+
+def test_api_reference_opens_with_the_conversions(site: Path) -> None:
+    import onnx_arrow
+
+    ids = re.findall(r'<h\d id="(onnx_arrow\.\w+)"', _api_page(site))
+    assert ids[:4] == [
+        f"onnx_arrow.{n}" for n in ("to_arrow", "from_arrow", "to_numpy", "to_pylist")
+    ]
+    listed = re.findall(r"^        - (\w+)$", (DOCS / "api.md").read_text(encoding="utf-8"), re.M)
+    assert sorted(listed) == sorted(onnx_arrow.__all__)  # the page's order leaves none out
