@@ -31,3 +31,20 @@ def test_notebook_runs(path: Path, tmp_path: Path) -> None:
         resources={"metadata": {"path": str(tmp_path)}},
     )
     client.execute()  # raises CellExecutionError naming the cell that failed
+    # run where it sits, a notebook leaves nothing in the clone
+    assert not list(tmp_path.iterdir()), f"{path.name} wrote {sorted(tmp_path.iterdir())}"
+
+
+#: The extra the README names for the notebooks.
+NOTEBOOKS_EXTRA = "notebooks"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_imports_come_with_the_extra_the_readme_names(path: Path) -> None:
+    from extras import missing
+
+    readme = (path.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"'.[{NOTEBOOKS_EXTRA}]'" in readme or f"`{NOTEBOOKS_EXTRA}`" in readme
+    notebook = nbformat.read(path, as_version=4)
+    source = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    assert not missing(source, {NOTEBOOKS_EXTRA}), f"{path.name}: add them to [{NOTEBOOKS_EXTRA}]"

@@ -190,3 +190,24 @@ def test_api_reference_opens_with_the_conversions(site: Path) -> None:
     ]
     listed = re.findall(r"^        - (\w+)$", (DOCS / "api.md").read_text(encoding="utf-8"), re.M)
     assert sorted(listed) == sorted(onnx_arrow.__all__)  # the page's order leaves none out
+
+
+def _blocks_with_lead_in(page: str) -> list[tuple[str, str]]:
+    """Each Python block of a page with the text of its section up to it."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    out = []
+    for m in re.finditer(r"^```python\n(.*?)^```$", text, re.MULTILINE | re.DOTALL):
+        section = max((h.start() for h in re.finditer(r"^#+ ", text[: m.start()], re.M)), default=0)
+        out.append((text[section : m.start()], m.group(1)))
+    return out
+
+
+@pytest.mark.parametrize("page", ["README.md", *(f"docs/{p}" for p in EXECUTED)])
+def test_every_python_block_says_what_to_install(page: str) -> None:
+    from extras import extras_named, missing
+
+    for n, (lead_in, block) in enumerate(_blocks_with_lead_in(page)):
+        named = set(re.findall(r"\.\[(\w+)\]", lead_in + block))
+        named |= set(re.findall(r"the `(\w+)` extras?", lead_in))
+        assert named <= extras_named(), (page, n, named)
+        assert not missing(block, named), f"{page} python block {n} needs an install line"
