@@ -16,12 +16,18 @@ aligned plain text for terminals.  They take
   ``SequenceProto``, ``MapProto``, ``OptionalProto`` or ``SparseTensorProto``, or a numpy
   array.
 
-A 2-D numeric tensor (or the last two axes of a larger one) gets a heatmap, an
-image-like tensor (``[H, W, 3|4]``, ``[1|3, H, W]``, or the first item of
-``[N, 1|3, H, W]``; uint8, or floats in [0, 1]) its picture: small inline PNGs made here
-(zlib and struct, no plotting library), NaN in a colour the colormap never uses.  Every
-name and string is HTML-escaped, and the output stays small for huge tensors: previews
-hold the first elements only and pictures are downsampled.
+A 2-D numeric tensor (or the last two axes of its first item) gets a heatmap, with a
+legend: the colour scale from its lowest to its highest finite value, and NaN, +inf and
+-inf each in a colour of its own that the colormap never uses (magenta, red, cyan).  A
+plane much longer than wide (``[1, 1000]`` logits) is folded into rows, in order; a large
+one is sampled, and a NaN or inf anywhere in a sampled block still shows.  A tensor that
+is likely an image (``[H, W, 3|4]``, ``[1|3, H, W]``, or the first item of
+``[N, 1|3, H, W]``, both sides at least 16, uint8 or floats in [0, 1], not constant) is
+drawn as one.  Each caption says what is drawn (which item, folded or sampled; a column's
+picture names its row).  The pictures are small inline PNGs made here (zlib and struct,
+no plotting library).  Every name and string is HTML-escaped, the styles are scoped so
+that JupyterLab, VS Code and classic Notebook keep them, and the output stays small for
+huge tensors: previews hold the first elements only and pictures are downsampled.
 
 :func:`register` (run by ``%load_ext onnx_arrow.jupyter``) makes IPython display these
 objects this way; :func:`show` displays one in a notebook or prints its text elsewhere.
@@ -104,6 +110,9 @@ from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
 __all__ = [
     "NAN_COLOR",
+    "NEGINF_COLOR",
+    "PAD_COLOR",
+    "POSINF_COLOR",
     "CaseView",
     "DiffView",
     "ReportView",
@@ -131,8 +140,17 @@ MAX_STRING: Final = 40
 PICTURE_PX: Final = 128
 #: A picture samples at most this many elements along each axis.
 MAX_SAMPLES: Final = 128
-#: The colour of NaN in heatmaps: magenta, which the viridis colormap never reaches.
+#: The colours of what a heatmap's scale does not hold, none of which viridis reaches:
+#: NaN magenta, +inf red, -inf cyan, and light grey past the last element of a folded
+#: picture.  The legend under each picture names those it shows.
 NAN_COLOR: Final = (255, 0, 255)
+POSINF_COLOR: Final = (255, 0, 0)
+NEGINF_COLOR: Final = (0, 255, 255)
+PAD_COLOR: Final = (204, 204, 204)
+#: A tensor is drawn as an image only if both its sides have at least this many pixels.
+MIN_IMAGE_SIDE: Final = 16
+#: A plane longer than this many times its width (or the other way) is folded.
+MAX_ASPECT: Final = 8
 
 _VALUE_MESSAGES: Final = (TensorProto, SparseTensorProto, SequenceProto, MapProto, OptionalProto)
 
@@ -209,6 +227,11 @@ class _Picture:
     caption: str
     width: int
     height: int
+    kind: str = "heatmap"
+    #: A heatmap's colour scale: its lowest and highest finite value.
+    scale: tuple[str, str] | None = None
+    #: The colours off the scale the picture shows: (label, "#rrggbb").
+    keys: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -258,10 +281,18 @@ def _preview(array: np.ndarray[Any, Any], limit: int = PREVIEW_ELEMENTS) -> str:
 # --- pictures ----------------------------------------------------------------------
 
 
-def _sample(plane: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """At most :data:`MAX_SAMPLES` rows and columns, every k-th."""
-    steps = [max(1, math.ceil(n / MAX_SAMPLES)) for n in plane.shape[:2]]
-    return plane[:: steps[0], :: steps[1]]
+def _block_any(mask: np.ndarray[Any, Any], steps: Sequence[int]) -> np.ndarray[Any, Any]:
+    """Whether any element of each ``steps`` block is set: what sampling must not hide."""
+    h, w = mask.shape[:2]
+    rows, cols = math.ceil(h / steps[0]), math.ceil(w / steps[1])
+    padded = np.zeros((rows * steps[0], cols * steps[1]), dtype=bool)
+    padded[:h, :w] = mask
+    return np.asarray(padded.reshape(rows, steps[0], cols, steps[1]).any(axis=(1, 3)))
+
+
+def _steps(shape: Sequence[int]) -> list[int]:
+    """Every k-th row and column, so that at most :data:`MAX_SAMPLES` of each are drawn."""
+    return [max(1, math.ceil(n / MAX_SAMPLES)) for n in shape[:2]]
 
 
 def _upscale(pixels: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -272,48 +303,113 @@ def _upscale(pixels: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def _image_plane(values: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], str] | None:
-    """The ``[H, W, C]`` picture of an image-like tensor, and which layout it was."""
+    """The ``[H, W, C]`` picture of a tensor that is likely an image, and what it shows.
+
+    Likely means: channels last (3 or 4) or first (1 or 3), both sides at least
+    :data:`MIN_IMAGE_SIDE` (so that a convolution's 3x3 or 11x11 kernels stay heatmaps),
+    uint8 or floats in [0, 1], and not one constant value.
+    """
     shape = values.shape
-    if values.ndim == 3 and shape[2] in (3, 4) and min(shape[:2]) >= 2:
-        plane, layout = values, "HWC"
-    elif values.ndim == 3 and shape[0] in (1, 3) and min(shape[1:]) >= 2:
-        plane, layout = np.moveaxis(values, 0, -1), "CHW"
-    elif values.ndim == 4 and shape[0] >= 1 and shape[1] in (1, 3) and min(shape[2:]) >= 2:
-        plane, layout = np.moveaxis(values[0], 0, -1), "NCHW, item 0"
+    big = MIN_IMAGE_SIDE
+    if values.ndim == 3 and shape[2] in (3, 4) and min(shape[:2]) >= big:
+        plane, what = values, "image, channels last (HWC)"
+    elif values.ndim == 3 and shape[0] in (1, 3) and min(shape[1:]) >= big:
+        plane, what = np.moveaxis(values, 0, -1), "image, channels first (CHW)"
+    elif values.ndim == 4 and shape[1] in (1, 3) and min(shape[2:]) >= big:
+        plane, what = np.moveaxis(values[0], 0, -1), "image of [0] (NCHW)"
     else:
         return None
-    plane = _sample(plane)
     if plane.dtype == np.uint8:
-        pixels = plane
+        if plane.min() == plane.max():
+            return None
+        pixels = plane[:: _steps(plane.shape)[0], :: _steps(plane.shape)[1]]
     elif plane.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
-            if not (np.isfinite(plane).all() and plane.min() >= 0.0 and plane.max() <= 1.0):
+            finite = bool(np.isfinite(plane).all())
+            if not (finite and plane.min() >= 0.0 and plane.max() <= 1.0):
                 return None
-        pixels = np.round(plane * 255).astype(np.uint8)
+            if plane.min() == plane.max():
+                return None
+        steps = _steps(plane.shape)
+        pixels = np.round(plane[:: steps[0], :: steps[1]] * 255).astype(np.uint8)
     else:
         return None
+    if any(n > MAX_SAMPLES for n in plane.shape[:2]):
+        what += ", sampled"
     if pixels.shape[2] == 1:
         pixels = pixels[:, :, 0]
-    return np.ascontiguousarray(pixels), layout
+    return np.ascontiguousarray(pixels), what
 
 
-def _heatmap_plane(values: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], str]:
-    """The RGB heatmap of the last two axes of the first item, and its range."""
-    plane = _sample(values[(0,) * (values.ndim - 2)])
+def _fold(plane: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], str]:
+    """A plane of a readable aspect ratio: a very long or very tall one (``[1, 1000]``
+    logits) is folded, its elements in order, into rows about twice as long as the
+    picture is tall; the mask marks the padding past the last element."""
+    h, w = plane.shape
+    if max(h, w) <= MAX_ASPECT * min(h, w):
+        return plane, np.zeros(plane.shape, dtype=bool), ""
+    n = plane.size
+    width = math.ceil(math.sqrt(2 * n))
+    rows = math.ceil(n / width)
+    flat = np.zeros(rows * width, dtype=plane.dtype)
+    flat[:n] = plane.reshape(-1)
+    pad = np.zeros(rows * width, dtype=bool)
+    pad[n:] = True
+    what = f", folded in order into {rows} rows of {width}"
+    return flat.reshape(rows, width), pad.reshape(rows, width), what
+
+
+def _heatmap_plane(
+    values: np.ndarray[Any, Any],
+) -> tuple[np.ndarray[Any, Any], str, tuple[str, str] | None, list[tuple[str, str]]]:
+    """The RGB heatmap of the last two axes of the first item; what it shows, its scale
+    (lowest and highest finite value) and the colours of what is not on the scale."""
+    lead = (0,) * (values.ndim - 2)
+    what = "heatmap" if not lead else f"heatmap of [{', '.join(['0'] * len(lead))}, :, :]"
+    plane = values[lead]
     if plane.dtype.kind == "c":
         plane = np.abs(plane)
+        what += " (magnitudes)"
     plane = plane.astype(np.float64)
-    finite = np.isfinite(plane)
+    plane, pad, folded = _fold(plane)
+    what += folded
+    finite = np.isfinite(plane) & ~pad
     if finite.any():
         lo, hi = float(plane[finite].min()), float(plane[finite].max())
     else:
         lo = hi = 0.0
+    steps = _steps(plane.shape)
+    if steps != [1, 1]:
+        what += f", every {_nth(steps[0])} row and {_nth(steps[1])} column"
+    sampled = plane[:: steps[0], :: steps[1]]
     with np.errstate(invalid="ignore", over="ignore"):
-        scaled = (np.clip(plane, lo, hi) - lo) / (hi - lo) if hi > lo else np.zeros_like(plane)
-    codes = np.round(np.nan_to_num(scaled, nan=0.0) * 255).astype(np.intp)
-    pixels = COLORMAP[codes]
-    pixels[np.isnan(plane)] = NAN_COLOR
-    return pixels, f"{number(lo)} .. {number(hi)}"
+        scaled = (np.clip(sampled, lo, hi) - lo) / (hi - lo) if hi > lo else np.zeros_like(sampled)
+    codes = np.round(np.nan_to_num(scaled, nan=0.0, posinf=1.0, neginf=0.0) * 255)
+    pixels = COLORMAP[codes.astype(np.intp)]
+    keys: list[tuple[str, str]] = []
+    # drawn last to first priority: a block holding NaN shows NaN, whatever else it holds
+    specials = (
+        ("past the last element", pad, PAD_COLOR),
+        ("-inf", np.isneginf(plane), NEGINF_COLOR),
+        ("+inf", np.isposinf(plane), POSINF_COLOR),
+        ("NaN", np.isnan(plane) & ~pad, NAN_COLOR),
+    )
+    for label, mask, color in specials:
+        if mask.any():
+            pixels[_block_any(mask, steps)] = color
+            keys.append((label, _hex(color)))
+    scale = (number(lo), number(hi)) if finite.any() else None
+    return pixels, what, scale, keys[::-1]
+
+
+def _nth(k: int) -> str:
+    if k == 1:
+        return ""
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def _hex(color: tuple[int, int, int]) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*color)
 
 
 def _picture(array: np.ndarray[Any, Any]) -> _Picture | None:
@@ -321,18 +417,17 @@ def _picture(array: np.ndarray[Any, Any]) -> _Picture | None:
     if values is None or values.ndim < 2 or values.size == 0:
         return None
     image = _image_plane(values)
+    scale: tuple[str, str] | None = None
+    keys: list[tuple[str, str]] = []
     if image is not None:
-        pixels, layout = image
-        caption = f"image ({layout})"
+        pixels, caption = image
+        kind = "image"
     else:
-        pixels, value_range = _heatmap_plane(values)
-        where = "" if values.ndim == 2 else f" of [{', '.join(['0'] * (values.ndim - 2))}]"
-        caption = f"heatmap{where}, {value_range}"
-        if any(n > MAX_SAMPLES for n in values.shape[-2:]):
-            caption += ", sampled"
+        pixels, caption, scale, keys = _heatmap_plane(values)
+        kind = "heatmap"
     pixels = _upscale(pixels)
     height, width = pixels.shape[:2]
-    return _Picture(png(pixels), caption, width, height)
+    return _Picture(png(pixels), caption, width, height, kind=kind, scale=scale, keys=keys)
 
 
 # --- sections of values --------------------------------------------------------------------
@@ -498,9 +593,12 @@ def _column_sections(array: pa.Array | pa.ChunkedArray, title: str = "column") -
     section = _Section(title, fields, table=(header, rows))
     if len(array) > PREVIEW_ROWS:
         section.note = f"the first {PREVIEW_ROWS} of {len(array)} rows are shown"
-    first = next((c for c in cells if isinstance(c, np.ndarray)), None)
+    first = next((i for i, c in enumerate(cells) if isinstance(c, np.ndarray)), None)
     if first is not None:
-        section.picture = _picture(first)
+        picture = _picture(cells[first])
+        if picture is not None:  # one row is drawn, and the caption says which
+            picture.caption = f"row {first} of {len(array)}: {picture.caption}"
+        section.picture = picture
     return [section]
 
 
@@ -735,14 +833,8 @@ def _side_by_side(
         picture = _picture(values)
         if picture is not None:
             extra = f", {unit}" if label == what else ""
-            section.pictures.append(
-                _Picture(
-                    picture.png,
-                    f"{label}: {picture.caption}{extra}",
-                    picture.width,
-                    picture.height,
-                )
-            )
+            picture.caption = f"{label}: {picture.caption}{extra}"
+            section.pictures.append(picture)
     if not section.pictures:
         section.note = f"{what}: {unit} (no picture for fewer than 2 dimensions)"
     return section
@@ -919,18 +1011,54 @@ def report_view(report: Any, row: int, store: Store | str | None = None) -> Repo
 
 # --- rendering -----------------------------------------------------------------------------
 
+#: The display's styles, scoped to its own element.  Each selector repeats the class so
+#: that it outranks the table rules of JupyterLab (``.jp-RenderedHTMLCommon td``: right
+#: aligned, centred tables), classic Notebook (``.rendered_html td``) and VS Code, which
+#: would otherwise set keys and values hundreds of pixels apart.
 _STYLE: Final = (
     "<style>"
-    ".onnx-arrow{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}"
-    ".onnx-arrow table{border-collapse:collapse;margin:2px 0}"
-    ".onnx-arrow td,.onnx-arrow th{padding:1px 8px;text-align:left;vertical-align:top}"
-    ".onnx-arrow th{border-bottom:1px solid #888}"
-    ".onnx-arrow .oa-sec{display:flex;gap:16px;align-items:flex-start;margin:4px 0}"
-    ".onnx-arrow .oa-title{font-weight:bold}"
-    ".onnx-arrow .oa-note{color:#888}"
-    ".onnx-arrow img{image-rendering:pixelated;border:1px solid #888}"
+    ".onnx-arrow.onnx-arrow{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;"
+    "font-size:12px;line-height:1.4;text-align:left}"
+    ".onnx-arrow.onnx-arrow table{border-collapse:collapse;margin:2px 0;width:auto;"
+    "table-layout:auto;border:none;float:none}"
+    ".onnx-arrow.onnx-arrow tr,.onnx-arrow.onnx-arrow td,.onnx-arrow.onnx-arrow th{"
+    "padding:1px 8px;text-align:left;vertical-align:top;border:none;background:none;"
+    "line-height:inherit;max-width:none;white-space:normal}"
+    ".onnx-arrow.onnx-arrow th{border-bottom:1px solid #888;font-weight:bold}"
+    ".onnx-arrow.onnx-arrow .oa-sec{display:flex;gap:16px;align-items:flex-start;margin:4px 0}"
+    ".onnx-arrow.onnx-arrow .oa-title{font-weight:bold}"
+    ".onnx-arrow.onnx-arrow .oa-note{color:#888}"
+    ".onnx-arrow.onnx-arrow figure{margin:0;text-align:left}"
+    ".onnx-arrow.onnx-arrow figcaption{max-width:260px;text-align:left}"
+    ".onnx-arrow.onnx-arrow img.oa-picture{image-rendering:pixelated;border:1px solid #888;"
+    "max-width:none}"
+    ".onnx-arrow.onnx-arrow .oa-legend{display:flex;flex-wrap:wrap;gap:4px 10px;"
+    "align-items:center;margin-top:2px}"
+    ".onnx-arrow.onnx-arrow img.oa-bar{vertical-align:middle;border:1px solid #888;margin:0 4px;"
+    "width:128px;height:10px;max-width:none}"
+    ".onnx-arrow.onnx-arrow .oa-swatch{display:inline-block;width:10px;height:10px;"
+    "border:1px solid #888;margin-right:4px;vertical-align:middle}"
     "</style>"
 )
+
+#: The colour scale, low to high, as the legend's bar shows it.
+_COLOR_BAR: Final = base64.b64encode(png(np.repeat(COLORMAP[None, ::2, :], 10, axis=0))).decode()
+
+
+def _legend(p: _Picture) -> str:
+    """The key under a heatmap: its scale, and the colours off the scale it shows."""
+    parts = []
+    if p.scale is not None:
+        lo, hi = p.scale
+        parts.append(
+            f'<span>{_e(lo)}<img class="oa-bar" src="data:image/png;base64,{_COLOR_BAR}" '
+            f'width="128" height="10" alt="colour scale, {_e(lo)} to {_e(hi)}">{_e(hi)}</span>'
+        )
+    for label, color in p.keys:
+        parts.append(
+            f'<span><span class="oa-swatch" style="background:{color}"></span>{_e(label)}</span>'
+        )
+    return f'<div class="oa-legend">{"".join(parts)}</div>' if parts else ""
 
 
 def _e(value: object) -> str:
@@ -959,9 +1087,9 @@ def _render_html(sections: Sequence[_Section]) -> str:
         for p in ([s.picture] if s.picture is not None else []) + s.pictures:
             data = base64.b64encode(p.png).decode("ascii")
             parts.append(
-                f'<figure style="margin:0"><img src="data:image/png;base64,{data}" '
+                f'<figure><img class="oa-picture" src="data:image/png;base64,{data}" '
                 f'width="{p.width}" height="{p.height}" alt="{_e(p.caption)}">'
-                f"<figcaption>{_e(p.caption)}</figcaption></figure>"
+                f"<figcaption>{_e(p.caption)}</figcaption>{_legend(p)}</figure>"
             )
         parts.append("</div>")
     parts.append("</div>")
@@ -976,8 +1104,7 @@ def _render_text(sections: Sequence[_Section]) -> str:
         fields = list(s.fields)
         if s.picture is not None:
             p = s.picture
-            kind = p.caption.split(",")[0].split(" (")[0].split(" of ")[0]
-            fields.append(("picture", f"{kind}, {p.width}x{p.height} px (in HTML)"))
+            fields.append(("picture", f"{p.kind}, {p.width}x{p.height} px (in HTML)"))
         for p in s.pictures:
             fields.append(
                 ("picture", f"{p.caption.split(':')[0]}, {p.width}x{p.height} px (in HTML)")

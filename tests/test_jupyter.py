@@ -29,7 +29,9 @@ HOSTILE = "<script>alert(1)</script>"
 
 
 def _pngs(html: str) -> list[bytes]:
-    return [base64.b64decode(m) for m in re.findall(r'src="data:image/png;base64,([^"]+)"', html)]
+    """The pictures of a display (not the colour bars of their legends)."""
+    found = re.findall(r'class="oa-picture" src="data:image/png;base64,([^"]+)"', html)
+    return [base64.b64decode(m) for m in found]
 
 
 def _decode(data: bytes) -> tuple[int, int, int, np.ndarray[Any, Any]]:
@@ -118,7 +120,7 @@ def test_heatmap_shows_nan_in_its_own_colour() -> None:
 
 def test_heatmap_of_the_last_two_axes() -> None:
     html = jupyter.html(np.random.default_rng(0).random((2, 5, 8, 16)))
-    assert "heatmap of [0, 0]" in html
+    assert "heatmap of [0, 0, :, :]" in html
     width, height, _, _ = _decode(_pngs(html)[0])
     assert (width, height) == (128, 64)
 
@@ -126,11 +128,11 @@ def test_heatmap_of_the_last_two_axes() -> None:
 @pytest.mark.parametrize(
     ("shape", "dtype", "layout"),
     [
-        ((16, 24, 3), np.uint8, "HWC"),
-        ((16, 24, 4), np.uint8, "HWC"),
-        ((3, 16, 24), np.float32, "CHW"),
-        ((1, 16, 24), np.float32, "CHW"),
-        ((2, 3, 16, 24), np.float32, "NCHW, item 0"),
+        ((16, 24, 3), np.uint8, "image, channels last (HWC)"),
+        ((16, 24, 4), np.uint8, "image, channels last (HWC)"),
+        ((3, 16, 24), np.float32, "image, channels first (CHW)"),
+        ((1, 16, 24), np.float32, "image, channels first (CHW)"),
+        ((2, 3, 16, 24), np.float32, "image of [0] (NCHW)"),
     ],
 )
 def test_image_like_tensors_are_pictures(shape: tuple[int, ...], dtype: Any, layout: str) -> None:
@@ -139,12 +141,13 @@ def test_image_like_tensors_are_pictures(shape: tuple[int, ...], dtype: Any, lay
     if dtype == np.float32:
         values /= 255
     html = jupyter.html(values)
-    assert f"image ({layout})" in html
+    assert layout in html
     width, height, color_type, pixels = _decode(_pngs(html)[0])
     assert (width, height) == (120, 80)  # 24x16 upscaled 5 times
-    channels = 1 if 1 in shape[-3:-2] else (shape[-1] if layout == "HWC" else 3)
+    last = "HWC" in layout
+    channels = 1 if 1 in shape[-3:-2] else (shape[-1] if last else 3)
     assert color_type == {1: 0, 3: 2, 4: 6}[channels]
-    if layout == "HWC":
+    if last:
         assert np.array_equal(pixels[::5, ::5], values)
 
 
@@ -375,3 +378,104 @@ def test_import_does_not_need_ipython() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+# --- pictures that say what they show ---------------------------------------------------
+
+
+def _legend(html: str) -> str:
+    return html.split('class="oa-legend">', 1)[1].split("</div>", 1)[0]
+
+
+def test_infinities_are_drawn_as_themselves_and_the_legend_names_every_colour() -> None:
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(4, 4)
+    x[0, 1], x[2, 2], x[3, 0] = np.inf, -np.inf, np.nan
+    html = jupyter.html(x)
+    (picture,) = _pngs(html)
+    width, _, _, pixels = _decode(picture)
+    cell = width // 4
+    assert tuple(pixels[0, 1 * cell]) == jupyter.POSINF_COLOR
+    assert tuple(pixels[2 * cell, 2 * cell]) == jupyter.NEGINF_COLOR
+    assert tuple(pixels[3 * cell, 0]) == jupyter.NAN_COLOR
+    # the largest finite value, not +inf, is the top of the scale
+    assert tuple(pixels[3 * cell, 3 * cell]) == tuple(jupyter.COLORMAP[255])
+    legend = _legend(html)
+    assert 'alt="colour scale, -1 to 1"' in legend
+    for label, color in (
+        ("NaN", jupyter.NAN_COLOR),
+        ("+inf", jupyter.POSINF_COLOR),
+        ("-inf", jupyter.NEGINF_COLOR),
+    ):
+        assert f'background:#{"".join(f"{c:02x}" for c in color)}"></span>{label}' in legend
+    for color in (jupyter.NAN_COLOR, jupyter.POSINF_COLOR, jupyter.NEGINF_COLOR):
+        assert not (color == jupyter.COLORMAP).all(axis=1).any()
+
+
+def test_the_legend_names_only_the_colours_the_picture_shows() -> None:
+    legend = _legend(jupyter.html(np.arange(12, dtype=np.float32).reshape(3, 4)))
+    assert "colour scale, 0 to 11" in legend
+    assert "NaN" not in legend
+    assert "inf" not in legend
+
+
+def test_a_long_row_is_folded_to_a_readable_picture() -> None:
+    logits = np.linspace(-5, 5, 1000, dtype=np.float32).reshape(1, 1000)
+    html = jupyter.html(logits)
+    (picture,) = _pngs(html)
+    width, height, _, pixels = _decode(picture)
+    assert width <= 4 * height  # not a hairline
+    assert "folded in order into 23 rows of 45" in html
+    assert tuple(pixels[-1, -1]) == jupyter.PAD_COLOR  # past the 1000th element
+    assert "past the last element" in _legend(html)
+    assert tuple(pixels[0, 0]) == tuple(jupyter.COLORMAP[0])  # the first element, the lowest
+    tall = jupyter.html(logits.reshape(1000, 1))
+    assert "folded in order" in tall
+
+
+def test_sampling_keeps_a_lone_nan_in_sight() -> None:
+    big = np.random.default_rng(3).random((1000, 1000), dtype=np.float32)
+    big[501, 333] = np.nan
+    html = jupyter.html(big)
+    _, _, _, pixels = _decode(_pngs(html)[0])
+    assert (pixels == jupyter.NAN_COLOR).all(axis=2).any()
+    assert "every 8th row and 8th column" in html
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.ones((8, 3, 3, 3), np.float32),  # a convolution's weights
+        np.ones((64, 3, 11, 11), np.float32),  # AlexNet's first convolution
+        np.full((1, 3, 32, 32), 0.5, np.float32),  # constant: nothing to see as an image
+        np.zeros((3, 20, 20), np.uint8),
+    ],
+    ids=["conv-3x3", "conv-11x11", "constant-float", "constant-uint8"],
+)
+def test_no_image_guess_where_an_image_is_unlikely(values: np.ndarray[Any, Any]) -> None:
+    html = jupyter.html(values)
+    assert "<figcaption>image" not in html
+    assert "heatmap of [0, 0, :, :]" in html or "heatmap of [0, :, :]" in html
+
+
+def test_a_columns_picture_says_which_row_it_draws() -> None:
+    tensors = [numpy_helper.from_array(np.eye(3, dtype=np.float32) * i) for i in range(4)]
+    html = jupyter.html(onnx_arrow.to_arrow(tensors))
+    assert "<figcaption>row 0 of 4: heatmap" in html
+    present = numpy_helper.from_array(np.eye(3, dtype=np.float32))
+    optional = onnx_arrow.to_arrow(
+        [
+            onnx.OptionalProto(name="o", elem_type=onnx.OptionalProto.TENSOR),  # absent
+            helper.make_optional("o", onnx.OptionalProto.TENSOR, present),
+        ]
+    )
+    assert "<figcaption>row 1 of 2: heatmap" in jupyter.html(optional)
+
+
+def test_styles_are_scoped_and_outrank_notebook_table_rules() -> None:
+    style = jupyter.html(np.eye(2)).split("<style>", 1)[1].split("</style>", 1)[0]
+    selectors = [s for rule in re.findall(r"([^{}]+)\{", style) for s in rule.split(",")]
+    assert selectors
+    assert all(s.startswith(".onnx-arrow.onnx-arrow") for s in selectors), selectors
+    td = re.search(r"\.onnx-arrow\.onnx-arrow td[^{]*\{([^}]*)\}", style)
+    assert td is not None
+    assert "text-align:left" in td.group(1)

@@ -211,3 +211,19 @@ def test_every_python_block_says_what_to_install(page: str) -> None:
         named |= set(re.findall(r"the `(\w+)` extras?", lead_in))
         assert named <= extras_named(), (page, n, named)
         assert not missing(block, named), f"{page} python block {n} needs an install line"
+
+
+@pytest.mark.parametrize("page", ["api", "getting-started", "recipes", "store-format"])
+def test_site_pages_as_chromium_renders_them(site: Path, page: str, tmp_path: Path) -> None:
+    from chromium import chromium, measure, screenshot
+
+    chromium()
+    html = site / page / "index.html"
+    prose = measure(html)["prose"]
+    assert not re.findall(r":(?:func|class|data|meth|mod|attr|exc|obj):", prose)
+    assert ">>>" not in prose  # doctests are code blocks
+    assert "```" not in prose
+    keep = os.environ.get("ONNX_ARROW_SCREENSHOTS")
+    shots = Path(keep) if keep else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
+    screenshot(html, shots / f"site-{page}.png")
