@@ -779,10 +779,9 @@ def _info(
     path: str, model: str | None, input_key: str | None, output_key: str | None, out: TextIO
 ) -> int:
     if model is not None:
-        key = input_key if input_key is not None else output_key
-        io = "input" if input_key is not None else "output"
-        assert key is not None  # _run_info requires --input or --output with --model
-        declared, type_proto = _declared_type(model, io, key)
+        # _run_info has checked that --model comes with --input or --output
+        io, key = ("input", input_key) if input_key is not None else ("output", output_key)
+        declared, type_proto = _declared_type(model, io, key or "")
         return _info_value(path, declared, type_proto, out)
     if Path(path).suffix == ".onnx":
         return _info_model(path, out)
@@ -874,8 +873,13 @@ def _looks_like_text(path: str) -> bool:
             head = f.read(4096)
     except OSError:
         return False
-    text = head.decode("utf-8", errors="ignore")
-    return bool(head) and b"\0" not in head and all(c.isprintable() or c in "\t\n\r" for c in text)
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not just a character cut at the end of the head
+            return False
+        text = head[: exc.start].decode("utf-8")
+    return bool(text) and all(c.isprintable() or c in "\t\n\r" for c in text)
 
 
 def _info_model(path: str, out: TextIO) -> int:

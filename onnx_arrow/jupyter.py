@@ -1034,15 +1034,18 @@ _STYLE: Final = (
     "max-width:none}"
     ".onnx-arrow.onnx-arrow .oa-legend{display:flex;flex-wrap:wrap;gap:4px 10px;"
     "align-items:center;margin-top:2px}"
-    ".onnx-arrow.onnx-arrow img.oa-bar{vertical-align:middle;border:1px solid #888;margin:0 4px;"
-    "width:128px;height:10px;max-width:none}"
+    ".onnx-arrow.onnx-arrow .oa-bar{display:inline-block;vertical-align:middle;"
+    "border:1px solid #888;margin:0 4px;width:128px;height:10px}"
     ".onnx-arrow.onnx-arrow .oa-swatch{display:inline-block;width:10px;height:10px;"
     "border:1px solid #888;margin-right:4px;vertical-align:middle}"
     "</style>"
 )
 
-#: The colour scale, low to high, as the legend's bar shows it.
-_COLOR_BAR: Final = base64.b64encode(png(np.repeat(COLORMAP[None, ::2, :], 10, axis=0))).decode()
+#: The colour scale, low to high, as the legend's bar shows it: a CSS gradient through
+#: nine of the colormap's colours (an element of the page, not another image).
+_COLOR_BAR: Final = "linear-gradient(to right,{})".format(
+    ",".join("#{:02x}{:02x}{:02x}".format(*COLORMAP[i]) for i in np.linspace(0, 255, 9, dtype=int))
+)
 
 
 def _legend(p: _Picture) -> str:
@@ -1051,8 +1054,8 @@ def _legend(p: _Picture) -> str:
     if p.scale is not None:
         lo, hi = p.scale
         parts.append(
-            f'<span>{_e(lo)}<img class="oa-bar" src="data:image/png;base64,{_COLOR_BAR}" '
-            f'width="128" height="10" alt="colour scale, {_e(lo)} to {_e(hi)}">{_e(hi)}</span>'
+            f'<span>{_e(lo)}<span class="oa-bar" role="img" aria-label="colour scale, '
+            f'{_e(lo)} to {_e(hi)}" style="background:{_COLOR_BAR}"></span>{_e(hi)}</span>'
         )
     for label, color in p.keys:
         parts.append(

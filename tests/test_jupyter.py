@@ -400,7 +400,7 @@ def test_infinities_are_drawn_as_themselves_and_the_legend_names_every_colour() 
     # the largest finite value, not +inf, is the top of the scale
     assert tuple(pixels[3 * cell, 3 * cell]) == tuple(jupyter.COLORMAP[255])
     legend = _legend(html)
-    assert 'alt="colour scale, -1 to 1"' in legend
+    assert 'aria-label="colour scale, -1 to 1"' in legend
     for label, color in (
         ("NaN", jupyter.NAN_COLOR),
         ("+inf", jupyter.POSINF_COLOR),
