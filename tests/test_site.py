@@ -14,13 +14,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 #: The pages whose Python blocks run, against a store named STORE in the working folder.
-EXECUTED = ("getting-started.md", "recipes.md")
+EXECUTED = ("getting-started.md", "recipes.md", "backend-testing.md")
 STORE = "corpus.parquet"
 #: The pages of the site's nav, in order.
 NAV = (
     "index.md",
     "getting-started.md",
     "recipes.md",
+    "backend-testing.md",
     "type-mapping.md",
     "store-format.md",
     "cli.md",
