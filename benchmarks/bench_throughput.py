@@ -1,0 +1,729 @@
+"""Benchmark: the corpus store against what a user would otherwise do, on three corpora, in one run.
+
+The corpora, each a folder tree on disk that every side starts from:
+
+* ``node``: the node suite the installed onnx builds (many small files);
+* ``old-node``: the node corpus of an older onnx wheel (``--old-node PATH``, a folder of case
+  folders; by default the ``onnx/backend/test/data/node`` folder of the onnx 1.22 wheel, fetched
+  with ``pip download`` into the work folder when no path is given);
+* ``large``: a synthetic corpus of large dense tensors made here (``--large-gb``, at least
+  0.5 GB): float32 ``[1, 3, 224, 224]`` cases of real-valued noise, smooth waves and ReLU
+  activations (half zeros), cycling, every case different.
+
+The sides, each run as a process of its own (wall time of the process and its peak RSS, from
+``os.wait4``), on one core (``taskset -c 0``) unless said otherwise:
+
+* import: ``onnx-arrow import SRC store.parquet`` against ``tar -c SRC | zstd -3`` (one
+  thread), against a generic protobuf-to-Arrow conversion (protarrow: every tensor file parsed
+  as a ``TensorProto``, ``messages_to_record_batch`` in batches of about 4 MB of source,
+  written to Parquet with zstd level 3; models, sequences, maps and optionals, which protarrow
+  cannot map as they nest themselves, as bytes) and against the naive path
+  (each ``.pb`` through ``numpy_helper.to_array`` into a ``FixedShapeTensorArray`` column of
+  one Parquet file; what it cannot take is skipped, so it does less work than the others);
+  the time inside ``write_store`` is printed too, without the interpreter start and imports;
+* export: ``onnx-arrow export`` against ``zstd -d | tar -x``; the export is checked against
+  the source tree, byte for byte;
+* ``--jobs N`` (no core pinning): import and export with N processes against one;
+* size: the store against the tar.zst;
+* on the large store: ``Store.case_arrays(case)`` and ``list(Store.values(case))`` against
+  ``numpy_helper.to_array`` of that case's ``.pb`` files (best of ``--repeat``, a few cases
+  spread over the store, the store opened once); ``read_pb`` of a 256 MiB tensor against
+  ``np.fromfile`` (``bench_large_tensor.py``'s measure, in processes of their own);
+* start: ``import onnx_arrow``, ``onnx-arrow --help`` and an argument error against
+  ``import onnx, numpy, pyarrow`` (wall of the process), and the heavy modules each of them
+  imports (``python -X importtime``);
+* the main job of the README (``onnx-arrow import corpus.parquet``, the default corpus): its
+  wall time, and the share of it spent in onnx-arrow's own ``write_store`` against building
+  the cases (onnx's node-suite generation, or the cache of it) and starting.
+
+Every ratio is onnx-arrow over the peer, from the same run; nothing is asserted about time, the
+figures are printed.  The machine may be shared: compare ratios, not lone times.
+
+Run::
+
+    python benchmarks/bench_throughput.py [--large-gb 0.5] [--old-node PATH] [--jobs 2]
+        [--repeat 3] [--corpora node old-node large] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROW_BATCH_BYTES = 4 << 20  # protarrow's batches: about a row group of the store
+HEAVY = ("ml_dtypes", "pandas", "onnx.reference", "onnx.helper", "onnx.numpy_helper", "polars")
+
+
+# --- running a side in a process of its own ------------------------------------------------------
+
+
+def measured(args: list[str], *, pin: bool = True) -> dict[str, Any]:
+    """Run ``args`` in a process of its own (on core 0 with ``pin``): its wall seconds, its
+    peak RSS in MiB (the largest of it and its children, from ``os.wait4``), and the fields of
+    the JSON object on its last stdout line if it printed one."""
+    if pin and shutil.which("taskset"):
+        args = ["taskset", "-c", "0", *args]
+    path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            args, stdout=out, stderr=err, env={**os.environ, "PYTHONPATH": path}
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text, errors = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} exited {proc.returncode}: {errors[-2000:]}")
+    lines = text.strip().splitlines()
+    got: dict[str, Any] = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+    got["wall"] = wall
+    got["peak_mib"] = usage.ru_maxrss / 1024
+    return got
+
+
+def child(kind: str, *args: str) -> list[str]:
+    """The command line of a side run by this script in a process of its own."""
+    return [sys.executable, str(Path(__file__).resolve()), "--child", kind, *args]
+
+
+def _report(**fields: Any) -> None:
+    print(json.dumps(fields))
+
+
+def run_child(kind: str, args: list[str]) -> None:
+    """The sides that are Python code of this script."""
+    if kind == "import":  # onnx-arrow import, timed inside too
+        src, out, jobs = args
+        from onnx_arrow.corpus import FolderSource, write_store
+
+        start = time.perf_counter()
+        write_store(FolderSource(src), out, jobs=int(jobs))
+        _report(inner=time.perf_counter() - start)
+    elif kind == "export":
+        store, dest, jobs = args
+        from onnx_arrow.corpus import export_store
+
+        start = time.perf_counter()
+        export_store(store, dest, jobs=int(jobs))
+        _report(inner=time.perf_counter() - start)
+    elif kind == "protarrow":
+        src, out = args
+        start = time.perf_counter()
+        protarrow_import(Path(src), Path(out))
+        _report(inner=time.perf_counter() - start)
+    elif kind == "naive":
+        src, out = args
+        start = time.perf_counter()
+        skipped = naive_import(Path(src), Path(out))
+        _report(inner=time.perf_counter() - start, skipped=skipped)
+    elif kind == "tar":
+        src, out = args
+        pipe = f"tar -cf - -C {_q(src)} . | zstd -3 -T1 -q -o {_q(out)}"
+        subprocess.run(["bash", "-o", "pipefail", "-c", pipe], check=True)
+    elif kind == "untar":
+        archive, dest = args
+        os.makedirs(dest)
+        pipe = f"zstd -d -T1 -q -c {_q(archive)} | tar -xf - -C {_q(dest)}"
+        subprocess.run(["bash", "-o", "pipefail", "-c", pipe], check=True)
+    elif kind == "mainjob":
+        (out,) = args
+        main_job_phases(Path(out))
+    elif kind == "case-read":
+        (store, src, repeat) = args
+        case_reads(Path(store), Path(src), int(repeat))
+    else:
+        raise SystemExit(f"unknown child {kind!r}")
+
+
+def _q(path: str) -> str:
+    import shlex
+
+    return shlex.quote(path)
+
+
+# --- the peers written in Python -----------------------------------------------------------------
+
+
+def _typed_files(src: Path) -> Iterator[tuple[str, bytes, Any]]:
+    """Every file of the corpus folder with the message class its model declares (None: a
+    model or a file of no declared value type), case by case."""
+    from onnx import MapProto, OptionalProto, SequenceProto, TensorProto
+
+    from onnx_arrow.corpus import FolderSource
+    from onnx_arrow.corpus.sources import declared_type, value_slot
+
+    classes = {
+        "tensor_type": TensorProto,
+        "sequence_type": SequenceProto,
+        "optional_type": OptionalProto,
+        "map_type": MapProto,
+    }
+    for case in FolderSource(src):
+        model = case.model() if case.model_path is not None else None
+        for f in case.files:
+            slot = value_slot(case, f.path)
+            type_proto = (
+                None if slot is None or model is None else declared_type(model, slot[1], slot[2])
+            )
+            cls = None if type_proto is None else classes.get(type_proto.WhichOneof("value") or "")
+            yield f.path, f.data, cls
+
+
+def protarrow_import(src: Path, out: Path) -> None:
+    """Every tensor file through protarrow, in a Parquet file of TensorProto rows; the rest
+    (models, and sequences, maps and optionals, whose messages nest themselves, which
+    protarrow refuses) as path and bytes in another."""
+    import protarrow
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out.mkdir()
+    writers: dict[str, pq.ParquetWriter] = {}
+    pending: dict[str, list[Any]] = {}
+    sizes: dict[str, int] = {}
+    classes: dict[str, Any] = {}
+
+    def flush(name: str) -> None:
+        if not pending.get(name):
+            return
+        if name == "bytes":
+            paths, blobs = zip(*pending[name], strict=True)
+            batch = pa.record_batch({"path": list(paths), "content": pa.array(blobs, pa.binary())})
+        else:
+            batch = protarrow.messages_to_record_batch(pending[name], classes[name])
+        if name not in writers:
+            writers[name] = pq.ParquetWriter(
+                out / f"{name}.parquet", batch.schema, compression="zstd", compression_level=3
+            )
+        writers[name].write_batch(batch)
+        pending[name], sizes[name] = [], 0
+
+    from onnx import TensorProto
+
+    for path, data, cls in _typed_files(src):
+        # sequences, maps and optionals nest themselves, which protarrow cannot map
+        if cls is not TensorProto:
+            name, item = "bytes", (path, data)
+        else:
+            name = cls.__name__
+            classes[name] = cls
+            item = cls.FromString(data)
+        pending.setdefault(name, []).append(item)
+        sizes[name] = sizes.get(name, 0) + len(data)
+        if sizes[name] >= ROW_BATCH_BYTES:
+            flush(name)
+    for name in list(pending):
+        flush(name)
+    for writer in writers.values():
+        writer.close()
+
+
+def naive_import(src: Path, out: Path) -> dict[str, int]:
+    """Each tensor ``.pb`` through onnx and numpy_helper into a fixed_shape_tensor column of one
+    Parquet file (a column per value: each has its own type); what it cannot take is counted."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from onnx import TensorProto, numpy_helper
+
+    skipped: dict[str, int] = {}
+    names, arrays = [], []
+    for path, data, cls in _typed_files(src):
+        if cls is not TensorProto:
+            if path.endswith(".pb"):
+                skipped["not a tensor"] = skipped.get("not a tensor", 0) + 1
+            continue
+        array = numpy_helper.to_array(TensorProto.FromString(data))
+        try:
+            if array.ndim == 0 or array.size == 0:
+                raise ValueError("0-d or empty")
+            tensor = pa.FixedShapeTensorArray.from_numpy_ndarray(
+                np.ascontiguousarray(array).reshape((1, *array.shape))
+            )
+        except (ValueError, TypeError, pa.ArrowException) as exc:
+            key = f"{array.dtype}: {type(exc).__name__}"
+            skipped[key] = skipped.get(key, 0) + 1
+            continue
+        names.append(path)
+        arrays.append(tensor)
+    pq.write_table(pa.Table.from_arrays(arrays, names=names), out, compression="zstd")
+    return skipped
+
+
+# --- the corpora ---------------------------------------------------------------------------------
+
+
+def node_corpus(root: Path) -> Path:
+    from onnx_arrow.corpus import NodeSuiteSource
+
+    if not root.exists():
+        for case in NodeSuiteSource():
+            for f in case.files:
+                target = root / f.path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(f.data)
+    return root
+
+
+def old_node_corpus(given: str | None, work: Path) -> Path:
+    """The node corpus of the onnx 1.22 wheel: ``given``, or fetched with pip and unpacked."""
+    if given is not None:
+        return Path(given)
+    root = work / "onnx-1.22-node"
+    if root.exists():
+        return root / "node"
+    wheels = work / "wheels"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--dest",
+            str(wheels),
+            "onnx==1.22.0",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    (wheel,) = wheels.glob("onnx-1.22.0-*.whl")
+    prefix = "onnx/backend/test/data/node/"
+    with zipfile.ZipFile(wheel) as zf:
+        for member in zf.namelist():
+            if member.startswith(prefix) and not member.endswith("/"):
+                target = root / "node" / member[len(prefix) :]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(zf.read(member))
+    return root / "node"
+
+
+SHAPE = (1, 3, 224, 224)
+
+
+def large_corpus(root: Path, gigabytes: float) -> Path:
+    """Cases of one float32 input and output until ``gigabytes`` of files: noise, smooth
+    waves and ReLU activations in turn, every case different."""
+    if root.exists():
+        return root
+    from onnx import TensorProto, helper, numpy_helper, save_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(SHAPE))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(SHAPE))
+    models = {
+        op: helper.make_model(
+            helper.make_graph([helper.make_node(op, ["x"], ["y"])], "g", [x], [y]),
+            opset_imports=[helper.make_opsetid("", 17)],
+        )
+        for op in ("Neg", "Relu")
+    }
+    rng = np.random.default_rng(0)
+    grid = np.linspace(0.0, 1.0, SHAPE[-1], dtype=np.float32)
+    total, k = 0, 0
+    while total < gigabytes * 1e9:
+        case = root / "synthetic" / f"test_case_{k:05d}"
+        (case / "test_data_set_0").mkdir(parents=True)
+        if k % 3 == 0:  # real-valued noise
+            data, op = rng.standard_normal(SHAPE, dtype=np.float32), "Neg"
+        elif k % 3 == 1:  # structured: ramps and waves, different in every case
+            waves = np.sin(grid[None, :] * (k % 17 + 1) * 6.28 + k)
+            data = (grid[:, None] * (k % 5) + waves).astype(np.float32)[None, None].repeat(3, 1)
+            op = "Neg"
+        else:  # activations: noise, then ReLU
+            data, op = rng.standard_normal(SHAPE, dtype=np.float32), "Relu"
+        result = -data if op == "Neg" else np.maximum(data, 0)
+        save_model(models[op], case / "model.onnx")
+        for name, value in (("input_0", data), ("output_0", result)):
+            blob = numpy_helper.from_array(value, name[:1]).SerializeToString()
+            (case / "test_data_set_0" / f"{name}.pb").write_bytes(blob)
+            total += len(blob)
+        total += (case / "model.onnx").stat().st_size
+        k += 1
+    return root
+
+
+def tree_bytes(root: Path) -> tuple[int, int]:
+    files = [p for p in root.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def trees_equal(a: Path, b: Path) -> bool:
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    return files_a == files_b and all((a / p).read_bytes() == (b / p).read_bytes() for p in files_a)
+
+
+def size_of(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+# --- one corpus, every side ----------------------------------------------------------------------
+
+
+def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return min(runs, key=lambda r: r["wall"])
+
+
+def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dict[str, Any]:
+    """Every side on one corpus; the best of ``repeat`` runs of each, taken in turn."""
+    files, nbytes = tree_bytes(src)
+    mb = nbytes / 1e6
+    print(f"\n== {name}: {files} files, {mb:.1f} MB ({src})", flush=True)
+    out = work / f"out-{name}"
+    sides: dict[str, list[dict[str, Any]]] = {}
+
+    def fresh(path: Path) -> Path:
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+        return path
+
+    out.mkdir(exist_ok=True)
+    store, archive = out / "store.parquet", out / "corpus.tar.zst"
+    imports = {
+        "tar | zstd -3": lambda: child("tar", str(src), str(fresh(archive))),
+        "onnx-arrow import": lambda: [
+            sys.executable,
+            "-m",
+            "onnx_arrow",
+            "import",
+            str(src),
+            str(fresh(store)),
+        ],
+        "write_store": lambda: child("import", str(src), str(fresh(out / "inner.parquet")), "1"),
+        "protarrow": lambda: child("protarrow", str(src), str(fresh(out / "protarrow"))),
+        "naive numpy_helper": lambda: child("naive", str(src), str(fresh(out / "naive.parquet"))),
+    }
+    if jobs > 1:
+        imports[f"import --jobs {jobs}"] = lambda: child(
+            "import", str(src), str(fresh(out / "jobs.parquet")), str(jobs)
+        )
+        imports["import --jobs 1 (unpinned)"] = lambda: child(
+            "import", str(src), str(fresh(out / "one.parquet")), "1"
+        )
+    for _ in range(repeat):
+        for side, command in imports.items():
+            pin = "jobs" not in side
+            sides.setdefault(side, []).append(measured(command(), pin=pin))
+    exports = {
+        "zstd -d | tar -x": lambda: child("untar", str(archive), str(fresh(out / "untar"))),
+        "onnx-arrow export": lambda: [
+            sys.executable,
+            "-m",
+            "onnx_arrow",
+            "export",
+            str(store),
+            str(fresh(out / "export")),
+        ],
+        "export_store": lambda: child("export", str(store), str(fresh(out / "export-inner")), "1"),
+    }
+    if jobs > 1:
+        exports[f"export --jobs {jobs}"] = lambda: child(
+            "export", str(store), str(fresh(out / "export-jobs")), str(jobs)
+        )
+        exports["export --jobs 1 (unpinned)"] = lambda: child(
+            "export", str(store), str(fresh(out / "export-one")), "1"
+        )
+    for _ in range(repeat):
+        for side, command in exports.items():
+            pin = "jobs" not in side
+            sides.setdefault(side, []).append(measured(command(), pin=pin))
+    exact = trees_equal(src, out / "export")
+    got = {side: best(runs) for side, runs in sides.items()}
+    sizes = {
+        "tar.zst": size_of(archive),
+        "store": size_of(store),
+        "protarrow": size_of(out / "protarrow"),
+        "naive": size_of(out / "naive.parquet"),
+    }
+    report_corpus(name, mb, got, sizes, exact, jobs)
+    return {"mb": mb, "files": files, "sides": got, "sizes": sizes, "exact": exact}
+
+
+def report_corpus(
+    name: str, mb: float, got: dict[str, Any], sizes: dict[str, int], exact: bool, jobs: int
+) -> None:
+    tar, untar = got["tar | zstd -3"], got["zstd -d | tar -x"]
+    print(
+        f"{'side (one core unless --jobs)':<30} {'wall s':>8} {'MB/s':>8} {'peak MiB':>9} "
+        f"{'inner s':>8}"
+    )
+    for side, r in got.items():
+        inner = f"{r['inner']:.3f}" if "inner" in r else ""
+        print(
+            f"{side:<30} {r['wall']:>8.3f} {mb / r['wall']:>8.1f} {r['peak_mib']:>9.0f} {inner:>8}"
+        )
+    imp, exp = got["onnx-arrow import"], got["onnx-arrow export"]
+    lines = [
+        ("import vs tar | zstd -3 (process)", imp["wall"] / tar["wall"]),
+        ("import vs tar | zstd -3 (write_store alone)", got["write_store"]["inner"] / tar["wall"]),
+        ("import vs protarrow (process)", imp["wall"] / got["protarrow"]["wall"]),
+        ("import vs naive numpy_helper (process)", imp["wall"] / got["naive numpy_helper"]["wall"]),
+        ("export vs zstd -d | tar -x (process)", exp["wall"] / untar["wall"]),
+        (
+            "export vs zstd -d | tar -x (export_store alone)",
+            got["export_store"]["inner"] / untar["wall"],
+        ),
+        ("store size vs tar.zst", sizes["store"] / sizes["tar.zst"]),
+        ("protarrow size vs tar.zst", sizes["protarrow"] / sizes["tar.zst"]),
+        ("peak memory import vs protarrow", imp["peak_mib"] / got["protarrow"]["peak_mib"]),
+    ]
+    if jobs > 1:
+        lines += [
+            (
+                f"import --jobs {jobs} vs --jobs 1 (write_store, no pinning)",
+                got[f"import --jobs {jobs}"]["inner"] / got["import --jobs 1 (unpinned)"]["inner"],
+            ),
+            (
+                f"export --jobs {jobs} vs --jobs 1 (export_store, no pinning)",
+                got[f"export --jobs {jobs}"]["inner"] / got["export --jobs 1 (unpinned)"]["inner"],
+            ),
+        ]
+    print(
+        f"sizes: store {sizes['store']:,} B, tar.zst {sizes['tar.zst']:,} B, "
+        f"protarrow {sizes['protarrow']:,} B, naive {sizes['naive']:,} B; "
+        f"export {'byte for byte' if exact else 'DIFFERS FROM THE SOURCE'}"
+    )
+    for label, ratio in lines:
+        print(f"  {label:<58} {ratio:>6.2f}x")
+
+
+# --- reading one case, one large tensor, starting ------------------------------------------------
+
+
+def case_reads(store_path: Path, src: Path, repeat: int) -> None:
+    """Per case: case_arrays, values, and numpy_helper on the case's .pb files (best of each)."""
+    import gc
+
+    from onnx import TensorProto, numpy_helper
+
+    from onnx_arrow.corpus import Store
+
+    store = Store(store_path)
+    cases = store.cases()
+    picked = [cases[i] for i in np.linspace(0, len(cases) - 1, 6).astype(int)]
+    best_of = {"numpy_helper": 0.0, "case_arrays": 0.0, "values": 0.0}
+    nbytes = 0
+    for case in picked:
+        pbs = sorted((src / case).rglob("*.pb"))
+        nbytes += sum(p.stat().st_size for p in pbs)
+
+        def helper(pbs: list[Path] = pbs) -> Any:
+            return [numpy_helper.to_array(TensorProto.FromString(p.read_bytes())) for p in pbs]
+
+        def arrays(case: str = case) -> Any:
+            return store.case_arrays(case)
+
+        def values(case: str = case) -> Any:
+            return [v.to_numpy() for v in store.values(case)]
+
+        expected = helper()
+        got = [
+            v
+            for data_set in arrays()
+            for io in ("inputs", "outputs")
+            for v in data_set[io].values()
+        ]
+        if len(got) != len(expected) or not all(
+            np.array_equal(a, b) for a, b in zip(got, expected, strict=True)
+        ):
+            raise RuntimeError(f"case_arrays({case!r}) differs from its .pb files")
+        for label, fn in (("numpy_helper", helper), ("case_arrays", arrays), ("values", values)):
+            times = []
+            for _ in range(repeat):
+                store._last_read = (
+                    None  # a case read cold from the file each time (page cache warm)
+                )
+                gc.collect()
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+            best_of[label] += min(times)
+    print(json.dumps({"cases": len(picked), "bytes": nbytes, **best_of}))
+
+
+def start_costs() -> list[tuple[str, float, list[str]]]:
+    """Wall of each start (best of 3) and the heavy modules it imports."""
+    py = sys.executable
+    starts = {
+        "import onnx, numpy, pyarrow (floor)": [py, "-c", "import onnx, numpy, pyarrow"],
+        "import onnx_arrow": [py, "-c", "import onnx_arrow"],
+        "onnx-arrow --help": [py, "-m", "onnx_arrow", "--help"],
+        "onnx-arrow import --bogus (usage error)": [py, "-m", "onnx_arrow", "import", "--bogus"],
+    }
+    rows = []
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    for label, args in starts.items():
+        walls = []
+        for _ in range(3):
+            start = time.perf_counter()
+            subprocess.run(
+                args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+            )
+            walls.append(time.perf_counter() - start)
+        trace = subprocess.run(
+            [py, "-X", "importtime", *args[1:]],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stderr
+        loaded = {
+            line.rsplit("|", 1)[-1].strip()
+            for line in trace.splitlines()
+            if line.startswith("import time:")
+        }
+        rows.append((label, min(walls), [m for m in HEAVY if m in loaded]))
+    return rows
+
+
+def main_job_phases(out: Path) -> None:
+    """The README's main job in parts: start, building the default corpus's cases (onnx's
+    generation or its cache), writing them with write_store."""
+    start = time.perf_counter()
+    from onnx_arrow.corpus import default_source, write_store
+
+    imported = time.perf_counter()
+    cases = list(default_source())
+    built = time.perf_counter()
+    write_store(cases, out)
+    written = time.perf_counter()
+    _report(imports=imported - start, cases=built - imported, write=written - built)
+
+
+# --- main ----------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def workdir(keep: str | None) -> Iterator[Path]:
+    if keep is not None:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        yield Path(keep)
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-throughput-") as tmp:
+        yield Path(tmp)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--large-gb", type=float, default=0.5, help="size of the large corpus")
+    parser.add_argument("--old-node", metavar="PATH", help="an older onnx's node corpus folder")
+    parser.add_argument("--jobs", type=int, default=2, help="import and export --jobs measured")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each side (best taken)")
+    parser.add_argument(
+        "--corpora",
+        nargs="*",
+        default=["node", "old-node", "large"],
+        choices=["node", "old-node", "large"],
+    )
+    parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        run_child(args.child[0], args.child[1:])
+        return 0
+    for tool in ("tar", "zstd"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is not installed (apt-get install {tool})")
+    import onnx
+    import pyarrow
+
+    print(
+        f"python {sys.version.split()[0]}, onnx {onnx.__version__}, pyarrow {pyarrow.__version__}, "
+        f"{os.cpu_count()} CPUs; ratios are onnx-arrow / peer"
+    )
+    exact = True
+    with workdir(args.keep) as work:
+        results = {}
+        for name in args.corpora:
+            if name == "node":
+                src = node_corpus(work / "node-corpus")
+            elif name == "old-node":
+                src = old_node_corpus(args.old_node, work)
+            else:
+                src = large_corpus(work / "large-corpus", args.large_gb)
+            results[name] = corpus_runs(name, src, work, args.repeat, args.jobs)
+            exact &= results[name]["exact"]
+
+        if "large" in results:
+            print("\n== one case of the large store, the store opened once (best of each)")
+            got = measured(
+                child(
+                    "case-read",
+                    str(work / "out-large" / "store.parquet"),
+                    str(work / "large-corpus"),
+                    str(max(args.repeat, 3)),
+                )
+            )
+            base = got["numpy_helper"]
+            print(
+                f"  {got['cases']} cases, {got['bytes'] / 1e6:.1f} MB of .pb: "
+                f"numpy_helper {base:.4f} s"
+            )
+            for label in ("case_arrays", "values"):
+                print(
+                    f"  Store.{label}(case) vs numpy_helper on its .pb files "
+                    f"{got[label] / base:>14.2f}x"
+                )
+
+        print("\n== read_pb of a 256 MiB float32 tensor (bench_large_tensor.py)")
+        sys.path.insert(0, str(HERE))
+        import bench_large_tensor as blt
+
+        files = blt.write_files(work, 256 << 20)
+        warm = blt.write_files(work, 1 << 20, stem="warm")
+        files.update(warm_pb=warm["pb"], warm_raw=warm["raw"])
+        runs = {m: blt.run_worker(m, files, max(args.repeat, 3)) for m in blt.METHODS}
+        base = runs["fromfile"]
+        for m in ("onnx_arrow", "onnx"):
+            print(
+                f"  {blt.METHODS[m]:<34} time {runs[m]['seconds'] / base['seconds']:>5.2f}x "
+                f"np.fromfile, peak extra {runs[m]['peak_bytes'] / files['nbytes']:.2f}x the "
+                f"tensor (np.fromfile {base['peak_bytes'] / files['nbytes']:.2f}x)"
+            )
+
+        print("\n== start (process wall, best of 3; heavy modules imported)")
+        starts = start_costs()
+        floor = starts[0][1]
+        for label, wall, heavy in starts:
+            print(f"  {label:<42} {wall:>6.3f} s {wall / floor:>5.2f}x  {', '.join(heavy) or '-'}")
+
+        print("\n== the README's main job: onnx-arrow import corpus.parquet (default corpus)")
+        store = work / "main-job.parquet"
+        job = measured([sys.executable, "-m", "onnx_arrow", "import", str(store)], pin=False)
+        store.unlink()
+        parts = measured(child("mainjob", str(store)), pin=False)
+        store.unlink()
+        total = parts["imports"] + parts["cases"] + parts["write"]
+        print(f"  wall {job['wall']:.2f} s, peak {job['peak_mib']:.0f} MiB")
+        print(
+            f"  in parts: start and imports {parts['imports']:.2f} s, building the cases "
+            f"{parts['cases']:.2f} s, write_store {parts['write']:.2f} s: onnx-arrow's own "
+            f"share {parts['write'] / total:.0%}"
+        )
+    return 0 if exact else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
