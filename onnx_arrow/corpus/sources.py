@@ -463,14 +463,33 @@ class NodeSuiteSource:
 
     Values are serialized the way onnx's own test-data writer does
     (``onnx.backend.test.cmd_tools.generate_data``), so writing them out gives
-    the classic folder layout, byte for byte.
+    the classic folder layout, byte for byte.  The suite is built once per onnx
+    version and read from the cache after (see :mod:`onnx_arrow.corpus.cache`);
+    ``cache=False`` builds it every time.
     """
 
     kind: Final = "node"
     #: The number of cases, known once iteration has built the suite (for progress).
     count: int | None = None
 
+    def __init__(self, *, cache: bool = True) -> None:
+        self.cache = cache
+
     def __iter__(self) -> Iterator[Case]:
+        if not self.cache:
+            yield from self._build()
+            return
+        from onnx_arrow.corpus.cache import cached_cases
+
+        def parts() -> Iterator[tuple[str, str, list[tuple[str, bytes]], str]]:
+            for case in self._build():
+                files = [(f.path, f.data) for f in case.files]
+                yield case.name, case.kind, files, case.model_path or ""
+
+        for name, kind, files, model_path in cached_cases(parts):
+            yield Case(name, kind, [CorpusFile(p, d) for p, d in files], model_path)
+
+    def _build(self) -> Iterator[Case]:
         from onnx.backend.test.loader import load_node_model_tests
 
         with warnings.catch_warnings():
