@@ -73,6 +73,10 @@ __all__ = ["Store", "WriteOptions", "export_store", "write_dataset", "write_stor
 #: Source bytes gathered into one row group (whole cases only): large enough for zstd to
 #: find repeated tensors, small enough that reading one case reads little else.
 ROW_GROUP_BYTES: Final = 4 << 20
+#: A case of at least this share of a row group's bytes is a row group of its own: of
+#: large tensors, zstd has nothing to gain across cases, and reading one case reads it
+#: alone (benchmarks/bench_throughput.py measures reading one case).
+LARGE_CASE_SHARE: Final = 4
 
 
 @dataclass(frozen=True)
@@ -235,7 +239,9 @@ def _row_groups(
 ) -> Iterator[_RowGroup]:
     """Row groups of whole cases, each closed once its cases hold ``budget`` source bytes
     or it holds ``max_cases`` cases; ``by_kind``, before a case of another kind; with
-    ``part_cases``, after every ``part_cases`` cases (marked ``ends_part``).
+    ``part_cases``, after every ``part_cases`` cases (marked ``ends_part``).  A case of
+    at least a :data:`LARGE_CASE_SHARE`-th of ``budget`` is a row group of its own, so
+    that reading it reads no other case's pages.
 
     The cut falls at the same case however the pieces were built, so the store is
     the same whatever the number of jobs.
@@ -248,12 +254,15 @@ def _row_groups(
         kinds = piece.batch.column("kind")
         for ref, (rows, size, files, warnings) in zip(piece.refs, piece.cases, strict=True):
             kind = kinds[row].as_py() if rows else group.kind
-            if by_kind and group.refs and kind != group.kind:
+            new_kind = by_kind and kind != group.kind
+            alone = size * LARGE_CASE_SHARE >= budget
+            if group.refs and (new_kind or alone):
                 if row > start:
                     parts.append(piece.batch.slice(start, row - start))
                 group.table = _one_chunk(parts)
                 yield group
-                group, parts, start, in_part = _RowGroup(), [], row, 0
+                group, parts, start = _RowGroup(), [], row
+                in_part = 0 if new_kind else in_part
             group.kind = kind
             in_part += 1
             row += rows
@@ -265,6 +274,7 @@ def _row_groups(
             group.ends_part = in_part == part_cases
             if (
                 group.source_bytes >= budget
+                or alone
                 or group.ends_part
                 or (max_cases is not None and len(group.refs) >= max_cases)
             ):

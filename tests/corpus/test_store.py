@@ -20,7 +20,9 @@ from store_helpers import small_corpus, tree_bytes
 from onnx_arrow.core.dtypes import dtype_of_numpy
 from onnx_arrow.core.statistics import has_nan_and_inf
 from onnx_arrow.corpus import (
+    Case,
     CorpusError,
+    CorpusFile,
     FolderSource,
     NodeSuiteSource,
     Store,
@@ -746,3 +748,39 @@ def test_a_stored_values_repr_says_what_it_holds_not_its_codes(node_store):
     assert repr(seq).endswith("value=sequence of 3)")
     assert "codes" not in repr(seq)
     assert "array(" not in repr(seq)
+
+
+def _float_case(name: str, elements: int) -> Case:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [elements])
+    model = helper.make_model(helper.make_graph([], "g", [x], [x]))
+    data = numpy_helper.from_array(np.arange(elements, dtype=np.float32), "x").SerializeToString()
+    files = [
+        CorpusFile(f"{name}/model.onnx", model.SerializeToString()),
+        CorpusFile(f"{name}/test_data_set_0/input_0.pb", data),
+    ]
+    return Case(name, "node", files, f"{name}/model.onnx")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_large_case_is_a_row_group_of_its_own(tmp_path, jobs):
+    """Reading one large case reads no other case's pages; small cases still share."""
+    budget = 64 << 10
+    quarter = budget // 4 // 4  # elements of float32 in a quarter of the budget
+    sizes = [10, 10, quarter - 200, 10, quarter, 10]
+    cases = [_float_case(f"node/test_{k}", n) for k, n in enumerate(sizes)]
+    out = tmp_path / "store.parquet"
+    write_store(cases, out, options=WriteOptions(row_group_bytes=budget), jobs=jobs)
+    parquet = pq.ParquetFile(out)
+    groups = [
+        sorted(set(parquet.read_row_group(i, columns=["test_case"]).column(0).to_pylist()))
+        for i in range(parquet.num_row_groups)
+    ]
+    assert groups == [
+        ["node/test_0", "node/test_1", "node/test_2", "node/test_3"],
+        ["node/test_4"],
+        ["node/test_5"],
+    ]
+    store = Store(out)
+    for case in cases:
+        ((value,),) = [list(d["inputs"].values()) for d in store.case_arrays(case.name)]
+        assert value.tobytes() == case.files[1].data[-value.nbytes :]
