@@ -78,11 +78,11 @@ store byte for byte.  This page is the format, version
 
 ## File layout
 
-* **One Parquet file**, compressed with zstd (onnx-arrow writes level {level}; any codec
-  Parquet readers know is valid).  The Arrow schema is stored in the file (`ARROW:schema`).
-  onnx-arrow writes the elements of the float data columns with the Parquet encoding
-  `BYTE_STREAM_SPLIT`, which compresses floats better (pyarrow, DuckDB and Polars read it;
-  any encoding is valid).
+* **One Parquet file**, compressed with zstd (onnx-arrow writes level {level}, and level
+  {float_level} for the float data columns; any codec Parquet readers know is valid).
+  The Arrow schema is stored in the file (`ARROW:schema`).  onnx-arrow writes the
+  elements of the float data columns with the Parquet encoding `BYTE_STREAM_SPLIT`, which
+  compresses floats better (pyarrow, DuckDB and Polars read it; any encoding is valid).
 * **Or a dataset store**: a folder whose `.parquet` files (at any depth, not hidden, not
   starting with `_`) are its parts, each one such file with the same schema and format
   version; a reader refuses parts that disagree.  onnx-arrow names them
@@ -108,9 +108,10 @@ store byte for byte.  This page is the format, version
 * **Row groups hold whole cases**: a case never spans two row groups, so a reader can take
   a case from one row group.  onnx-arrow closes a row group once its cases' files hold
   about {row_group_mib} MiB (or at a number of cases, `import --row-group-cases N`: row
-  groups are what engines hand their workers), and writes min/max statistics of
-  `test_case` (and `kind`, `path`, `role`, `dtype`, `io`) so that readers skip row groups
-  that cannot hold a case.
+  groups are what engines hand their workers); a case of a quarter of that or more is a
+  row group of its own, so that reading it reads no other case.  onnx-arrow writes
+  min/max statistics of `test_case` (and `kind`, `path`, `role`, `dtype`, `io`) so that
+  readers skip row groups that cannot hold a case.
 * **Paths** are relative to the corpus root, `/`-separated, without `.` or `..` parts.
   A reader writing files must refuse any other path.
 
@@ -361,6 +362,7 @@ def store_format_markdown() -> str:
             version=FORMAT_VERSION,
             format=FORMAT,
             level=options.compression_level,
+            float_level=options.float_compression_level,
             row_group_mib=ROW_GROUP_BYTES >> 20,
         )
     ]

@@ -400,9 +400,9 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument(
         "--compression-level",
         type=_compression_level,
-        default=WriteOptions().compression_level,
         metavar="N",
-        help="zstd level, 1 to 22 (default: %(default)s)",
+        help=f"zstd level, 1 to 22, of every column (default: {WriteOptions().compression_level}, "
+        f"and {WriteOptions().float_compression_level} for the float data columns)",
     )
     imp.add_argument(
         "--row-group-cases",
@@ -1088,8 +1088,16 @@ def _run_import(args: argparse.Namespace, out: TextIO) -> int:
         args.subparser.error("--append adds to OUT and --force replaces it: give one")
     if not as_dataset:
         _check_file_target(out_path, force=args.force)
+    levels = (
+        {}
+        if args.compression_level is None
+        else {
+            "compression_level": args.compression_level,
+            "float_compression_level": args.compression_level,
+        }
+    )
     options = WriteOptions(
-        compression_level=args.compression_level,
+        **levels,
         keep_undecodable=args.keep_undecodable,
         row_group_cases=args.row_group_cases,
     )

@@ -613,10 +613,20 @@ def test_import_names_the_file_that_does_not_decode(
 
 
 def test_import_compression_level(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     out = tmp_path / "corpus.parquet"
     assert main(["import", "--compression-level", "1", str(corpus), str(out)]) == 0
+    seen = []
+    real = onnx_arrow.cli.write_store
+    monkeypatch.setattr(
+        onnx_arrow.cli, "write_store", lambda *a, **k: seen.append(k["options"]) or real(*a, **k)
+    )
+    assert main(["import", "--force", "--compression-level", "9", str(corpus), str(out)]) == 0
+    assert (seen[0].compression_level, seen[0].float_compression_level) == (9, 9)
     assert main(["import", "--compression-level", "23", str(corpus), str(out)]) == 2
     assert "1 to 22" in capsys.readouterr().err
 

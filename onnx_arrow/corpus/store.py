@@ -88,6 +88,11 @@ class WriteOptions:
     #: Level 3: on the node suite 2% larger than level 6, with less compression work for the
     #: writer thread (benchmarks/bench_corpus.py prints both).
     compression_level: int = 3
+    #: The level of the float data columns (None: ``compression_level``).  Written byte
+    #: stream split, their low bytes are close to random and a deeper search finds little:
+    #: level 1 writes a corpus of large float tensors about a third faster than level 3,
+    #: and no larger; the node suite's store is 1% larger (benchmarks/bench_throughput.py).
+    float_compression_level: int | None = 1
     row_group_bytes: int = ROW_GROUP_BYTES
     keep_undecodable: bool = False
     #: Close a row group at this many cases too (None: by bytes only): row groups of a few
@@ -645,6 +650,28 @@ _FLOAT_ENCODING: Final = {
 }
 
 
+def _leaf_paths(name: str, type_: pa.DataType) -> list[str]:
+    """The Parquet column paths of an Arrow field: ``data_float.list.element`` ... (Parquet's
+    compliant nesting, which pyarrow writes, names every list item ``element``)."""
+    if pa.types.is_list(type_) or pa.types.is_fixed_size_list(type_):
+        return _leaf_paths(f"{name}.list.element", type_.value_type)
+    if pa.types.is_struct(type_):
+        return [p for f in type_ for p in _leaf_paths(f"{name}.{f.name}", f.type)]
+    return [name]
+
+
+#: Every Parquet column of the store, in schema order.
+_LEAVES: Final = tuple(p for f in SCHEMA for p in _leaf_paths(f.name, f.type))
+
+
+def _levels(options: WriteOptions) -> int | dict[str, int]:
+    """The zstd level of each Parquet column (a level for all when they are the same)."""
+    floats = options.float_compression_level
+    if floats is None or floats == options.compression_level:
+        return options.compression_level
+    return {p: floats if p in _FLOAT_ENCODING else options.compression_level for p in _LEAVES}
+
+
 def _open_writer(path: str, options: WriteOptions) -> pq.ParquetWriter:
     schema = SCHEMA.with_metadata(
         {
@@ -658,7 +685,7 @@ def _open_writer(path: str, options: WriteOptions) -> pq.ParquetWriter:
         path,
         schema,
         compression=options.compression,
-        compression_level=options.compression_level,
+        compression_level=_levels(options),
         # dictionaries of tensor data defeat zstd: repeated tensors compress to nothing
         # only while their bytes stay in one long page
         use_dictionary=[name for name in SCHEMA.names if name not in DATA_COLUMNS],

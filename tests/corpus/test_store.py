@@ -784,3 +784,28 @@ def test_a_large_case_is_a_row_group_of_its_own(tmp_path, jobs):
     for case in cases:
         ((value,),) = [list(d["inputs"].values()) for d in store.case_arrays(case.name)]
         assert value.tobytes() == case.files[1].data[-value.nbytes :]
+
+
+def test_float_columns_have_their_own_level(tmp_path):
+    """The levels are given per Parquet column path, and every path is one of the file's (a
+    path pyarrow does not know would silently take its default level)."""
+    from onnx_arrow.corpus.store import _LEAVES, _levels
+
+    out = tmp_path / "store.parquet"
+    cases = [_float_case("node/test_noise", 50_000)]
+    write_store(cases, out)
+    schema = pq.ParquetFile(out).schema
+    assert list(_LEAVES) == [schema.column(i).path for i in range(len(schema))]
+    levels = _levels(WriteOptions())
+    assert isinstance(levels, dict)
+    assert levels["data_float.list.element"] == 1
+    assert levels["data_int64.list.element"] == 3
+    assert levels["content"] == 3
+    assert levels["shape.list.element"] == 3
+    assert _levels(WriteOptions(compression_level=7, float_compression_level=None)) == 7
+    sizes = set()
+    for level in (1, 19):
+        path = tmp_path / f"store-{level}.parquet"
+        write_store(cases, path, options=WriteOptions(float_compression_level=level))
+        sizes.add(path.stat().st_size)
+    assert len(sizes) == 2  # the float column's level is the one given
