@@ -87,22 +87,37 @@ def tensor_statistics(row: DType, tensors: Sequence[np.ndarray[Any, Any]]) -> di
         values = values.astype(np.float64)
     starts = (np.cumsum(sizes) - sizes)[nonempty]
     at = np.flatnonzero(nonempty)
-    sums = lows = highs = values
+    with np.errstate(invalid="ignore", over="ignore"):
+        totals = np.add.reduceat(values, starts, dtype=np.float64)
+    lowest = np.minimum.reduceat(values, starts).astype(np.float64)
+    highest = np.maximum.reduceat(values, starts).astype(np.float64)
     nan_count = np.zeros(at.size, np.int64)
     if floating:
-        nan = np.isnan(values)
-        nan_count = np.add.reduceat(nan, starts, dtype=np.int64)
-        out["nan_count"].values[at] = nan_count
-        out["inf_count"].values[at] = np.add.reduceat(np.isinf(values), starts, dtype=np.int64)
-        if nan_count.any():  # not fmin and fmax: C's return NaN for a signalling NaN
-            number = values.dtype.type
-            sums = np.where(nan, number(0), values)
-            lows = np.where(nan, number(np.inf), values)
-            highs = np.where(nan, number(-np.inf), values)
-    with np.errstate(invalid="ignore", over="ignore"):
-        totals = np.add.reduceat(sums, starts, dtype=np.float64)
-    lowest = np.minimum.reduceat(lows, starts).astype(np.float64)
-    highest = np.maximum.reduceat(highs, starts).astype(np.float64)
+        # a NaN makes a tensor's minimum NaN, an infinity its minimum or maximum infinite:
+        # only the tensors that have either are counted and summed again, without the NaNs
+        counted = np.flatnonzero(~(np.isfinite(lowest) & np.isfinite(highest)))
+        if counted.size:
+            ends = starts + sizes[nonempty]
+            segments = [values[starts[i] : ends[i]] for i in counted]
+            part = np.concatenate(segments)
+            part_sizes = ends[counted] - starts[counted]
+            part_starts = np.cumsum(part_sizes) - part_sizes
+            nan = np.isnan(part)
+            nan_count[counted] = np.add.reduceat(nan, part_starts, dtype=np.int64)
+            out["nan_count"].values[at[counted]] = nan_count[counted]
+            out["inf_count"].values[at[counted]] = np.add.reduceat(
+                np.isinf(part), part_starts, dtype=np.int64
+            )
+            if nan.any():  # not fmin and fmax: C's return NaN for a signalling NaN
+                number = part.dtype.type
+                with np.errstate(invalid="ignore", over="ignore"):
+                    totals[counted] = np.add.reduceat(
+                        np.where(nan, number(0), part), part_starts, dtype=np.float64
+                    )
+                lows = np.where(nan, number(np.inf), part)
+                highs = np.where(nan, number(-np.inf), part)
+                lowest[counted] = np.minimum.reduceat(lows, part_starts)
+                highest[counted] = np.maximum.reduceat(highs, part_starts)
     non_nan = sizes[nonempty] - nan_count
     keep = non_nan > 0
     defined = at[keep]
