@@ -357,7 +357,16 @@ def _byte_size(text: str) -> int:
     return value
 
 
-_IMPORT_JOBS: Final = "decode cases in N processes; the store is the same whatever N"
+_IMPORT_JOBS: Final = (
+    "decode cases in N processes; the store is the same whatever N.  One writer thread "
+    "compresses every row group, so more processes pay off only while decoding, not "
+    "compression, is what waits: with 2 cores they do not (workers and writer share them)"
+)
+_EXPORT_JOBS: Final = (
+    "write the store's row groups in N processes; pays off for large tensors with a core "
+    "to spare, not for many small files (the node suite: slower, each file costs more in "
+    "a worker than it saves)"
+)
 
 
 def _jobs_option(parser: argparse.ArgumentParser, what: str = _IMPORT_JOBS) -> None:
@@ -454,7 +463,7 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
     exp.add_argument("dest", metavar="DEST", help="the folder to write")
     exp.add_argument("--force", action="store_true", help="write into a non-empty DEST")
-    _jobs_option(exp, "write the store's row groups in N processes")
+    _jobs_option(exp, _EXPORT_JOBS)
 
     ver = _subparser(
         commands,
@@ -475,7 +484,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="go through a dataset store: parts of N cases, a folder per kind",
     )
-    _jobs_option(ver, f"{_IMPORT_JOBS}, and export in N processes")
+    _jobs_option(ver, "import and export in N processes (see import --help and export --help)")
 
     gen = _subparser(
         commands,
