@@ -1015,3 +1015,27 @@ def test_bad_corpus_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert "usage: onnx-arrow" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["import", "--help"], ["import", "--bogus"], ["export"]]
+)
+def test_help_and_usage_errors_import_nothing_they_do_not_need(args: list[str]) -> None:
+    """Starting takes what ``import onnx_arrow`` takes: no adapter, engine or evaluator."""
+    heavy = ["pandas", "polars", "duckdb", "onnx.reference", "IPython", "dask", "ray", "pyspark"]
+    code = (
+        "import contextlib, io, sys\n"
+        "from onnx_arrow.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):\n"
+        "    try:\n"
+        f"        main({args!r})\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
