@@ -12,10 +12,11 @@ The folder is ``$ONNX_ARROW_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/onnx-arro
 safe (the suite is built again).  ``ONNX_ARROW_CACHE_DIR=off`` turns the cache off.
 
 A cache file is a magic line, the length of a JSON manifest (8 bytes, little-endian),
-the manifest (the key it was built for; per case its name and its files' paths, offsets,
-lengths and BLAKE2b-128 digests) and the files' bytes.  It is checked whole when read:
-the magic, the key, every offset and every file's digest.  A file that fails a check is
-not used, and is written again; one that cannot be written is skipped.  No pickle.
+the manifest (the key it was built for; per case its name, its facts such as its
+tolerances, and its files' paths, offsets, lengths and BLAKE2b-128 digests) and the
+files' bytes.  It is checked whole when read: the magic, the key, every offset and every
+file's digest.  A file that fails a check is not used, and is written again; one that
+cannot be written is skipped.  No pickle.
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ from typing import Any, Final
 
 __all__ = ["cache_folder", "cached_cases", "suite_key"]
 
-_MAGIC: Final = b"onnx-arrow node-suite cache 1\n"
+_MAGIC: Final = b"onnx-arrow node-suite cache 2\n"
 _LENGTH_BYTES: Final = 8
 _OFF: Final = frozenset({"off", "0", "no", "false", ""})
 
-#: What a case is built from and gives back: (name, kind, [(path, bytes)], model path).
-CaseParts = tuple[str, str, list[tuple[str, bytes]], str]
+#: What a case is built from and gives back: (name, kind, [(path, bytes)], model path, and
+#: the case's other facts as JSON values, such as its tolerances).
+CaseParts = tuple[str, str, list[tuple[str, bytes]], str, dict[str, Any]]
 
 
 def cache_folder() -> Path | None:
@@ -104,7 +106,9 @@ def _read(path: Path, key: dict[str, Any]) -> list[CaseParts] | None:
         view = memoryview(blob)
         start = head + length
         cases: list[CaseParts] = []
-        for name, kind, model_path, files in manifest["cases"]:
+        for name, kind, model_path, facts, files in manifest["cases"]:
+            if not isinstance(facts, dict):
+                return None
             got = []
             for file_path, offset, size, digest in files:
                 begin, end = start + offset, start + offset + size
@@ -114,7 +118,7 @@ def _read(path: Path, key: dict[str, Any]) -> list[CaseParts] | None:
                 if _digest(data) != digest:
                     return None
                 got.append((str(file_path), bytes(data)))
-            cases.append((str(name), str(kind), got, str(model_path)))
+            cases.append((str(name), str(kind), got, str(model_path), facts))
     except (ValueError, KeyError, TypeError):
         return None
     return cases
@@ -125,12 +129,12 @@ def _write(path: Path, key: dict[str, Any], cases: list[CaseParts]) -> None:
     cannot be written is left alone."""
     manifest_cases = []
     offset = 0
-    for name, kind, files, model_path in cases:
+    for name, kind, files, model_path, facts in cases:
         entries = []
         for file_path, data in files:
             entries.append([file_path, offset, len(data), _digest(data)])
             offset += len(data)
-        manifest_cases.append([name, kind, model_path, entries])
+        manifest_cases.append([name, kind, model_path, facts, entries])
     manifest = json.dumps({"key": key, "cases": manifest_cases}).encode()
     tmp = None
     try:
@@ -138,7 +142,7 @@ def _write(path: Path, key: dict[str, Any], cases: list[CaseParts]) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         with os.fdopen(fd, "wb") as out:
             out.write(_MAGIC + len(manifest).to_bytes(_LENGTH_BYTES, "little") + manifest)
-            for _, _, files, _ in cases:
+            for _, _, files, _, _ in cases:
                 for _, data in files:
                     out.write(data)
         os.replace(tmp, path)

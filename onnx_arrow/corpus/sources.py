@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto, numpy_helper
 
@@ -481,13 +481,18 @@ class NodeSuiteSource:
             return
         from onnx_arrow.corpus.cache import cached_cases
 
-        def parts() -> Iterator[tuple[str, str, list[tuple[str, bytes]], str]]:
+        def parts() -> Iterator[tuple[str, str, list[tuple[str, bytes]], str, dict[str, Any]]]:
             for case in self._build():
                 files = [(f.path, f.data) for f in case.files]
-                yield case.name, case.kind, files, case.model_path or ""
+                tolerance = case.tolerance
+                facts = {} if tolerance is None else {"tolerance": [tolerance.rtol, tolerance.atol]}
+                yield case.name, case.kind, files, case.model_path or "", facts
 
-        for name, kind, files, model_path in cached_cases(parts):
-            yield Case(name, kind, [CorpusFile(p, d) for p, d in files], model_path)
+        for name, kind, files, model_path, facts in cached_cases(parts):
+            stated = facts.get("tolerance")
+            tolerance = None if stated is None else Tolerance(*stated)
+            corpus_files = [CorpusFile(p, d) for p, d in files]
+            yield Case(name, kind, corpus_files, model_path, tolerance)
 
     def _build(self) -> Iterator[Case]:
         from onnx.backend.test.loader import load_node_model_tests

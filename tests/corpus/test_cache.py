@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,12 +17,14 @@ _CASES = [
         "node",
         [("node/test_a/model.onnx", b"model a"), ("node/test_a/x.pb", b"")],
         "node/test_a/model.onnx",
+        {"tolerance": [0.001, 1e-07]},
     ),
     (
         "node/test_b",
         "node",
         [("node/test_b/model.onnx", b"\x00\xffb" * 100)],
         "node/test_b/model.onnx",
+        {},
     ),
 ]
 
@@ -32,9 +35,9 @@ class Builds:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self) -> list[tuple[str, str, list[tuple[str, bytes]], str]]:
+    def __call__(self) -> list[tuple[str, str, list[tuple[str, bytes]], str, dict[str, Any]]]:
         self.calls += 1
-        return [(n, k, list(f), m) for n, k, f, m in _CASES]
+        return [(n, k, list(f), m, dict(x)) for n, k, f, m, x in _CASES]
 
 
 @pytest.fixture
@@ -127,6 +130,7 @@ def test_unwritable_folder_builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
 def test_node_suite_from_the_cache_is_the_built_one(folder: Path) -> None:
     built = list(NodeSuiteSource(cache=False))
+    assert any(case.tolerance is not None for case in built)
     assert list(NodeSuiteSource()) == built  # written to the cache
     assert len(list(folder.iterdir())) == 1
     assert list(NodeSuiteSource()) == built  # read from it
