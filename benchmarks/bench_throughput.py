@@ -826,7 +826,7 @@ def main(argv: list[str] | None = None) -> int:
             ("starting and imports", parts["imports"]),
             ("building the cases (onnx, or the cache)", parts["cases"]),
             ("write_store (onnx-arrow's own)", parts["write"]),
-            ("the rest: interpreter, summary, exit", rest),
+            ("the rest: interpreter, the CLI's imports, summary", rest),
         ):
             print(f"    {label:<42} {seconds:>6.2f} s {seconds / wall:>5.0%}")
     return 0 if exact else 1
