@@ -464,7 +464,7 @@ class NodeSuiteSource:
     Values are serialized the way onnx's own test-data writer does
     (``onnx.backend.test.cmd_tools.generate_data``), so writing them out gives
     the classic folder layout, byte for byte.  The suite is built once per onnx
-    version and read from the cache after (see :mod:`onnx_arrow.corpus.cache`);
+    version and read from the cache after (see the module ``onnx_arrow.corpus.cache``);
     ``cache=False`` builds it every time.
     """
 
