@@ -21,6 +21,7 @@ __all__ = [
     "LEN",
     "VARINT",
     "Field",
+    "count_varints",
     "decode_varints",
     "encode_len",
     "encode_tag",
@@ -28,6 +29,7 @@ __all__ = [
     "encode_varints",
     "iter_fields",
     "read_varint",
+    "varint_chunks",
 ]
 
 VARINT: Final = 0
@@ -110,23 +112,68 @@ def iter_fields(
         pos = nxt
 
 
+#: Packed varints are decoded this many bytes at a time, so that the temporaries of the
+#: vectorized decoder stay small next to the result whatever the size of the field.
+_CHUNK_BYTES: Final = 1 << 20
+
+
 def decode_varints(data: npt.NDArray[np.uint8], *, what: str) -> npt.NDArray[np.uint64]:
-    """Decode a packed run of varints into uint64 values, vectorized."""
-    if data.size == 0:
-        return np.empty(0, dtype=np.uint64)
-    last = (data & 0x80) == 0
-    if not last[-1]:
+    """Decode a packed run of varints into uint64 values, vectorized (see
+    :func:`varint_chunks`: the peak memory is the result plus a few megabytes)."""
+    out = np.empty(count_varints(data, what=what), dtype=np.uint64)
+    done = 0
+    for values in varint_chunks(data, what=what):
+        out[done : done + values.size] = values
+        done += values.size
+    return out
+
+
+def count_varints(data: npt.NDArray[np.uint8], *, what: str) -> int:
+    """How many varints a packed run holds; it must end with the last byte of one."""
+    if data.size and data[-1] & 0x80:
         raise InvalidMessageError(f"{what}: packed varints end in the middle of a value")
-    ends = np.flatnonzero(last)
+    return sum(
+        int(np.count_nonzero(data[i : i + _CHUNK_BYTES] < 0x80))
+        for i in range(0, data.size, _CHUNK_BYTES)
+    )
+
+
+def varint_chunks(data: npt.NDArray[np.uint8], *, what: str) -> Iterator[npt.NDArray[np.uint64]]:
+    """The values of a packed run of varints as uint64, about a megabyte of the run at a
+    time, so that a caller fills its result without full-size temporaries."""
+    pos = 0
+    while pos < data.size:
+        stop = _chunk_end(data, pos, what)
+        yield _decode_chunk(data[pos:stop], what)
+        pos = stop
+
+
+def _chunk_end(data: npt.NDArray[np.uint8], pos: int, what: str) -> int:
+    """Where the chunk from ``pos`` ends: about a megabyte on, after the last byte of a varint."""
+    stop = pos + _CHUNK_BYTES
+    if stop >= data.size:
+        return int(data.size)
+    ends = np.flatnonzero(data[stop - 1 : stop - 1 + _MAX_VARINT_BYTES] < 0x80)
+    if not ends.size:
+        raise InvalidMessageError(f"{what}: a packed varint is longer than 10 bytes")
+    return stop + int(ends[0])
+
+
+def _decode_chunk(data: npt.NDArray[np.uint8], what: str) -> npt.NDArray[np.uint64]:
+    """Decode varints that end exactly at the end of ``data``: one pass per byte position."""
+    ends = np.flatnonzero(data < 0x80)
     starts = np.empty_like(ends)
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
     lengths = ends - starts + 1
-    if lengths.max() > _MAX_VARINT_BYTES:
+    longest = int(lengths.max())
+    if longest > _MAX_VARINT_BYTES:
         raise InvalidMessageError(f"{what}: a packed varint is longer than 10 bytes")
-    position = np.arange(data.size) - np.repeat(starts, lengths)
-    parts = (data & 0x7F).astype(np.uint64) << (position.astype(np.uint64) * np.uint64(7))
-    return np.bitwise_or.reduceat(parts, starts)
+    values = (data[starts] & 0x7F).astype(np.uint64)
+    for k in range(1, longest):
+        longer = np.flatnonzero(lengths > k)
+        values[longer] |= (data[starts[longer] + k] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+    return values
 
 
 _VARINT_LIMITS: Final = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)

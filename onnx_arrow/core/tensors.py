@@ -467,16 +467,42 @@ def _decode_data(
                     )
                 chunks.append(raw.view(entry_dtype))
             else:
-                decoded = _wire.decode_varints(raw, what=at)
-                chunks.append(decoded.view(np.int64) if entry_dtype.kind == "i" else decoded)
+                if entry_dtype == np.int32:
+                    chunks.append(_packed_int32(raw, row, at))
+                else:
+                    decoded = _wire.decode_varints(raw, what=at)
+                    chunks.append(decoded.view(np.int64) if entry_dtype.kind == "i" else decoded)
         else:  # one unpacked entry
             chunks.append(_unpacked_entry(f, entry_dtype))
+    if entry_dtype == np.int32:
+        chunks = [c if c.dtype == np.int32 else _int32_entries(c, row, at) for c in chunks]
     entries = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-    if entry_dtype == np.int32 and entries.dtype == np.int64:
-        # int32 fields carry sign-extended 64-bit varints; anything else is out of range
-        _check_range(entries, -(1 << 31), (1 << 31) - 1, row, at)
-        entries = entries.astype(np.int32)
     return number, _typed_to_codes(entries, row, count, at)
+
+
+def _int32_entries(entries: np.ndarray[Any, Any], row: DType, at: str) -> np.ndarray[Any, Any]:
+    """An unpacked int32 entry (a sign-extended 64-bit varint) as int32, range-checked."""
+    _check_range(entries, -(1 << 31), (1 << 31) - 1, row, at)
+    return entries.astype(np.int32)
+
+
+def _packed_int32(raw: npt.NDArray[np.uint8], row: DType, at: str) -> np.ndarray[Any, Any]:
+    """A packed int32 field, decoded a chunk at a time straight into int32: never a
+    full-size int64 copy, whatever the size of the field."""
+    out = np.empty(_wire.count_varints(raw, what=at), dtype=np.int32)
+    done = 0
+    for values in _wire.varint_chunks(raw, what=at):
+        signed = values.view(np.int64)
+        bad = np.flatnonzero((signed < -(1 << 31)) | (signed > (1 << 31) - 1))
+        if bad.size:
+            raise InvalidTensorError(
+                f"{row.typed_field}[{done + int(bad[0])}] is {int(signed[bad[0]])}, outside "
+                f"[{-(1 << 31)}, {(1 << 31) - 1}] for {row.name}",
+                where=at,
+            )
+        out[done : done + values.size] = signed
+        done += values.size
+    return out
 
 
 def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
