@@ -314,16 +314,22 @@ class _BackgroundWriter:
         self._write = write
         self._queue: queue.Queue[_RowGroup | None] = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
+        # set by the thread as its last act: Thread.join() cannot be trusted to wait, since
+        # on Python 3.11 a join interrupted by Ctrl-C marks a running thread as stopped
+        self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="onnx-arrow-writer", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        while (group := self._queue.get()) is not None:
-            if self._error is None:  # after an error, drain the queue without writing
-                try:
-                    self._write(group)
-                except BaseException as exc:  # handed to the building thread
-                    self._error = exc
+        try:
+            while (group := self._queue.get()) is not None:
+                if self._error is None:  # after an error, drain the queue without writing
+                    try:
+                        self._write(group)
+                    except BaseException as exc:  # handed to the building thread
+                        self._error = exc
+        finally:
+            self._done.set()
 
     def write(self, group: _RowGroup) -> None:
         """Queue a row group; raises the error of an earlier write."""
@@ -332,11 +338,14 @@ class _BackgroundWriter:
 
     def finish(self, *, check: bool = True) -> None:
         """Wait until every queued row group is written; with ``check``, raise the
-        error of a write that failed."""
+        error of a write that failed.  Without, an error elsewhere stops the writing:
+        the row groups still queued are not written."""
+        if not check:
+            self._error = self._error or KeyboardInterrupt()
         self._queue.put(None)
-        while self._thread.is_alive():
+        while not self._done.is_set():
             try:
-                self._thread.join()
+                self._done.wait()
             except KeyboardInterrupt:  # the writer must stop before the file is closed
                 self._error = self._error or KeyboardInterrupt()
         if check:

@@ -8,6 +8,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +33,7 @@ from onnx_arrow.corpus import (
 )
 from onnx_arrow.corpus.format import FORMAT_VERSION, METADATA_KEY
 from onnx_arrow.corpus.sources import wheel_data_dir
-from onnx_arrow.corpus.store import WriteOptions
+from onnx_arrow.corpus.store import WriteOptions, _BackgroundWriter, _RowGroup
 from onnx_arrow.errors import OnnxArrowError
 
 
@@ -288,6 +290,29 @@ def test_an_interrupt_while_writing_leaves_no_store(tmp_path, monkeypatch):
             progress=interrupted,
         )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_while_waiting_for_the_writer_thread_waits_until_it_is_out_of_the_writer():
+    # On Python 3.11 a Thread.join() interrupted by KeyboardInterrupt marks the thread as
+    # stopped while it still runs: the file would be closed under the writer's feet.
+    inside, left = threading.Event(), threading.Event()
+
+    def write(group):
+        inside.set()
+        time.sleep(0.6)  # a row group being encoded, the GIL released
+        left.set()
+
+    background = _BackgroundWriter(write)
+    background.write(_RowGroup())
+    assert inside.wait(10)
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        background.finish()
+    timer.join()
+    assert left.is_set()
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
