@@ -14,6 +14,8 @@ True
 
 from __future__ import annotations
 
+# first: a Ctrl-C while the command line imports its dependencies exits quietly (see there)
+import onnx_arrow._startup  # noqa: F401
 from onnx_arrow.core.dtypes import DTYPES, DType, dtype_of
 from onnx_arrow.core.extension_types import (
     MessageType,

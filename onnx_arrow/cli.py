@@ -43,6 +43,7 @@ from google.protobuf.message import DecodeError
 from onnx import ModelProto, TensorProto, TypeProto, helper, numpy_helper
 
 import onnx_arrow
+from onnx_arrow._startup import restore_interrupt
 from onnx_arrow._summary import DECODED_FLOATS, opsets, size, statistics, store_facts
 from onnx_arrow.core.model import ArrowKind, DType, describe_type, dtype_of, dtype_of_numpy
 from onnx_arrow.corpus import (
@@ -673,6 +674,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status instead of exiting."""
+    restore_interrupt()  # from here on a Ctrl-C unwinds, cleaning up (below)
     parser = _parser()
     try:
         args = parser.parse_args(argv)
