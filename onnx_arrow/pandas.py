@@ -85,6 +85,7 @@ from onnx_arrow.core.model import (
     dtype_of_numpy,
     encode_value,
     infer_arrow_type,
+    load_json,
     python_value,
     stacked_codes,
     statistics_by_dtype,
@@ -348,7 +349,7 @@ def _restore_info(kind: str, schema: bytes) -> _ColumnInfo:
     fields = pa.ipc.read_schema(pa.py_buffer(schema))
     field = fields.field(0)
     return _ColumnInfo(
-        Kind.from_json(json.loads(kind)),
+        Kind.from_json(load_json(kind, what="the column's kind", where=None, error=ValueError)),
         fields.field(1).type if len(fields) > 1 else None,
         None if pa.types.is_null(field.type) else field,
     )

@@ -693,7 +693,9 @@ def _with_value_kind(src: Path, dst: Path, path: str, text: str) -> Path:
 @pytest.mark.parametrize(
     ("text", "error", "message"),
     [
-        ("{not json", CorpusError, "value_kind is not JSON: '{not json'; the store is damaged"),
+        ("{not json", CorpusError, "value_kind is not JSON (Expecting property name"),
+        ("[" * 5000 + "]" * 5000, CorpusError, "value_kind nests 5000 levels deep"),
+        ("[" + "9" * 5000 + "]", CorpusError, "value_kind is not JSON (Exceeds the limit"),
         ('["tensr"]', OnnxArrowError, 'value_kind: ["tensr"] is not an ONNX value kind'),
     ],
 )

@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Final, Literal, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from onnx_arrow.core._json import load_json
 from onnx_arrow.core.codec import storage_to_codes
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
@@ -222,13 +223,9 @@ _OTHER_METADATA_HINT: Final = "write it as the extension type's specification sa
 def _json_object(raw: bytes, *, hint: str, where: str) -> dict[str, Any]:
     """Extension metadata parsed as a JSON object; an error says what is wrong and ``hint``."""
     try:
-        parsed = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArrowLayoutError(
-            f"extension metadata is not JSON ({exc.msg if hasattr(exc, 'msg') else exc}): "
-            f"{raw[:80]!r}; {hint}",
-            where=where,
-        ) from None
+        parsed = load_json(raw, what="extension metadata", where=where, error=ArrowLayoutError)
+    except ArrowLayoutError as exc:
+        raise ArrowLayoutError(f"{exc.message}: {raw[:80]!r}; {hint}", where=where) from None
     if not isinstance(parsed, dict):
         raise ArrowLayoutError(
             f"extension metadata must be a JSON object, got {type(parsed).__name__}; {hint}",

@@ -40,11 +40,13 @@ Statistics and files
     :func:`ulp_distance` (:class:`UlpDistance`) for the floating dtypes
     (:data:`FLOATING`, :func:`is_floating`);
     :data:`OPEN_FLAGS`, :data:`NO_FOLLOW` and :func:`file_kind` for opening files
-    from anyone.
+    from anyone; :func:`load_json` for JSON metadata from anyone (size, encoding and
+    depth checked).
 """
 
 from __future__ import annotations
 
+from onnx_arrow.core._json import load_json
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
@@ -151,6 +153,7 @@ __all__ = [
     "is_floating",
     "kind_of_arrow",
     "kind_of_type",
+    "load_json",
     "python_value",
     "stacked_codes",
     "statistics_by_dtype",

@@ -15,6 +15,7 @@ from typing import Final, TypeVar
 
 import pyarrow as pa
 
+from onnx_arrow.core._json import load_json
 from onnx_arrow.errors import ArrowLayoutError
 
 __all__ = [
@@ -209,7 +210,7 @@ def _portable_types(table: pa.Table) -> dict[str, pa.Field]:
             where="schema metadata",
         )
     try:
-        parsed = json.loads(raw)
+        parsed = load_json(raw, what="the metadata", where=None, error=ValueError)
         if parsed.get("version") != PORTABLE_VERSION:
             raise ValueError(f"version {parsed.get('version')!r}, not {PORTABLE_VERSION}")
         return {

@@ -466,12 +466,11 @@ def _decode_data(
                         where=at,
                     )
                 chunks.append(raw.view(entry_dtype))
+            elif entry_dtype == np.int32:
+                chunks.append(_packed_int32(raw, row, at))
             else:
-                if entry_dtype == np.int32:
-                    chunks.append(_packed_int32(raw, row, at))
-                else:
-                    decoded = _wire.decode_varints(raw, what=at)
-                    chunks.append(decoded.view(np.int64) if entry_dtype.kind == "i" else decoded)
+                decoded = _wire.decode_varints(raw, what=at)
+                chunks.append(decoded.view(np.int64) if entry_dtype.kind == "i" else decoded)
         else:  # one unpacked entry
             chunks.append(_unpacked_entry(f, entry_dtype))
     if entry_dtype == np.int32:

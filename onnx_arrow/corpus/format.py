@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from onnx_arrow.core.model import DTYPES, DType, element_type, storage_type
+from onnx_arrow.core.model import DTYPES, DType, element_type, load_json, storage_type
 from onnx_arrow.corpus.sources import CorpusError
 
 __all__ = [
@@ -193,14 +193,12 @@ def parse_metadata(metadata: dict[bytes, bytes] | None, *, where: str) -> dict[s
             f"no '{METADATA_KEY}' metadata: this Parquet file is not an onnx-arrow store",
             where=where,
         )
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise CorpusError(f"store metadata is not JSON ({exc.msg})", where=where) from None
+    doc = load_json(raw, what="store metadata", where=where, error=CorpusError)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CorpusError(f"store metadata does not name the format {FORMAT!r}", where=where)
     version = doc.get("format_version")
-    if version != FORMAT_VERSION:
+    # exactly the integer: true and 2.0 compare equal to 1 and 2 in Python, not in JSON
+    if type(version) is not int or version != FORMAT_VERSION:
         raise CorpusError(
             f"store format version {version!r}; this onnx-arrow reads version "
             f"{FORMAT_VERSION}: upgrade onnx-arrow or import the corpus again",

@@ -46,6 +46,7 @@ from onnx_arrow.core.model import (
     encode_value,
     flatten,
     kind_of_type,
+    load_json,
     python_value,
     statistics_by_dtype,
     storage_to_codes,
@@ -684,15 +685,17 @@ def _stored_value(cols: _Columns, start: int, stop: int, where: str) -> StoredVa
 def parse_kind(text: str, where: str) -> Kind:
     try:
         return _kind_from_text(text)
-    except json.JSONDecodeError:
-        raise _damaged(f"value_kind is not JSON: {text[:60]!r}", where=where) from None
     except OnnxArrowError as exc:
         raise exc.at(where) from None
+    except ValueError as exc:
+        raise _damaged(f"{exc}: {text[:60]!r}", where=where) from None
 
 
 @functools.lru_cache(maxsize=1024)
 def _kind_from_text(text: str) -> Kind:
-    return Kind.from_json(json.loads(text), where="value_kind")
+    return Kind.from_json(
+        load_json(text, what="value_kind", where=None, error=ValueError), where="value_kind"
+    )
 
 
 def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFile]:

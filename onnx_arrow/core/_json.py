@@ -1,0 +1,81 @@
+"""JSON written by anyone (store, schema and extension metadata): parsed within limits.
+
+``json.loads`` on its own lets such text raise ``RecursionError`` (arrays nested
+thousands deep), ``UnicodeDecodeError`` (bytes that are not UTF-8) or a bare
+``ValueError`` (an integer of 5,000 digits), and parses text of any size.
+:func:`load_json` checks the size, the encoding and the nesting depth first (the
+depth with one vectorized pass, strings taken out), then parses, and turns every
+failure into the caller's error class, located.
+
+>>> load_json(b'{"a": [1, 2]}', what="metadata", where="x.parquet", error=ValueError)
+{'a': [1, 2]}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+import numpy as np
+
+from onnx_arrow.errors import OnnxArrowError
+
+__all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "load_json"]
+
+#: Largest JSON text read from metadata (16 MiB; what onnx-arrow writes is a few KiB).
+MAX_JSON_BYTES: Final = 16 << 20
+#: Deepest nesting of arrays and objects accepted (what onnx-arrow writes nests < 20).
+MAX_JSON_DEPTH: Final = 64
+_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_OPEN: Final = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSE: Final = np.frombuffer(b"]}", dtype=np.uint8)
+
+
+def json_depth(data: bytes) -> int:
+    """How deep arrays and objects nest in the JSON text ``data`` (strings skipped)."""
+    codes = np.frombuffer(_STRING.sub(b'""', data), dtype=np.uint8)
+    steps = np.isin(codes, _OPEN).astype(np.int64) - np.isin(codes, _CLOSE)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def load_json(raw: bytes | str, *, what: str, where: str | None, error: type[Exception]) -> Any:
+    """``raw`` parsed as JSON, or ``error`` saying what is wrong with it, at ``where``.
+
+    ``error`` is a project error class (given ``where=``) or a built-in one (given
+    the location in the message).
+    """
+
+    def fail(message: str) -> Exception:
+        if issubclass(error, OnnxArrowError):
+            return error(message, where=where)
+        return error(f"{where}: {message}" if where else message)
+
+    try:
+        data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
+    except UnicodeEncodeError as exc:
+        raise fail(f"{what} holds text that is not valid Unicode ({exc.reason})") from None
+    if len(data) > MAX_JSON_BYTES:
+        raise fail(
+            f"{what} is {len(data)} bytes, more than the {MAX_JSON_BYTES} onnx-arrow reads; "
+            "it was not written by onnx-arrow, or is damaged"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(
+            f"{what} is not JSON (not UTF-8 text: byte {exc.start} is "
+            f"{data[exc.start : exc.start + 1]!r})"
+        ) from None
+    depth = json_depth(data)
+    if depth > MAX_JSON_DEPTH:
+        raise fail(
+            f"{what} nests {depth} levels deep, more than the {MAX_JSON_DEPTH} onnx-arrow "
+            "reads; it was not written by onnx-arrow, or is damaged"
+        )
+    try:
+        return json.loads(text)
+    except RecursionError:  # not reached after the depth check; kept as the last guard
+        raise fail(f"{what} nests too deep to parse") from None
+    except ValueError as exc:  # JSONDecodeError, and integers of thousands of digits
+        raise fail(f"{what} is not JSON ({getattr(exc, 'msg', exc)})") from None
