@@ -1357,9 +1357,17 @@ def _compare(source: Iterable[Case], tree: Path, progress: _Progress) -> tuple[i
 
 
 def _tree_files(root: Path) -> Iterator[str]:
+    """The files under ``root``, sorted; a symbolic link (to a file or a folder) is an
+    error, as it is in a corpus: nothing outside ``root`` is listed or read."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         rel = Path(dirpath).relative_to(root).as_posix()
+        for name in dirnames + filenames:
+            if os.path.islink(os.path.join(dirpath, name)):
+                raise _DataError(
+                    f"{os.path.join(dirpath, name)}: a symbolic link; a case folder holds "
+                    "regular files and folders only (import refuses it too)"
+                )
         for name in sorted(filenames):
             yield name if rel == "." else f"{rel}/{name}"
 
@@ -1488,7 +1496,7 @@ def _value_text(folder: Path, rel: str, model: ModelProto, io: str, index: int) 
         return "", f"the model declares no {io} {index}: kept as a file"
     path = folder / rel
     try:
-        arr = onnx_arrow.read_pb(path, type_proto, base_dir=path.parent)
+        arr = onnx_arrow.read_pb(path, type_proto, base_dir=path.parent, follow_symlinks=False)
     except OnnxArrowError as exc:
         raise (exc if str(path) in str(exc) else exc.at(str(path))) from None
     value = onnx_arrow.to_pylist(arr, strings="bytes")[0]

@@ -1039,3 +1039,29 @@ def test_help_and_usage_errors_import_nothing_they_do_not_need(args: list[str]) 
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("link", ["value", "data set"])
+def test_info_on_a_case_folder_reads_nothing_through_a_symlink(
+    tmp_path: Path,
+    tensor_pb: Path,
+    model_onnx: Path,
+    capsys: pytest.CaptureFixture[str],
+    link: str,
+) -> None:
+    case = tmp_path / "case"
+    (case / "test_data_set_0").mkdir(parents=True)
+    shutil.copy(model_onnx, case / "model.onnx")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(tensor_pb, outside / "input_0.pb")
+    if link == "value":
+        (case / "test_data_set_0" / "input_0.pb").symlink_to(outside / "input_0.pb")
+        named = case / "test_data_set_0" / "input_0.pb"
+    else:
+        (case / "test_data_set_0").rmdir()
+        (case / "test_data_set_0").symlink_to(outside, target_is_directory=True)
+        named = case / "test_data_set_0"
+    assert main(["info", str(case)]) == 1
+    err = _error_line(capsys.readouterr().err)
+    assert f"{named}: a symbolic link" in err

@@ -13,7 +13,7 @@ import pyarrow as pa
 from onnx import TensorProto, TypeProto
 
 from onnx_arrow.core import _wire
-from onnx_arrow.core._open import OPEN_FLAGS, file_kind
+from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.core.tensors import FIXED_WIDTH_FIELDS
 from onnx_arrow.core.values import resolve_declared, to_arrow_serialized
 from onnx_arrow.errors import InvalidMessageError
@@ -39,6 +39,7 @@ def read_pb(
     base_dir: str | os.PathLike[str] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
     exact: bool = False,
+    follow_symlinks: bool = True,
     type: TypeProto | None = None,
 ) -> pa.Array:
     """Read one ``.pb`` file into a one-row array, as :func:`onnx_arrow.to_arrow` gives.
@@ -50,7 +51,9 @@ def read_pb(
     or a device is an error, never a hang), at most ``max_bytes``.  External data is
     resolved against ``base_dir``.  With ``exact=True`` the array is an
     ``onnx.message`` array that gives the file's message back byte for byte.
-    ``type`` is the deprecated name of ``declared``.
+    With ``follow_symlinks=False`` a path whose last component is a symbolic link is
+    refused (as a file found inside a folder should be).  ``type`` is the
+    deprecated name of ``declared``.
 
     Raises
     ------
@@ -61,7 +64,7 @@ def read_pb(
     """
     declared = resolve_declared(declared, type, "read_pb")
     where = os.fspath(path)
-    data = _read_aligned(where, max_bytes)
+    data = _read_aligned(where, max_bytes, follow_symlinks)
     # which message the file holds comes from the declared type, never from the bytes
     kind = None if declared is not None else "tensor"
     array = to_arrow_serialized(
@@ -70,11 +73,17 @@ def read_pb(
     return array if exact else array.storage.field("value")
 
 
-def _read_aligned(path: str, max_bytes: int) -> np.ndarray[Any, Any]:
+def _read_aligned(path: str, max_bytes: int, follow_symlinks: bool) -> np.ndarray[Any, Any]:
     """The bytes of the file at ``path``, placed so that its first payload is aligned."""
     try:
-        fd = os.open(path, OPEN_FLAGS)
+        fd = os.open(path, OPEN_FLAGS | (0 if follow_symlinks else NO_FOLLOW))
     except OSError as exc:
+        if not follow_symlinks and os.path.islink(path):
+            raise InvalidMessageError(
+                "a symbolic link, not a regular file; a folder's files are read only "
+                "where they are",
+                where=path,
+            ) from None
         raise InvalidMessageError(f"cannot open: {exc.strerror}", where=path) from None
     try:
         info = os.fstat(fd)

@@ -9,15 +9,18 @@ outside the folder.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
+from onnx_arrow.core.model import NO_FOLLOW
 from onnx_arrow.corpus.sources import CorpusError
 
 __all__ = [
@@ -110,13 +113,32 @@ def atomic_file(path: str | os.PathLike[str], *, what: str) -> Iterator[str]:
         raise
 
 
+#: Folders are created and entered relative to an open folder, never following a symbolic
+#: link (``openat``-style), so that a link planted inside the destination, even after the
+#: checks, cannot lead a write out of it.
+_DIR_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0) | NO_FOLLOW
+)
+_FILE_FLAGS: Final = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+    | NO_FOLLOW
+)
+
+
 @dataclass
 class TreeWriter:
     """Writes files under the folder ``base``: each path checked, each folder created once.
 
     With ``replace``, a file of the same path is replaced whole or not at all; without it,
     a path written twice is an error, never an overwrite.  Several writers (in several
-    processes) may write into one folder, each its own files.
+    processes) may write into one folder, each its own files.  Inside ``base`` no
+    symbolic link is followed: a folder or file of the tree that is one is an error, and
+    a replaced file is a new file (a hard link to a file elsewhere is not written
+    through).
     """
 
     base: str
@@ -129,39 +151,90 @@ class TreeWriter:
         folder, _, name = f.path.rpartition("/")
         if folder not in self._folders:
             safe_relative(f.path, where=self.where)
+        elif name in (".", "..") or not _SAFE_PART.fullmatch(name):
+            safe_relative(f.path, where=self.where)  # raises
+        fd = self._open_folder(folder, f.path)
+        try:
+            self._folders.add(folder)
+            if self.replace:
+                tmp = f".{name}.partial"
+                try:
+                    _write_new(tmp, fd, f.data)
+                    os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                except BaseException:  # a full disk or Ctrl-C leaves the folder as it was
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp, dir_fd=fd)
+                    raise
+                return len(f.data)
             try:
-                os.makedirs(os.path.join(self.base, folder), exist_ok=True)
-            except (FileExistsError, NotADirectoryError):
+                _write_new(name, fd, f.data)
+            except FileExistsError:
                 raise CorpusError(
-                    f"the folder of {f.path!r} is also the path of a file; "
+                    f"{f.path!r} is already written (it comes twice, or is a folder too); "
                     "each path names one file or one folder",
                     where=self.where,
                 ) from None
-            self._folders.add(folder)
-        elif name in (".", "..") or not _SAFE_PART.fullmatch(name):
-            safe_relative(f.path, where=self.where)  # raises
-        path = f"{self.base}/{f.path}"
-        if self.replace:
-            tmp = os.path.join(self.base, folder, f".{name}.partial")
-            try:
-                with open(tmp, "wb") as fh:
-                    fh.write(f.data)
-                os.replace(tmp, path)
-            except BaseException:  # a full disk or Ctrl-C leaves the folder as it was
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-                raise
+            except OSError as exc:
+                if _is_link(name, fd):
+                    raise self._link_error(f.path) from None
+                raise OSError(exc.errno, exc.strerror, f"{self.base}/{f.path}") from None
             return len(f.data)
+        finally:
+            os.close(fd)
+
+    def _open_folder(self, folder: str, path: str) -> int:
+        """The folder of ``path`` (``folder``, relative to ``base``), created as needed and
+        entered component by component without following a link; an open descriptor."""
+        fd = os.open(self.base, _DIR_FLAGS & ~NO_FOLLOW)  # base itself is the caller's
         try:
-            with open(path, "xb") as fh:
-                fh.write(f.data)
-        except FileExistsError:
-            raise CorpusError(
-                f"{f.path!r} is already written (it comes twice, or is a folder too); "
-                "each path names one file or one folder",
-                where=self.where,
-            ) from None
-        return len(f.data)
+            done = []
+            for part in folder.split("/") if folder else ():
+                done.append(part)
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                try:
+                    inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    if _is_link(part, fd):
+                        raise self._link_error("/".join(done)) from None
+                    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+                        raise CorpusError(
+                            f"the folder of {path!r} is also the path of a file; "
+                            "each path names one file or one folder",
+                            where=self.where,
+                        ) from None
+                    raise OSError(
+                        exc.errno, exc.strerror, f"{self.base}/{'/'.join(done)}"
+                    ) from None
+                os.close(fd)
+                fd = inner
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _link_error(self, path: str) -> CorpusError:
+        return CorpusError(
+            f"{path!r} is a symbolic link in the folder written into; files are written "
+            "only into folders of the destination itself: remove the link, or write into "
+            "an empty folder",
+            where=self.where,
+        )
+
+
+def _write_new(name: str, dir_fd: int, data: bytes) -> None:
+    """Create the file ``name`` in the open folder ``dir_fd`` (it must not exist) and write
+    ``data`` into it."""
+    fd = os.open(name, _FILE_FLAGS, 0o666, dir_fd=dir_fd)
+    with open(fd, "wb", closefd=True) as fh:
+        fh.write(data)
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -54,7 +55,7 @@ def test_force_replaces_files_of_the_same_path(tmp_path: Path) -> None:
 def test_a_failed_replace_leaves_no_partial_file(tmp_path: Path, monkeypatch) -> None:
     write_tree([File("a/x.pb", b"old")], tmp_path)
 
-    def full_disk(src: str, dst: str) -> None:
+    def full_disk(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("os.replace", full_disk)
@@ -62,3 +63,30 @@ def test_a_failed_replace_leaves_no_partial_file(tmp_path: Path, monkeypatch) ->
         write_tree([File("a/x.pb", b"new")], tmp_path, force=True)
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["x.pb"]
     assert (tmp_path / "a/x.pb").read_bytes() == b"old"
+
+
+@pytest.mark.parametrize("link", ["a", "a/b"])
+def test_a_symlinked_folder_inside_the_destination_is_not_written_through(
+    tmp_path: Path, link: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dest = tmp_path / "dest"
+    (dest / link).parent.mkdir(parents=True)
+    (dest / link).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(CorpusError, match=f"'{link}' is a symbolic link in the folder written"):
+        write_tree([File("a/b/x.pb", b"data")], dest, force=True)
+    assert list(outside.iterdir()) == []
+
+
+def test_a_replaced_file_is_a_new_file_never_written_through_a_link(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.pb"
+    outside.write_bytes(b"keep")
+    dest = tmp_path / "dest"
+    (dest / "a").mkdir(parents=True)
+    (dest / "a/x.pb").symlink_to(outside)
+    os.link(outside, dest / "a/y.pb")
+    write_tree([File("a/x.pb", b"new"), File("a/y.pb", b"new")], dest, force=True)
+    assert outside.read_bytes() == b"keep"
+    assert not (dest / "a/x.pb").is_symlink()
+    assert (dest / "a/x.pb").read_bytes() == (dest / "a/y.pb").read_bytes() == b"new"
