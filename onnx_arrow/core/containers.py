@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
-from onnx import MapProto, SequenceProto, SparseTensorProto, TensorProto
+from google.protobuf.descriptor import FieldDescriptor
+from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import Strings, decode_strings
@@ -92,6 +93,41 @@ _SPARSE_DIMS: Final = _field_number(SparseTensorProto, "dims")
 _TENSOR_SUBMESSAGES: Final = frozenset(
     TensorProto.DESCRIPTOR.fields_by_name[n].number for n in ("external_data", "metadata_props")
 )
+
+
+_WIRE_TYPES: Final = {
+    FieldDescriptor.TYPE_STRING: _wire.LEN,
+    FieldDescriptor.TYPE_BYTES: _wire.LEN,
+    FieldDescriptor.TYPE_MESSAGE: _wire.LEN,
+    FieldDescriptor.TYPE_INT32: _wire.VARINT,
+    FieldDescriptor.TYPE_INT64: _wire.VARINT,
+}
+
+
+def _check_foreign(f: _wire.Field, message: str, where: str) -> None:
+    """Refuse a field that ``message`` (a container message) does not have, or has with
+    another wire type: such bytes are another message (a TensorProto's dims and raw_data
+    read as a SequenceProto give an empty sequence), never an empty value."""
+    descriptor = _CONTAINERS[message].DESCRIPTOR.fields_by_number.get(f.number)
+    if descriptor is not None and _WIRE_TYPES.get(descriptor.type, -1) in (
+        f.wire_type,
+        _wire.LEN if descriptor.is_repeated else -1,
+    ):
+        return
+    what = f"field {f.number}" if descriptor is None else f"{descriptor.name} (field {f.number})"
+    raise InvalidMessageError(
+        f"{what} with wire type {f.wire_type} is not a field of {message}: these bytes are "
+        f"not a {message} (a tensor where the model declares a container?); check the "
+        "declared type, or keep the file as bytes",
+        where=where,
+    )
+
+
+_CONTAINERS: Final = {
+    "SequenceProto": SequenceProto,
+    "OptionalProto": OptionalProto,
+    "MapProto": MapProto,
+}
 
 
 # --- values ------------------------------------------------------------------------------
@@ -209,6 +245,7 @@ class _Decoder:
                 child_kind = kind
                 child_fields.append(f)
             else:
+                _check_foreign(f, "OptionalProto" if singular else "SequenceProto", where)
                 parts.append(bytes(buf[f.start : f.end]))
         if singular and len(child_fields) > 1:
             # protobuf merges repeated occurrences of a singular message field; so do not we
@@ -281,6 +318,7 @@ class _Decoder:
                     )
                 values_field = f
             else:
+                _check_foreign(f, "MapProto", where)
                 parts.append(bytes(buf[f.start : f.end]))
         key = map_key_dtype(key_type, where=join_path(where, "key_type"), error=InvalidMessageError)
         keys = _map_keys(key, int_keys, string_keys, where)
