@@ -61,6 +61,7 @@ from onnx_arrow._summary import DECODED_FLOATS, op_types
 from onnx_arrow.core.model import (
     DTYPES,
     MAP,
+    MAX_ELEMENTS,
     OPTIONAL,
     SEQUENCE,
     SPARSE_TENSOR,
@@ -542,17 +543,37 @@ def _tensor(cell: Any, where: str) -> Tensor:
             "of their ONNX dtype (np.asarray(value, dtype=...))",
             where=where,
         )
+    if isinstance(cell, np.ma.MaskedArray):
+        raise UnsupportedTypeError(
+            "a masked array: an ONNX tensor has no mask, so its masked elements would be "
+            "stored as data; fill them first (cell.filled(value)), or make the cell None",
+            where=where,
+        )
     array = np.asarray(cell)
     try:
         row = dtype_of_numpy(array.dtype)
     except OnnxArrowError as exc:
         raise exc.at(where) from None
+    if array.size > MAX_ELEMENTS:
+        # a broadcast view holds few bytes but would be copied whole
+        raise NotRepresentableError(
+            f"shape {list(array.shape)} holds {array.size} elements, more than the "
+            f"{MAX_ELEMENTS} a tensor may hold",
+            where=where,
+        )
     dims = tuple(int(d) for d in array.shape)
     if row.arrow_kind is ArrowKind.BINARY:
         codes = np.empty(array.size, dtype=object)
         codes[:] = [_as_bytes(v, where) for v in array.reshape(-1).tolist()]
         return Tensor(row, dims, codes)
-    flat = np.ascontiguousarray(array).reshape(-1)
+    try:
+        flat = np.ascontiguousarray(array).reshape(-1)
+    except MemoryError:
+        raise NotRepresentableError(
+            f"shape {list(array.shape)} needs {array.size * array.itemsize} bytes as one "
+            "tensor, more than can be allocated here",
+            where=where,
+        ) from None
     if flat.dtype != row.numpy:
         flat = flat.astype(row.numpy)  # byte order only: dtype_of_numpy matched the kind
     return Tensor(row, dims, flat)

@@ -34,6 +34,7 @@ from onnx_arrow.core.containers import (
     OptionalValue,
     SequenceValue,
     SparseValue,
+    check_sparse,
     field_name,
 )
 from onnx_arrow.core.dtypes import DType
@@ -446,5 +447,6 @@ def _sparse_rows(array: pa.Array) -> list[Node | None]:
         if not valid[i] or v is None or ix is None:
             out.append(None)
             continue
+        check_sparse(tuple(shapes[i]), v, ix, f"row {i}")
         out.append(SparseValue(tuple(shapes[i]), v, ix))
     return out

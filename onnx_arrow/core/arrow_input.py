@@ -19,7 +19,10 @@ and gives one ``pyarrow.Array`` that is
   and lists, which hold the same values;
 * **readable**: an onnx-arrow extension type whose layout was wrong when pyarrow
   read it (kept as read, so that the rest of the file stays readable) is refused
-  here, located.
+  here, located;
+* **consistent in its values** where a layout constrains them, at any depth: a
+  variable-shape tensor's shapes are non-negative, agree with its ``uniform_shape``
+  and with the length of its data.  An error names the first row at fault.
 
 >>> import pyarrow as pa
 >>> as_array(pa.chunked_array([[1, 2], [3]])).to_pylist()
@@ -30,11 +33,17 @@ DataType(binary)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 
-from onnx_arrow.core.extension_types import check_readable, with_storage, without_views
+from onnx_arrow.core.extension_types import (
+    check_readable,
+    extension_metadata,
+    with_storage,
+    without_views,
+)
 from onnx_arrow.core.storage import from_storage, storage_type, to_storage
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
 
@@ -73,8 +82,97 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
         if chunked.num_chunks == 0:
             # combine_chunks() cannot build an empty array of nested extension types
             return pa.nulls(0, chunked.type)
-        return chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
+        chunked = chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
+    _check_values_located(chunked, where)
     return chunked
+
+
+_VARIABLE_SHAPE: Final = frozenset({"arrow.variable_shape_tensor", "onnx.variable_shape_tensor"})
+
+
+def _check_values_located(array: pa.Array, where: str) -> None:
+    """:func:`_check_values`, the error located at the first row at fault (found by
+    bisection, on the error path only)."""
+    try:
+        _check_values(array)
+    except ArrowLayoutError as first:
+        lo, hi = 0, len(array)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            try:
+                _check_values(array.slice(lo, mid - lo))
+            except ArrowLayoutError:
+                hi = mid
+            else:
+                lo = mid
+        try:
+            _check_values(array.slice(lo, 1))
+        except ArrowLayoutError as exc:
+            row = f"{where}: row {lo}" if where else f"row {lo}"
+            raise exc.at(row) from None
+        raise (first.at(where) if where else first) from None
+
+
+def _check_values(array: pa.Array) -> None:
+    t = array.type
+    if isinstance(t, pa.BaseExtensionType):
+        if t.extension_name in _VARIABLE_SHAPE:
+            _check_variable_shapes(array)
+        _check_values(array.storage)
+    elif pa.types.is_struct(t):
+        for child in array.flatten():
+            _check_values(child)
+    elif pa.types.is_map(t):
+        _check_values(_list_values(array).field(0))
+        _check_values(_list_values(array).field(1))
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        _check_values(_list_values(array))
+    elif pa.types.is_fixed_size_list(t):
+        size = t.list_size
+        _check_values(array.values.slice(array.offset * size, len(array) * size))
+
+
+def _list_values(array: pa.Array) -> pa.Array:
+    """The elements the rows of a list array span (null rows' too: validated, so safe)."""
+    offsets = array.offsets
+    if len(offsets) == 0:
+        return array.values.slice(0, 0)
+    start, stop = offsets[0].as_py(), offsets[-1].as_py()
+    return array.values.slice(start, stop - start)
+
+
+def _check_variable_shapes(array: pa.Array) -> None:
+    storage = array.storage
+    data, shapes = storage.field("data"), storage.field("shape")
+    ndim = shapes.type.list_size
+    n = len(storage)
+    flat = shapes.values.slice(shapes.offset * ndim, n * ndim).fill_null(0)
+    dims = flat.to_numpy(zero_copy_only=False).astype(np.int64).reshape(n, ndim)
+    valid = storage.is_valid().to_numpy(zero_copy_only=False)
+    if data.null_count:
+        valid &= data.is_valid().to_numpy(zero_copy_only=False)
+    dims = dims[valid]
+    if (dims < 0).any():
+        bad = dims[np.flatnonzero((dims < 0).any(axis=1))[0]]
+        raise ArrowLayoutError(f"shape {bad.tolist()} has a negative size")
+    uniform = extension_metadata(array.type).get("uniform_shape")
+    if uniform:
+        for j, size in enumerate(uniform):
+            if size is not None and (dims[:, j] != size).any():
+                bad = dims[np.flatnonzero(dims[:, j] != size)[0]]
+                raise ArrowLayoutError(
+                    f"shape {bad.tolist()} disagrees with the column's uniform_shape {uniform}"
+                )
+    offsets = data.offsets.to_numpy()
+    lengths = np.diff(offsets)[valid]
+    wide = np.prod(dims.astype(np.float64), axis=1)
+    counts = np.prod(dims, axis=1)
+    wrong = np.flatnonzero((wide > 2.0**62) | (counts != lengths))
+    if wrong.size:
+        raise ArrowLayoutError(
+            f"shape {dims[wrong[0]].tolist()} needs {int(wide[wrong[0]])} elements, data holds "
+            f"{int(lengths[wrong[0]])}"
+        )
 
 
 def _arrow(data: Any, where: str) -> pa.Array | pa.ChunkedArray:

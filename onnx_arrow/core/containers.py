@@ -15,6 +15,7 @@ and ``key_type`` (also of an absent optional or an empty sequence) live there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -60,6 +61,7 @@ __all__ = [
     "SequenceValue",
     "SparseValue",
     "assemble",
+    "check_sparse",
     "decode_value",
     "encode_value",
     "field_name",
@@ -386,7 +388,7 @@ class _Decoder:
                 where=join_path(where, missing),
             )
         values, indices = found[_SPARSE_VALUES][0], found[_SPARSE_INDICES][0]
-        _check_sparse(tuple(dims), values, indices, where)
+        check_sparse(tuple(dims), values, indices, where)
         return SparseValue(tuple(dims), values, indices), b"".join(parts), Kind(SPARSE_TENSOR)
 
 
@@ -468,7 +470,7 @@ def _map_keys(
     return values.astype(key.numpy)
 
 
-def _check_sparse(dims: tuple[int, ...], values: Tensor, indices: Tensor, where: str) -> None:
+def check_sparse(dims: tuple[int, ...], values: Tensor, indices: Tensor, where: str) -> None:
     if any(d < 0 for d in dims):
         raise InvalidMessageError(
             f"dims {list(dims)} has a negative size", where=join_path(where, "dims")
@@ -488,6 +490,16 @@ def _check_sparse(dims: tuple[int, ...], values: Tensor, indices: Tensor, where:
         raise InvalidMessageError(
             f"indices have dims {list(indices.dims)}; expected [{nnz}] (linear) or "
             f"[{nnz}, {len(dims)}] (coordinates)",
+            where=join_path(where, "indices"),
+        )
+    codes = indices.codes.reshape(indices.dims)
+    # linear indices address the flattened tensor, coordinates each of its dims
+    limits = np.array([math.prod(dims)] if codes.ndim == 1 else dims, dtype=np.float64)
+    outside = (codes < 0) | (codes >= limits)
+    bad = np.flatnonzero(outside if outside.ndim == 1 else outside.any(axis=1))
+    if bad.size:
+        raise InvalidMessageError(
+            f"indices[{int(bad[0])}] is {codes[bad[0]].tolist()}, outside dims {list(dims)}",
             where=join_path(where, "indices"),
         )
 

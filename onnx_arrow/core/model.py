@@ -96,6 +96,7 @@ from onnx_arrow.core.statistics import (
 )
 from onnx_arrow.core.storage import storage_type
 from onnx_arrow.core.tensors import (
+    MAX_ELEMENTS,
     Tensor,
     codes_to_storage,
     decode_tensor_fast,
@@ -111,6 +112,7 @@ __all__ = [
     "DTYPES",
     "FLOATING",
     "MAP",
+    "MAX_ELEMENTS",
     "MESSAGE_CLASS",
     "NO_FOLLOW",
     "OPEN_FLAGS",

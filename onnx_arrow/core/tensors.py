@@ -679,6 +679,7 @@ def fixed_tensor_messages(array: pa.Array) -> list[TensorProto] | None:
 def encode_tensor(tensor: Tensor) -> bytes:
     """Join a value and its envelope into a serialized ``TensorProto`` (canonical order)."""
     row, codes = tensor.dtype, tensor.codes
+    _check_envelope(tensor.envelope)
     if tensor.envelope and row.arrow_kind is not ArrowKind.BINARY:
         fast = _encode_raw_fast(tensor)
         if fast is not None:
@@ -702,6 +703,22 @@ def encode_tensor(tensor: Tensor) -> bytes:
     if storage is not None:
         parts.extend(_encode_data(storage, codes, row))
     return _canonical(parts)
+
+
+def _check_envelope(envelope: bytes | None) -> None:
+    """An envelope holds what the value does not: never dims or data_type (decoding takes
+    them out), which the value gives; one that does was not cut from a message."""
+    if not envelope:
+        return
+    for f in _wire.iter_fields(memoryview(envelope), what="envelope"):
+        if f.number in (DIMS, DATA_TYPE):
+            name = "dims" if f.number == DIMS else "data_type"
+            raise ArrowLayoutError(
+                f"the envelope carries {name}, which the value itself gives; an envelope "
+                "holds the message without its dims, data_type and data (build it with "
+                "onnx_arrow.to_arrow(..., exact=True))",
+                where="envelope",
+            )
 
 
 def _encode_raw_fast(tensor: Tensor) -> bytes | None:

@@ -21,6 +21,8 @@ optional(x)                            ``T(x)``, nullable; ``struct<value: T(x)>
 
 from __future__ import annotations
 
+import math
+
 import pyarrow as pa
 from onnx import TypeProto
 
@@ -39,7 +41,8 @@ from onnx_arrow.core.extension_types import (
     variable_shape_tensor,
 )
 from onnx_arrow.core.kinds import MAP, OPTIONAL, SEQUENCE, SPARSE_TENSOR, TENSOR, Kind
-from onnx_arrow.errors import UnsupportedTypeError
+from onnx_arrow.core.tensors import MAX_ELEMENTS
+from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
 __all__ = ["arrow_type", "fit_declared", "kind_of_arrow", "kind_of_type", "onnx_type"]
 
@@ -115,7 +118,14 @@ def arrow_type(type_proto: TypeProto, *, where: str = "type") -> pa.DataType:
             d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim
         ]
         if all(d is not None and d > 0 for d in dims):
-            return fixed_shape_tensor(value_type, tuple(d for d in dims if d is not None))
+            fixed = tuple(d for d in dims if d is not None)
+            if math.prod(fixed) > MAX_ELEMENTS:
+                raise NotRepresentableError(
+                    f"shape {list(fixed)} declares {math.prod(fixed)} elements, more than the "
+                    f"{MAX_ELEMENTS} a tensor may hold; the declaration is wrong",
+                    where=f"{where}.tensor_type.shape",
+                )
+            return fixed_shape_tensor(value_type, fixed)
         known = dims if any(d is not None for d in dims) else None
         return variable_shape_tensor(value_type, len(dims), known)
     if which == "sparse_tensor_type":

@@ -727,7 +727,10 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
                 f"row role {role!r} where a file starts; expected model, value or file", where=at
             )
         end = _value_end(roles, paths, i)
-        data = _stored_value(cols, i, end, at).to_bytes()
+        try:
+            data = _stored_value(cols, i, end, at).to_bytes()
+        except OnnxArrowError as exc:
+            raise (exc if at in str(exc) else exc.at(at)) from None
         yield StoredFile(cases[i], path, _checked(data, digests, i, at))
         i = end
 
