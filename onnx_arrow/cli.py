@@ -690,6 +690,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OnnxArrowError, _DataError) as exc:
         _error(str(exc))
         return EXIT_DATA_ERROR
+    except MemoryError:
+        # a legal but huge input (a sparse file) on a machine without the memory for it
+        _error("out of memory; free memory, or leave the largest files out")
+        return EXIT_DATA_ERROR
     except KeyboardInterrupt:
         # Outputs are written beside their target and renamed when complete, and
         # temporary folders are removed on the way out: nothing half-done is left.

@@ -50,6 +50,7 @@ __all__ = [
     "NodeSuiteSource",
     "Tolerance",
     "case_refs",
+    "check_name",
     "declared_type",
     "default_source",
     "graph_values",
@@ -255,7 +256,14 @@ def read_regular_file(
             raise CorpusError(
                 f"{info.st_size} bytes exceed the limit of {max_bytes} per file", where=where
             )
-        data = os.read(fd, info.st_size)  # a regular file gives it all at once
+        try:
+            data = os.read(fd, info.st_size)  # a regular file gives it all at once
+        except MemoryError:
+            raise CorpusError(
+                f"{info.st_size} bytes do not fit in the memory left to read them; "
+                "free memory, or leave the file out",
+                where=where,
+            ) from None
         if len(data) < info.st_size:
             chunks = [data]
             remaining = info.st_size - len(data)
@@ -269,6 +277,25 @@ def read_regular_file(
         return data
     finally:
         os.close(fd)
+
+
+def check_name(name: str, rel: str) -> None:
+    """Refuse a file or folder name that a store cannot hold or an export cannot write
+    back: not UTF-8 (a store's paths are UTF-8 text), or with a backslash (a folder
+    separator on Windows, refused by every export)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise CorpusError(
+            "the name is not UTF-8; a store's paths are UTF-8 text: rename it", where=shown
+        ) from None
+    if "\\" in name:
+        raise CorpusError(
+            "the name holds a backslash, a folder separator on Windows that no export "
+            "writes back: rename it",
+            where=rel,
+        )
 
 
 @dataclass(frozen=True)
@@ -302,6 +329,7 @@ class CaseRef:
             with os.scandir(root + folder) as entries:
                 for entry in entries:
                     rel = f"{folder}/{entry.name}"
+                    check_name(entry.name, rel)
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(rel)
                     else:
@@ -430,6 +458,7 @@ class FolderSource:
             names: list[str] = []
             with os.scandir(folder) as entries:
                 for entry in entries:
+                    check_name(entry.name, prefix + entry.name)
                     if entry.is_dir(follow_symlinks=False):
                         dirs.append((prefix + entry.name, entry.path))
                     else:
