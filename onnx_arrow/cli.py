@@ -674,7 +674,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status instead of exiting."""
-    restore_interrupt()  # from here on a Ctrl-C unwinds, cleaning up (below)
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -684,6 +683,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     out = sys.stdout
     try:
+        restore_interrupt()  # from here on a Ctrl-C unwinds, cleaning up (below)
         return _COMMANDS[args.command](args, out)
     except _UsageError:
         return EXIT_USAGE

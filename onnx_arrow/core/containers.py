@@ -125,7 +125,7 @@ def _check_foreign(f: _wire.Field, message: str, where: str) -> None:
     )
 
 
-_CONTAINERS: Final = {
+_CONTAINERS: Final[dict[str, Any]] = {
     "SequenceProto": SequenceProto,
     "OptionalProto": OptionalProto,
     "MapProto": MapProto,

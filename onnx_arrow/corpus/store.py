@@ -17,6 +17,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -169,6 +170,12 @@ def _build_task(refs: list[Case | CaseRef], keep_undecodable: bool, budget: int)
     return sink.getvalue().to_pybytes(), builder.cases, builder.warnings, len(done)
 
 
+def _no_interrupt() -> None:
+    """In a worker: Ctrl-C (sent to the whole process group) is the parent's to handle;
+    it stops handing out work and waits for what runs, so a worker never dies mid-task."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _tasks(refs: Iterable[Case | CaseRef]) -> Iterator[list[Case | CaseRef]]:
     task: list[Case | CaseRef] = []
     for ref in refs:
@@ -196,7 +203,7 @@ def _parallel(
     # pyarrow imports pandas on its first conversion from Python; done here, before the
     # workers fork, it is done once rather than once per worker
     pa.array([], pa.int64())
-    with cf.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+    with cf.ProcessPoolExecutor(jobs, mp_context=context, initializer=_no_interrupt) as pool:
         pending: collections.deque[tuple[list[Case | CaseRef], cf.Future[_TaskResult]]] = (
             collections.deque()
         )
@@ -1208,9 +1215,12 @@ def export_store(
         return write_tree(store.files(), dest, force=force, progress=progress, where=where)
     counts = {"files": 0, "bytes": 0}
     context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    stop = context.Event()  # set on an error or Ctrl-C: the workers stop between two files
     with (
         tree_writer(dest, force=force, where=where) as writer,
-        cf.ProcessPoolExecutor(min(jobs, groups), mp_context=context) as pool,
+        cf.ProcessPoolExecutor(
+            min(jobs, groups), mp_context=context, initializer=_export_worker, initargs=(stop,)
+        ) as pool,
     ):
         parts = tuple(map(str, store.parts))
         futures = [pool.submit(_export_row_group, parts, i, writer) for i in range(groups)]
@@ -1222,6 +1232,7 @@ def export_store(
                     if progress is not None:
                         progress(written)
         except BaseException:
+            stop.set()
             for future in futures:
                 future.cancel()
             raise
@@ -1237,10 +1248,23 @@ class _Written:
     size: int
 
 
+#: In an export worker: the event that says stop (set by the parent on an error or Ctrl-C).
+_STOP: list[Any] = []
+
+
+def _export_worker(stop: Any) -> None:
+    _no_interrupt()
+    _STOP[:] = [stop]
+
+
 def _export_row_group(parts: tuple[str, ...], group: int, writer: TreeWriter) -> list[_Written]:
     """Write the files of one row group of the store of ``parts`` (in a worker process)."""
-    files = _worker_store(parts).files(row_group=group)
-    return [_Written(f.case, f.path, writer.write(f)) for f in files]
+    written = []
+    for f in _worker_store(parts).files(row_group=group):
+        if _STOP and _STOP[0].is_set():
+            raise KeyboardInterrupt  # the export stopped; the file being written is whole
+        written.append(_Written(f.case, f.path, writer.write(f)))
+    return written
 
 
 @functools.lru_cache(maxsize=1)
