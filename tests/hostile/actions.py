@@ -1,0 +1,277 @@
+"""What a hostile case does, run inside the child process (:mod:`hostile.child`).
+
+Each action takes JSON arguments (paths made by :mod:`hostile.families`) and calls
+one public entry point the way a user would: :func:`onnx_arrow.read_pb`, the
+``onnx-arrow`` command line (``main``, in process), :class:`onnx_arrow.corpus.Store`,
+the Arrow entry points on data read from an IPC file or built in memory (the
+``build_*`` functions), and the pandas adapter.  An action returns a small dict,
+or raises: the child reports either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from onnx import ModelProto, TensorProto, numpy_helper
+
+import onnx_arrow
+
+
+def read_pb(
+    path: str, model: str | None = None, io: str = "input", index: int = 0, back: bool = True
+) -> dict:
+    declared = None
+    if model is not None:
+        graph = ModelProto.FromString(Path(model).read_bytes()).graph
+        declared = (graph.input if io == "input" else graph.output)[index].type
+    array = onnx_arrow.read_pb(path, declared, base_dir=Path(path).parent, exact=True)
+    if back:
+        onnx_arrow.from_arrow(array)
+    return {"rows": len(array)}
+
+
+def cli(argv: list[str]) -> dict:
+    from onnx_arrow.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return {"rc": rc, "stdout": out.getvalue()[-2000:], "stderr": err.getvalue()[-2000:]}
+
+
+def store(path: str, op: str, case: str | None = None, dest: str | None = None) -> dict:
+    from onnx_arrow.corpus import Store
+
+    s = Store(path)
+    if op == "open":
+        return {"cases": len(s.cases())}
+    if op == "values":
+        return {"values": sum(1 for _ in s.values())}
+    if op == "files":
+        return {"files": sum(1 for _ in s.files())}
+    name = case if case is not None else s.cases()[0]
+    if op == "model":
+        s.model(name)
+    elif op == "case_arrays":
+        s.case_arrays(name)
+    elif op == "export":
+        assert dest is not None
+        return s.export(dest)
+    else:
+        raise ValueError(f"unknown store op {op!r}")
+    return {}
+
+
+def _apply(array: Any, op: str) -> dict:
+    if op == "from_arrow":
+        onnx_arrow.from_arrow(array)
+    elif op == "to_numpy":
+        onnx_arrow.to_numpy(array)
+    elif op == "to_pylist":
+        onnx_arrow.to_pylist(array)
+    elif op == "to_pandas":
+        import onnx_arrow.pandas as oap
+
+        oap.to_pandas(array)
+    elif op == "cases_from_rows":
+        from onnx_arrow.corpus import cases_from_rows
+
+        cases_from_rows(array)
+    else:
+        raise ValueError(f"unknown op {op!r}")
+    return {}
+
+
+def ipc(path: str, op: str) -> dict:
+    """Read the first column of an Arrow IPC file (as another engine wrote it), then ``op``."""
+    with pa.memory_map(path) as source:
+        table = pa.ipc.open_file(source).read_all()
+    return _apply(table if op == "cases_from_rows" else table.column(0), op)
+
+
+def built(builder: str, op: str) -> dict:
+    """Build an array in memory with ``build_<builder>``, then ``op``."""
+    return _apply(globals()[f"build_{builder}"](), op)
+
+
+def call(name: str) -> dict:
+    """Run ``case_<name>``: a case that is its own whole action."""
+    result = globals()[f"case_{name}"]()
+    return result if isinstance(result, dict) else {}
+
+
+# --- arrays built by hand ------------------------------------------------------------------
+
+
+def _exact_float_tensors(n: int = 2) -> pa.ExtensionArray:
+    tensors = [numpy_helper.from_array(np.full(2, i, np.float32), f"t{i}") for i in range(n)]
+    return onnx_arrow.to_arrow(tensors, exact=True)
+
+
+def _with_envelope(array: pa.ExtensionArray, envelope: pa.Array) -> pa.ExtensionArray:
+    storage = array.storage
+    struct = pa.StructArray.from_arrays(
+        [storage.field("value"), envelope], fields=list(storage.type)
+    )
+    return pa.ExtensionArray.from_storage(array.type, struct)
+
+
+def _binary_with_offsets(offsets: list[int], data: bytes) -> pa.Array:
+    return pa.Array.from_buffers(
+        pa.binary(),
+        len(offsets) - 1,
+        [None, pa.py_buffer(np.array(offsets, np.int32).tobytes()), pa.py_buffer(data)],
+    )
+
+
+def build_envelope_offsets_backwards() -> pa.Array:
+    """An ``onnx.message`` envelope whose offsets go backwards (a forged buffer)."""
+    return _with_envelope(_exact_float_tensors(), _binary_with_offsets([0, 40, 3], b"\x00" * 8))
+
+
+def build_string_tensor_offsets_backwards() -> pa.Array:
+    strings = onnx_arrow.to_arrow([numpy_helper.from_array(np.array([b"a", b"bc"], object))])
+    bad = _binary_with_offsets([0, 1 << 20, 2], b"abc")
+    storage = pa.FixedSizeListArray.from_arrays(bad, 2)
+    return pa.ExtensionArray.from_storage(strings.type, storage)
+
+
+def _variable_shape(shape: list[int], data: list[float], uniform: Any = None) -> pa.Array:
+    tensors = [
+        numpy_helper.from_array(np.ones(2, np.float32)),
+        numpy_helper.from_array(np.ones(3, np.float32)),
+    ]
+    good = onnx_arrow.to_arrow(tensors)
+    vtype = good.type
+    if uniform is not None:
+        from onnx_arrow.core.extension_types import variable_shape_tensor
+
+        vtype = variable_shape_tensor(pa.float32(), 1, uniform_shape=uniform)
+    storage = pa.StructArray.from_arrays(
+        [
+            pa.array([data], pa.list_(pa.float32())),
+            pa.FixedSizeListArray.from_arrays(pa.array(shape, pa.int32()), len(shape)),
+        ],
+        fields=list(good.type.storage_type),
+    )
+    return pa.ExtensionArray.from_storage(vtype, storage)
+
+
+def build_variable_shape_negative_dims() -> pa.Array:
+    return _variable_shape([-1], [])
+
+
+def build_variable_shape_against_uniform_shape() -> pa.Array:
+    return _variable_shape([3], [1.0, 2.0, 3.0], uniform=[2])
+
+
+def build_variable_shape_data_against_shape() -> pa.Array:
+    return _variable_shape([5], [1.0, 2.0])
+
+
+def build_bool8_value_7() -> pa.Array:
+    good = onnx_arrow.to_arrow([numpy_helper.from_array(np.array([True, False]))])
+    items = pa.ExtensionArray.from_storage(pa.bool8(), pa.array([7, 0], pa.int8()))
+    return pa.ExtensionArray.from_storage(good.type, pa.FixedSizeListArray.from_arrays(items, 2))
+
+
+def build_envelope_with_dims() -> pa.Array:
+    """An exact tensor row whose envelope carries ``dims`` (the value holds the dims)."""
+    good = _exact_float_tensors(1)
+    envelope = TensorProto(name="t0", data_type=TensorProto.FLOAT, dims=[7]).SerializeToString()
+    return _with_envelope(good, pa.array([envelope], pa.binary()))
+
+
+def build_envelope_garbage() -> pa.Array:
+    return _with_envelope(_exact_float_tensors(1), pa.array([b"\xff\xff\xff"], pa.binary()))
+
+
+def build_envelope_null_value() -> pa.Array:
+    good = _exact_float_tensors(2)
+    storage = good.storage
+    value = storage.field("value")
+    nulled = pa.ExtensionArray.from_storage(
+        value.type,
+        pa.FixedSizeListArray.from_arrays(value.storage.values, 2, mask=pa.array([False, True])),
+    )
+    struct = pa.StructArray.from_arrays(
+        [nulled, storage.field("envelope")], fields=list(storage.type)
+    )
+    return pa.ExtensionArray.from_storage(good.type, struct)
+
+
+def build_sparse_indices_out_of_range() -> pa.Array:
+    """A sparse tensor of dims [1] whose indices are 0 and 1 (its dims forged smaller)."""
+    from onnx import helper
+
+    values = numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "v")
+    indices = numpy_helper.from_array(np.array([0, 1], np.int64), "i")
+    good = onnx_arrow.to_arrow([helper.make_sparse_tensor(values, indices, [4])])
+    storage = good.storage
+    fields = [storage.field(i) for i in range(storage.type.num_fields)]
+    fields[0] = pa.array([[1]], storage.type.field(0).type)
+    struct = pa.StructArray.from_arrays(fields, fields=list(storage.type))
+    return pa.ExtensionArray.from_storage(good.type, struct)
+
+
+# --- whole cases ------------------------------------------------------------------------------
+
+
+def case_from_pandas_broadcast_view() -> None:
+    import pandas as pd
+
+    import onnx_arrow.pandas as oap
+
+    view = np.broadcast_to(np.float32(0), (1 << 41,))
+    oap.from_pandas(pd.Series([view], dtype=object))
+
+
+def case_from_pandas_masked_array() -> dict:
+    import pandas as pd
+
+    import onnx_arrow.pandas as oap
+
+    cell = np.ma.MaskedArray(np.array([1.0, 2.0], np.float32), mask=[False, True])
+    array = oap.from_pandas(pd.Series([cell], dtype=object))
+    return {"stored": onnx_arrow.to_numpy(array).tolist()}
+
+
+def case_declared_shape_overflows() -> None:
+    from onnx import TensorProto as T
+    from onnx import helper
+
+    declared = helper.make_tensor_type_proto(T.FLOAT, [1 << 40, 1 << 40, 1 << 40])
+    onnx_arrow.to_arrow([numpy_helper.from_array(np.ones(1, np.float32))], declared)
+
+
+def case_arrow_type_of_a_huge_shape() -> None:
+    from onnx import TensorProto as T
+    from onnx import helper
+
+    onnx_arrow.arrow_type(helper.make_tensor_type_proto(T.FLOAT, [1 << 62, 1 << 62]))
+
+
+# --- the harness's own check: what a crash, a hang and a foreign error look like ----------
+
+
+def crash() -> None:
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def hang() -> None:
+    import time
+
+    time.sleep(3600)
+
+
+def foreign() -> None:
+    empty: list[int] = []
+    empty.pop()

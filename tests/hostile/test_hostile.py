@@ -1,0 +1,61 @@
+"""The hostile-input suite: every case in a child process, under a memory cap and a timeout.
+
+The families and what each case must do are in :mod:`hostile.families`; how they run
+and are judged in :mod:`hostile.harness`.  ``PYTHONPATH=.:tests python -m
+hostile.harness [FAMILY ...]`` prints the outcomes counted by family;
+``PYTHONPATH=.:tests python -m hostile.fuzz --minutes 10`` is the longer random run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hostile.families import CASES
+from hostile.harness import Case, Expect, Outcome, run_cases
+
+
+@pytest.fixture(scope="session")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    return run_cases(CASES, tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_hostile_input(outcomes: dict[str, Outcome], case: Case) -> None:
+    outcome = outcomes[case.id]
+    assert outcome.problem is None, f"{outcome.verdict}: {outcome.problem}"
+
+
+def test_every_family_has_cases() -> None:
+    families = {c.family for c in CASES}
+    assert families == {
+        "pb-truncated",
+        "pb-mutated",
+        "pb-declared",
+        "huge",
+        "store-forged",
+        "arrow-ipc",
+        "arrow-built",
+        "pandas",
+        "confinement",
+        "fifo",
+        "names",
+    }
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+def test_the_harness_tells_a_crash_a_hang_and_a_foreign_error(tmp_path: Path) -> None:
+    def nothing(root: Path) -> dict[str, object]:
+        return {}
+
+    cases = [
+        Case("self", "crash", "crash", nothing, Expect(clean=True)),
+        Case("self", "hang", "hang", nothing, Expect(clean=True)),
+        Case("self", "foreign", "foreign", nothing, Expect(clean=True)),
+    ]
+    got = run_cases(cases, tmp_path, timeout=2)
+    assert got["self/crash"].verdict == "crash (signal 11)"
+    assert got["self/hang"].verdict == "hang"
+    assert got["self/foreign"].verdict == "foreign IndexError"
+    assert all(o.problem for o in got.values())
