@@ -61,6 +61,7 @@ from onnx_arrow.errors import (
     ArrowLayoutError,
     InvalidTensorError,
     NotRepresentableError,
+    OnnxArrowError,
     UnsupportedTypeError,
     join_path,
 )
@@ -286,7 +287,13 @@ def decode_tensor(
                 "are relative to",
                 where=join_path(where, "external_data"),
             )
-        raw = external(entries, row.raw_nbytes(count))
+        try:
+            raw = external(entries, row.raw_nbytes(count))
+        except OnnxArrowError as exc:  # located inside the value: which tensor it was
+            if where and exc.where and "external_data" in exc.where:
+                exc.where = join_path(where, exc.where[exc.where.find("external_data") :])
+                exc.args = (f"{exc.where}: {exc.message}",)
+            raise
         codes = _raw_to_codes(raw, row, count, join_path(where, "external_data"))
         storage_number = RAW_DATA
     elif external_entries:

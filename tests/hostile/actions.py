@@ -99,9 +99,9 @@ def built(builder: str, op: str) -> dict:
     return _apply(globals()[f"build_{builder}"](), op)
 
 
-def call(name: str) -> dict:
+def call(name: str, **kwargs: Any) -> dict:
     """Run ``case_<name>``: a case that is its own whole action."""
-    result = globals()[f"case_{name}"]()
+    result = globals()[f"case_{name}"](**kwargs)
     return result if isinstance(result, dict) else {}
 
 
@@ -275,3 +275,28 @@ def hang() -> None:
 def foreign() -> None:
     empty: list[int] = []
     empty.pop()
+
+
+# --- external data inside containers -------------------------------------------------------
+
+
+def _external_tensor(location: str) -> TensorProto:
+    t = TensorProto(name="x", data_type=TensorProto.FLOAT, dims=[2])
+    t.data_location = TensorProto.EXTERNAL
+    entry = t.external_data.add()
+    entry.key, entry.value = "location", location
+    return t
+
+
+def case_external_data_in_a_map(base_dir: str) -> None:
+    m = numpy_helper.from_dict({1: np.ones(2, np.float32)}, "m")
+    m.values.tensor_values[0].CopyFrom(_external_tensor("../outside.bin"))
+    onnx_arrow.to_arrow([m], base_dir=base_dir)
+
+
+def case_external_data_in_sparse_values(base_dir: str) -> None:
+    from onnx import helper
+
+    indices = numpy_helper.from_array(np.array([0, 1], np.int64))
+    sparse = helper.make_sparse_tensor(_external_tensor("/etc/passwd"), indices, [4])
+    onnx_arrow.to_arrow([sparse], base_dir=base_dir)

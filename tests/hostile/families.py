@@ -576,6 +576,18 @@ case("arrow-built", "arrow-type-of-a-huge-shape", "call", Expect("NotRepresentab
 )
 
 
+for _name, _where in (
+    ("in-a-map", "row 0: values.tensor_values[0].external_data.location"),
+    ("in-sparse-values", "row 0: values.external_data.location"),
+):
+    case("external-data", f"escape-{_name}", "call", Expect("ExternalDataError", _where))(
+        lambda root, n=_name: {
+            "name": f"external_data_{n.replace('-', '_')}",
+            "base_dir": str(_fresh(root, f"external/{n}")),
+        }
+    )
+
+
 # --- confinement --------------------------------------------------------------------------------
 
 

@@ -41,6 +41,7 @@ def test_every_family_has_cases() -> None:
         "confinement",
         "fifo",
         "names",
+        "external-data",
     }
     assert len({c.id for c in CASES}) == len(CASES)
 
