@@ -39,8 +39,11 @@ import numpy as np
 import pyarrow as pa
 
 from onnx_arrow.core.extension_types import (
+    MessageType,
+    SparseTensorType,
     check_readable,
     extension_metadata,
+    tensor_layout,
     with_storage,
     without_views,
 )
@@ -83,6 +86,10 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
             # combine_chunks() cannot build an empty array of nested extension types
             return pa.nulls(0, chunked.type)
         chunked = chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
+    try:
+        _check_message_kinds(chunked.type)
+    except ArrowLayoutError as exc:
+        raise (exc.at(where) if where else exc) from None
     _check_values_located(chunked, where)
     return chunked
 
@@ -139,6 +146,54 @@ def _list_values(array: pa.Array) -> pa.Array:
         return array.values.slice(0, 0)
     start, stop = offsets[0].as_py(), offsets[-1].as_py()
     return array.values.slice(start, stop - start)
+
+
+def _layout_kind(t: pa.DataType) -> str | None:
+    """The kind of value an Arrow column's layout holds, as far as the layout says."""
+    if isinstance(t, SparseTensorType):
+        return "sparse_tensor"
+    if tensor_layout(t) is not None:
+        return "tensor"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return "sequence"
+    if pa.types.is_map(t):
+        return "map"
+    return None
+
+
+def _check_message_kinds(t: pa.DataType) -> None:
+    """:func:`_check_message_kind` of every ``onnx.message`` type in ``t``."""
+    if isinstance(t, MessageType):
+        _check_message_kind(t)
+    if isinstance(t, pa.BaseExtensionType):
+        _check_message_kinds(t.storage_type)
+    elif pa.types.is_struct(t):
+        for f in t:
+            _check_message_kinds(f.type)
+    elif pa.types.is_map(t):
+        _check_message_kinds(t.key_type)
+        _check_message_kinds(t.item_type)
+    elif hasattr(t, "value_type") and not pa.types.is_dictionary(t):
+        _check_message_kinds(t.value_type)
+
+
+def _check_message_kind(t: MessageType) -> None:
+    """The kind an ``onnx.message`` column declares must be the kind its value column holds
+    (an optional is its element's column, with nulls)."""
+    kind, value_type = t.kind, t.value_type
+    while isinstance(kind, list) and kind and kind[0] == "optional" and len(kind) == 2:
+        kind = kind[1]
+        if pa.types.is_struct(value_type) and [f.name for f in value_type] == ["value"]:
+            value_type = value_type.field(0).type  # an optional level of its own
+    if not isinstance(kind, list) or not kind or pa.types.is_null(value_type):
+        return  # no kind below, or no value at all (every row absent)
+    held = _layout_kind(value_type)
+    if held != kind[0]:
+        raise ArrowLayoutError(
+            f"the onnx.message metadata says {kind[0]} values, but its value column is "
+            f"{value_type} ({held or 'no value kind'}); the metadata and the storage were "
+            "put together by hand: rebuild the column with onnx_arrow.to_arrow(..., exact=True)"
+        )
 
 
 def _check_variable_shapes(array: pa.Array) -> None:

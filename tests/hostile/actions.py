@@ -300,3 +300,26 @@ def case_external_data_in_sparse_values(base_dir: str) -> None:
     indices = numpy_helper.from_array(np.array([0, 1], np.int64))
     sparse = helper.make_sparse_tensor(_external_tensor("/etc/passwd"), indices, [4])
     onnx_arrow.to_arrow([sparse], base_dir=base_dir)
+
+
+def build_message_kind_against_storage() -> pa.Array:
+    """An ``onnx.message`` column whose metadata says sequence over a tensor's storage, as
+    read from IPC (pyarrow keeps the type as read)."""
+    import json
+
+    good = _exact_float_tensors(1)
+    meta = json.loads(good.type.__arrow_ext_serialize__())
+    meta["kind"] = ["sequence", ["tensor"]]
+    field = pa.field(
+        "v",
+        good.type.storage_type,
+        metadata={
+            b"ARROW:extension:name": b"onnx.message",
+            b"ARROW:extension:metadata": json.dumps(meta).encode(),
+        },
+    )
+    table = pa.Table.from_arrays([good.storage], schema=pa.schema([field]))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return pa.ipc.open_file(sink.getvalue()).read_all().column(0)
