@@ -179,11 +179,30 @@ def _decode_chunk(data: npt.NDArray[np.uint8], what: str) -> npt.NDArray[np.uint
 _VARINT_LIMITS: Final = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
 
 
-def encode_varints(values: npt.NDArray[np.uint64]) -> bytes:
-    """Encode uint64 values as a packed run of varints, vectorized."""
+def encode_varints(values: npt.NDArray[np.integer]) -> bytes:
+    """Encode integers as a packed run of varints, vectorized: signed ones sign-extended to
+    64 bits (as protobuf writes int32 and int64), unsigned ones as they are.
+
+    A chunk of about a million values at a time, so the temporaries stay small next to
+    the result whatever the number of values.
+    """
     if values.size == 0:
         return b""
-    values = np.ascontiguousarray(values, dtype=np.uint64)
+    flat = values.reshape(-1)
+    chunks = [
+        _encode_chunk(flat[i : i + _CHUNK_VALUES]) for i in range(0, flat.size, _CHUNK_VALUES)
+    ]
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_CHUNK_VALUES: Final = 1 << 20
+
+
+def _encode_chunk(chunk: npt.NDArray[np.integer]) -> bytes:
+    if chunk.dtype.kind == "i":
+        values = chunk.astype(np.int64).view(np.uint64)
+    else:
+        values = chunk.astype(np.uint64)
     lengths = np.searchsorted(_VARINT_LIMITS, values, side="right") + 1
     offsets = np.empty(values.size, dtype=np.int64)
     offsets[0] = 0
@@ -191,9 +210,9 @@ def encode_varints(values: npt.NDArray[np.uint64]) -> bytes:
     out = np.empty(int(offsets[-1] + lengths[-1]), dtype=np.uint8)
     for k in range(int(lengths.max())):
         mask = lengths > k
-        chunk = ((values[mask] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        chunk[lengths[mask] > k + 1] |= 0x80
-        out[offsets[mask] + k] = chunk
+        chunk_k = ((values[mask] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
+        chunk_k[lengths[mask] > k + 1] |= 0x80
+        out[offsets[mask] + k] = chunk_k
     return out.tobytes()
 
 

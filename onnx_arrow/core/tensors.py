@@ -201,10 +201,9 @@ def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
     elif row.typed_field in FIXED_WIDTH_FIELDS:
         return np.ascontiguousarray(codes).view(field_dtype).tobytes()
     elif encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.SIGN_EXTEND:
-        entries = codes.astype(np.int64).view(np.uint64)
+        entries = codes  # sign-extended a chunk at a time by the encoder
     else:  # ZERO_EXTEND
-        unsigned = np.dtype(f"<u{row.numpy.itemsize}")
-        entries = codes.view(unsigned).astype(np.uint64)
+        entries = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
     return _wire.encode_varints(entries)
 
 
