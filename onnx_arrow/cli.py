@@ -698,6 +698,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Outputs are written beside their target and renamed when complete, and
         # temporary folders are removed on the way out: nothing half-done is left.
         print(f"{PROG}: interrupted", file=sys.stderr)
+        _stop_children()
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``onnx-arrow example | head``): stop quietly.
@@ -708,6 +709,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         _error(f"{where}{exc.strerror or exc}")
         return EXIT_DATA_ERROR
+
+
+def _stop_children() -> None:
+    """End worker processes a pool stopped by Ctrl-C left waiting for work (a Ctrl-C just
+    after a pool forks can leave them so), which Python would otherwise wait for at exit;
+    by now every pool has stopped writing, so nothing they hold is half-written."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        child.terminate()
+    for child in multiprocessing.active_children():
+        child.join(5)
 
 
 def _error(message: str) -> None:

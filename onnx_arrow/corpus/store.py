@@ -172,8 +172,28 @@ def _build_task(refs: list[Case | CaseRef], keep_undecodable: bool, budget: int)
 
 def _no_interrupt() -> None:
     """In a worker: Ctrl-C (sent to the whole process group) is the parent's to handle;
-    it stops handing out work and waits for what runs, so a worker never dies mid-task."""
+    it stops handing out work and waits for what runs, so a worker never dies mid-task.
+    A Ctrl-C held since the fork (:func:`_held_interrupt`) is dropped here."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _held_interrupt() -> Iterator[None]:
+    """Hold Ctrl-C while workers are forked: a child starts with it blocked, so it cannot
+    die of one before :func:`_no_interrupt` runs (its pool would then never finish
+    shutting down); in this process a Ctrl-C that came meanwhile is raised on the way out."""
+    holds = (
+        hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    )
+    if holds:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if holds:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _tasks(refs: Iterable[Case | CaseRef]) -> Iterator[list[Case | CaseRef]]:
@@ -211,7 +231,8 @@ def _parallel(
         try:
             while True:
                 while len(pending) < 2 * jobs and (task := next(tasks, None)) is not None:
-                    pending.append((task, pool.submit(_build_task, task, *args)))
+                    with _held_interrupt():  # the first submit forks the workers
+                        pending.append((task, pool.submit(_build_task, task, *args)))
                 if not pending:
                     return
                 task, future = pending.popleft()
@@ -226,6 +247,8 @@ def _parallel(
         except BaseException:
             for _, future in pending:
                 future.cancel()
+            # what was handed out is dropped, not waited for: the workers only compute
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
 
 
@@ -1223,7 +1246,8 @@ def export_store(
         ) as pool,
     ):
         parts = tuple(map(str, store.parts))
-        futures = [pool.submit(_export_row_group, parts, i, writer) for i in range(groups)]
+        with _held_interrupt():  # the first submit forks the workers
+            futures = [pool.submit(_export_row_group, parts, i, writer) for i in range(groups)]
         try:
             for future in futures:  # in store order
                 for written in future.result():
