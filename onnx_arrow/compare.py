@@ -99,7 +99,7 @@ from onnx import (
 
 import onnx_arrow
 from onnx_arrow._summary import DECODED_FLOATS, dtype_name, op_types
-from onnx_arrow.core.model import ArrowKind, dtype_of_numpy
+from onnx_arrow.core.model import ArrowKind, dtype_of_numpy, load_json
 from onnx_arrow.corpus.decode import case_tolerance
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import (
@@ -1075,10 +1075,7 @@ class Expectations:
 
     @classmethod
     def _from_json(cls, text: str, where: str) -> Expectations:
-        try:
-            doc = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise CompareError(f"not JSON ({exc})", where=where) from None
+        doc = load_json(text, what="the patterns file", where=where, error=CompareError)
         keys = ("skip", "xfail", "tolerance")
         unknown = sorted(set(doc) - set(keys)) if isinstance(doc, dict) else ["(not an object)"]
         if unknown:

@@ -60,7 +60,6 @@ import base64
 import functools
 import html as _html
 import importlib
-import json
 import math
 import os
 import struct
@@ -100,6 +99,7 @@ from onnx_arrow.core.model import (
     dtype_of_numpy,
     is_floating,
     kind_of_arrow,
+    load_json,
     tensor_layout,
     ulp_distance,
 )
@@ -990,7 +990,11 @@ def report_view(report: Any, row: int, store: Store | str | None = None) -> Repo
     if isinstance(report, str | os.PathLike):
         table = pq.read_table(report)
         meta = (table.schema.metadata or {}).get(b"onnx_arrow.report")
-        made = json.loads(meta) if meta else {}
+        made = (
+            load_json(meta, what="the report's metadata", where=str(report), error=OnnxArrowError)
+            if meta
+            else {}
+        )
         n = table.num_rows
         record = table.slice(row, 1).to_pylist()[0] if 0 <= row < n else None
     else:

@@ -877,3 +877,18 @@ def test_timeout_0_on_the_command_line_is_no_limit(store: Store, tmp_path: Path)
     )
     made = json.loads(pq.read_schema(out).metadata[cmp.REPORT_METADATA_KEY.encode()])
     assert made["timeout"] == 600.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"skip": [' + "[" * 5000 + "]" * 5000 + "]}",
+        '{"tolerance": {"x": [1' + "0" * 5000 + ", 0]}}",
+    ],
+)
+def test_a_hostile_patterns_file_is_a_located_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "patterns.json"
+    path.write_text(text)
+    with pytest.raises(cmp.CompareError) as err:
+        cmp.Expectations.read(path)
+    assert str(path) in str(err.value)

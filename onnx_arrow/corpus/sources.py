@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import json
 import math
 import operator
 import os
@@ -36,7 +35,7 @@ from typing import Any, Final
 
 from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto, numpy_helper
 
-from onnx_arrow.core.model import NO_FOLLOW, OPEN_FLAGS, file_kind
+from onnx_arrow.core.model import NO_FOLLOW, OPEN_FLAGS, file_kind, load_json
 from onnx_arrow.errors import CorpusError
 
 __all__ = [
@@ -169,13 +168,7 @@ def _stated_tolerance(data: bytes, path: str) -> Tolerance | None:
             "hundred: remove it or cut it down",
             where=path,
         )
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise CorpusError(
-            f"not JSON ({exc}); onnx's loader reads a case's rtol and atol from it: fix it",
-            where=path,
-        ) from None
+    doc = load_json(data, what="the case's data.json", where=path, error=CorpusError)
     if not isinstance(doc, dict):
         raise CorpusError(f"holds a JSON {type(doc).__name__}, not an object", where=path)
     if "rtol" not in doc and "atol" not in doc:
@@ -420,8 +413,8 @@ class FolderSource:
                 data = read_regular_file(
                     os.path.join(self.root, path), max_bytes=_MAX_TOLERANCE_FILE, where=path
                 )
-                url = json.loads(data).get("url")
-            except (CorpusError, ValueError, RecursionError, AttributeError):
+                url = load_json(data, what="data.json", where=path, error=CorpusError).get("url")
+            except (CorpusError, AttributeError):
                 continue
             if isinstance(url, str) and url.startswith(_ONNX_DATA_URL):
                 target = url[len(_ONNX_DATA_URL) :]
