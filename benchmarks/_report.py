@@ -1,9 +1,26 @@
-"""What the benchmarks share: the table of ratios they print, and the peak-memory probes
-their worker subprocesses read.  Imported by the scripts beside it, never by onnx_arrow."""
+"""What the benchmarks share: the table of ratios they print, the peak-memory probes
+their worker subprocesses read, and their work folder.  Imported by the scripts beside it,
+never by onnx_arrow."""
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def workdir(keep: str | None, prefix: str) -> Iterator[Path]:
+    """The folder a benchmark works in: ``keep`` (made if missing, left after), else a
+    temporary folder named ``prefix...``, deleted after."""
+    if keep is not None:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        yield Path(keep)
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
 
 
 @dataclass

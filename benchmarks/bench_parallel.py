@@ -34,18 +34,17 @@ Run::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import workdir
 
 #: The compare run of one configuration, in a fresh interpreter: the engine is started
 #: first (a local Dask cluster, a local Ray), then the call is timed.
@@ -263,16 +262,6 @@ def store_runs(work: Path, sizes: list[float]) -> tuple[list[str], bool]:
     return lines, exact
 
 
-@contextlib.contextmanager
-def workdir(keep: str | None) -> Iterator[Path]:
-    if keep is not None:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        yield Path(keep)
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
-        yield Path(tmp)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=float, nargs="*", default=[0.5, 2.0])
@@ -284,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     ok = True
-    with workdir(args.keep) as work:
+    with workdir(args.keep, "bench-parallel-") as work:
         node = work / "node"
         if not node.exists():
             write_dataset(

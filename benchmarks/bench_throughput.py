@@ -51,7 +51,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import json
 import os
@@ -66,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import workdir
 
 HERE = Path(__file__).resolve().parent
 ROW_BATCH_BYTES = 4 << 20  # protarrow's batches: about a row group of the store
@@ -696,16 +696,6 @@ def main_job_phases(out: Path) -> None:
 # --- main ----------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def workdir(keep: str | None) -> Iterator[Path]:
-    if keep is not None:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        yield Path(keep)
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-throughput-") as tmp:
-        yield Path(tmp)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--large-gb", type=float, default=0.5, help="size of the large corpus")
@@ -735,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs; ratios are onnx-arrow / peer"
     )
     exact = True
-    with workdir(args.keep) as work:
+    with workdir(args.keep, "bench-throughput-") as work:
         results = {}
         for name in args.corpora:
             if name == "node":
