@@ -50,13 +50,23 @@ def _partial_files(folder: Path) -> list[Path]:
 
 Reached = Callable[[int, list[str]], bool]
 
+#: Starts the command as a terminal would: Ctrl-C neither ignored nor blocked, whatever
+#: the process running these points does with it (an ignored or blocked SIGINT is
+#: inherited through exec, and a test run's engines may leave it so).
+_AS_FROM_A_TERMINAL = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+os.execv(sys.executable, [sys.executable, "-X", "importtime", "-m", "onnx_arrow", *sys.argv[1:]])
+"""
+
 
 def run(point: str, argv: list[str], work: Path, reached: Reached) -> Interrupted:
     """Start ``onnx-arrow argv`` in ``work``, SIGINT it once ``reached(pid, stderr lines)``."""
     # the node suite is built, not read from the cache, so that building it is a point
     env = dict(os.environ, PYTHONPATH=str(ROOT), ONNX_ARROW_CACHE_DIR="off")
     proc = subprocess.Popen(
-        [sys.executable, "-X", "importtime", "-m", "onnx_arrow", *argv],
+        [sys.executable, "-c", _AS_FROM_A_TERMINAL, *argv],
         cwd=work,
         env=env,
         stdout=subprocess.DEVNULL,
