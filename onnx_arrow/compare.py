@@ -1264,6 +1264,9 @@ class _Plan:
                 self.keep_actual == "failed" and diff.status in _DIFFERS
             )
             raised = diff.rtol is not None and diff.rtol > rtol
+            kept_actual = _serialized(run, k, actual[k], _name(run, k, value)) if keep else None
+            if isinstance(kept_actual, str):  # said, never dropped without a word
+                diff.details.append(f"the actual value is not kept: {kept_actual}")
             yield {
                 **row,
                 "status": diff.status,
@@ -1283,19 +1286,18 @@ class _Plan:
                 "worst_expected": worst[1],
                 "worst_actual": worst[2],
                 "detail": _detail(diff.details),
-                "actual": _actual_bytes(run, k, actual[k]) if keep else None,
+                "actual": kept_actual if isinstance(kept_actual, bytes) else None,
             }
 
 
-def _actual_bytes(run: DataSetRun, k: int, value: Any) -> bytes | None:
-    """An actual output as a ``.pb`` of the type the model declares (as :func:`write_actual`
-    writes it), None when it cannot be serialized so."""
-    name = run.output_names[k] if k < len(run.output_names) else ""
+def _serialized(run: DataSetRun, k: int, value: Any, name: str | None) -> bytes | str:
+    """Actual output ``k`` as a ``.pb`` of the type the model declares, serialized as onnx's
+    test-data writer does, or why it cannot be (a str)."""
     type_proto = None if run.model is None else declared_type(run.model, "output", k)
     try:
-        return bytes(_serialize(value, name, type_proto).SerializeToString())
-    except Exception:  # whatever numpy_helper raises on a value it cannot take
-        return None
+        return bytes(_serialize(value, name or "", type_proto).SerializeToString())
+    except Exception as exc:  # whatever numpy_helper raises on a value it cannot take
+        return f"the output cannot be serialized as declared: {type(exc).__name__}: {exc}"
 
 
 @dataclass(frozen=True)
@@ -1507,13 +1509,12 @@ def _actual_case(
             continue
         if current is None:
             current = _case_with_model(store, case)
-        model = run.model
         counts["data_sets"] += 1
         counts["errors"] += run.error is not None
         current.files += [CorpusFile(v.path, v.to_bytes()) for v in run.inputs.values()]
         kept_inputs.update(p for (io, _), p in run.kept_as_bytes.items() if io == "input")
         for k, value in sorted(run.expected.items()):
-            data = _output_file(run, k, value, model)
+            data = _output_file(run, k, value)
             if isinstance(data, bytes):
                 current.files.append(CorpusFile(value.path, data))
                 counts["outputs"] += 1
@@ -1546,18 +1547,13 @@ def _error_path(path: str) -> str:
     return path.removesuffix(".pb") + _ERROR_SUFFIX
 
 
-def _output_file(run: DataSetRun, k: int, value: StoredValue, model: ModelProto) -> bytes | str:
+def _output_file(run: DataSetRun, k: int, value: StoredValue) -> bytes | str:
     """The serialized actual output ``k``, or the message saying why there is none."""
     if run.actual is None:
         return run.error or "the backend gave no outputs"
     if k >= len(run.actual):
         return f"the backend gave {len(run.actual)} outputs, the case expects output {k}"
-    type_proto = declared_type(model, "output", k)
-    name = _name(run, k, value) or ""
-    try:
-        return _serialize(run.actual[k], name, type_proto).SerializeToString()
-    except Exception as exc:  # whatever numpy_helper raises on a value it cannot take
-        return f"the output cannot be serialized as declared: {type(exc).__name__}: {exc}"
+    return _serialized(run, k, run.actual[k], _name(run, k, value))
 
 
 def _serialize(value: Any, name: str, type_proto: TypeProto | None) -> Any:

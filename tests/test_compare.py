@@ -892,3 +892,17 @@ def test_a_hostile_patterns_file_is_a_located_error(tmp_path: Path, text: str) -
     with pytest.raises(cmp.CompareError) as err:
         cmp.Expectations.read(path)
     assert str(path) in str(err.value)
+
+
+def test_an_actual_value_that_cannot_be_kept_says_so(tmp_path: Path) -> None:
+    path = _stated_store(tmp_path, None)
+
+    def a_sequence(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+        return [[object()]]  # where the model declares a tensor: nothing numpy_helper takes
+
+    (row,) = cmp.compare(path, a_sequence).itertuples()
+    assert row.status == "shape_mismatch"
+    assert pd.isna(row.actual)
+    assert "the actual value is not kept: the output cannot be serialized as declared" in (
+        row.detail
+    )
