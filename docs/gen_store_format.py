@@ -35,8 +35,8 @@ from onnx_arrow.corpus.format import (
     data_column,
     data_storage_dtype,
 )
+from onnx_arrow.corpus.options import ROW_GROUP_BYTES
 from onnx_arrow.corpus.rows import RowBuilder
-from onnx_arrow.corpus.store import ROW_GROUP_BYTES
 
 PAGE: Final = Path(__file__).resolve().with_name("store-format.md")
 

@@ -14,25 +14,22 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 # first: a Ctrl-C while the command line imports its dependencies exits quietly (see there)
 import onnx_arrow._startup  # noqa: F401
+from onnx_arrow._lazy import exports
+
+# The dtype table and the Arrow extension types are imported now, so that importing
+# onnx_arrow registers the types with pyarrow (a Parquet file or IPC stream read after
+# it comes back typed); neither needs onnx or ml_dtypes.  The conversions, which do,
+# are imported when first looked up.
 from onnx_arrow.core.dtypes import DTYPES, DType, dtype_of
 from onnx_arrow.core.extension_types import (
     MessageType,
     SparseTensorType,
     VariableRankTensorType,
     VariableShapeTensorType,
-)
-from onnx_arrow.core.files import read_pb
-from onnx_arrow.core.storage import from_portable, from_storage, to_portable, to_storage
-from onnx_arrow.core.types import arrow_type, onnx_type
-from onnx_arrow.core.values import (
-    from_arrow,
-    from_arrow_scalar,
-    to_arrow,
-    to_arrow_scalar,
-    to_numpy,
-    to_pylist,
 )
 from onnx_arrow.errors import (
     ArrowLayoutError,
@@ -45,6 +42,21 @@ from onnx_arrow.errors import (
     OnnxArrowWarning,
     UnsupportedTypeError,
 )
+
+if TYPE_CHECKING:
+    from onnx_arrow.core.files import read_pb
+    from onnx_arrow.core.storage import from_portable, from_storage, to_portable, to_storage
+    from onnx_arrow.core.types import arrow_type, onnx_type
+    from onnx_arrow.core.values import (
+        from_arrow,
+        from_arrow_scalar,
+        to_arrow,
+        to_arrow_scalar,
+        to_numpy,
+        to_pylist,
+    )
+
+__getattr__, __dir__ = exports(__name__)
 
 __version__ = "0.1.0.dev0"
 

@@ -1,7 +1,8 @@
 """A Ctrl-C while the command line is still starting ends it like one later does.
 
-Importing numpy, pyarrow, onnx and ml_dtypes takes the first second or so of every
-``onnx-arrow`` command.  Python's own handler turns a Ctrl-C there into a
+Importing onnx and ml_dtypes takes the first second or so of every ``onnx-arrow``
+command that runs (``--help`` and a usage error import neither; a command imports them
+once its arguments have parsed).  Python's own handler turns a Ctrl-C there into a
 ``KeyboardInterrupt`` traceback from deep inside one of them.  When the process was
 started as the command line (the ``onnx-arrow`` script, ``python -m onnx_arrow``),
 importing this module, the first thing the package does, installs a handler that

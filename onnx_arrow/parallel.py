@@ -31,10 +31,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from onnx_arrow.corpus import Store
 from onnx_arrow.errors import BackendUnavailableError, CompareError
+
+if TYPE_CHECKING:
+    from onnx_arrow.corpus import Store
 
 __all__ = ["ENGINES", "GRACE", "Lost", "heartbeat", "map_cases"]
 
@@ -46,7 +48,7 @@ GRACE: Final = 10.0
 _TASKS_PER_WORKER: Final = 8
 
 #: A function of one case: ``func(store, case) -> result`` (picklable for Dask and Ray).
-CaseFunction = Callable[[Store, str], Any]
+CaseFunction = Callable[["Store", str], Any]
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ def _serve(conn: Connection, func: CaseFunction, parts: tuple[str, ...]) -> None
     """A worker's loop: a case in, its result out, until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to handle
     _beat[:] = [conn]
-    store = Store(list(parts))
+    store = _open_store(parts)
     while (case := conn.recv()) is not None:
         try:
             conn.send(("done", (case, func(store, case))))
@@ -252,10 +254,17 @@ def _run_task(
 _stores: dict[tuple[str, ...], Store] = {}
 
 
+def _open_store(parts: tuple[str, ...]) -> Store:
+    # imported here: the command line reads ENGINES for its help without the store
+    from onnx_arrow.corpus import Store
+
+    return Store(list(parts))
+
+
 def _task_store(parts: tuple[str, ...]) -> Store:
     if parts not in _stores:
         _stores.clear()
-        _stores[parts] = Store(list(parts))
+        _stores[parts] = _open_store(parts)
     return _stores[parts]
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
 
+import ml_dtypes
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import onnx_arrow
@@ -69,15 +74,50 @@ def test_every_public_name_exists(name: str) -> None:
 
 
 def test_import_does_not_pull_in_adapters() -> None:
-    code = (
-        "import onnx_arrow, sys; "
-        "print(sorted(m for m in ('pandas', 'polars', 'duckdb') if m in sys.modules))"
-    )
+    """``import onnx_arrow`` registers the extension types and imports nothing else: not
+    onnx (about a second here, most of it ml_dtypes), an adapter or an evaluator."""
+    heavy = ("pandas", "polars", "duckdb", "onnx", "ml_dtypes", "onnx.reference")
+    code = f"import onnx_arrow, sys; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_import_alone_reads_extension_columns_typed(tmp_path: Path) -> None:
+    """The extension types are registered by the import itself, before any conversion is
+    looked up: a process that only imports onnx_arrow reads a bfloat16 tensor typed."""
+    from onnx import numpy_helper
+
+    tensor = numpy_helper.from_array(np.array([[1.5, -2.0]], dtype=ml_dtypes.bfloat16), "x")
+    pq.write_table(pa.table({"x": onnx_arrow.to_arrow([tensor])}), tmp_path / "t.parquet")
+    code = (
+        "import sys, onnx_arrow, pyarrow.parquet as pq\n"
+        f"t = pq.read_table({str(tmp_path / 't.parquet')!r}).column('x').type\n"
+        "print(t.extension_name, t.value_type.extension_name, 'onnx' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["onnx.fixed_shape_tensor", "onnx.bfloat16", "False"]
+
+
+@pytest.mark.parametrize("module", ["onnx_arrow", "onnx_arrow.corpus", "onnx_arrow.cli"])
+def test_lazy_exports_resolve_and_are_public(module: str) -> None:
+    """Every name a module imports on first use (its TYPE_CHECKING block) is in its
+    ``__all__`` and ``dir()``, and is the object its own module defines."""
+    from onnx_arrow._lazy import _type_checking_imports
+
+    mod = importlib.import_module(module)
+    lazy = _type_checking_imports(Path(mod.__file__ or ""))
+    assert lazy
+    assert set(lazy) <= set(mod.__all__) <= set(dir(mod))
+    for name, source in lazy.items():
+        assert getattr(mod, name) is getattr(importlib.import_module(source), name)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        mod.no_such_name  # noqa: B018
 
 
 def _core_files() -> list[Path]:

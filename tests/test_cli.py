@@ -20,7 +20,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
-import onnx_arrow.cli
+import onnx_arrow._commands
 from onnx_arrow import jupyter
 from onnx_arrow._summary import store_facts
 from onnx_arrow.cli import example_tensors, main
@@ -551,7 +551,7 @@ def test_import_with_one_argument_imports_the_default_corpus(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("onnx_arrow.cli.default_source", lambda: FolderSource(corpus))
+    monkeypatch.setattr("onnx_arrow._commands.default_source", lambda: FolderSource(corpus))
     out = tmp_path / "default.parquet"
     assert main(["import", str(out)]) == 0
     assert "the built-in default corpus" in capsys.readouterr().out
@@ -621,10 +621,13 @@ def test_import_compression_level(
     out = tmp_path / "corpus.parquet"
     assert main(["import", "--compression-level", "1", str(corpus), str(out)]) == 0
     seen = []
-    real = onnx_arrow.cli.write_store
-    monkeypatch.setattr(
-        onnx_arrow.cli, "write_store", lambda *a, **k: seen.append(k["options"]) or real(*a, **k)
-    )
+    real = onnx_arrow._commands.write_store
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["options"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(onnx_arrow._commands, "write_store", recording)
     assert main(["import", "--force", "--compression-level", "9", str(corpus), str(out)]) == 0
     assert (seen[0].compression_level, seen[0].float_compression_level) == (9, 9)
     assert main(["import", "--compression-level", "23", str(corpus), str(out)]) == 2
@@ -679,7 +682,7 @@ def test_verify_the_model_tests_of_the_wheel(capsys: pytest.CaptureFixture[str])
 def test_verify_lists_the_differences(
     corpus: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    real_export = onnx_arrow.cli.export_store
+    real_export = onnx_arrow._commands.export_store
 
     def damaging_export(store: Any, dest: Any, **kwargs: Any) -> dict[str, int]:
         counts = real_export(store, dest, **kwargs)
@@ -693,7 +696,7 @@ def test_verify_lists_the_differences(
             (root / f"extra_{k:02}").write_bytes(b"")
         return counts
 
-    monkeypatch.setattr(onnx_arrow.cli, "export_store", damaging_export)
+    monkeypatch.setattr(onnx_arrow._commands, "export_store", damaging_export)
     assert main(["verify", str(corpus)]) == 1
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
@@ -725,7 +728,7 @@ def test_generate_writes_the_node_suite(
                 built.append(case)
                 yield case
 
-    monkeypatch.setattr(onnx_arrow.cli, "NodeSuiteSource", Recording)
+    monkeypatch.setattr(onnx_arrow._commands, "NodeSuiteSource", Recording)
     dest = tmp_path / "suite"
     assert main(["generate", str(dest)]) == 0
     files = {f.path: f.data for case in built for f in case.files}
@@ -933,7 +936,7 @@ def test_progress_counts_against_the_total_with_rate_and_time_left(
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     monkeypatch.setenv("COLUMNS", "1000")
-    monkeypatch.setattr(onnx_arrow.cli, "_PROGRESS_INTERVAL", 0.0)  # every step shown
+    monkeypatch.setattr(onnx_arrow._commands, "_PROGRESS_INTERVAL", 0.0)  # every step shown
     for n in range(2):
         shutil.copytree(corpus / "node" / "test_tiny", corpus / "node" / f"test_tiny_{n}")
     cases = 3
@@ -947,13 +950,13 @@ def test_progress_counts_against_the_total_with_rate_and_time_left(
 
 
 def test_progress_line_says_how_long_is_left() -> None:
-    progress = onnx_arrow.cli._Progress("importing", "cases", total=lambda: 1000)
+    progress = onnx_arrow._commands._Progress("importing", "cases", total=lambda: 1000)
     progress.step("a")
     progress._first -= 10.0  # ten seconds since the first case
     for _ in range(10):
         progress.step("b")
     assert progress.line("b") == "importing: 11 of 1000 cases, 1.0/s, 16 min 29 s left  b"
-    unknown = onnx_arrow.cli._Progress("importing", "cases", total=lambda: None)
+    unknown = onnx_arrow._commands._Progress("importing", "cases", total=lambda: None)
     unknown.step("a")
     assert unknown.line("a") == "importing: 1 cases  a"
 
@@ -963,7 +966,7 @@ def test_default_corpus_total_is_known_once_its_sources_are_listed(corpus: Path)
 
     case = corpus / "node" / "test_tiny"
     source = MergedSource(FolderSource(corpus), FolderSource(case))
-    total = onnx_arrow.cli._default_total(source)
+    total = onnx_arrow._commands._default_total(source)
     assert total() is None
     assert [c.name for c in source] == ["node/test_tiny", "test_tiny"]
     assert total() == 2
@@ -978,11 +981,11 @@ def test_interrupted_import_exits_130_and_leaves_no_store(
     def interrupt(self: object, name: str) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(onnx_arrow.cli._Progress, "step", interrupt)
+    monkeypatch.setattr(onnx_arrow._commands._Progress, "step", interrupt)
     assert main(["import", str(corpus), str(tmp_path / "corpus.parquet")]) == 130
     assert capsys.readouterr().err == "onnx-arrow: interrupted\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
-    monkeypatch.setattr(onnx_arrow.cli, "NodeSuiteSource", lambda: FolderSource(corpus))
+    monkeypatch.setattr(onnx_arrow._commands, "NodeSuiteSource", lambda: FolderSource(corpus))
     assert main(["generate", str(tmp_path / "suite")]) == 130
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
 
@@ -1021,8 +1024,10 @@ def test_bad_corpus_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture
     "args", [["--help"], ["import", "--help"], ["import", "--bogus"], ["export"]]
 )
 def test_help_and_usage_errors_import_nothing_they_do_not_need(args: list[str]) -> None:
-    """Starting takes what ``import onnx_arrow`` takes: no adapter, engine or evaluator."""
-    heavy = ["pandas", "polars", "duckdb", "onnx.reference", "IPython", "dask", "ray", "pyspark"]
+    """Starting takes what ``import onnx_arrow`` takes: not onnx (nor ml_dtypes through it),
+    the commands, an adapter, an engine or an evaluator."""
+    heavy = ["onnx", "ml_dtypes", "onnx_arrow._commands", "pandas", "polars", "duckdb"]
+    heavy += ["onnx.reference", "IPython", "dask", "ray", "pyspark"]
     code = (
         "import contextlib, io, sys\n"
         "from onnx_arrow.cli import main\n"

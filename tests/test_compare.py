@@ -847,10 +847,11 @@ def _endless_loop_store(path: Path) -> Path:
 def test_the_command_line_stops_a_model_that_never_ends_by_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from onnx_arrow import cli
+    from onnx_arrow import _commands, cli
 
     path = str(_endless_loop_store(tmp_path / "endless.parquet"))
-    monkeypatch.setattr(cli, "DEFAULT_TIMEOUT", 0.5)  # the default, shortened for the test
+    for module in (cli, _commands):  # the default, shortened for the test: run and --help
+        monkeypatch.setattr(module, "DEFAULT_TIMEOUT", 0.5)
     out = tmp_path / "report.parquet"
     assert main(["compare", path, "--out", str(out)]) == 1
     report = pd.read_parquet(out)

@@ -11,10 +11,10 @@ This module needs the dtype table only.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Final, Literal
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -83,15 +83,19 @@ def _is_utf8(data: bytes) -> bool:
 # --- element forms: codes <-> Arrow storage --------------------------------------------
 
 
+@functools.cache
 def _minifloat_tables(
-    row: DType,
+    onnx: int,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
     """float32 bit patterns for every code; sorted patterns with their codes for the inverse.
 
     ml_dtypes widens exactly, except that it quiets the signalling NaNs of
     float8e5m2; those keep their payload here, so every code maps to its own
-    float32 and back.
+    float32 and back.  Built on first use, which imports ml_dtypes.
     """
+    import ml_dtypes
+
+    row = DTYPES[onnx]
     codes = np.arange(1 << row.bits, dtype=np.uint8)
     bits = codes.view(row.numpy).astype(np.float32).view(np.uint32).copy()
     nmant = int(ml_dtypes.finfo(row.numpy).nmant)  # type: ignore[no-untyped-call]
@@ -109,23 +113,12 @@ def _minifloat_tables(
     return bits, bits[order], codes[order]
 
 
-_MINIFLOAT: Final = {
-    row.onnx: _minifloat_tables(row)
-    for row in DTYPES.values()
-    if row.arrow_kind is ArrowKind.MINIFLOAT
-}
+@functools.cache
+def _value_range(onnx: int) -> tuple[int, int]:
+    import ml_dtypes
 
-
-def _value_range(row: DType) -> tuple[int, int]:
-    info = ml_dtypes.iinfo(row.numpy)  # type: ignore[no-untyped-call]
+    info = ml_dtypes.iinfo(DTYPES[onnx].numpy)  # type: ignore[no-untyped-call]
     return int(info.min), int(info.max)
-
-
-_SUBBYTE_RANGE: Final = {
-    row.onnx: _value_range(row)
-    for row in DTYPES.values()
-    if row.arrow_kind is ArrowKind.SUBBYTE_INT
-}
 
 
 def codes_to_storage(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
@@ -141,7 +134,7 @@ def codes_to_storage(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any,
         return (codes.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
     low = codes.view(np.uint8) & np.uint8((1 << row.bits) - 1)
     if kind is ArrowKind.MINIFLOAT:
-        return _MINIFLOAT[row.onnx][0][low].view(np.float32)
+        return _minifloat_tables(row.onnx)[0][low].view(np.float32)
     # SUBBYTE_INT: sign-extend the low bits for the signed types
     if row.arrow_storage == np.int8:
         half = np.uint8(1 << (row.bits - 1))
@@ -169,7 +162,7 @@ def storage_to_codes(
             _raise_inexact(storage, inexact[0], row, where)
         return (bits >> np.uint32(16)).astype(np.uint16).view(row.numpy)
     if kind is ArrowKind.MINIFLOAT:
-        _, sorted_bits, sorted_codes = _MINIFLOAT[row.onnx]
+        _, sorted_bits, sorted_codes = _minifloat_tables(row.onnx)
         bits = storage.view(np.uint32)
         index = np.searchsorted(sorted_bits, bits)
         np.minimum(index, sorted_bits.size - 1, out=index)
@@ -177,7 +170,7 @@ def storage_to_codes(
         if missing.size:
             _raise_inexact(storage, missing[0], row, where)
         return sorted_codes[index].view(row.numpy)
-    low, high = _SUBBYTE_RANGE[row.onnx]
+    low, high = _value_range(row.onnx)
     bad = np.flatnonzero((storage < low) | (storage > high))
     if bad.size:
         raise NotRepresentableError(

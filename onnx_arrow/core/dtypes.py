@@ -26,13 +26,13 @@ Examples
 from __future__ import annotations
 
 import enum
+import functools
+import importlib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-import ml_dtypes
 import numpy as np
-from onnx import TensorProto
 
 from onnx_arrow.errors import UnsupportedTypeError
 
@@ -95,7 +95,11 @@ class DType:
         The enum value, e.g. ``17``.
     numpy
         The numpy dtype of elements (``ml_dtypes`` where numpy has none;
-        ``object`` holding ``bytes`` for STRING).
+        ``object`` holding ``bytes`` for STRING).  Read from :attr:`numpy_name` on first
+        use, so that the table, and ``import onnx_arrow``, need not import ``ml_dtypes``.
+    numpy_name
+        That dtype by name: a numpy dtype string (``"<f4"``) or an ``ml_dtypes``
+        attribute (``"ml_dtypes.bfloat16"``).
     bits
         Bits per element in ``raw_data``; 2, 4 and 6 are packed little-endian,
         low bits first.  0 for STRING, which has no raw form.
@@ -114,13 +118,20 @@ class DType:
 
     name: str
     onnx: int
-    numpy: np.dtype[np.generic]
+    numpy_name: str
     bits: int
     typed_field: str
     typed_encoding: TypedEncoding
     arrow_kind: ArrowKind
     arrow_storage: np.dtype[np.generic]
     doc: str = field(default="", compare=False)
+
+    @functools.cached_property
+    def numpy(self) -> np.dtype[np.generic]:
+        module, _, attr = self.numpy_name.rpartition(".")
+        if module:
+            return np.dtype(getattr(importlib.import_module(module), attr))
+        return np.dtype(self.numpy_name)
 
     @property
     def extension_name(self) -> str | None:
@@ -178,7 +189,8 @@ _f32 = np.dtype("<f4")
 
 def _row(
     name: str,
-    numpy_dtype: object,
+    onnx: int,
+    numpy_name: str,
     bits: int,
     typed_field: str,
     encoding: TypedEncoding,
@@ -188,8 +200,8 @@ def _row(
 ) -> DType:
     return DType(
         name=name,
-        onnx=int(TensorProto.DataType.Value(name)),
-        numpy=np.dtype(numpy_dtype),  # type: ignore[call-overload]
+        onnx=onnx,
+        numpy_name=numpy_name,
         bits=bits,
         typed_field=typed_field,
         typed_encoding=encoding,
@@ -201,50 +213,50 @@ def _row(
 
 # fmt: off
 _ROWS: Final[tuple[DType, ...]] = (
-    _row("FLOAT",   "<f4", 32, "float_data",  _E.NATIVE,      _K.NATIVE, "<f4", "float32"),
-    _row("UINT8",   "u1",   8, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "u1",  "uint8"),
-    _row("INT8",    "i1",   8, "int32_data",  _E.SIGN_EXTEND, _K.NATIVE, "i1",  "int8"),
-    _row("UINT16",  "<u2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<u2", "uint16"),
-    _row("INT16",   "<i2", 16, "int32_data",  _E.SIGN_EXTEND, _K.NATIVE, "<i2", "int16"),
-    _row("INT32",   "<i4", 32, "int32_data",  _E.NATIVE,      _K.NATIVE, "<i4", "int32"),
-    _row("INT64",   "<i8", 64, "int64_data",  _E.NATIVE,      _K.NATIVE, "<i8", "int64"),
-    _row("STRING",  object, 0, "string_data", _E.STRINGS,     _K.BINARY, object,
+    _row("FLOAT", 1,   "<f4", 32, "float_data",  _E.NATIVE,      _K.NATIVE, "<f4", "float32"),
+    _row("UINT8", 2,   "u1",   8, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "u1",  "uint8"),
+    _row("INT8", 3,    "i1",   8, "int32_data",  _E.SIGN_EXTEND, _K.NATIVE, "i1",  "int8"),
+    _row("UINT16", 4,  "<u2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<u2", "uint16"),
+    _row("INT16", 5,   "<i2", 16, "int32_data",  _E.SIGN_EXTEND, _K.NATIVE, "<i2", "int16"),
+    _row("INT32", 6,   "<i4", 32, "int32_data",  _E.NATIVE,      _K.NATIVE, "<i4", "int32"),
+    _row("INT64", 7,   "<i8", 64, "int64_data",  _E.NATIVE,      _K.NATIVE, "<i8", "int64"),
+    _row("STRING", 8,  "O",    0, "string_data", _E.STRINGS,     _K.BINARY, "O",
          "binary: the bytes exactly as stored, so invalid UTF-8 survives"),
-    _row("BOOL",    "?",    8, "int32_data",  _E.ZERO_EXTEND, _K.BOOL8,  "i1",
+    _row("BOOL", 9,    "?",    8, "int32_data",  _E.ZERO_EXTEND, _K.BOOL8,  "i1",
          "arrow.bool8 (canonical): one byte per element, every byte value kept"),
-    _row("FLOAT16", "<f2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<f2", "float16"),
-    _row("DOUBLE",  "<f8", 64, "double_data", _E.NATIVE,      _K.NATIVE, "<f8", "float64"),
-    _row("UINT32",  "<u4", 32, "uint64_data", _E.ZERO_EXTEND, _K.NATIVE, "<u4", "uint32"),
-    _row("UINT64",  "<u8", 64, "uint64_data", _E.NATIVE,      _K.NATIVE, "<u8", "uint64"),
-    _row("COMPLEX64",  "<c8",  64, "float_data",  _E.INTERLEAVED, _K.COMPLEX, "<f4",
+    _row("FLOAT16", 10, "<f2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<f2", "float16"),
+    _row("DOUBLE", 11,  "<f8", 64, "double_data", _E.NATIVE,      _K.NATIVE, "<f8", "float64"),
+    _row("UINT32", 12,  "<u4", 32, "uint64_data", _E.ZERO_EXTEND, _K.NATIVE, "<u4", "uint32"),
+    _row("UINT64", 13,  "<u8", 64, "uint64_data", _E.NATIVE,      _K.NATIVE, "<u8", "uint64"),
+    _row("COMPLEX64", 14,  "<c8",  64, "float_data",  _E.INTERLEAVED, _K.COMPLEX, "<f4",
          "onnx.complex64 over fixed_size_list<float32>[2] (real, imaginary)"),
-    _row("COMPLEX128", "<c16", 128, "double_data", _E.INTERLEAVED, _K.COMPLEX, "<f8",
+    _row("COMPLEX128", 15, "<c16", 128, "double_data", _E.INTERLEAVED, _K.COMPLEX, "<f8",
          "onnx.complex128 over fixed_size_list<float64>[2] (real, imaginary)"),
-    _row("BFLOAT16", ml_dtypes.bfloat16, 16, "int32_data", _E.ZERO_EXTEND, _K.BFLOAT16, _f32,
+    _row("BFLOAT16", 16, "ml_dtypes.bfloat16", 16, "int32_data", _E.ZERO_EXTEND, _K.BFLOAT16, _f32,
          "onnx.bfloat16 over float32: the value widened exactly, NaN payloads kept"),
-    _row("FLOAT8E4M3FN",   ml_dtypes.float8_e4m3fn,   8, "int32_data", _E.ZERO_EXTEND,
+    _row("FLOAT8E4M3FN", 17,   "ml_dtypes.float8_e4m3fn",   8, "int32_data", _E.ZERO_EXTEND,
          _K.MINIFLOAT, _f32, "onnx.float8e4m3fn over float32: every code an exact float32"),
-    _row("FLOAT8E4M3FNUZ", ml_dtypes.float8_e4m3fnuz, 8, "int32_data", _E.ZERO_EXTEND,
+    _row("FLOAT8E4M3FNUZ", 18, "ml_dtypes.float8_e4m3fnuz", 8, "int32_data", _E.ZERO_EXTEND,
          _K.MINIFLOAT, _f32, "onnx.float8e4m3fnuz over float32: every code an exact float32"),
-    _row("FLOAT8E5M2",     ml_dtypes.float8_e5m2,     8, "int32_data", _E.ZERO_EXTEND,
+    _row("FLOAT8E5M2", 19,     "ml_dtypes.float8_e5m2",     8, "int32_data", _E.ZERO_EXTEND,
          _K.MINIFLOAT, _f32, "onnx.float8e5m2 over float32: every code an exact float32"),
-    _row("FLOAT8E5M2FNUZ", ml_dtypes.float8_e5m2fnuz, 8, "int32_data", _E.ZERO_EXTEND,
+    _row("FLOAT8E5M2FNUZ", 20, "ml_dtypes.float8_e5m2fnuz", 8, "int32_data", _E.ZERO_EXTEND,
          _K.MINIFLOAT, _f32, "onnx.float8e5m2fnuz over float32: every code an exact float32"),
-    _row("UINT4", ml_dtypes.uint4, 4, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "u1",
+    _row("UINT4", 21, "ml_dtypes.uint4", 4, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "u1",
          "onnx.uint4 over uint8: the value, one byte per element"),
-    _row("INT4",  ml_dtypes.int4,  4, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "i1",
+    _row("INT4", 22,  "ml_dtypes.int4",  4, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "i1",
          "onnx.int4 over int8: the value, one byte per element"),
-    _row("FLOAT4E2M1", ml_dtypes.float4_e2m1fn, 4, "int32_data", _E.PACKED_BYTES,
+    _row("FLOAT4E2M1", 23, "ml_dtypes.float4_e2m1fn", 4, "int32_data", _E.PACKED_BYTES,
          _K.MINIFLOAT, _f32, "onnx.float4e2m1 over float32: every code an exact float32"),
-    _row("FLOAT8E8M0", ml_dtypes.float8_e8m0fnu, 8, "int32_data", _E.ZERO_EXTEND,
+    _row("FLOAT8E8M0", 24, "ml_dtypes.float8_e8m0fnu", 8, "int32_data", _E.ZERO_EXTEND,
          _K.MINIFLOAT, _f32, "onnx.float8e8m0 over float32: every code an exact float32"),
-    _row("UINT2", ml_dtypes.uint2, 2, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "u1",
+    _row("UINT2", 25, "ml_dtypes.uint2", 2, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "u1",
          "onnx.uint2 over uint8: the value, one byte per element"),
-    _row("INT2",  ml_dtypes.int2,  2, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "i1",
+    _row("INT2", 26,  "ml_dtypes.int2",  2, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "i1",
          "onnx.int2 over int8: the value, one byte per element"),
-    _row("FLOAT6E2M3", ml_dtypes.float6_e2m3fn, 6, "int32_data", _E.ZERO_EXTEND,
+    _row("FLOAT6E2M3", 27, "ml_dtypes.float6_e2m3fn", 6, "int32_data", _E.ZERO_EXTEND,
          _K.MINIFLOAT, _f32, "onnx.float6e2m3 over float32: every code an exact float32"),
-    _row("FLOAT6E3M2", ml_dtypes.float6_e3m2fn, 6, "int32_data", _E.ZERO_EXTEND,
+    _row("FLOAT6E3M2", 28, "ml_dtypes.float6_e3m2fn", 6, "int32_data", _E.ZERO_EXTEND,
          _K.MINIFLOAT, _f32, "onnx.float6e3m2 over float32: every code an exact float32"),
 )
 # fmt: on
@@ -252,7 +264,11 @@ _ROWS: Final[tuple[DType, ...]] = (
 #: Every row, keyed by ``TensorProto.DataType`` value.
 DTYPES: Final = MappingProxyType({row.onnx: row for row in _ROWS})
 _BY_NAME: Final = MappingProxyType({row.name: row for row in _ROWS})
-_BY_NUMPY: Final = MappingProxyType({row.numpy: row for row in _ROWS if row.name != "STRING"})
+
+
+@functools.cache
+def _by_numpy() -> MappingProxyType[np.dtype[np.generic], DType]:
+    return MappingProxyType({row.numpy: row for row in _ROWS if row.name != "STRING"})
 
 
 def _accepted() -> str:
@@ -285,9 +301,10 @@ def dtype_of_numpy(dtype: object) -> DType:
     np_dtype = np.dtype(dtype)  # type: ignore[call-overload]
     if np_dtype.kind in "OSU":
         return _BY_NAME["STRING"]
-    row = _BY_NUMPY.get(np_dtype.newbyteorder("<") if np_dtype.byteorder == ">" else np_dtype)
+    by_numpy = _by_numpy()
+    row = by_numpy.get(np_dtype.newbyteorder("<") if np_dtype.byteorder == ">" else np_dtype)
     if row is None:
-        row = _BY_NUMPY.get(np_dtype.newbyteorder("="))
+        row = by_numpy.get(np_dtype.newbyteorder("="))
     if row is None:
         raise UnsupportedTypeError(
             f"numpy dtype {np_dtype} has no ONNX data type; expected one of "

@@ -7,19 +7,33 @@ pandas can query, and gives the folder tree back exactly.
 
 from __future__ import annotations
 
-from onnx_arrow.corpus.decode import REQUIRED_COLUMNS, StoredCase, case_data_sets, cases_from_rows
-from onnx_arrow.corpus.rows import StoredFile, StoredValue
-from onnx_arrow.corpus.sources import (
-    Case,
-    CorpusError,
-    CorpusFile,
-    FolderSource,
-    MergedSource,
-    NodeSuiteSource,
-    Tolerance,
-    default_source,
-)
-from onnx_arrow.corpus.store import Store, WriteOptions, export_store, write_dataset, write_store
+from typing import TYPE_CHECKING
+
+from onnx_arrow._lazy import exports
+
+if TYPE_CHECKING:
+    from onnx_arrow.corpus.decode import (
+        REQUIRED_COLUMNS,
+        StoredCase,
+        case_data_sets,
+        cases_from_rows,
+    )
+    from onnx_arrow.corpus.options import WriteOptions
+    from onnx_arrow.corpus.rows import StoredFile, StoredValue
+    from onnx_arrow.corpus.sources import (
+        Case,
+        CorpusError,
+        CorpusFile,
+        FolderSource,
+        MergedSource,
+        NodeSuiteSource,
+        Tolerance,
+        default_source,
+    )
+    from onnx_arrow.corpus.store import Store, export_store, write_dataset, write_store
+
+# imported when first looked up: ``onnx-arrow --help`` reads WriteOptions only
+__getattr__, __dir__ = exports(__name__)
 
 __all__ = [
     "REQUIRED_COLUMNS",

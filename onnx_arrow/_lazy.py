@@ -1,0 +1,47 @@
+"""Names a module exports but imports on first use (PEP 562), as ``lazy_loader`` does.
+
+``import onnx_arrow`` and ``onnx-arrow --help`` then cost what they use: the value
+conversions import onnx (and, through it, ml_dtypes, about a second here) only when
+one of them is first looked up.  A module lists those names once, as the imports of
+its ``if TYPE_CHECKING:`` block, which type checkers and the API docs read as they
+are; :func:`exports` reads the same block from the module's source.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+
+def exports(module: str) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """A ``__getattr__`` and ``__dir__`` for ``module``: each name its ``if TYPE_CHECKING:``
+    block imports is imported from there when first looked up, and then kept in the
+    module's namespace, so each is imported once."""
+    where = _type_checking_imports(Path(sys.modules[module].__file__ or ""))
+
+    def __getattr__(name: str) -> object:
+        source = where.get(name)
+        if source is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(source), name)
+        setattr(sys.modules[module], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[module])) | set(where))
+
+    return __getattr__, __dir__
+
+
+def _type_checking_imports(path: Path) -> dict[str, str]:
+    """``{name: module}`` of the ``from module import name`` lines under ``if TYPE_CHECKING:``."""
+    where: dict[str, str] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom) and statement.module:
+                    where.update((alias.name, statement.module) for alias in statement.names)
+    return where
