@@ -2,8 +2,8 @@
 arguments: :data:`COMMANDS` maps a command's name to its function of those arguments
 and the output stream, returning the exit status.
 
-Apart from the parser so that ``onnx-arrow --help`` and a usage error import none of
-numpy's, onnx's or the store's modules; ``main`` imports this module only to run a
+Apart from the parser so that ``onnx-arrow --help`` and a usage error import neither
+onnx nor ml_dtypes nor the store's modules; ``main`` imports this module only to run a
 command.
 """
 
