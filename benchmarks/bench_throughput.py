@@ -403,6 +403,22 @@ def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return min(runs, key=lambda r: r["wall"])
 
 
+def _measure_sides(
+    sides: dict[str, list[dict[str, Any]]],
+    commands: dict[str, Any],
+    repeat: int,
+    inputs: list[Path],
+) -> None:
+    """Each side ``repeat`` times, in turn, from a warm page cache; the --jobs sides unpinned."""
+    for _ in range(repeat):
+        for side, command in commands.items():
+            args = command()  # the previous output removed, untimed
+            for path in inputs:
+                warm(path)
+            os.sync()  # no writeback of earlier sides' files during this one
+            sides.setdefault(side, []).append(measured(args, pin="jobs" not in side))
+
+
 def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dict[str, Any]:
     """Every side on one corpus; the best of ``repeat`` runs of each, taken in turn."""
     files, nbytes = tree_bytes(src)
@@ -444,13 +460,7 @@ def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dic
         imports["import --jobs 1 (unpinned)"] = lambda: child(
             "import", str(src), str(fresh(out / "one.parquet")), "1"
         )
-    for _ in range(repeat):
-        for side, command in imports.items():
-            pin = "jobs" not in side
-            args = command()  # the previous output removed, untimed
-            warm(src)
-            os.sync()  # no writeback of earlier sides' files during this one
-            sides.setdefault(side, []).append(measured(args, pin=pin))
+    _measure_sides(sides, imports, repeat, [src])
     exports = {
         "zstd -d | tar -x": lambda: child("untar", str(archive), str(fresh(out / "untar"))),
         "onnx-arrow export": lambda: [
@@ -470,14 +480,7 @@ def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dic
         exports["export --jobs 1 (unpinned)"] = lambda: child(
             "export", str(store), str(fresh(out / "export-one")), "1"
         )
-    for _ in range(repeat):
-        for side, command in exports.items():
-            pin = "jobs" not in side
-            args = command()
-            warm(store)
-            warm(archive)
-            os.sync()
-            sides.setdefault(side, []).append(measured(args, pin=pin))
+    _measure_sides(sides, exports, repeat, [store, archive])
     exact = trees_equal(src, out / "export")
     got = {side: best(runs) for side, runs in sides.items()}
     sizes = {

@@ -13,14 +13,13 @@ import ast
 import importlib
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 
 def exports(module: str) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """A ``__getattr__`` and ``__dir__`` for ``module``: each name its ``if TYPE_CHECKING:``
     block imports is imported from there when first looked up, and then kept in the
     module's namespace, so each is imported once."""
-    where = _type_checking_imports(Path(sys.modules[module].__file__ or ""))
+    where = _type_checking_imports(_source(module))
 
     def __getattr__(name: str) -> object:
         source = where.get(name)
@@ -36,10 +35,23 @@ def exports(module: str) -> tuple[Callable[[str], object], Callable[[], list[str
     return __getattr__, __dir__
 
 
-def _type_checking_imports(path: Path) -> dict[str, str]:
+def _source(module: str) -> str:
+    """The source of ``module`` as its loader gives it (a file, or a zip archive's member)."""
+    get_source = getattr(getattr(sys.modules[module], "__loader__", None), "get_source", None)
+    source = None if get_source is None else get_source(module)
+    if source is None:
+        raise ImportError(
+            f"{module}: its source is not installed (a sourceless install?), and onnx-arrow "
+            "reads the names it exports from it; install onnx-arrow from its wheel or sdist",
+            name=module,
+        )
+    return str(source)
+
+
+def _type_checking_imports(source: str) -> dict[str, str]:
     """``{name: module}`` of the ``from module import name`` lines under ``if TYPE_CHECKING:``."""
     where: dict[str, str] = {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in ast.parse(source).body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
             for statement in node.body:
                 if isinstance(statement, ast.ImportFrom) and statement.module:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ast
+import compileall
 import importlib
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import ml_dtypes
@@ -108,10 +111,10 @@ def test_import_alone_reads_extension_columns_typed(tmp_path: Path) -> None:
 def test_lazy_exports_resolve_and_are_public(module: str) -> None:
     """Every name a module imports on first use (its TYPE_CHECKING block) is in its
     ``__all__`` and ``dir()``, and is the object its own module defines."""
-    from onnx_arrow._lazy import _type_checking_imports
+    from onnx_arrow._lazy import _source, _type_checking_imports
 
     mod = importlib.import_module(module)
-    lazy = _type_checking_imports(Path(mod.__file__ or ""))
+    lazy = _type_checking_imports(_source(module))
     assert lazy
     assert set(lazy) <= set(mod.__all__) <= set(dir(mod))
     for name, source in lazy.items():
@@ -258,3 +261,37 @@ def test_the_model_names_what_it_exports() -> None:
     assert model.__all__ == sorted(model.__all__, key=_isort_key)
     for name in model.__all__:
         assert getattr(model, name, None) is not None, name
+
+
+def _import_in(path: Path, code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(path)!r}); {code}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        cwd=path.parent,
+    )
+
+
+def test_lazy_exports_work_from_a_zip_archive(tmp_path: Path) -> None:
+    """The exported names are read through the module's loader, so a zipped package works."""
+    archive = tmp_path / "onnx_arrow.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted(PACKAGE.rglob("*.py")):
+            zipped.write(path, path.relative_to(PACKAGE.parent).as_posix())
+    code = "import onnx_arrow; print(onnx_arrow.__file__, onnx_arrow.to_arrow)"
+    result = _import_in(archive, code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(str(archive))
+
+
+def test_a_sourceless_install_is_refused_saying_why(tmp_path: Path) -> None:
+    copy = tmp_path / "site" / "onnx_arrow"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(copy, legacy=True, quiet=1)
+    for source in copy.rglob("*.py"):
+        source.unlink()
+    result = _import_in(copy.parent, "import onnx_arrow")
+    assert result.returncode != 0
+    assert "ImportError: onnx_arrow: its source is not installed" in result.stderr
