@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
 from onnx_arrow import jupyter
+from onnx_arrow.jupyter.columns import column_kind
 from onnx_arrow.core.types import kind_of_arrow
 from onnx_arrow.corpus import Case, CorpusFile, Store, write_store
 from onnx_arrow.corpus.format import FORMAT_VERSION
@@ -236,7 +237,7 @@ def test_chunked_columns_are_described_as_one_column() -> None:
         for names in itertools.permutations(chunks, r):
             column = pa.chunked_array([chunks[n] for n in names])
             whole = column.combine_chunks()
-            assert jupyter._column_kind(column) == kind_of_arrow(whole.type, whole), names
+            assert column_kind(column) == kind_of_arrow(whole.type, whole), names
             assert jupyter.text(column) == jupyter.text(whole), names
             assert jupyter.html(column) == jupyter.html(whole), names
     tensors = onnx_arrow.to_arrow(

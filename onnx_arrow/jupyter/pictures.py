@@ -1,0 +1,219 @@
+"""Pictures of values: a tensor as an image or a heatmap with its legend (scale and
+off-scale colours), folded when long, sampled when large; two tensors and their difference
+side by side."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from onnx_arrow._summary import number, numeric
+from onnx_arrow.core.model import dtype_of_numpy, is_floating, ulp_distance
+from onnx_arrow.jupyter.colormap import (
+    COLORMAP,
+    NAN_COLOR,
+    NEGINF_COLOR,
+    PAD_COLOR,
+    POSINF_COLOR,
+    hex_color,
+)
+from onnx_arrow.jupyter.png_encoder import png
+from onnx_arrow.jupyter.sections import Picture, Section
+
+__all__ = [
+    "MAX_ASPECT",
+    "MAX_SAMPLES",
+    "MIN_IMAGE_SIDE",
+    "PICTURE_PX",
+    "picture_of",
+    "side_by_side",
+]
+
+#: A picture's larger side is upscaled (nearest neighbour) to about this many pixels.
+PICTURE_PX: Final = 128
+#: A picture samples at most this many elements along each axis.
+MAX_SAMPLES: Final = 128
+#: A tensor is drawn as an image only if both its sides have at least this many pixels.
+MIN_IMAGE_SIDE: Final = 16
+#: A plane longer than this many times its width (or the other way) is folded.
+MAX_ASPECT: Final = 8
+
+
+def _block_any(mask: np.ndarray[Any, Any], steps: Sequence[int]) -> np.ndarray[Any, Any]:
+    """Whether any element of each ``steps`` block is set: what sampling must not hide."""
+    h, w = mask.shape[:2]
+    rows, cols = math.ceil(h / steps[0]), math.ceil(w / steps[1])
+    padded = np.zeros((rows * steps[0], cols * steps[1]), dtype=bool)
+    padded[:h, :w] = mask
+    return np.asarray(padded.reshape(rows, steps[0], cols, steps[1]).any(axis=(1, 3)))
+
+
+def _steps(shape: Sequence[int]) -> list[int]:
+    """Every k-th row and column, so that at most :data:`MAX_SAMPLES` of each are drawn."""
+    return [max(1, math.ceil(n / MAX_SAMPLES)) for n in shape[:2]]
+
+
+def _upscale(pixels: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    factor = max(1, PICTURE_PX // max(pixels.shape[0], pixels.shape[1]))
+    if factor > 1:
+        pixels = np.repeat(np.repeat(pixels, factor, axis=0), factor, axis=1)
+    return pixels
+
+
+def _image_plane(values: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], str] | None:
+    """The ``[H, W, C]`` picture of a tensor that is likely an image, and what it shows.
+
+    Likely means: channels last (3 or 4) or first (1 or 3), both sides at least
+    :data:`MIN_IMAGE_SIDE` (so that a convolution's 3x3 or 11x11 kernels stay heatmaps),
+    uint8 or floats in [0, 1], and not one constant value.
+    """
+    shape = values.shape
+    big = MIN_IMAGE_SIDE
+    if values.ndim == 3 and shape[2] in (3, 4) and min(shape[:2]) >= big:
+        plane, what = values, "image, channels last (HWC)"
+    elif values.ndim == 3 and shape[0] in (1, 3) and min(shape[1:]) >= big:
+        plane, what = np.moveaxis(values, 0, -1), "image, channels first (CHW)"
+    elif values.ndim == 4 and shape[1] in (1, 3) and min(shape[2:]) >= big:
+        plane, what = np.moveaxis(values[0], 0, -1), "image of [0] (NCHW)"
+    else:
+        return None
+    if plane.dtype == np.uint8:
+        if plane.min() == plane.max():
+            return None
+        pixels = plane[:: _steps(plane.shape)[0], :: _steps(plane.shape)[1]]
+    elif plane.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            finite = bool(np.isfinite(plane).all())
+            if not (finite and plane.min() >= 0.0 and plane.max() <= 1.0):
+                return None
+            if plane.min() == plane.max():
+                return None
+        steps = _steps(plane.shape)
+        pixels = np.round(plane[:: steps[0], :: steps[1]] * 255).astype(np.uint8)
+    else:
+        return None
+    if any(n > MAX_SAMPLES for n in plane.shape[:2]):
+        what += ", sampled"
+    if pixels.shape[2] == 1:
+        pixels = pixels[:, :, 0]
+    return np.ascontiguousarray(pixels), what
+
+
+def _fold(plane: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], str]:
+    """A plane of a readable aspect ratio: a very long or very tall one (``[1, 1000]``
+    logits) is folded, its elements in order, into rows about twice as long as the
+    picture is tall; the mask marks the padding past the last element."""
+    h, w = plane.shape
+    if max(h, w) <= MAX_ASPECT * min(h, w):
+        return plane, np.zeros(plane.shape, dtype=bool), ""
+    n = plane.size
+    width = math.ceil(math.sqrt(2 * n))
+    rows = math.ceil(n / width)
+    flat = np.zeros(rows * width, dtype=plane.dtype)
+    flat[:n] = plane.reshape(-1)
+    pad = np.zeros(rows * width, dtype=bool)
+    pad[n:] = True
+    what = f", folded in order into {rows} rows of {width}"
+    return flat.reshape(rows, width), pad.reshape(rows, width), what
+
+
+def _heatmap_plane(
+    values: np.ndarray[Any, Any],
+) -> tuple[np.ndarray[Any, Any], str, tuple[str, str] | None, list[tuple[str, str]]]:
+    """The RGB heatmap of the last two axes of the first item; what it shows, its scale
+    (lowest and highest finite value) and the colours of what is not on the scale."""
+    lead = (0,) * (values.ndim - 2)
+    what = "heatmap" if not lead else f"heatmap of [{', '.join(['0'] * len(lead))}, :, :]"
+    plane = values[lead]
+    if plane.dtype.kind == "c":
+        plane = np.abs(plane)
+        what += " (magnitudes)"
+    plane = plane.astype(np.float64)
+    plane, pad, folded = _fold(plane)
+    what += folded
+    finite = np.isfinite(plane) & ~pad
+    if finite.any():
+        lo, hi = float(plane[finite].min()), float(plane[finite].max())
+    else:
+        lo = hi = 0.0
+    steps = _steps(plane.shape)
+    if steps != [1, 1]:
+        what += f", every {_nth(steps[0])} row and {_nth(steps[1])} column"
+    sampled = plane[:: steps[0], :: steps[1]]
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = (np.clip(sampled, lo, hi) - lo) / (hi - lo) if hi > lo else np.zeros_like(sampled)
+    codes = np.round(np.nan_to_num(scaled, nan=0.0, posinf=1.0, neginf=0.0) * 255)
+    pixels = COLORMAP[codes.astype(np.intp)]
+    keys: list[tuple[str, str]] = []
+    # drawn last to first priority: a block holding NaN shows NaN, whatever else it holds
+    specials = (
+        ("past the last element", pad, PAD_COLOR),
+        ("-inf", np.isneginf(plane), NEGINF_COLOR),
+        ("+inf", np.isposinf(plane), POSINF_COLOR),
+        ("NaN", np.isnan(plane) & ~pad, NAN_COLOR),
+    )
+    for label, mask, color in specials:
+        if mask.any():
+            pixels[_block_any(mask, steps)] = color
+            keys.append((label, hex_color(color)))
+    scale = (number(lo), number(hi)) if finite.any() else None
+    return pixels, what, scale, keys[::-1]
+
+
+def _nth(k: int) -> str:
+    if k == 1:
+        return ""
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def picture_of(array: np.ndarray[Any, Any]) -> Picture | None:
+    values = numeric(array)
+    if values is None or values.ndim < 2 or values.size == 0:
+        return None
+    image = _image_plane(values)
+    scale: tuple[str, str] | None = None
+    keys: list[tuple[str, str]] = []
+    if image is not None:
+        pixels, caption = image
+        kind = "image"
+    else:
+        pixels, caption, scale, keys = _heatmap_plane(values)
+        kind = "heatmap"
+    pixels = _upscale(pixels)
+    height, width = pixels.shape[:2]
+    return Picture(png(pixels), caption, width, height, kind=kind, scale=scale, keys=keys)
+
+
+def side_by_side(
+    a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], labels: tuple[str, str]
+) -> Section:
+    """Pictures of two tensors and of their difference (ULP distance for floats, NaN where
+    exactly one side is NaN; 1 where other values differ)."""
+    section = Section("side by side", level=1)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        section.note = (
+            f"no difference picture: {a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
+        )
+        return section
+    row = dtype_of_numpy(a.dtype)
+    if is_floating(row):
+        d = ulp_distance(a.reshape(-1), b.reshape(-1), row)
+        difference = d.distance.astype(np.float64)
+        difference[d.nan_mismatch] = np.nan
+        what, unit = "ULP distance", f"at most {d.max} ULP"
+    else:
+        difference = (a.reshape(-1) != b.reshape(-1)).astype(np.float64)
+        what, unit = "elements that differ", f"{int(difference.sum())} of {a.size}"
+    difference = difference.reshape(a.shape)
+    for label, values in ((labels[0], a), (labels[1], b), (what, difference)):
+        picture = picture_of(values)
+        if picture is not None:
+            extra = f", {unit}" if label == what else ""
+            picture.caption = f"{label}: {picture.caption}{extra}"
+            section.pictures.append(picture)
+    if not section.pictures:
+        section.note = f"{what}: {unit} (no picture for fewer than 2 dimensions)"
+    return section
