@@ -41,6 +41,7 @@ _DESCRIBERS: Final[tuple[tuple[type | tuple[type, ...], Callable[[Any], list[Sec
 
 
 def sections_of(obj: Any) -> list[Section]:
+    """The sections describing ``obj``, by the first describer of its type."""
     for types, describe in _DESCRIBERS:
         if isinstance(obj, types):
             return describe(obj)

@@ -18,6 +18,7 @@ MAX_STRING: Final = 40
 
 
 def element_text(x: Any) -> str:
+    """One element as a preview shows it: a number short, a string or bytes cut."""
     if isinstance(x, bytes):
         shown = repr(x[:MAX_STRING])
         return shown + ("..." if len(x) > MAX_STRING else "")
@@ -36,6 +37,7 @@ def element_text(x: Any) -> str:
 
 
 def preview_text(array: np.ndarray[Any, Any], limit: int = PREVIEW_ELEMENTS) -> str:
+    """The first ``limit`` elements of ``array`` in one line, and its size if cut."""
     flat = array.reshape(-1)[:limit]
     values = numeric(flat)
     shown = [element_text(x) for x in (flat if values is None else values).tolist()]

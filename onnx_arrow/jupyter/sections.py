@@ -10,6 +10,8 @@ __all__ = ["Picture", "Section"]
 
 @dataclass
 class Picture:
+    """A PNG picture of a value, with its caption, size and legend."""
+
     png: bytes
     caption: str
     width: int

@@ -30,6 +30,7 @@ __all__ = [
 
 #: Items of a sequence or map, data sets of a case, columns of a table described.
 MAX_ITEMS: Final = 8
+#: The ONNX messages that hold one value each.
 VALUE_MESSAGES: Final = (TensorProto, SparseTensorProto, SequenceProto, MapProto, OptionalProto)
 
 
@@ -44,6 +45,7 @@ def _tensor_fields(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
 
 
 def is_sparse(value: Any) -> bool:
+    """Whether ``value`` is a sparse tensor as :func:`onnx_arrow.to_numpy` gives it."""
     return isinstance(value, dict) and set(value) == {"dims", "values", "indices"}
 
 
@@ -51,7 +53,7 @@ def value_sections(value: Any, title: str, level: int = 0) -> list[Section]:
     """Sections describing a value as :func:`onnx_arrow.to_numpy` gives it."""
     if isinstance(value, np.ndarray):
         return [Section(title, [("kind", "tensor"), *_tensor_fields(value)],
-                         picture=picture_of(value), level=level)]  # fmt: skip
+                        picture=picture_of(value), level=level)]  # fmt: skip
     if value is None:
         return [Section(title, [("kind", "optional"), ("value", "absent (None)")], level=level)]
     if is_sparse(value):
@@ -93,6 +95,7 @@ def _items_sections(
 
 
 def message_sections(message: Message) -> list[Section]:
+    """Sections describing an ONNX value message, titled by its type and name."""
     kind = type(message).__name__
     name = getattr(message, "name", "")
     title = f"{kind} {name!r}" if name else kind
@@ -101,6 +104,7 @@ def message_sections(message: Message) -> list[Section]:
 
 
 def stored_value_sections(value: StoredValue) -> list[Section]:
+    """Sections describing a stored value, with where the store keeps it."""
     where = [
         ("case", value.case),
         ("path", value.path),
@@ -115,4 +119,5 @@ def stored_value_sections(value: StoredValue) -> list[Section]:
 
 
 def ndarray_sections(array: np.ndarray[Any, Any]) -> list[Section]:
+    """Sections describing a numpy array."""
     return value_sections(array, "ndarray")
