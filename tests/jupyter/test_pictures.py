@@ -9,6 +9,7 @@ import pytest
 from display_helpers import decode, legend_of, pngs
 
 from onnx_arrow import jupyter
+from onnx_arrow.jupyter.pictures import side_by_side
 
 
 def test_heatmap_shows_nan_in_its_own_colour() -> None:
@@ -141,3 +142,36 @@ def test_no_image_guess_where_an_image_is_unlikely(values: np.ndarray[Any, Any])
     html = jupyter.html(values)
     assert "<figcaption>image" not in html
     assert "heatmap of [0, 0, :, :]" in html or "heatmap of [0, :, :]" in html
+
+
+def test_side_by_side_draws_both_tensors_and_their_ulp_distance() -> None:
+    a = np.zeros((4, 4), np.float32)
+    b = a.copy()
+    b[1, 1] = np.nextafter(np.float32(0), np.float32(1)) * 3  # 3 ULP from 0
+    b[2, 3] = np.nan  # NaN on one side only
+    section = side_by_side(a, b, ("old", "new"))
+    captions = [p.caption for p in section.pictures]
+    assert captions[0].startswith("old: heatmap")
+    assert captions[1].startswith("new: heatmap")
+    assert captions[2].startswith("ULP distance: heatmap")
+    assert captions[2].endswith(", at most 3 ULP")
+    assert section.pictures[2].scale == ("0", "3")
+    assert ("NaN", "#ff00ff") in section.pictures[2].keys
+    width, _, _, pixels = decode(section.pictures[2].png)
+    cell = width // 4
+    assert tuple(pixels[cell, cell]) == tuple(jupyter.COLORMAP[255])
+    assert tuple(pixels[2 * cell, 3 * cell]) == jupyter.NAN_COLOR
+    assert tuple(pixels[0, 0]) == tuple(jupyter.COLORMAP[0])
+
+
+def test_side_by_side_of_integers_counts_the_elements_that_differ() -> None:
+    a = np.arange(6, dtype=np.int64).reshape(2, 3)
+    section = side_by_side(a, a * (a != 4), ("expected", "actual"))
+    assert section.pictures[2].caption.startswith("elements that differ: heatmap")
+    assert section.pictures[2].caption.endswith(", 1 of 6")
+    flat = side_by_side(a.reshape(-1), a.reshape(-1) + 1, ("old", "new"))
+    assert not flat.pictures
+    assert flat.note == "elements that differ: 6 of 6 (no picture for fewer than 2 dimensions)"
+    other = side_by_side(a, a.astype(np.int32), ("old", "new"))
+    assert other.note == "no difference picture: int64[2, 3] vs int32[2, 3]"
+    assert not other.pictures
