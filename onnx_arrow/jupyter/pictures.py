@@ -170,6 +170,8 @@ def _nth(k: int) -> str:
 
 
 def picture_of(array: np.ndarray[Any, Any]) -> Picture | None:
+    """The picture of a numeric tensor of at least two dimensions: an image if it likely
+    is one, else a heatmap with its legend; None for any other value."""
     values = numeric(array)
     if values is None or values.ndim < 2 or values.size == 0:
         return None
