@@ -215,7 +215,7 @@ def _adapter_files() -> list[Path]:
     out = []
     for p in sorted(PACKAGE.rglob("*.py")):
         parts = p.relative_to(PACKAGE).parts
-        if parts[0] == "corpus" or (parts[0] != "core" and p.name not in top_level):
+        if parts[0] == "corpus" or (parts[0] != "core" and "/".join(parts) not in top_level):
             out.append(p)
     return out
 
