@@ -1,0 +1,360 @@
+"""Sources: how a corpus folder's cases are found and read, their tolerances and value slots."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import ModelProto, TensorProto, helper, numpy_helper, save_model
+from store_helpers import small_corpus
+
+from onnx_arrow.corpus.sources import (
+    Case,
+    CaseRef,
+    CorpusError,
+    CorpusFile,
+    FolderSource,
+    MergedSource,
+    NodeSuiteSource,
+    Tolerance,
+    case_refs,
+    check_name,
+    declared_type,
+    default_source,
+    graph_values,
+    read_regular_file,
+    tolerance_of,
+    value_slot,
+    wheel_data_dir,
+)
+
+
+def _model(inputs: int = 1, *, weights: int = 0) -> ModelProto:
+    names = [f"x{k}" for k in range(inputs)] + [f"w{k}" for k in range(weights)]
+    infos = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in names]
+    init = [
+        numpy_helper.from_array(np.zeros(2, np.float32), f"w{k}") for k in range(weights)
+    ]  # older models list their weights among the graph inputs
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph(
+        [helper.make_node("Sum", names, ["y"])], "g", infos, [y], initializer=init
+    )
+    return helper.make_model(graph)
+
+
+def _files(case: Case) -> list[str]:
+    return [f.path for f in case.files]
+
+
+# --- tolerances ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [-1.0, float("nan"), float("inf"), True, "1e-3", [1]])
+def test_a_tolerance_is_a_finite_number_of_0_or_more(value: object) -> None:
+    with pytest.raises(CorpusError, match=r"^atol is .*; a tolerance is a finite number >= 0$"):
+        Tolerance(1e-3, value)  # type: ignore[arg-type]
+    with pytest.raises(CorpusError, match=r"^rtol is "):
+        Tolerance(value)  # type: ignore[arg-type]
+
+
+def test_tolerances_may_be_ints_zero_or_left_out() -> None:
+    assert Tolerance(0, 1) == Tolerance(0, 1)
+    assert Tolerance() == Tolerance(None, None)
+    assert Tolerance(atol=1e-5).rtol is None
+
+
+def _case_with(data_json: bytes | None, name: str = "real/test_x") -> Case:
+    files = [] if data_json is None else [CorpusFile(f"{name}/data.json", data_json)]
+    return Case(name, "real", files)
+
+
+def test_a_case_states_its_tolerances_in_its_data_json() -> None:
+    assert tolerance_of(_case_with(b'{"rtol": 0.01, "atol": 0}')) == Tolerance(0.01, 0)
+    assert tolerance_of(_case_with(b'{"atol": 1e-5, "url": "x"}')) == Tolerance(None, 1e-5)
+    assert tolerance_of(_case_with(b'{"url": "onnx/backend/test/data/light/a.onnx"}')) is None
+    assert tolerance_of(_case_with(None)) is None
+    # the case at the corpus root: its data.json has no folder
+    root = Case("", "", [CorpusFile("data.json", b'{"rtol": 0.5}')])
+    assert tolerance_of(root) == Tolerance(0.5)
+
+
+def test_a_case_own_tolerance_comes_before_its_data_json() -> None:
+    case = _case_with(b'{"rtol": 0.01}')
+    case.tolerance = Tolerance(1e-4, 1e-6)
+    assert tolerance_of(case) == Tolerance(1e-4, 1e-6)
+    case.files = [CorpusFile("real/test_x/data.json", b"not even JSON")]
+    assert tolerance_of(case) == Tolerance(1e-4, 1e-6)  # never read
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"[0.01]", r"real/test_x/data\.json: holds a JSON list, not an object"),
+        (b'"x"', r"real/test_x/data\.json: holds a JSON str, not an object"),
+        (b"{rtol: 1}", r"real/test_x/data\.json: the case's data\.json is not JSON"),
+        (b'{"rtol": -1}', r"real/test_x/data\.json: rtol is -1; a tolerance is a finite number"),
+        (b'{"atol": "small"}', r"real/test_x/data\.json: atol is 'small'"),
+        (b" " * (1 << 20) + b"{}", r"real/test_x/data\.json: 1048578 bytes; a data\.json states"),
+    ],
+    ids=["list", "string", "not JSON", "negative", "text", "too big"],
+)
+def test_a_data_json_that_states_no_tolerance_well_is_an_error_naming_it(
+    data: bytes, said: str
+) -> None:
+    with pytest.raises(CorpusError, match=said):
+        tolerance_of(_case_with(data))
+
+
+# --- value slots and declared types ----------------------------------------------------
+
+
+def test_value_slots_of_a_case_folder() -> None:
+    case = Case("node/test_a", "node", [], "node/test_a/model.onnx")
+    assert value_slot(case, "node/test_a/test_data_set_0/input_0.pb") == (0, "input", 0)
+    assert value_slot(case, "node/test_a/test_data_set_12/output_3.pb") == (12, "output", 3)
+    for not_a_value in (
+        "node/test_a/test_data_set_0/input_0.txt",
+        "node/test_a/test_data_set_0/gradient_0.pb",
+        "node/test_a/test_data_set_x/input_0.pb",
+        "node/test_a/extra/test_data_set_0/input_0.pb",  # deeper than the case's data sets
+        "node/test_a/model_input_0.pb",  # a light/ name, and this case has a model folder
+    ):
+        assert value_slot(case, not_a_value) is None, not_a_value
+    # without a model nothing types a value, so nothing is one
+    assert value_slot(Case("real/x", "real", []), "real/x/test_data_set_0/input_0.pb") is None
+
+
+def test_value_slots_of_a_light_model_are_named_after_it() -> None:
+    case = Case("light/light_a", "light", [], "light/light_a.onnx")
+    assert value_slot(case, "light/light_a_output_0.pb") == (None, "output", 0)
+    assert value_slot(case, "light/light_a_input_2.pb") == (None, "input", 2)
+    assert value_slot(case, "light/light_b_output_0.pb") is None  # another model's
+    assert value_slot(case, "light/light_a_output_x.pb") is None
+
+
+def test_value_slots_of_a_case_at_the_root() -> None:
+    case = Case("", "", [], "model.onnx")
+    assert value_slot(case, "test_data_set_1/input_0.pb") == (1, "input", 0)
+
+
+def test_graph_values_leave_out_the_weights_listed_as_inputs() -> None:
+    model = _model(2, weights=2)
+    assert [v.name for v in model.graph.input] == ["x0", "x1", "w0", "w1"]
+    assert [v.name for v in graph_values(model, "input")] == ["x0", "x1"]
+    assert [v.name for v in graph_values(model, "output")] == ["y"]
+    sparse = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.ones(1, np.float32), "x1"),
+        numpy_helper.from_array(np.zeros(1, np.int64), "i"),
+        [2],
+    )
+    model.graph.sparse_initializer.append(sparse)
+    assert [v.name for v in graph_values(model, "input")] == ["x0"]
+
+
+def test_declared_type_is_that_of_the_graph_value_at_the_index() -> None:
+    model = _model(2, weights=1)
+    assert declared_type(model, "input", 1) == model.graph.input[1].type
+    assert declared_type(model, "input", 2) is None  # w0 is a weight, not input 2
+    assert declared_type(model, "output", 0) == model.graph.output[0].type
+    assert declared_type(model, "output", 1) is None
+    assert declared_type(None, "input", 0) is None
+    model.graph.input[0].ClearField("type")
+    assert declared_type(model, "input", 0) is None
+
+
+# --- reading files ---------------------------------------------------------------------
+
+
+def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "f.pb"
+    path.write_bytes(b"x" * 100_000)
+    assert read_regular_file(str(path), where="f.pb") == b"x" * 100_000
+    path.write_bytes(b"")
+    assert read_regular_file(str(path), where="f.pb") == b""
+
+
+def test_what_is_not_a_regular_file_is_refused_saying_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match=r"^gone\.pb: cannot open \(No such file or directory\);"):
+        read_regular_file(str(tmp_path / "gone.pb"), where="gone.pb")
+    (tmp_path / "real.pb").write_bytes(b"12345")
+    os.symlink(tmp_path / "real.pb", tmp_path / "link.pb")
+    with pytest.raises(CorpusError, match=r"^link\.pb: cannot open .*; a corpus holds regular"):
+        read_regular_file(str(tmp_path / "link.pb"), where="link.pb")
+    with pytest.raises(CorpusError, match=r"^d: .*not a regular file; remove it, please$"):
+        read_regular_file(str(tmp_path), where="d", fix="remove it, please")
+    with pytest.raises(CorpusError, match=r"^real\.pb: 5 bytes exceed the limit of 4 per file$"):
+        read_regular_file(str(tmp_path / "real.pb"), max_bytes=4, where="real.pb")
+    assert read_regular_file(str(tmp_path / "real.pb"), max_bytes=5, where="r") == b"12345"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path, deadline: object) -> None:
+    os.mkfifo(tmp_path / "pipe.pb")
+    with deadline(5), pytest.raises(CorpusError, match=r"not a regular file"):  # type: ignore[operator]
+        read_regular_file(str(tmp_path / "pipe.pb"), where="pipe.pb")
+
+
+def test_names_a_store_cannot_hold_are_refused() -> None:
+    check_name("test_abs", "node/test_abs")
+    with pytest.raises(CorpusError, match=r"^node\\a: the name holds a backslash"):
+        check_name("a\\b", "node\\a")
+    bad = os.fsdecode(b"caf\xe9")  # Latin-1 bytes: a surrogate escape in the name
+    with pytest.raises(CorpusError, match=r"^node/caf\\xe9: the name is not UTF-8"):
+        check_name(bad, f"node/{bad}")
+
+
+# --- a corpus folder -------------------------------------------------------------------
+
+
+def _light(root: Path, name: str) -> None:
+    save_model(_model(), root / f"{name}.onnx")
+    y = numpy_helper.from_array(np.ones(2, np.float32), "y").SerializeToString()
+    (root / f"{name}_output_0.pb").write_bytes(y)
+
+
+def test_a_folder_source_finds_every_layout_of_case(tmp_path: Path) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    light = root / "light"
+    light.mkdir()
+    _light(light, "light_a")
+    (light / "README.md").write_text("about\n")
+    real = root / "real" / "test_a"
+    real.mkdir(parents=True)
+    (real / "data.json").write_text(
+        json.dumps({"url": "onnx/backend/test/data/light/light_a.onnx", "rtol": 0.25})
+    )
+    deep = root / "node" / "test_tiny" / "sub"
+    deep.mkdir()
+    save_model(_model(), deep / "model.onnx")  # owned by the case above it
+    source = FolderSource(root)
+    assert source.count is None
+    cases = list(source)
+    assert source.count == 4
+    assert [(c.name, c.kind, c.model_path) for c in cases] == [
+        ("light", "", None),
+        ("light/light_a", "light", "light/light_a.onnx"),
+        ("node/test_tiny", "node", "node/test_tiny/model.onnx"),
+        ("real/test_a", "real", None),
+    ]
+    assert _files(cases[0]) == ["light/README.md"]
+    assert _files(cases[1]) == ["light/light_a.onnx", "light/light_a_output_0.pb"]
+    assert _files(cases[2]) == [
+        "node/test_tiny/README",
+        "node/test_tiny/model.onnx",
+        "node/test_tiny/sub/model.onnx",
+        "node/test_tiny/test_data_set_0/input_0.pb",
+        "node/test_tiny/test_data_set_0/output_0.pb",
+    ]
+    # the light/ model's tolerances are those of the real/ test that names it
+    assert cases[1].tolerance == Tolerance(0.25)
+    assert tolerance_of(cases[3]) == Tolerance(0.25)
+    for case in cases:
+        for f in case.files:
+            assert (root / f.path).read_bytes() == f.data
+
+
+def test_refs_load_as_the_cases_do_in_a_worker(tmp_path: Path) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    refs = list(FolderSource(root).refs())
+    assert [type(r) for r in refs] == [CaseRef]
+    ref = refs[0]
+    assert ref.root == str(root)
+    assert set(ref.paths) == {"node/test_tiny/README", "node/test_tiny/model.onnx"}
+    assert ref.folders == ("node/test_tiny/test_data_set_0",)
+    assert ref.load() == next(iter(FolderSource(root)))
+
+
+def test_a_case_folder_given_as_the_root_is_one_case_named_after_it(tmp_path: Path) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    case_folder = root / "node" / "test_tiny"
+    (cases,) = [list(FolderSource(case_folder))]
+    assert [c.name for c in cases] == ["test_tiny"]
+    assert cases[0].model_path == "test_tiny/model.onnx"
+    assert "test_tiny/test_data_set_0/input_0.pb" in _files(cases[0])
+    assert value_slot(cases[0], "test_tiny/test_data_set_0/input_0.pb") == (0, "input", 0)
+
+
+def test_a_model_folder_and_a_model_file_of_one_name_are_one_case(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    (root / "m").mkdir(parents=True)
+    save_model(_model(), root / "m" / "model.onnx")
+    save_model(_model(), root / "m.onnx")
+    (case,) = list(FolderSource(root))
+    assert case.name == "m"
+    assert case.model_path == "m/model.onnx"  # the folder's model types the case
+    assert _files(case) == ["m.onnx", "m/model.onnx"]
+
+
+def test_an_empty_folder_has_no_cases(tmp_path: Path) -> None:
+    source = FolderSource(tmp_path)
+    assert list(source) == []
+    assert source.count == 0
+
+
+def test_a_folder_source_needs_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for path in (tmp_path / "file", tmp_path / "missing"):
+        with pytest.raises(CorpusError, match=r": not a folder; pass a corpus folder$"):
+            FolderSource(path)
+
+
+def test_a_symlink_in_a_corpus_is_refused_when_its_case_is_read(tmp_path: Path) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    os.symlink(root / "node" / "test_tiny" / "README", root / "node" / "test_tiny" / "link")
+    (ref,) = list(FolderSource(root).refs())  # listed, not followed
+    with pytest.raises(CorpusError, match=r"^node/test_tiny/link: cannot open"):
+        ref.load()
+
+
+def test_a_file_over_the_limit_is_an_error_naming_it(tmp_path: Path) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    with pytest.raises(CorpusError, match=r"^node/test_tiny/\S+: \d+ bytes exceed the limit of 20"):
+        list(FolderSource(root, max_file_bytes=20))
+
+
+def test_a_model_that_does_not_parse_is_an_error_naming_it() -> None:
+    case = Case(
+        "node/x", "node", [CorpusFile("node/x/model.onnx", b"\xff\xff")], "node/x/model.onnx"
+    )
+    with pytest.raises(CorpusError, match=r"^node/x/model\.onnx: does not parse as an ONNX model"):
+        case.model()
+    assert Case("real/x", "real", []).model() is None
+    assert case.load() is case
+
+
+# --- several sources -------------------------------------------------------------------
+
+
+def test_merged_sources_give_their_cases_in_name_order(tmp_path: Path) -> None:
+    a = [Case("node/a", "node"), Case("node/c", "node")]
+    b = [Case("light/z", "light"), Case("node/b", "node")]
+    merged = MergedSource(a, b)
+    assert [c.name for c in merged] == ["light/z", "node/a", "node/b", "node/c"]
+    assert [c.name for c in merged.refs()] == ["light/z", "node/a", "node/b", "node/c"]
+    root = small_corpus(tmp_path / "corpus")
+    refs = list(MergedSource(FolderSource(root), a).refs())
+    assert [(type(r).__name__, r.name) for r in refs] == [
+        ("Case", "node/a"),
+        ("Case", "node/c"),
+        ("CaseRef", "node/test_tiny"),
+    ]
+
+
+def test_case_refs_are_the_source_own_where_it_has_them(tmp_path: Path) -> None:
+    cases = [Case("node/a", "node")]
+    assert list(case_refs(cases)) == cases
+    root = small_corpus(tmp_path / "corpus")
+    assert [type(r) for r in case_refs(FolderSource(root))] == [CaseRef]
+
+
+def test_the_default_source_is_the_node_suite_and_the_wheel_model_tests() -> None:
+    source = default_source()
+    node, folder = source.sources
+    assert isinstance(node, NodeSuiteSource)
+    assert node.cache
+    assert isinstance(folder, FolderSource)
+    assert folder.root == wheel_data_dir()
+    assert {"light", "real", "simple"} <= {p.name for p in wheel_data_dir().iterdir()}
