@@ -17,6 +17,8 @@ __all__ = ["check_timeout", "deadline"]
 
 
 def check_timeout(timeout: float | None) -> None:
+    """Refuse a timeout that is not a number of seconds above 0, or one this system cannot
+    keep (no ``SIGALRM``), before any work; None is no limit."""
     if timeout is None:
         return
     if not timeout > 0:

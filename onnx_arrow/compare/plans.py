@@ -298,6 +298,7 @@ def given_expectations(
     tolerance: Mapping[str, tuple[float, float]] | None,
     patterns: Expectations | None,
 ) -> Expectations:
+    """The patterns of ``skip``, ``xfail`` and ``tolerance``, then those of ``patterns``."""
     given = Expectations(list(skip), list(xfail), [(k, *v) for k, v in (tolerance or {}).items()])
     return given if patterns is None else given + patterns
 
@@ -321,6 +322,7 @@ class Plan:
 
 
 def plan_provenance(plan: Plan, cases: Iterable[str] | None) -> dict[str, Any]:
+    """What a report records of ``plan`` and of the ``cases`` asked for."""
     expect = plan.expect
     return {
         "rtol": plan.rtol,

@@ -171,6 +171,7 @@ def _made_inputs(model: ModelProto, case: str) -> dict[str, Any]:
 
 
 def kept_message(path: str) -> str:
+    """Why a value file the store kept as bytes is neither fed nor compared."""
     return (
         f"{path} was kept as bytes at import (it does not decode as the model declares), "
         "so it cannot be fed or compared; fix the file, or the model's declared type"
@@ -180,6 +181,8 @@ def kept_message(path: str) -> str:
 def run_case(
     store: Store, case: str, backend: Backend, timeout: float | None
 ) -> Iterator[DataSetRun]:
+    """The data sets of ``case``, each run on ``backend`` within ``timeout`` seconds (or why
+    it is not run); whatever the backend raises is recorded in ``error``."""
     for run in data_sets_of(store, case):
         if run.skipped is not None or run.model is None:
             yield run
@@ -225,6 +228,7 @@ def lost_runs(store: Store, lost: Lost) -> Iterator[DataSetRun]:
 
 
 def output_name(run: DataSetRun, index: int, value: StoredValue) -> str | None:
+    """The graph output's name of output ``index``, else the stored value's own."""
     return run.output_names[index] if index < len(run.output_names) else value.name
 
 

@@ -93,6 +93,8 @@ def _element_text(x: Any) -> str:
 
 
 def compare_value(expected: Any, actual: Any, rtol: float, atol: float) -> Diff:
+    """How ``actual`` compares with ``expected`` (tensors, sequences, maps, optionals, as a
+    backend gives them), elements beyond ``atol + rtol * |expected|`` counted."""
     diff = Diff()
     with np.errstate(all="ignore"):  # inf - inf, overflow: handled where they matter
         _walk(expected, actual, rtol, atol, diff, "", top=True)
