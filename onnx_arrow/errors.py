@@ -26,6 +26,7 @@ __all__ = [
     "CaseLostError",
     "CompareError",
     "CorpusError",
+    "EngineError",
     "ExternalDataError",
     "InvalidMessageError",
     "InvalidTensorError",
@@ -115,6 +116,10 @@ class BackendUnavailableError(OnnxArrowError, ImportError):
 
 class BackendTimeoutError(OnnxArrowError, TimeoutError):
     """A backend ran longer than the timeout on one data set (recorded as an error)."""
+
+
+class EngineError(OnnxArrowError, ValueError):
+    """Cases cannot be run on the engine asked for: there is no engine of that name."""
 
 
 class CaseLostError(OnnxArrowError, RuntimeError):

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any, Final
 
-from onnx_arrow.errors import BackendUnavailableError, CompareError
+from onnx_arrow.errors import BackendUnavailableError, EngineError
 
 if TYPE_CHECKING:
     from onnx_arrow.corpus import Store
@@ -74,6 +74,11 @@ def map_cases(
 
     With ``jobs`` 1 and no ``engine``, in this process (a crash here ends the process).
     ``progress`` is called with each case as it completes, wherever it ran.
+
+    Raises
+    ------
+    EngineError
+        If there is no engine of that name (see :data:`ENGINES`).
     """
     if engine is None and jobs <= 1:
         for case in cases:
@@ -84,7 +89,7 @@ def map_cases(
         return
     engine = engine or "processes"
     if engine not in ENGINES:
-        raise CompareError(f"no engine {engine!r}; expected one of {', '.join(ENGINES)}")
+        raise EngineError(f"no engine {engine!r}; expected one of {', '.join(ENGINES)}")
     runner = {"processes": _processes, "dask": _dask, "ray": _ray}[engine]
     done = runner(func, store, list(cases), max(jobs, 1), timeout)
     yield from _in_order(done, cases, progress)

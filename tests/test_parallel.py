@@ -17,6 +17,7 @@ from onnx_arrow.cli import main
 from onnx_arrow.compare import compare, reference_backend, write_actual
 from onnx_arrow.corpus import FolderSource, NodeSuiteSource, Store, write_dataset, write_store
 from onnx_arrow.corpus.store import WriteOptions
+from onnx_arrow.errors import CompareError, EngineError
 from onnx_arrow.parallel import GRACE, map_cases
 
 #: Operators whose outputs are random: two runs in one process differ too.
@@ -195,3 +196,11 @@ def test_map_cases_gives_results_in_order_and_refuses_unknown_engines(
     assert results == [(c, len(c)) for c in cases]
     with pytest.raises(Exception, match=r"no engine 'spark'"):
         list(map_cases(_name_length, store, cases, engine="spark"))
+
+
+def test_an_unknown_engine_is_an_engine_error(three_cases: Path) -> None:
+    store = Store(three_cases)
+    message = r"^no engine 'spark'; expected one of processes, dask, ray$"
+    with pytest.raises(EngineError, match=message) as err:
+        list(map_cases(_name_length, store, store.cases(), engine="spark"))
+    assert not isinstance(err.value, CompareError)

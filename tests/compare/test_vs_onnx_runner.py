@@ -15,7 +15,7 @@ import pytest
 from onnx_arrow import compare as cmp
 from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 import vs_onnx_runner as runner  # the benchmark's own functions
 
 #: Cases the reference evaluator or onnxruntime gets wrong, or one side cannot compare.

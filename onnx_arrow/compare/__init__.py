@@ -1,0 +1,130 @@
+"""Run a backend over a corpus store and compare what it gives with the expected outputs.
+
+An adapter (it imports pandas; ``import onnx_arrow`` does not import this package).
+
+* A *backend* is any callable ``(model, inputs) -> outputs``: ``model`` an
+  ``onnx.ModelProto``, ``inputs`` a dict from graph input name to value (ndarray,
+  list for a sequence, dict for a map, None for an absent optional), ``outputs`` the
+  values of the graph outputs in graph order.  :func:`reference_backend`
+  (``onnx.reference.ReferenceEvaluator``) and :func:`onnxruntime_backend` are built in.
+* :func:`run_backend` runs it over every data set of every case of a store; an
+  exception the backend raises is recorded, never propagated.
+* :func:`compare` gives one row per expected output value: its status (see
+  :data:`STATUSES`), max absolute and relative errors, elements beyond tolerance, NaN
+  counts, dtypes, shapes and the backend's error.  :func:`summary` counts statuses per
+  operator.
+* :func:`write_actual` writes what a backend gives as a corpus store of its own (the
+  same models and inputs, the actual outputs), and :func:`compare_stores` compares two
+  stores, so a run on one machine can be compared on another.
+
+Values are compared the way onnx's backend test runner does
+(``onnx.backend.test.runner.Runner.assert_similar_outputs``): floats with
+``numpy.isclose`` (``|actual - expected| <= atol + rtol * |expected|``, NaN equal to
+NaN, bfloat16 with ``rtol`` at least ``2**-6``), other ml_dtypes floats (float8,
+float4) as float32.  Where the runner differs, this module is stricter and says so:
+integers and booleans are compared exactly, strings by equality (``str`` and UTF-8
+``bytes`` are equal), dtypes must match.
+
+Each case is compared with the first of: the tolerance of a pattern that names it
+(``tolerance={"test_dft": (1e-2, 1e-4)}``, as onnx's backend test files override
+theirs per test), the case's own as its store keeps it (onnx's ``TestCase.rtol`` /
+``atol``, a case folder's ``data.json``: densenet121's rtol is 2e-3), and the ``rtol``
+/ ``atol`` given (1e-3 and 1e-7, onnx's defaults).  Each row says which it used.
+
+The package, one concern a module (this one only gathers their public names):
+``backends`` (the built-in backends, found by name), ``deadlines`` (the timeout of one
+data set), ``runs`` (a backend run over the data sets of a store's cases), ``similarity``
+(one actual value against its expected value), ``statuses`` (the verdicts, best to
+worst), ``plans`` (which cases, skip / xfail / tolerance patterns), ``serialize`` (an
+actual value as a ``.pb``), ``report`` (rows, columns, counts, the Parquet file),
+``direct`` (:func:`compare`) and ``actual`` (stores of actual outputs: :func:`write_actual`
+and :func:`compare_stores`).
+
+Examples
+--------
+>>> import tempfile, numpy as np
+>>> from onnx import TensorProto, helper, numpy_helper
+>>> from onnx_arrow.corpus import Case, CorpusFile, Store, write_store
+>>> graph = helper.make_graph(
+...     [helper.make_node("Abs", ["x"], ["y"])], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+>>> x = np.array([-1.0, 2.0, np.nan], np.float32)
+>>> files = [
+...     CorpusFile("node/test_abs/model.onnx", model.SerializeToString()),
+...     CorpusFile("node/test_abs/test_data_set_0/input_0.pb",
+...                numpy_helper.from_array(x, "x").SerializeToString()),
+...     CorpusFile("node/test_abs/test_data_set_0/output_0.pb",
+...                numpy_helper.from_array(np.abs(x), "y").SerializeToString())]
+>>> tmp = tempfile.TemporaryDirectory()
+>>> _ = write_store([Case("node/test_abs", "node", files, files[0].path)],
+...                 f"{tmp.name}/abs.parquet")
+>>> store = Store(f"{tmp.name}/abs.parquet")
+>>> compare(store)[["case", "name", "status", "max_abs_error", "nan_expected"]]
+            case name status  max_abs_error  nan_expected
+0  node/test_abs    y  match            0.0             1
+>>> def off_by_half(model, inputs):
+...     return [np.abs(inputs["x"]) + np.float32(0.5)]
+>>> df = compare(store, off_by_half)
+>>> df[["status", "max_abs_error", "n_beyond_tolerance"]].to_numpy().tolist()
+[['mismatch', 0.5, 2]]
+>>> summary(df)[["op_type", "total", "match", "mismatch", "non_match"]]
+  op_type  total  match  mismatch  non_match
+0     Abs      1      0         1          1
+>>> tmp.cleanup()
+"""
+
+from __future__ import annotations
+
+from onnx_arrow.compare.actual import compare_stores, write_actual
+from onnx_arrow.compare.backends import (
+    BACKENDS,
+    ORT_DEFAULT_LOG_SEVERITY,
+    ORT_LOG_SEVERITY_VARIABLE,
+    Backend,
+    backend_named,
+    onnxruntime_backend,
+    reference_backend,
+)
+from onnx_arrow.compare.direct import compare
+from onnx_arrow.compare.plans import KEEP_ACTUAL, Expectations, parse_tolerance, select_cases
+from onnx_arrow.compare.report import (
+    COMPARE_COLUMNS,
+    REPORT_METADATA_KEY,
+    status_counts,
+    summary,
+    write_report,
+)
+from onnx_arrow.compare.runs import DataSetRun, run_backend
+from onnx_arrow.compare.statuses import PASSING, STATUSES
+from onnx_arrow.errors import BackendTimeoutError, BackendUnavailableError, CompareError
+
+__all__ = [
+    "BACKENDS",
+    "COMPARE_COLUMNS",
+    "KEEP_ACTUAL",
+    "ORT_DEFAULT_LOG_SEVERITY",
+    "ORT_LOG_SEVERITY_VARIABLE",
+    "PASSING",
+    "REPORT_METADATA_KEY",
+    "STATUSES",
+    "Backend",
+    "BackendTimeoutError",
+    "BackendUnavailableError",
+    "CompareError",
+    "DataSetRun",
+    "Expectations",
+    "backend_named",
+    "compare",
+    "compare_stores",
+    "onnxruntime_backend",
+    "parse_tolerance",
+    "reference_backend",
+    "run_backend",
+    "select_cases",
+    "status_counts",
+    "summary",
+    "write_actual",
+    "write_report",
+]

@@ -1,0 +1,281 @@
+"""Stores of actual outputs: :func:`write_actual` writes what a backend gives as a corpus
+store of its own (the same models and inputs, the actual outputs; the ``run`` command),
+and :func:`compare_stores` compares such a store with the expected one (``compare
+--actual``), so a run on one machine can be compared on another."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import pandas as pd  # no pandas-stubs: pandas is Any
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from onnx_arrow.compare.backends import Backend
+from onnx_arrow.compare.deadlines import check_timeout
+from onnx_arrow.compare.plans import (
+    Expectations,
+    Plan,
+    given_expectations,
+    plan_provenance,
+    select_cases,
+)
+from onnx_arrow.compare.report import output_rows, provenance, report_frame, skipped_row
+from onnx_arrow.compare.runs import (
+    DataSetRun,
+    data_sets_of,
+    lost_runs,
+    map_runs,
+    output_name,
+    run_case,
+)
+from onnx_arrow.compare.serialize import serialized
+from onnx_arrow.corpus.rows import StoredValue
+from onnx_arrow.corpus.sources import Case, CorpusFile
+from onnx_arrow.corpus.store import Store, WriteOptions, write_store
+from onnx_arrow.errors import CompareError
+from onnx_arrow.parallel import Lost
+
+__all__ = ["compare_stores", "write_actual"]
+
+
+_ERROR_SUFFIX: Final = ".error.txt"
+
+
+def write_actual(
+    store: Store | str | os.PathLike[str],
+    backend: Backend,
+    out: str | os.PathLike[str],
+    *,
+    cases: Iterable[str] | None = None,
+    timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
+    engine: str | None = None,
+) -> dict[str, int]:
+    """Run ``backend`` over ``store`` and write a store of what it gives, atomically.
+
+    Each case that ran keeps its model and input files (byte for byte); each expected
+    output file is replaced by the backend's output at the same path, serialized as
+    onnx's test-data writer does (``numpy_helper.from_array`` / ``from_list`` /
+    ``from_optional`` / ``from_dict``, named like the graph output).  When the
+    backend raised, or an output cannot be serialized as the model declares, the
+    output's file is ``output_K.error.txt`` holding the message.  Skipped cases are
+    not written.  :func:`compare_stores` compares the result with ``store``.
+    ``jobs`` and ``engine`` are as for :func:`compare`: the store written is the same.
+
+    Returns
+    -------
+    dict
+        Counts: ``cases`` written, ``data_sets``, ``outputs`` written, ``errors``
+        (data sets the backend failed on), ``skipped`` cases, ``kept_as_bytes`` (output
+        files the store could not decode as the model declares, kept as their bytes), and
+        ``bytes`` of the store.
+    """
+    check_timeout(timeout)
+    store = store if isinstance(store, Store) else Store(store)
+    counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
+    per_case = _ActualCase(backend, timeout)
+    results = map_runs(
+        per_case,
+        store,
+        select_cases(store, cases),
+        jobs=jobs,
+        engine=engine,
+        timeout=timeout,
+        progress=progress,
+    )
+    # the worker processes of --jobs are forked by the first result, before write_store
+    # starts its writer thread: a fork beside a running thread may copy a held lock
+    first = next(results, None)
+    ordered = itertools.chain([] if first is None else [first], results)
+    summary = write_store(
+        _actual_cases(store, ordered, counts), out, options=WriteOptions(keep_undecodable=True)
+    )
+    counts["cases"] = summary["cases"]
+    counts["kept_as_bytes"] = len(summary["warnings"])
+    return {**counts, "bytes": summary["bytes"]}
+
+
+@dataclass(frozen=True)
+class _ActualCase:
+    """The files of one case with the backend's outputs, and its counts (a task)."""
+
+    backend: Backend
+    timeout: float | None
+
+    def __call__(self, store: Store, case: str) -> tuple[Case | None, dict[str, int]]:
+        return _actual_case(store, case, run_case(store, case, self.backend, self.timeout))
+
+
+def _actual_cases(
+    store: Store,
+    results: Iterable[tuple[str, tuple[Case | None, dict[str, int]] | Lost]],
+    counts: dict[str, int],
+) -> Iterator[Case]:
+    for case, result in results:
+        built, counted = (
+            _actual_case(store, case, lost_runs(store, result))
+            if isinstance(result, Lost)
+            else result
+        )
+        for key, n in counted.items():
+            counts[key] += n
+        if built is not None:
+            yield built
+
+
+def _actual_case(
+    store: Store, case: str, runs: Iterable[DataSetRun]
+) -> tuple[Case | None, dict[str, int]]:
+    """A case's files with the outputs of ``runs`` (None for a skipped case), and counts."""
+    counts = {"data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
+    current: Case | None = None
+    kept_inputs: set[str] = set()
+    for run in runs:
+        if run.skipped is not None or run.model is None:
+            counts["skipped"] += 1
+            continue
+        if current is None:
+            current = _case_with_model(store, case)
+        counts["data_sets"] += 1
+        counts["errors"] += run.error is not None
+        current.files += [CorpusFile(v.path, v.to_bytes()) for v in run.inputs.values()]
+        kept_inputs.update(p for (io, _), p in run.kept_as_bytes.items() if io == "input")
+        for k, value in sorted(run.expected.items()):
+            data = _output_file(run, k, value)
+            if isinstance(data, bytes):
+                current.files.append(CorpusFile(value.path, data))
+                counts["outputs"] += 1
+            else:
+                current.files.append(CorpusFile(_error_path(value.path), data.encode()))
+    if current is not None:
+        if kept_inputs:  # input files kept as bytes go with the case, as they are
+            current.files += _stored_files(store, case, kept_inputs)
+        current.files.sort(key=lambda f: f.path)
+    return current, counts
+
+
+def _stored_files(store: Store, case: str, paths: set[str]) -> list[CorpusFile]:
+    """Files of a case that the store keeps as their bytes (model and file rows)."""
+    table = store.read_case(case, ["path", "content"])
+    table = table.filter(pc.is_in(table.column("path"), pa.array(sorted(paths))))
+    return [CorpusFile(r["path"], r["content"]) for r in table.to_pylist()]
+
+
+def _case_with_model(store: Store, case: str) -> Case:
+    """A case holding only its model file, byte for byte as stored (the parsed model
+    would not serialize back to the same bytes for certain)."""
+    table = store.read_case(case, ["path", "role"])
+    path = table.column("path")[table.column("role").to_pylist().index("model")].as_py()
+    kind = case.split("/", 1)[0] if "/" in case else ""
+    return Case(case, kind, _stored_files(store, case, {path}), path)
+
+
+def _error_path(path: str) -> str:
+    return path.removesuffix(".pb") + _ERROR_SUFFIX
+
+
+def _output_file(run: DataSetRun, k: int, value: StoredValue) -> bytes | str:
+    """The serialized actual output ``k``, or the message saying why there is none."""
+    if run.actual is None:
+        return run.error or "the backend gave no outputs"
+    if k >= len(run.actual):
+        return f"the backend gave {len(run.actual)} outputs, the case expects output {k}"
+    return serialized(run.model, k, run.actual[k], output_name(run, k, value))
+
+
+def compare_stores(
+    expected: Store | str | os.PathLike[str],
+    actual: Store | str | os.PathLike[str],
+    *,
+    rtol: float = 1e-3,
+    atol: float = 1e-7,
+    cases: Iterable[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    missing: str = "leave_out",
+    skip: Sequence[str] = (),
+    xfail: Sequence[str] = (),
+    tolerance: Mapping[str, tuple[float, float]] | None = None,
+    patterns: Expectations | None = None,
+    keep_actual: str = "failed",
+) -> pd.DataFrame:
+    """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
+
+    The same DataFrame as :func:`compare`.  A case that ``actual`` does not hold (a run
+    of some cases only) is left out, and counted in ``df.attrs["left_out"]``; with
+    ``missing="error"`` each of its outputs is an ``error`` instead.  An output missing
+    from a data set is an ``error``; an ``output_K.error.txt`` file in ``actual`` gives
+    the backend's message.  ``skip``, ``xfail``, ``tolerance``, ``patterns`` and
+    ``keep_actual`` are as for :func:`compare`.
+    """
+    expect = given_expectations(skip, xfail, tolerance, patterns)
+    plan = Plan(expect, rtol, atol, keep_actual)
+    if missing not in ("leave_out", "error"):
+        raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
+    expected = expected if isinstance(expected, Store) else Store(expected)
+    actual = actual if isinstance(actual, Store) else Store(actual)
+    actual_cases = set(actual.cases())
+    rows: list[dict[str, Any]] = []
+    left_out = 0
+    for case in select_cases(expected, cases):
+        pattern = expect.skips(case)
+        if pattern is not None:
+            rows.append(skipped_row(expected, case, pattern))
+            continue
+        if case not in actual_cases and missing == "leave_out":
+            runs = list(data_sets_of(expected, case))
+            if all(run.skipped is not None for run in runs):  # skipped either way
+                rows += output_rows(plan, runs)
+            else:
+                left_out += 1
+            if progress is not None:
+                progress(case)
+            continue
+        found: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        if case in actual_cases:
+            found = {v.path: v.to_numpy() for v in actual.values(case) if v.io == "output"}
+            table = actual.read_case(case, ["test_case", "path", "role", "content"])
+            errors = {
+                r["path"]: r["content"].decode("utf-8", "replace")
+                for r in table.to_pylist()
+                if r["role"] == "file" and r["path"].endswith(_ERROR_SUFFIX)
+            }
+        case_rows: list[dict[str, Any]] = []
+        for run in data_sets_of(expected, case):
+            if run.skipped is not None:
+                case_rows += output_rows(plan, [run])
+                continue
+            kept = {key: p for key, p in run.kept_as_bytes.items() if key[0] == "output"}
+            if kept:  # expected outputs that cannot be compared: an error row each
+                case_rows += output_rows(plan, [replace(run, expected={}, kept_as_bytes=kept)])
+            for k, value in sorted(run.expected.items()):
+                single = replace(run, expected={k: value}, kept_as_bytes={})
+                if value.path in found:
+                    single.actual = [None] * k + [found[value.path]]
+                elif case not in actual_cases:
+                    single.error = "the case is not in the actual store"
+                else:
+                    single.error = errors.get(
+                        _error_path(value.path), f"{value.path} is not in the actual store"
+                    )
+                case_rows += output_rows(plan, [single])
+        rows += expect.applied(case, case_rows)
+        if progress is not None:
+            progress(case)
+    df = report_frame(rows)
+    df.attrs["left_out"] = left_out
+    df.attrs["onnx_arrow"] = provenance(
+        expected,
+        actual=[str(p) for p in actual.parts],
+        actual_created_by=actual.metadata.get("created_by"),
+        missing=missing,
+        left_out=left_out,
+        **plan_provenance(plan, cases),
+    )
+    return df

@@ -1,0 +1,151 @@
+""":func:`compare`: run a backend over a store and compare every output with the expected
+one as it comes, case by case, in this process or on an engine, into a report."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd  # no pandas-stubs: pandas is Any
+
+from onnx_arrow.compare.backends import Backend, describe_backend, reference_backend
+from onnx_arrow.compare.deadlines import check_timeout
+from onnx_arrow.compare.plans import (
+    Expectations,
+    Plan,
+    given_expectations,
+    plan_provenance,
+    select_cases,
+)
+from onnx_arrow.compare.report import output_rows, provenance, report_frame, skipped_row
+from onnx_arrow.compare.runs import lost_runs, map_runs, run_case
+from onnx_arrow.corpus.store import Store
+from onnx_arrow.parallel import Lost
+
+__all__ = ["compare"]
+
+
+def compare(
+    store: Store | str | os.PathLike[str],
+    backend: Backend = reference_backend,
+    *,
+    rtol: float = 1e-3,
+    atol: float = 1e-7,
+    cases: Iterable[str] | None = None,
+    timeout: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    jobs: int = 1,
+    engine: str | None = None,
+    skip: Sequence[str] = (),
+    xfail: Sequence[str] = (),
+    tolerance: Mapping[str, tuple[float, float]] | None = None,
+    patterns: Expectations | None = None,
+    keep_actual: str = "failed",
+) -> pd.DataFrame:
+    """Run ``backend`` over ``store`` and compare every output with the expected one.
+
+    Parameters
+    ----------
+    store
+        A corpus store, or its path.
+    backend
+        See :class:`Backend`; :func:`reference_backend` unless given.
+    rtol, atol
+        The tolerances of a case that has none of its own and that no ``tolerance``
+        pattern finds: an element is beyond tolerance when ``|actual - expected| >
+        atol + rtol * |expected|`` (NaN equal to NaN).
+    cases, timeout, progress
+        As :func:`run_backend`.
+    jobs, engine
+        Run the cases in ``jobs`` processes of this machine, or on ``engine``
+        (``"processes"``, ``"dask"``, ``"ray"``; see :mod:`onnx_arrow.parallel`).  The
+        table is the same as a run in this process; a case whose worker died, or stopped
+        answering past the timeout, is an ``error`` on each of its outputs.
+    skip, xfail
+        Cases not to run (one ``skipped`` row each, naming the pattern) and cases known
+        to fail (their failures ``xfail``; ``xpass`` when they pass): see
+        :class:`Expectations`.
+    tolerance
+        ``{pattern: (rtol, atol)}``: the tolerances of the cases a pattern finds, over
+        their own (the first pattern that finds a case applies).
+    patterns
+        More skip, xfail and tolerance patterns (:meth:`Expectations.read` of a file),
+        after those of ``skip``, ``xfail`` and ``tolerance``.
+    keep_actual
+        Whose actual values the ``actual`` column keeps (see :data:`KEEP_ACTUAL`): of
+        the outputs that differ (``"failed"``), of all, or of none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per expected output value (one per skipped case), columns
+        :data:`COMPARE_COLUMNS`: ``case``, ``op_types`` (sorted distinct op types of
+        the model's main graph, a tuple), ``data_set``, ``index`` (output index),
+        ``name`` (graph output name), ``onnx_type`` (declared, as stored),
+        ``status`` (one of :data:`STATUSES`), ``dtype_expected`` / ``dtype_actual``
+        (ONNX element type of the first tensor), ``shape_expected`` /
+        ``shape_actual`` (of a tensor output, a tuple; None for a container),
+        ``max_abs_error``, ``max_rel_error`` (over the elements that are not NaN in
+        either), ``n_beyond_tolerance``, ``nan_expected`` / ``nan_actual`` (floats
+        only), ``rtol`` / ``atol`` (the tolerances used; bfloat16's rtol at least
+        2**-6) and ``tolerance`` (where they came from: ``pattern 'REGEX'``, ``case``
+        for the case's own, ``default`` for ``rtol`` / ``atol``), ``worst_index`` /
+        ``worst_expected`` / ``worst_actual`` (the element furthest beyond tolerance, a
+        NaN on one side, the largest integer difference or the first string that
+        differs: where, as ``[i, j]`` after the place in a container, and both values
+        as text, exact), ``error`` (the backend's exception, ``"TypeName: message"``),
+        ``detail`` (where a value differs) and ``actual`` (the actual value as a ``.pb``
+        of the declared type, see ``keep_actual``).  Numbers are nullable (``Int64``,
+        ``Float64``); :func:`write_report` stores it as Parquet.
+    """
+    check_timeout(timeout)
+    expect = given_expectations(skip, xfail, tolerance, patterns)
+    plan = Plan(expect, rtol, atol, keep_actual)
+    store = store if isinstance(store, Store) else Store(store)
+    names = select_cases(store, cases)
+    skipped = {name: pattern for name in names if (pattern := expect.skips(name)) is not None}
+    per_case = _CompareCase(backend, plan, timeout)
+    results = dict(
+        map_runs(
+            per_case,
+            store,
+            [n for n in names if n not in skipped],
+            jobs=jobs,
+            engine=engine,
+            timeout=timeout,
+            progress=progress,
+        )
+    )
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        if name in skipped:
+            rows.append(skipped_row(store, name, skipped[name]))
+            continue
+        result = results[name]
+        case_rows = per_case.lost(store, result) if isinstance(result, Lost) else result
+        rows += expect.applied(name, case_rows)
+    df = report_frame(rows)
+    df.attrs["onnx_arrow"] = provenance(
+        store,
+        backend=describe_backend(backend),
+        timeout=timeout,
+        **plan_provenance(plan, cases),
+    )  # not jobs or engine: the report is the same, byte for byte, wherever it ran
+    return df
+
+
+@dataclass(frozen=True)
+class _CompareCase:
+    """The comparison rows of one case (a task of :func:`~onnx_arrow.parallel.map_cases`)."""
+
+    backend: Backend
+    plan: Plan
+    timeout: float | None
+
+    def __call__(self, store: Store, case: str) -> list[dict[str, Any]]:
+        return output_rows(self.plan, run_case(store, case, self.backend, self.timeout))
+
+    def lost(self, store: Store, lost: Lost) -> list[dict[str, Any]]:
+        return output_rows(self.plan, lost_runs(store, lost))

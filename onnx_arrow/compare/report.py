@@ -1,0 +1,209 @@
+"""The report: a row per expected output (its status, errors, worst element, tolerances,
+the actual value it keeps), the table's columns, the counts per status and operator,
+what the report was made from and with, and its Parquet file."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import numpy as np
+import onnx
+import pandas as pd  # no pandas-stubs: pandas is Any
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import onnx_arrow
+from onnx_arrow._summary import op_types
+from onnx_arrow.compare.plans import Plan
+from onnx_arrow.compare.runs import DataSetRun, kept_message, output_name
+from onnx_arrow.compare.serialize import serialized
+from onnx_arrow.compare.similarity import compare_value, detail_text
+from onnx_arrow.compare.statuses import DIFFERS, PASSING, STATUSES
+from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.tree import atomic_file
+from onnx_arrow.errors import CompareError, CorpusError
+
+__all__ = [
+    "COMPARE_COLUMNS",
+    "REPORT_METADATA_KEY",
+    "output_rows",
+    "provenance",
+    "report_frame",
+    "skipped_row",
+    "status_counts",
+    "summary",
+    "write_report",
+]
+
+
+#: The columns of the DataFrame :func:`compare` returns.
+COMPARE_COLUMNS: Final = (
+    "case", "op_types", "data_set", "index", "name", "onnx_type", "status",
+    "dtype_expected", "dtype_actual", "shape_expected", "shape_actual",
+    "max_abs_error", "max_rel_error", "n_beyond_tolerance", "nan_expected", "nan_actual",
+    "rtol", "atol", "tolerance", "worst_index", "worst_expected", "worst_actual",
+    "error", "detail", "actual",
+)  # fmt: skip
+
+
+def skipped_row(store: Store, case: str, pattern: str) -> dict[str, Any]:
+    """The one row of a case a skip pattern names (not run, its data sets not read)."""
+    try:
+        ops = op_types(store.model(case))
+    except CorpusError:  # a case without a model
+        ops = ()
+    return {
+        "case": case,
+        "op_types": ops,
+        "status": "skipped",
+        "detail": f"skip pattern {pattern!r}",
+    }
+
+
+def output_rows(plan: Plan, runs: Iterable[DataSetRun]) -> list[dict[str, Any]]:
+    """The rows of the data sets of one case: one per expected output (compared as
+    ``plan`` says), one for a data set not run."""
+    return [row for run in runs for row in _rows(plan, run)]
+
+
+def _rows(plan: Plan, run: DataSetRun) -> Iterator[dict[str, Any]]:
+    base = {"case": run.case, "op_types": run.op_types, "data_set": run.data_set}
+    if run.skipped is not None:
+        yield {**base, "status": "skipped", "detail": run.skipped}
+        return
+    rtol, atol, source = plan.expect.tolerance_for(run.case, run.tolerance, plan.rtol, plan.atol)
+    actual = run.actual or []
+    kept = {k: path for (io, k), path in run.kept_as_bytes.items() if io == "output"}
+    for k in sorted(run.expected.keys() | kept.keys()):
+        if k in kept:  # an expected output that cannot be compared fails, never passes
+            name = run.output_names[k] if k < len(run.output_names) else None
+            error = f"{CompareError.__name__}: {kept_message(kept[k])}"
+            yield {**base, "index": k, "name": name, "status": "error", "error": error}
+            continue
+        value = run.expected[k]
+        row = {**base, "index": k, "name": output_name(run, k, value), "onnx_type": value.onnx_type}
+        if run.actual is None or k >= len(actual):
+            error = run.error or (
+                f"the backend gave {len(actual)} outputs, the case expects output {k}"
+            )
+            yield {**row, "status": "error", "error": error}
+            continue
+        diff = compare_value(value.to_numpy(), actual[k], rtol, atol)
+        worst = (None,) * 3 if diff.worst is None else diff.worst[1:]
+        keep = plan.keep_actual == "all" or (
+            plan.keep_actual == "failed" and diff.status in DIFFERS
+        )
+        raised = diff.rtol is not None and diff.rtol > rtol
+        kept_actual = (
+            serialized(run.model, k, actual[k], output_name(run, k, value)) if keep else None
+        )
+        if isinstance(kept_actual, str):  # said, never dropped without a word
+            diff.details.append(f"the actual value is not kept: {kept_actual}")
+        yield {
+            **row,
+            "status": diff.status,
+            "dtype_expected": diff.dtype_expected,
+            "dtype_actual": diff.dtype_actual,
+            "shape_expected": diff.shape_expected,
+            "shape_actual": diff.shape_actual,
+            "max_abs_error": diff.max_abs,
+            "max_rel_error": diff.max_rel,
+            "n_beyond_tolerance": diff.beyond,
+            "nan_expected": diff.nan_expected,
+            "nan_actual": diff.nan_actual,
+            "rtol": diff.rtol if raised else rtol,
+            "atol": atol,
+            "tolerance": f"{source}, bfloat16 at least 2**-6" if raised else source,
+            "worst_index": worst[0],
+            "worst_expected": worst[1],
+            "worst_actual": worst[2],
+            "detail": detail_text(diff.details),
+            "actual": kept_actual if isinstance(kept_actual, bytes) else None,
+        }
+
+
+# the pandas dtypes of the columns: nullable numbers, binary, objects; the others strings
+_INT_COLUMNS: Final = ("data_set", "index", "n_beyond_tolerance", "nan_expected", "nan_actual")
+_FLOAT_COLUMNS: Final = ("max_abs_error", "max_rel_error", "rtol", "atol")
+_BINARY_COLUMNS: Final = ("actual",)
+_OBJECT_COLUMNS: Final = ("op_types", "shape_expected", "shape_actual")
+
+
+def report_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """The report of ``rows``: columns :data:`COMPARE_COLUMNS`, a column absent from a row
+    null in it."""
+    records = list(rows)
+    data: dict[str, Any] = {}
+    for name in COMPARE_COLUMNS:
+        values = [r.get(name) for r in records]
+        if name in _INT_COLUMNS:
+            data[name] = pd.array(values, dtype="Int64")
+        elif name in _FLOAT_COLUMNS:
+            data[name] = pd.array(values, dtype="Float64")
+        elif name in _BINARY_COLUMNS:  # Arrow-backed: binary in Parquet, even when all null
+            data[name] = pd.array(values, dtype=pd.ArrowDtype(pa.binary()))
+        elif name in _OBJECT_COLUMNS:
+            data[name] = pd.Series(values, dtype=object)
+        else:
+            data[name] = pd.array(values, dtype=pd.StringDtype())
+    return pd.DataFrame(data)
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per operator, how many outputs have each status, most non-matches first.
+
+    A case's outputs count for each of its op types (``op_types`` exploded); a case
+    without a model counts under ``(none)``.  Columns: ``op_type``, ``total``, one
+    per status of :data:`STATUSES`, and ``non_match`` (``total`` less the
+    :data:`PASSING` statuses).
+    """
+    exploded = df[["op_types", "status"]].copy()
+    exploded["op_type"] = exploded["op_types"].map(lambda t: tuple(t) if len(t) else ("(none)",))
+    exploded = exploded.explode("op_type")
+    counts = pd.crosstab(exploded["op_type"].astype(object), exploded["status"].astype(object))
+    counts = counts.reindex(columns=list(STATUSES), fill_value=0)
+    out = counts.reset_index().rename_axis(columns=None)
+    out.insert(1, "total", counts.sum(axis=1).to_numpy())
+    out["non_match"] = out["total"] - sum(out[status] for status in sorted(PASSING))
+    out = out.sort_values(["non_match", "op_type"], ascending=[False, True], kind="stable")
+    return out.reset_index(drop=True).astype({"op_type": pd.StringDtype()})
+
+
+def status_counts(df: pd.DataFrame) -> dict[str, int]:
+    """How many rows have each status, in the order of :data:`STATUSES`."""
+    counts = df["status"].value_counts()
+    return {status: int(counts.get(status, 0)) for status in STATUSES}
+
+
+def provenance(store: Store, **options: Any) -> dict[str, Any]:
+    """What a report was made from and with: versions, the store, the options."""
+    return {
+        "onnx_arrow_version": onnx_arrow.__version__,
+        "onnx_version": onnx.__version__,
+        "numpy_version": np.__version__,
+        "store": [str(p) for p in store.parts],
+        "store_created_by": store.metadata.get("created_by"),
+        **options,
+    }
+
+
+#: The key of a report's Parquet metadata that holds what it was made from and with.
+REPORT_METADATA_KEY: Final = "onnx_arrow.report"
+
+
+def write_report(df: pd.DataFrame, out: str | os.PathLike[str]) -> None:
+    """Write a report (from :func:`compare`, :func:`compare_stores` or
+    :func:`onnx_arrow.diff.diff`) to Parquet, atomically, with what it was made from and
+    with (``df.attrs["onnx_arrow"]``: versions, store, backend, options) as JSON under the
+    file's :data:`REPORT_METADATA_KEY` metadata."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    made = df.attrs.get("onnx_arrow")
+    if made is not None:
+        meta = dict(table.schema.metadata or {})
+        meta[REPORT_METADATA_KEY.encode()] = json.dumps(made, default=str).encode()
+        table = table.replace_schema_metadata(meta)
+    with atomic_file(out, what="the report") as tmp:
+        pq.write_table(table, tmp)

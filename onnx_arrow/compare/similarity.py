@@ -1,0 +1,275 @@
+"""How one actual output value compares with its expected value: tolerances, element by
+element, NaNs, dtypes, shapes, container structure and the worst element.
+
+Values are compared the way onnx's backend test runner does
+(``onnx.backend.test.runner.Runner.assert_similar_outputs``): floats with
+``numpy.isclose`` (``|actual - expected| <= atol + rtol * |expected|``, NaN equal to
+NaN, bfloat16 with ``rtol`` at least ``2**-6``), other ml_dtypes floats (float8,
+float4) as float32.  Where the runner differs, this module is stricter and says so:
+integers and booleans are compared exactly, strings by equality (``str`` and UTF-8
+``bytes`` are equal), dtypes must match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from onnx_arrow._summary import DECODED_FLOATS, dtype_name
+from onnx_arrow.compare.statuses import RANK
+from onnx_arrow.core.model import ArrowKind, dtype_of_numpy
+from onnx_arrow.errors import OnnxArrowError
+
+__all__ = ["Diff", "compare_value", "detail_text"]
+
+
+#: onnx's runner compares bfloat16 with at least this rtol (two bfloat16 ULPs).
+_BFLOAT16_RTOL: Final = 2.0**-6
+
+
+_DETAILS_KEPT: Final = 3
+
+
+@dataclass
+class Diff:
+    """The comparison of one output value, accumulated over its tensors."""
+
+    status: str = "match"
+    dtype_expected: str | None = None
+    dtype_actual: str | None = None
+    shape_expected: tuple[int, ...] | None = None
+    shape_actual: tuple[int, ...] | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    beyond: int = 0
+    nan_expected: int | None = None
+    nan_actual: int | None = None
+    details: list[str] = field(default_factory=list)
+    #: The rtol the floats were compared with (raised for bfloat16), None if none were.
+    rtol: float | None = None
+    #: The worst element so far: (how far beyond tolerance, where, expected, actual).
+    worst: tuple[float, str, str, str] | None = None
+
+    def note_worst(
+        self, excess: np.ndarray[Any, Any], e: np.ndarray[Any, Any], a: np.ndarray[Any, Any],
+        where: str,
+    ) -> None:  # fmt: skip
+        """Keep the element of largest ``excess`` (> 0: beyond tolerance) if it is the worst."""
+        if excess.size == 0:
+            return
+        flat = int(np.argmax(excess))
+        amount = float(excess.flat[flat])
+        if not amount > 0 or (self.worst is not None and amount <= self.worst[0]):
+            return
+        index = np.unravel_index(flat, e.shape) if e.ndim else ()
+        at = f"{where}[{', '.join(map(str, index))}]"
+        self.worst = (amount, at, _element_text(e[index]), _element_text(a[index]))
+
+    def worse(self, status: str, detail: str | None = None) -> None:
+        if RANK[status] > RANK[self.status]:
+            self.status = status
+        if detail is not None:
+            self.details.append(detail)
+
+    def add_errors(self, max_abs: float, max_rel: float, beyond: int) -> None:
+        self.max_abs = max_abs if self.max_abs is None else max(self.max_abs, max_abs)
+        self.max_rel = max_rel if self.max_rel is None else max(self.max_rel, max_rel)
+        self.beyond += beyond
+
+    def add_nans(self, expected: int, actual: int) -> None:
+        self.nan_expected = (self.nan_expected or 0) + expected
+        self.nan_actual = (self.nan_actual or 0) + actual
+
+
+def _element_text(x: Any) -> str:
+    """One element, exactly and briefly: numpy's shortest round-trip form for its dtype."""
+    if isinstance(x, bytes):
+        return repr(x)
+    if isinstance(x, str):
+        return repr(x)
+    return str(x)
+
+
+def compare_value(expected: Any, actual: Any, rtol: float, atol: float) -> Diff:
+    """How ``actual`` compares with ``expected`` (tensors, sequences, maps, optionals, as a
+    backend gives them), elements beyond ``atol + rtol * |expected|`` counted."""
+    diff = Diff()
+    with np.errstate(all="ignore"):  # inf - inf, overflow: handled where they matter
+        _walk(expected, actual, rtol, atol, diff, "", top=True)
+    return diff
+
+
+def detail_text(details: list[str]) -> str | None:
+    """The first few places where a value differs, and how many more there are."""
+    if not details:
+        return None
+    more = len(details) - _DETAILS_KEPT
+    return "; ".join(details[:_DETAILS_KEPT]) + (f"; ... {more} more" if more > 0 else "")
+
+
+def _kind_name(value: Any) -> str:
+    if value is None:
+        return "an absent optional"
+    if isinstance(value, dict):
+        return "a map"
+    if isinstance(value, list | tuple):
+        return "a sequence"
+    return f"a {type(value).__name__}"
+
+
+def _walk(expected: Any, actual: Any, rtol: float, atol: float, diff: Diff, where: str,
+          *, top: bool = False) -> None:  # fmt: skip
+    at = where or "the value"
+    if expected is None or actual is None:
+        if (expected is None) != (actual is None):
+            diff.worse(
+                "shape_mismatch", f"{at}: expected {_kind_name(expected)}, got {_kind_name(actual)}"
+            )
+        return
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            diff.worse("shape_mismatch", f"{at}: expected a map, got {_kind_name(actual)}")
+            return
+        e_keys = {_key(k): k for k in expected}
+        a_keys = {_key(k): k for k in actual}
+        if e_keys.keys() != a_keys.keys():
+            missing = sorted(map(repr, e_keys.keys() - a_keys.keys()))[:_DETAILS_KEPT]
+            extra = sorted(map(repr, a_keys.keys() - e_keys.keys()))[:_DETAILS_KEPT]
+            diff.worse("shape_mismatch", f"{at}: map keys missing {missing}, extra {extra}")
+        for k in sorted(e_keys.keys() & a_keys.keys(), key=repr):
+            _walk(expected[e_keys[k]], actual[a_keys[k]], rtol, atol, diff, f"{where}[{k!r}]")
+        return
+    if isinstance(expected, list | tuple):
+        if not isinstance(actual, list | tuple):
+            diff.worse("shape_mismatch", f"{at}: expected a sequence, got {_kind_name(actual)}")
+            return
+        if len(expected) != len(actual):
+            diff.worse(
+                "shape_mismatch", f"{at}: expected {len(expected)} elements, got {len(actual)}"
+            )
+            return
+        for j, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            _walk(e, a, rtol, atol, diff, f"{where}[{j}]")
+        return
+    if isinstance(actual, dict | list | tuple):
+        diff.worse("shape_mismatch", f"{at}: expected a tensor, got {_kind_name(actual)}")
+        return
+    _compare_tensors(np.asarray(expected), np.asarray(actual), rtol, atol, diff, at, top)
+
+
+def _key(key: Any) -> Any:
+    """A map key comparable across backends: numpy scalars as Python, str as UTF-8."""
+    if isinstance(key, np.generic):
+        key = key.item()
+    return key.encode() if isinstance(key, str) else key
+
+
+def _arrow_kind(dtype: np.dtype[Any]) -> ArrowKind | None:
+    """How onnx-arrow holds a dtype's elements; None for a dtype ONNX does not have."""
+    try:
+        return dtype_of_numpy(dtype).arrow_kind
+    except OnnxArrowError:
+        return None
+
+
+def _compare_tensors(
+    e: np.ndarray[Any, Any],
+    a: np.ndarray[Any, Any],
+    rtol: float,
+    atol: float,
+    diff: Diff,
+    at: str,
+    top: bool,
+) -> None:
+    e_name, a_name = dtype_name(e.dtype), dtype_name(a.dtype)
+    if diff.dtype_expected is None:
+        diff.dtype_expected, diff.dtype_actual = e_name, a_name
+    if top:
+        diff.shape_expected, diff.shape_actual = tuple(e.shape), tuple(a.shape)
+    if e.shape != a.shape:
+        diff.worse("shape_mismatch", f"{at}: expected shape {list(e.shape)}, got {list(a.shape)}")
+        return
+    if e_name != a_name:
+        diff.worse("dtype_mismatch", f"{at}: expected {e_name}, got {a_name}")
+    e_text, a_text = e.dtype.kind in "OSU", a.dtype.kind in "OSU"
+    place = "" if at == "the value" else at  # where the tensor sits in a container
+    if e_text or a_text:
+        if e_text and a_text:
+            differs = np.fromiter(
+                (_utf8(x) != _utf8(y) for x, y in zip(e.flat, a.flat, strict=True)),
+                dtype=bool,
+                count=e.size,
+            ).reshape(e.shape)
+            unequal = int(np.count_nonzero(differs))
+            diff.beyond += unequal
+            diff.note_worst(differs.astype(np.float64), e, a, place)  # the first that differs
+            if unequal:
+                diff.worse("mismatch", f"{at}: {unequal} of {e.size} strings differ")
+        return
+    if _exact(e.dtype) and _exact(a.dtype):
+        e64, a64 = _as_number(e), _as_number(a)
+        unequal_mask = _as_exact(e) != _as_exact(a)
+        delta = np.abs(a64 - e64)
+        unequal = int(np.count_nonzero(unequal_mask))
+        diff.add_errors(*_max_errors(delta, e64), unequal)
+        # the largest difference (at least 1: integers 2**53 apart may round to equal)
+        diff.note_worst(np.where(unequal_mask, np.maximum(delta, 1.0), 0.0), e, a, place)
+        if unequal:
+            diff.worse("mismatch", f"{at}: {unequal} of {e.size} elements differ")
+        return
+    e64, a64 = _as_number(e), _as_number(a)
+    if _arrow_kind(e.dtype) is ArrowKind.BFLOAT16:
+        rtol = max(rtol, _BFLOAT16_RTOL)
+    diff.rtol = rtol if diff.rtol is None else max(diff.rtol, rtol)
+    e_nan, a_nan = np.isnan(e64), np.isnan(a64)
+    diff.add_nans(int(np.count_nonzero(e_nan)), int(np.count_nonzero(a_nan)))
+    close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
+    counted = ~(e_nan | a_nan)
+    delta = np.where(counted & (a64 != e64), np.abs(a64 - e64), 0.0)
+    beyond = int(np.count_nonzero(~close))
+    diff.add_errors(*_max_errors(delta, np.where(counted, e64, 0.0)), beyond)
+    # worst: a NaN on one side only, else the furthest beyond atol + rtol * |e| (inf - inf
+    # and inf against a finite value are infinitely far)
+    excess = np.where(close, 0.0, delta - (atol + rtol * np.abs(np.where(counted, e64, 0.0))))
+    excess = np.where(~close & (np.isnan(excess) | (excess <= 0)), np.inf, excess)
+    moved = e_nan != a_nan
+    diff.note_worst(np.where(moved, np.inf, 0.0) if moved.any() else excess, e, a, place)
+    if np.any(e_nan != a_nan):
+        moved = int(np.count_nonzero(e_nan != a_nan))
+        diff.worse("nan_mismatch", f"{at}: NaN in {moved} places where the other has none")
+    elif beyond:
+        diff.worse("mismatch", f"{at}: {beyond} of {e.size} elements beyond tolerance")
+
+
+def _utf8(x: Any) -> Any:
+    return x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x
+
+
+def _exact(dtype: np.dtype[Any]) -> bool:
+    """Integers and booleans (ml_dtypes int4 / int2 too) are compared exactly."""
+    return dtype.kind in "biu" or _arrow_kind(dtype) is ArrowKind.SUBBYTE_INT
+
+
+def _as_exact(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    return x.astype(np.int8 if x.dtype.kind == "V" else x.dtype)
+
+
+def _as_number(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """float64 (complex128 for complex); ml_dtypes floats through float32, which holds them."""
+    if x.dtype.kind == "c":
+        return x.astype(np.complex128)
+    if _arrow_kind(x.dtype) in DECODED_FLOATS:
+        return x.astype(np.float32).astype(np.float64)
+    return x.astype(np.float64)
+
+
+def _max_errors(delta: np.ndarray[Any, Any], expected: np.ndarray[Any, Any]) -> tuple[float, float]:
+    """Largest |a - e| and |a - e| / |e| (inf where e is 0 and a is not)."""
+    if delta.size == 0:
+        return 0.0, 0.0
+    scale = np.abs(expected)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(delta == 0, 0.0, delta / np.where(scale == 0, 0.0, scale))
+    return float(np.max(delta)), float(np.max(np.abs(rel)))

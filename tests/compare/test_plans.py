@@ -1,0 +1,158 @@
+"""Which cases are compared and how: case patterns, skip and xfail, where tolerances come
+from, patterns files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from compare_helpers import scaled, stated_store
+
+from onnx_arrow import compare as cmp
+from onnx_arrow.cli import main
+from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
+
+
+def test_no_case_matches(store: Store) -> None:
+    with pytest.raises(cmp.CompareError, match="no case matches 'nope'"):
+        cmp.compare(store, cases=["nope"])
+    with pytest.raises(cmp.CompareError, match="rtol"):
+        cmp.compare(store, rtol=-1)
+
+
+PATTERNS = Path(__file__).parents[1] / "data" / "reference_backend_patterns.txt"
+
+
+@pytest.fixture(scope="module")
+def node_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("node") / "node.parquet"
+    write_store(list(NodeSuiteSource()), path)
+    return path
+
+
+def test_the_node_suite_passes_with_onnxs_own_exclusions(
+    node_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.parquet"
+    args = ["compare", str(node_store), "--patterns", str(PATTERNS), "--jobs", "2"]
+    assert main([*args, "--out", str(report)]) == 0
+    df = pd.read_parquet(report)
+    counts = df["status"].value_counts().to_dict()
+    assert counts["match"] > 2200
+    assert counts["xfail"] == 2
+    assert set(counts) == {"match", "skipped", "xfail"}
+    skipped = df[df["status"] == "skipped"]
+    assert skipped["detail"].str.startswith("skip pattern '").all()
+    assert "node/test_bernoulli" in set(skipped["case"])
+    # without the patterns the same store fails
+    capsys.readouterr()
+    assert main(["compare", str(node_store), "--jobs", "2"]) == 1
+    capsys.readouterr()
+
+
+def test_xfail_and_xpass(store: Store) -> None:
+    df = cmp.compare(store, xfail=["test_abs", "test_div"], skip=[r"^node/test_add$"])
+    rows = {r.case: r for r in df.itertuples()}
+    assert rows["node/test_abs"].status == "xpass"
+    assert "xfail pattern 'test_abs' expects it to fail" in rows["node/test_abs"].detail
+    assert rows["node/test_add"].status == "skipped"
+    assert rows["node/test_add"].detail == "skip pattern '^node/test_add$'"
+    with pytest.raises(cmp.CompareError, match=r"pattern '\(' is not a regular expression"):
+        cmp.compare(store, skip=["("])
+
+
+def test_a_failing_xfail_case_and_strict_xpass_on_the_command_line(
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(store.path)
+    df = cmp.compare(store)
+    failing = sorted({r.case for r in df.itertuples() if r.status not in cmp.PASSING})
+    assert failing, "the store holds cases that fail"
+    bad = "^(" + "|".join(re.escape(c) for c in failing) + ")$"
+    assert main(["compare", path]) == 1
+    assert main(["compare", path, "--xfail", bad]) == 0
+    assert main(["compare", path, "--xfail", bad, "--xfail", "test_abs"]) == 0
+    assert main(["compare", path, "--xfail", bad, "--xfail", "test_abs", "--strict"]) == 1
+    listed = tmp_path / "patterns.json"
+    listed.write_text(json.dumps({"xfail": [bad], "skip": []}))
+    assert main(["compare", path, "--patterns", str(listed)]) == 0
+    broken = tmp_path / "broken.txt"
+    broken.write_text("skip\nexclude test_abs\n")
+    assert main(["compare", path, "--patterns", str(broken)]) == 1
+    assert "broken.txt: line 1: expected 'skip REGEX', 'xfail REGEX' or" in capsys.readouterr().err
+
+
+def test_a_case_is_compared_with_its_own_tolerance_unless_a_pattern_names_it(
+    tmp_path: Path,
+) -> None:
+    path = stated_store(tmp_path, '{"rtol": 0.2}')
+    backend = scaled(1.1)  # 10% off: beyond 1e-3, within the case's own 0.2
+    (row,) = cmp.compare(path, backend).itertuples()
+    assert (row.status, row.rtol, row.atol, row.tolerance) == ("match", 0.2, 1e-7, "case")
+    (row,) = cmp.compare(path, backend, tolerance={"tiny$": (1e-3, 0.0)}).itertuples()
+    assert (row.status, row.rtol, row.atol) == ("mismatch", 1e-3, 0.0)
+    assert row.tolerance == "pattern 'tiny$'"
+    # the first pattern that finds the case wins; one that finds nothing changes nothing
+    both = {"other": (0.0, 0.0), "test_tiny": (0.5, 0.0), "tiny": (0.0, 0.0)}
+    (row,) = cmp.compare(path, backend, tolerance=both).itertuples()
+    assert (row.status, row.tolerance) == ("match", "pattern 'test_tiny'")
+    plain = stated_store(tmp_path / "plain", None)
+    (row,) = cmp.compare(plain, backend, rtol=0.15).itertuples()
+    assert (row.status, row.rtol, row.tolerance) == ("match", 0.15, "default")
+
+
+def test_tolerances_on_the_command_line_and_in_a_patterns_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(stated_store(tmp_path, None))
+    off = ["--backend", "reference"]
+    assert main(["compare", path, *off]) == 0
+    out = tmp_path / "r.parquet"
+    assert main(["compare", path, "--tolerance", "tiny=0.5,0", "--out", str(out)]) == 0
+    report = pd.read_parquet(out)
+    assert report.loc[0, "tolerance"] == "pattern 'tiny'"
+    assert report.loc[0, "rtol"] == 0.5
+    lines = tmp_path / "p.txt"
+    lines.write_text("# ours\ntolerance tiny=0.5,1e-6\nskip nothing_like_it\n")
+    plan = cmp.Expectations.read(lines)
+    assert plan.tolerance == [("tiny", 0.5, 1e-6)]
+    assert plan.skip == ["nothing_like_it"]
+    as_json = tmp_path / "p.json"
+    as_json.write_text(json.dumps({"tolerance": {"a=b": [0.1, 0.0]}}))
+    assert cmp.Expectations.read(as_json).tolerance == [("a=b", 0.1, 0.0)]
+    assert cmp.parse_tolerance("a=b=0.1,0") == ("a=b", 0.1, 0.0)
+    for bad, message in (
+        ("tolerance tiny=0.5\n", "line 1: tolerance 'tiny=0.5': expected REGEX=RTOL,ATOL"),
+        ("tolerance tiny=-1,0\n", "line 1: tolerance 'tiny=-1,0': rtol is -1.0"),
+        ("tolerance (=1,0\n", "pattern '(' is not a regular expression"),
+    ):
+        lines.write_text(bad)
+        with pytest.raises(cmp.CompareError, match=re.escape(message)) as err:
+            cmp.Expectations.read(lines)
+        assert str(lines) in str(err.value)
+    as_json.write_text(json.dumps({"tolerance": {"x": [0.1]}}))
+    with pytest.raises(cmp.CompareError, match=r"tolerance must map patterns to \[RTOL, ATOL\]"):
+        cmp.Expectations.read(as_json)
+    capsys.readouterr()
+    assert main(["compare", path, "--tolerance", "tiny=nan,0"]) == 2
+    assert "rtol is nan" in capsys.readouterr().err
+    with pytest.raises(cmp.CompareError, match="rtol is inf"):
+        cmp.compare(path, rtol=float("inf"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"skip": [' + "[" * 5000 + "]" * 5000 + "]}",
+        '{"tolerance": {"x": [1' + "0" * 5000 + ", 0]}}",
+    ],
+)
+def test_a_hostile_patterns_file_is_a_located_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "patterns.json"
+    path.write_text(text)
+    with pytest.raises(cmp.CompareError) as err:
+        cmp.Expectations.read(path)
+    assert str(path) in str(err.value)
