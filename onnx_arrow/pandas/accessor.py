@@ -133,13 +133,14 @@ class OnnxSeriesAccessor:
           strings;
         * so are the rows of an ``onnx.message`` column whose record is missing: cells
           under labels that no longer find their rows (``pd.concat([s, s],
-          ignore_index=True)``, a repeated label) and every row of a pickled column;
+          ignore_index=True)``, a new index) and every row of a pickled column;
         * a column whose changed cells no longer fit its Arrow type gets a type chosen
           from the cells.
         """
         if not isinstance(rebuild, bool):
             raise UnsupportedTypeError(
-                f"rebuild must be True or False, got {rebuild!r}", where="to_arrow(rebuild)"
+                f"rebuild must be True or False, got a {type(rebuild).__qualname__} object",
+                where="to_arrow(rebuild)",
             )
         col = self._arrow()
         if col is not None:

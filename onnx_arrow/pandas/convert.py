@@ -113,8 +113,9 @@ def to_pandas(data: Any, *, cells: Cells = "arrow") -> pd.Series | pd.DataFrame:
     'onnx.fixed_shape_tensor'
     """
     if not isinstance(cells, str) or cells not in ("numpy", "arrow"):
+        got = repr(cells) if isinstance(cells, str) else f"a {type(cells).__qualname__} object"
         raise NotRepresentableError(
-            f"cells must be 'numpy' or 'arrow', got {cells!r}", where="to_pandas(cells)"
+            f"cells must be 'numpy' or 'arrow', got {got}", where="to_pandas(cells)"
         )
     where = "to_pandas(data)"
     arrow = read_input(data, where)

@@ -3,9 +3,10 @@
 A row whose label and cell are as :func:`to_pandas` gave them comes back as its source
 row, ``onnx.message`` envelope and all; a changed row is built from its cell and keeps
 its old envelope (name, doc string) while that still fits; a new row is built from its
-cell alone.  What is lossy is loud: cells whose record is missing (``pd.concat``, a
-repeated label, pickling) and cells that no longer fit the column's type each warn once
-per column (:class:`~onnx_arrow.OnnxArrowWarning`) unless ``rebuild`` says it is meant.
+cell alone.  What is lossy is loud: cells whose record is missing (``pd.concat`` with
+``ignore_index``, a new index, pickling) and cells that no longer fit the column's type
+each warn once per column (:class:`~onnx_arrow.OnnxArrowWarning`) unless ``rebuild``
+says it is meant.
 """
 
 from __future__ import annotations
@@ -113,10 +114,11 @@ def _warn_lost(lost: list[int], labels: pd.Index, where: str, unpickled: bool) -
     if not lost:
         return
     more = f" and {len(lost) - 1} more have" if len(lost) > 1 else " has"
+    moved = "their labels no longer find the rows to_pandas gave them"
     why = (
         "the record lost its source rows to pickling"
         if unpickled
-        else "their labels no longer find the rows to_pandas gave them: pd.concat, a repeated label"
+        else f"{moved}: pd.concat(ignore_index=True), a new index"
     )
     warnings.warn(
         f"{where or 'the Series'}: {row_label(labels, lost[0])}{more} no onnx-arrow record "

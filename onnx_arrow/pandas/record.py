@@ -115,7 +115,8 @@ class ColumnInfo:
 
     def lost(self, positions: np.ndarray[Any, Any], cells: list[Any]) -> list[int]:
         """The rows whose record is missing: cells of a source row that no label of theirs
-        finds (``pd.concat``, a repeated label), every present row after unpickling."""
+        finds (``pd.concat`` with ``ignore_index``, a new index), every present row
+        after unpickling."""
         if self.unpickled:
             return [i for i, c in enumerate(cells) if not is_missing(c)]
         handed = {id(c) for c in self.cells if not is_missing(c)}

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pytest
 from onnx import numpy_helper
@@ -74,3 +76,20 @@ def test_case_tables_round_trip(node_store: Path) -> None:
     frame = oap.to_pandas(store.case_table("node/test_cast_FLOAT_to_FLOAT8E4M3FN"), cells="numpy")
     assert frame["output"][0].dtype == ml_dtypes.float8_e4m3fn
     assert frame["output"].onnx.to_float32()[0].dtype == np.float32
+
+
+@pytest.mark.parametrize("cells", ["numpy", "arrow"])
+def test_polars_series_and_frames_are_read_as_from_arrow_reads_them(cells: oap.Cells) -> None:
+    tensors = [numpy_helper.from_array(np.full((2, 2), i, np.float32), f"x{i}") for i in range(3)]
+    arr = onnx_arrow.to_arrow(tensors, exact=True)
+    series = pl.from_arrow(arr)
+    assert isinstance(series, pl.Series)
+    assert _serialized(onnx_arrow.from_arrow(series)) == _serialized(tensors)
+    s = oap.to_pandas(series, cells=cells)
+    assert isinstance(s, pd.Series)
+    assert s.onnx.to_numpy().shape == (3, 2, 2)
+    assert _serialized(onnx_arrow.from_arrow(oap.from_pandas(s))) == _serialized(tensors)
+    frame = oap.to_pandas(pl.DataFrame({"x": series, "s": pl.from_arrow(arr)}), cells=cells)
+    assert list(frame.columns) == ["x", "s"]
+    back = oap.from_pandas(frame)
+    assert _serialized(onnx_arrow.from_arrow(back.column("x"))) == _serialized(tensors)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from onnx import numpy_helper
+from onnx import TensorProto, numpy_helper
 from pandas_helpers import (
     _named,
     _optional_column,
@@ -116,3 +117,75 @@ def test_numpy_cells_that_lose_their_record_say_so(operation: str) -> None:
         numpy_helper.to_array(m).tolist() for m in first + second
     ]
     assert {m.name for m in back} == {""}
+
+
+# --- numpy cells are lossy, and loud: one warning per column whose rows lost their record -------
+
+
+def _numpy_cells(n: int = 3) -> tuple[list[TensorProto], pd.Series]:
+    tensors = _named(n)
+    return tensors, oap.to_pandas(onnx_arrow.to_arrow(tensors, exact=True), cells="numpy")
+
+
+def _lost_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if "no onnx-arrow record" in str(w.message)]
+
+
+def test_a_concat_of_a_column_with_itself_warns_once_that_rows_lost_their_record() -> None:
+    tensors, s = _numpy_cells()
+    twice = pd.concat([s, s], ignore_index=True)
+    assert twice.attrs == s.attrs  # pandas keeps the one record: rows 3-5 have no label in it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        back = onnx_arrow.from_arrow(twice.onnx.to_arrow())
+    assert _lost_warnings(caught) == [
+        "the Series: row 3 and 2 more have no onnx-arrow record (their labels no longer find "
+        "the rows to_pandas gave them: pd.concat(ignore_index=True), a new index): numpy cells "
+        "are lossy, so "
+        "they are built from their cells alone, without the names and doc strings of their "
+        "messages; use to_pandas(cells='arrow') to keep them, or .onnx.to_arrow(rebuild=True) "
+        "to build from cells on purpose"
+    ]
+    assert [m.name for m in back] == ["x0", "x1", "x2", "", "", ""]  # as the warning says
+    assert [numpy_helper.to_array(m).tolist() for m in back] == [
+        numpy_helper.to_array(m).tolist() for m in tensors + tensors
+    ]
+    back = onnx_arrow.from_arrow(twice.onnx.to_arrow(rebuild=True))  # meant: no warning
+    assert len(back) == 6
+
+
+def test_relabelled_rows_warn_and_repeated_labels_find_their_rows() -> None:
+    tensors, s = _numpy_cells()
+    relabelled = s.copy()
+    relabelled.index = pd.Index(["a", "b", "c"])
+    with pytest.warns(OnnxArrowWarning, match=r"^the Series: row 'a' and 2 more have no onnx"):
+        relabelled.onnx.to_arrow()
+    # labels 0, 1, 2 twice: each finds its row, so nothing is lost and nothing warns
+    back = onnx_arrow.from_arrow(pd.concat([s, s]).onnx.to_arrow())
+    assert _serialized(back) == _serialized(tensors + tensors)
+
+
+def test_a_frame_warns_once_per_column_at_its_name() -> None:
+    _, s = _numpy_cells()
+    frame = pd.DataFrame({"a": s, "b": s})
+    frame.attrs = {oap.ATTRS_KEY: {"a": s.attrs[oap.ATTRS_KEY][None]}}
+    frame.attrs[oap.ATTRS_KEY]["b"] = s.attrs[oap.ATTRS_KEY][None]
+    twice = pd.concat([frame, frame], ignore_index=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        oap.from_pandas(twice)
+    lost = _lost_warnings(caught)
+    assert [m.split(":")[0] for m in lost] == ["column 'a'", "column 'b'"]
+
+
+def test_rows_that_lose_nothing_do_not_warn() -> None:
+    _, s = _numpy_cells()
+    s.onnx.to_arrow()  # unchanged
+    s.iloc[::-1].onnx.to_arrow()  # reordered: each label finds its row
+    grown = s.copy()
+    grown[9] = np.zeros((2, 2), np.float32)  # a new row: it had no record to lose
+    assert onnx_arrow.from_arrow(grown.onnx.to_arrow())[3].name == ""
+    bare = oap.to_pandas(onnx_arrow.to_arrow(_named()), cells="numpy")  # no envelopes
+    pd.concat([bare, bare], ignore_index=True).onnx.to_arrow()
+    decoded = oap.to_pandas(onnx_arrow.to_arrow(_named(), exact=True)).onnx.to_float32()
+    pd.concat([decoded, decoded], ignore_index=True).onnx.to_arrow()  # decoded on purpose
