@@ -88,7 +88,7 @@ class ColumnInfo:
 
     def __repr__(self) -> str:  # not the source column and every cell: printing attrs
         return (
-            f"_ColumnInfo(kind={self.kind}, arrow_type={self.arrow_type}, rows={len(self.cells)})"
+            f"ColumnInfo(kind={self.kind}, arrow_type={self.arrow_type}, rows={len(self.cells)})"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
