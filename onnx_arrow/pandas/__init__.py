@@ -24,7 +24,7 @@ The package, one concern a module: ``columns`` (Arrow data in, through the core'
 gate), ``cells`` (numpy cells out), ``values`` (numpy cells to ONNX values), ``record``
 (the column record in ``attrs``), ``rebuild`` (numpy cells back to Arrow),
 ``statistics``, ``accessor`` (the ``onnx`` accessor), ``convert`` (:func:`to_pandas`,
-:func:`from_pandas`) and ``catalog``.
+:func:`from_pandas`) and ``store_catalog`` (:func:`catalog`).
 
 Examples
 --------
@@ -48,10 +48,10 @@ True
 from __future__ import annotations
 
 from onnx_arrow.pandas.accessor import OnnxSeriesAccessor
-from onnx_arrow.pandas.catalog import CATALOG_COLUMNS, catalog
 from onnx_arrow.pandas.convert import Cells, from_pandas, to_pandas
 from onnx_arrow.pandas.record import ATTRS_KEY
 from onnx_arrow.pandas.record import restore_info as _restore_info  # noqa: F401  (old pickles)
+from onnx_arrow.pandas.store_catalog import CATALOG_COLUMNS, catalog
 
 __all__ = [
     "ATTRS_KEY",

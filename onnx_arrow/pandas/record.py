@@ -87,9 +87,7 @@ class ColumnInfo:
         return self
 
     def __repr__(self) -> str:  # not the source column and every cell: printing attrs
-        return (
-            f"ColumnInfo(kind={self.kind}, arrow_type={self.arrow_type}, rows={len(self.cells)})"
-        )
+        return f"ColumnInfo(kind={self.kind}, arrow_type={self.arrow_type}, rows={len(self.cells)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         # pickled: the type as an IPC schema (never a pickled Arrow object); rows are
