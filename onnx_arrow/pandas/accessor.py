@@ -133,9 +133,10 @@ class OnnxSeriesAccessor:
           strings;
         * so are the rows of an ``onnx.message`` column whose record is missing: cells
           under labels that no longer find their rows (``pd.concat([s, s],
-          ignore_index=True)``, a new index) and every row of a pickled column;
-        * a column whose changed cells no longer fit its Arrow type gets a type chosen
-          from the cells.
+          ignore_index=True)``, a new index) and every row of a pickled column.
+
+        A column whose changed cells no longer fit its Arrow type gets a type chosen
+        from the cells, and that warns whatever ``rebuild`` says.
         """
         if not isinstance(rebuild, bool):
             raise UnsupportedTypeError(

@@ -3,10 +3,10 @@
 A row whose label and cell are as :func:`to_pandas` gave them comes back as its source
 row, ``onnx.message`` envelope and all; a changed row is built from its cell and keeps
 its old envelope (name, doc string) while that still fits; a new row is built from its
-cell alone.  What is lossy is loud: cells whose record is missing (``pd.concat`` with
-``ignore_index``, a new index, pickling) and cells that no longer fit the column's type
-each warn once per column (:class:`~onnx_arrow.OnnxArrowWarning`) unless ``rebuild``
-says it is meant.
+cell alone.  What is lossy is loud, once per column (:class:`~onnx_arrow.OnnxArrowWarning`):
+rows whose record is missing (``pd.concat`` with ``ignore_index``, a new index,
+pickling), unless ``rebuild`` says building from cells is meant, and cells that no
+longer fit the column's type.
 """
 
 from __future__ import annotations
