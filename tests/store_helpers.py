@@ -66,3 +66,26 @@ def one_data_set_case(
         ),
     ]
     return Case(name, name.split("/", 1)[0], files, files[0].path)
+
+
+def rewrite(src: Path, dst: Path, change: Any) -> None:
+    """Write ``src``'s table, as ``change`` returns it, to ``dst``."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(src)
+    table = change(table)
+    pq.write_table(table, dst)
+
+
+def float_case(name: str, elements: int) -> Any:
+    """A case of one float tensor of ``elements`` elements, fed through an empty graph."""
+    from onnx_arrow.corpus import Case, CorpusFile
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [elements])
+    model = helper.make_model(helper.make_graph([], "g", [x], [x]))
+    data = numpy_helper.from_array(np.arange(elements, dtype=np.float32), "x").SerializeToString()
+    files = [
+        CorpusFile(f"{name}/model.onnx", model.SerializeToString()),
+        CorpusFile(f"{name}/test_data_set_0/input_0.pb", data),
+    ]
+    return Case(name, "node", files, f"{name}/model.onnx")

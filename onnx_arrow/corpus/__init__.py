@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 from onnx_arrow._lazy import exports
 
 if TYPE_CHECKING:
+    from onnx_arrow.corpus.dataset import write_dataset
     from onnx_arrow.corpus.decode import (
         REQUIRED_COLUMNS,
         StoredCase,
         case_data_sets,
         cases_from_rows,
     )
+    from onnx_arrow.corpus.export import export_store
     from onnx_arrow.corpus.options import WriteOptions
     from onnx_arrow.corpus.rows import StoredFile, StoredValue
     from onnx_arrow.corpus.sources import (
@@ -30,7 +32,8 @@ if TYPE_CHECKING:
         Tolerance,
         default_source,
     )
-    from onnx_arrow.corpus.store import Store, export_store, write_dataset, write_store
+    from onnx_arrow.corpus.store import Store
+    from onnx_arrow.corpus.write import write_store
 
 # imported when first looked up: ``onnx-arrow --help`` reads WriteOptions only
 __getattr__, __dir__ = exports(__name__)

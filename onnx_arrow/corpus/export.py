@@ -1,0 +1,100 @@
+"""Exporting a store: every file written back into a folder tree, byte for byte, by this
+process or by worker processes that write a row group each."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.tree import TreeWriter, tree_writer, write_tree
+from onnx_arrow.corpus.workers import held_interrupt, no_interrupt, process_context
+
+__all__ = ["export_store"]
+
+
+def export_store(
+    store: Store | str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    progress: Callable[[Any], None] | None = None,
+    jobs: int = 1,
+) -> dict[str, int]:
+    """Write every file of a store into the folder ``dest``, byte for byte.
+
+    ``dest`` must be missing or empty, unless ``force``: then files are written
+    over those with the same path.  Without ``force`` the tree is written to a
+    temporary folder beside ``dest`` and renamed into place when complete (see
+    :func:`onnx_arrow.corpus.tree.tree_writer`).  ``jobs`` processes write the row
+    groups in parallel.  ``progress`` is called with each file written (it has a
+    ``case`` and a ``path``); returns how many files and bytes were written.
+    """
+    store = store if isinstance(store, Store) else Store(store)
+    where = str(store.path)
+    groups = store.num_row_groups
+    if jobs <= 1 or groups <= 1:
+        return write_tree(store.files(), dest, force=force, progress=progress, where=where)
+    counts = {"files": 0, "bytes": 0}
+    context = process_context()
+    stop = context.Event()  # set on an error or Ctrl-C: the workers stop between two files
+    with (
+        tree_writer(dest, force=force, where=where) as writer,
+        cf.ProcessPoolExecutor(
+            min(jobs, groups), mp_context=context, initializer=_export_worker, initargs=(stop,)
+        ) as pool,
+    ):
+        parts = tuple(map(str, store.parts))
+        with held_interrupt():  # the first submit forks the workers
+            futures = [pool.submit(_export_row_group, parts, i, writer) for i in range(groups)]
+        try:
+            for future in futures:  # in store order
+                for written in future.result():
+                    counts["files"] += 1
+                    counts["bytes"] += written.size
+                    if progress is not None:
+                        progress(written)
+        except BaseException:
+            stop.set()
+            for future in futures:
+                future.cancel()
+            raise
+    return counts
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A file an export worker wrote."""
+
+    case: str
+    path: str
+    size: int
+
+
+#: In an export worker: the event that says stop (set by the parent on an error or Ctrl-C).
+_STOP: list[Any] = []
+
+
+def _export_worker(stop: Any) -> None:
+    no_interrupt()
+    _STOP[:] = [stop]
+
+
+def _export_row_group(parts: tuple[str, ...], group: int, writer: TreeWriter) -> list[_Written]:
+    """Write the files of one row group of the store of ``parts`` (in a worker process)."""
+    written = []
+    for f in _worker_store(parts).files(row_group=group):
+        if _STOP and _STOP[0].is_set():
+            raise KeyboardInterrupt  # the export stopped; the file being written is whole
+        written.append(_Written(f.case, f.path, writer.write(f)))
+    return written
+
+
+@functools.lru_cache(maxsize=1)
+def _worker_store(parts: tuple[str, ...]) -> Store:
+    """The store a worker reads, opened (its footers read and checked) once."""
+    return Store(list(parts))

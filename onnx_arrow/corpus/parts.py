@@ -1,0 +1,130 @@
+"""The parts of a store: its Parquet files found (the file itself, or a dataset store's
+part files in order), each opened with its footer read and checked, and its row groups
+read as located errors when they do not read."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from onnx_arrow.core.model import file_kind
+from onnx_arrow.corpus.format import SCHEMA, parse_metadata
+from onnx_arrow.corpus.sources import CorpusError
+
+__all__ = ["PART_NAME", "Part", "open_part", "part_paths"]
+
+#: The name of a dataset store's part files: ``part-00000.parquet`` ...
+PART_NAME: Final = re.compile(r"part-(\d+)\.parquet")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One Parquet file of a store, its footer read and checked."""
+
+    path: Path
+    file: pq.ParquetFile
+    metadata: dict[str, Any]
+
+    @property
+    def groups(self) -> int:
+        return int(self.file.num_row_groups)
+
+    def read(
+        self,
+        groups: Sequence[int] | None,
+        columns: Sequence[str] | None,
+        roles: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """Row groups (all when None), only ``columns`` if given, only rows of ``roles`` if
+        given (all row groups); a page that does not read is a located error."""
+        columns = None if columns is None else list(columns)
+        try:
+            if roles is not None:
+                filters = [("role", "in", list(roles))]
+                return pq.read_table(self.path, columns=columns, filters=filters)
+            if groups is None:
+                return self.file.read(columns=columns)
+            return self.file.read_row_groups(list(groups), columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            what = "the store" if groups is None else "row group " + ", ".join(map(str, groups))
+            raise CorpusError(
+                f"{what} does not read ({exc}); the file is damaged: import the corpus again",
+                where=str(self.path),
+            ) from None
+
+
+def open_part(path: Path) -> Part:
+    """A store's Parquet file, opened: a regular file, of the store's format version
+    and schema."""
+    where = str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise CorpusError(f"cannot open: {exc.strerror}", where=where) from None
+    if not stat.S_ISREG(mode):
+        # opening a FIFO or a device to read it would block or read forever
+        raise CorpusError(
+            f"{file_kind(mode)}, not a regular file; pass a store's .parquet file or a "
+            "dataset store's folder",
+            where=where,
+        )
+    try:
+        file = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise CorpusError(f"cannot read as Parquet ({exc})", where=where) from None
+    schema = file.schema_arrow
+    metadata = parse_metadata(schema.metadata, where=where)
+    if not schema.remove_metadata().equals(SCHEMA):
+        raise CorpusError(
+            "the columns differ from the store format's; it was not written by this "
+            "version of onnx-arrow, or was changed since",
+            where=where,
+        )
+    return Part(path, file, metadata)
+
+
+def part_paths(path: Path) -> list[Path]:
+    """A store's files: the file itself, or the parts under a dataset store's folder (see
+    :class:`Store`); symlinks are refused, hidden and ``_`` files are not parts."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        raise CorpusError(f"cannot open: {exc.strerror}", where=str(path)) from None
+    if not stat.S_ISDIR(mode):
+        return [path]
+    found: list[tuple[int, str, Path]] = []
+    for folder, subfolders, names in os.walk(path):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "_")))
+        linked = [d for d in subfolders if Path(folder, d).is_symlink()]
+        if linked:
+            raise CorpusError(
+                "is a symlink; the parts of a dataset store are files inside its folder",
+                where=str(Path(folder, linked[0])),
+            )
+        for name in names:
+            if name.startswith((".", "_")) or not name.endswith(".parquet"):
+                continue
+            part = Path(folder, name)
+            if part.is_symlink():
+                raise CorpusError(
+                    "is a symlink; the parts of a dataset store are files inside its folder",
+                    where=str(part),
+                )
+            match = PART_NAME.fullmatch(name)
+            number = int(match.group(1)) if match else sys.maxsize
+            found.append((number, part.relative_to(path).as_posix(), part))
+    if not found:
+        raise CorpusError(
+            "holds no .parquet part; pass a store's .parquet file or a dataset store's folder",
+            where=str(path),
+        )
+    return [part for _, _, part in sorted(found)]

@@ -1,0 +1,368 @@
+"""The write pipeline of a store: cases built into rows (in worker processes with
+``jobs``), cut into row groups of whole cases, and written on a thread of their own
+while the next row group is built; :func:`write_store` runs it into one Parquet file.
+
+Writes are atomic: the store is written to a temporary file beside the target and
+renamed into place only when complete, so an error or Ctrl-C leaves no truncated
+store.  Cases are streamed: a row group holds whole cases, and only the cases of
+one row group are in memory at a time.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import contextlib
+import os
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+
+from onnx_arrow.corpus.format import SCHEMA
+from onnx_arrow.corpus.options import LARGE_CASE_SHARE, WriteOptions
+from onnx_arrow.corpus.parquet import open_writer
+from onnx_arrow.corpus.rows import RowBuilder
+from onnx_arrow.corpus.sources import Case, CaseRef, case_refs
+from onnx_arrow.corpus.tree import atomic_file
+from onnx_arrow.corpus.workers import held_interrupt, no_interrupt, process_context
+
+__all__ = ["TASK_CASES", "BackgroundWriter", "RowGroup", "write_rows", "write_store"]
+
+#: Cases a worker process is handed at a time (it stops early at ``row_group_bytes``).
+TASK_CASES: Final = 64
+
+
+@dataclass
+class _Piece:
+    """The rows of consecutive cases, built together; row groups are cut from pieces."""
+
+    refs: list[Case | CaseRef]
+    batch: pa.RecordBatch
+    cases: list[tuple[int, int, int, int]]  # per case: rows, source bytes, files, warnings
+    warnings: list[str]
+
+
+def _piece(builder: RowBuilder, refs: list[Case | CaseRef]) -> _Piece:
+    return _Piece(refs, builder.to_batch(), builder.cases, builder.warnings)
+
+
+def _ignore(_: object) -> None:
+    pass
+
+
+def _fill(
+    builder: RowBuilder,
+    refs: Iterator[Case | CaseRef],
+    budget: int,
+    progress: Callable[[Any], None],
+) -> list[Case | CaseRef]:
+    """Add cases to ``builder`` until they hold ``budget`` source bytes; the cases added."""
+    done: list[Case | CaseRef] = []
+    for ref in refs:
+        builder.add_case(ref.load())
+        done.append(ref)
+        progress(ref)
+        if builder.source_bytes >= budget:
+            break
+    return done
+
+
+def _sequential(
+    refs: Iterable[Case | CaseRef], options: WriteOptions, progress: Callable[[Any], None]
+) -> Generator[_Piece, None, None]:
+    """Pieces built in this process, each ending where a row group is full."""
+    remaining = iter(refs)
+    while True:
+        builder = RowBuilder(keep_undecodable=options.keep_undecodable)
+        done = _fill(builder, remaining, options.row_group_bytes, progress)
+        if not done:
+            return
+        yield _piece(builder, done)
+
+
+#: What a worker sends back: the piece's batch as Arrow IPC, its cases and warnings, and
+#: how many of the cases it was handed it built.
+_TaskResult = tuple[bytes, list[tuple[int, int, int, int]], list[str], int]
+
+
+def _build_task(refs: list[Case | CaseRef], keep_undecodable: bool, budget: int) -> _TaskResult:
+    """Build cases until they hold ``budget`` source bytes (run in a worker process)."""
+    builder = RowBuilder(keep_undecodable=keep_undecodable)
+    done = _fill(builder, iter(refs), budget, _ignore)
+    batch = builder.to_batch()
+    sink = pa.BufferOutputStream()
+    # Arrow IPC keeps every type detail (pickle drops a fixed_size_list's not-null item)
+    with pa.ipc.new_stream(sink, batch.schema) as stream:
+        stream.write_batch(batch)
+    return sink.getvalue().to_pybytes(), builder.cases, builder.warnings, len(done)
+
+
+def _tasks(refs: Iterable[Case | CaseRef]) -> Iterator[list[Case | CaseRef]]:
+    task: list[Case | CaseRef] = []
+    for ref in refs:
+        task.append(ref)
+        if len(task) == TASK_CASES:
+            yield task
+            task = []
+    if task:
+        yield task
+
+
+def _parallel(
+    refs: Iterable[Case | CaseRef],
+    options: WriteOptions,
+    progress: Callable[[Any], None],
+    jobs: int,
+) -> Generator[_Piece, None, None]:
+    """Pieces built in ``jobs`` worker processes, in order, at most 2 * ``jobs`` ahead.
+
+    A worker stops at ``row_group_bytes`` source bytes, so memory stays bounded
+    whatever the cases hold; the cases it did not reach are handed out again.
+    """
+    context = process_context()
+    args = (options.keep_undecodable, options.row_group_bytes)
+    # pyarrow imports pandas on its first conversion from Python; done here, before the
+    # workers fork, it is done once rather than once per worker
+    pa.array([], pa.int64())
+    with cf.ProcessPoolExecutor(jobs, mp_context=context, initializer=no_interrupt) as pool:
+        pending: collections.deque[tuple[list[Case | CaseRef], cf.Future[_TaskResult]]] = (
+            collections.deque()
+        )
+        tasks = _tasks(refs)
+        try:
+            while True:
+                while len(pending) < 2 * jobs and (task := next(tasks, None)) is not None:
+                    with held_interrupt():  # the first submit forks the workers
+                        pending.append((task, pool.submit(_build_task, task, *args)))
+                if not pending:
+                    return
+                task, future = pending.popleft()
+                payload, cases, warnings, done = future.result()
+                if done < len(task):
+                    rest = task[done:]
+                    pending.appendleft((rest, pool.submit(_build_task, rest, *args)))
+                batch = pa.ipc.open_stream(payload).read_next_batch()
+                for ref in task[:done]:
+                    progress(ref)
+                yield _Piece(task[:done], batch, cases, warnings)
+        except BaseException:
+            for _, future in pending:
+                future.cancel()
+            # what was handed out is dropped, not waited for: the workers only compute
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+@dataclass
+class RowGroup:
+    """The cases of one row group, their rows as one chunk, and what they count."""
+
+    refs: list[Case | CaseRef] = field(default_factory=list)
+    table: pa.Table = field(default_factory=lambda: pa.table([]))
+    warnings: list[str] = field(default_factory=list)
+    files: int = 0
+    source_bytes: int = 0
+    kind: str | None = None
+    #: The last row group of a part of ``part_cases`` cases (see :func:`_row_groups`).
+    ends_part: bool = False
+
+
+def _row_groups(
+    pieces: Iterable[_Piece],
+    budget: int,
+    *,
+    max_cases: int | None = None,
+    by_kind: bool = False,
+    part_cases: int | None = None,
+) -> Iterator[RowGroup]:
+    """Row groups of whole cases, each closed once its cases hold ``budget`` source bytes
+    or it holds ``max_cases`` cases; ``by_kind``, before a case of another kind; with
+    ``part_cases``, after every ``part_cases`` cases (marked ``ends_part``).  A case of
+    at least a :data:`LARGE_CASE_SHARE`-th of ``budget`` is a row group of its own, so
+    that reading it reads no other case's pages.
+
+    The cut falls at the same case however the pieces were built, so the store is
+    the same whatever the number of jobs.
+    """
+    group = RowGroup()
+    parts: list[pa.RecordBatch] = []
+    in_part = 0
+    for piece in pieces:
+        row = start = warned = 0
+        kinds = piece.batch.column("kind")
+        for ref, (rows, size, files, warnings) in zip(piece.refs, piece.cases, strict=True):
+            kind = kinds[row].as_py() if rows else group.kind
+            new_kind = by_kind and kind != group.kind
+            alone = size * LARGE_CASE_SHARE >= budget
+            if group.refs and (new_kind or alone):
+                if row > start:
+                    parts.append(piece.batch.slice(start, row - start))
+                group.table = _one_chunk(parts)
+                yield group
+                group, parts, start = RowGroup(), [], row
+                in_part = 0 if new_kind else in_part
+            group.kind = kind
+            in_part += 1
+            row += rows
+            group.refs.append(ref)
+            group.warnings += piece.warnings[warned : warned + warnings]
+            warned += warnings
+            group.files += files
+            group.source_bytes += size
+            group.ends_part = in_part == part_cases
+            if (
+                group.source_bytes >= budget
+                or alone
+                or group.ends_part
+                or (max_cases is not None and len(group.refs) >= max_cases)
+            ):
+                in_part = 0 if group.ends_part else in_part
+                parts.append(piece.batch.slice(start, row - start))
+                group.table = _one_chunk(parts)
+                yield group
+                group, parts, start = RowGroup(), [], row
+        if start < piece.batch.num_rows:
+            parts.append(piece.batch.slice(start))
+    if group.refs:
+        group.table = _one_chunk(parts)
+        yield group
+
+
+def _one_chunk(parts: list[pa.RecordBatch]) -> pa.Table:
+    """A row group as one chunk: where the Parquet writer gives up a column's dictionary
+    depends on how its input is chunked, so the same rows must come in the same chunks."""
+    table = pa.Table.from_batches(parts, schema=SCHEMA)
+    return table if len(parts) == 1 else table.combine_chunks()
+
+
+class BackgroundWriter:
+    """Writes row groups on a thread while the next one is built.
+
+    Parquet encoding and compression release the GIL, so writing overlaps the
+    decoding of the next row group.  At most one row group waits in the queue;
+    the writer is used by one thread at a time (closed only once the thread ends).
+    """
+
+    def __init__(self, write: Callable[[RowGroup], None]) -> None:
+        self._write = write
+        self._queue: queue.Queue[RowGroup | None] = queue.Queue(maxsize=1)
+        self._error: BaseException | None = None
+        # set by the thread as its last act: Thread.join() cannot be trusted to wait, since
+        # on Python 3.11 a join interrupted by Ctrl-C marks a running thread as stopped
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="onnx-arrow-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while (group := self._queue.get()) is not None:
+                if self._error is None:  # after an error, drain the queue without writing
+                    try:
+                        self._write(group)
+                    except BaseException as exc:  # handed to the building thread
+                        self._error = exc
+        finally:
+            self._done.set()
+
+    def write(self, group: RowGroup) -> None:
+        """Queue a row group; raises the error of an earlier write."""
+        self._check()
+        self._queue.put(group)
+
+    def finish(self, *, check: bool = True) -> None:
+        """Wait until every queued row group is written; with ``check``, raise the
+        error of a write that failed.  Without, an error elsewhere stops the writing:
+        the row groups still queued are not written."""
+        if not check:
+            self._error = self._error or KeyboardInterrupt()
+        self._queue.put(None)
+        while not self._done.is_set():
+            try:
+                self._done.wait()
+            except KeyboardInterrupt:  # the writer must stop before the file is closed
+                self._error = self._error or KeyboardInterrupt()
+        if check:
+            self._check()
+
+    def _check(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+
+def write_store(
+    cases: Iterable[Case],
+    out: str | os.PathLike[str],
+    *,
+    options: WriteOptions | None = None,
+    progress: Callable[[Any], None] | None = None,
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """Write ``cases`` to the Parquet store ``out``, atomically.
+
+    ``jobs`` processes decode cases in parallel (a folder's cases are read by the
+    workers too); the store is the same whatever the number.  ``progress`` is
+    called with each case (it has a ``name``) once it is decoded; its row group is
+    written soon after.  Returns a summary:
+    cases, files, rows, row groups, source bytes, store bytes and warnings (files kept
+    as bytes because they could not be typed or were not canonical).
+    """
+    options = options or WriteOptions()
+    with atomic_file(out, what="the store") as tmp, open_writer(tmp, options) as writer:
+
+        def write(group: RowGroup) -> None:
+            writer.write_table(group.table, row_group_size=max(group.table.num_rows, 1))
+
+        counts = write_rows(cases, options, progress, jobs, write)
+    return {**counts, "bytes": Path(out).stat().st_size}
+
+
+def write_rows(
+    cases: Iterable[Case],
+    options: WriteOptions,
+    progress: Callable[[Any], None] | None,
+    jobs: int,
+    write: Callable[[RowGroup], None],
+    *,
+    check: Callable[[RowGroup], None] | None = None,
+    by_kind: bool = False,
+    part_cases: int | None = None,
+) -> dict[str, Any]:
+    """Build the row groups of ``cases`` and ``write`` each on a thread of its own."""
+    warnings: list[str] = []
+    counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
+    report = progress or _ignore
+    pieces = (
+        _parallel(case_refs(cases), options, report, jobs)
+        if jobs > 1
+        else _sequential(cases, options, report)
+    )
+    groups = _row_groups(
+        pieces,
+        options.row_group_bytes,
+        max_cases=options.row_group_cases,
+        by_kind=by_kind,
+        part_cases=part_cases,
+    )
+    with contextlib.closing(pieces):  # on an error, the workers stop here, not when collected
+        background = BackgroundWriter(write)
+        try:
+            for group in groups:
+                if check is not None:
+                    check(group)
+                background.write(group)
+                warnings += group.warnings
+                counts["cases"] += len(group.refs)
+                counts["files"] += group.files
+                counts["rows"] += group.table.num_rows
+                counts["row_groups"] += 1
+                counts["source_bytes"] += group.source_bytes
+        except BaseException:
+            background.finish(check=False)  # the first error is the one to report
+            raise
+        background.finish()
+    return {**counts, "warnings": warnings}
