@@ -71,9 +71,10 @@ from onnx_arrow.corpus import (
     export_store,
     write_store,
 )
+from onnx_arrow.corpus.parquet import open_writer
 from onnx_arrow.corpus.rows import VALUE_COLUMNS
 from onnx_arrow.corpus.sources import Case, declared_type, value_slot, wheel_data_dir
-from onnx_arrow.corpus.store import _BackgroundWriter, _open_writer
+from onnx_arrow.corpus.write import BackgroundWriter
 
 IMPORT_BAR = 3.0  # import time at most 3x reading the .pb files' bytes
 EXPORT_BAR = 3.0  # export time at most 3x writing the same bytes
@@ -246,8 +247,10 @@ def import_floor(root: Path, built: BuiltGroups, out: Path, options: WriteOption
     """What any import does, with decoding and row building free: read every file of the
     folder into cases (``FolderSource``) while the writer thread writes the store's own row
     groups, each handed over once its cases are read, as ``write_store`` does."""
-    writer = _open_writer(str(out), options)
-    background = _BackgroundWriter(writer)
+    writer = open_writer(str(out), options)
+    background = BackgroundWriter(
+        lambda table: writer.write_table(table, row_group_size=max(table.num_rows, 1))
+    )
     pending = iter(zip(built.tables, itertools.accumulate(built.cases), strict=True))
     group, due = next(pending, (None, 0))
     for read, _ in enumerate(FolderSource(root), 1):

@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
     args = parser.parse_args(argv)
     from onnx_arrow.corpus import NodeSuiteSource, default_source, write_dataset, write_store
-    from onnx_arrow.corpus.store import WriteOptions
+    from onnx_arrow.corpus.options import WriteOptions
 
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     ok = True

@@ -557,7 +557,8 @@ def floors(store_path: Path, src: Path) -> None:
 
     import pyarrow.parquet as pq
 
-    from onnx_arrow.corpus.store import WriteOptions, _open_writer
+    from onnx_arrow.corpus.options import WriteOptions
+    from onnx_arrow.corpus.parquet import open_writer
 
     parquet = pq.ParquetFile(store_path)
     start = time.perf_counter()
@@ -567,7 +568,7 @@ def floors(store_path: Path, src: Path) -> None:
     tables = [parquet.read_row_group(i) for i in range(parquet.num_row_groups)]
     out = store_path.with_name("floor.parquet")
     start = time.perf_counter()
-    with _open_writer(str(out), WriteOptions()) as writer:
+    with open_writer(str(out), WriteOptions()) as writer:
         for table in tables:
             writer.write_table(table, row_group_size=max(table.num_rows, 1))
     write = time.perf_counter() - start

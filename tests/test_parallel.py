@@ -16,7 +16,7 @@ from store_helpers import small_corpus
 from onnx_arrow.cli import main
 from onnx_arrow.compare import compare, reference_backend, write_actual
 from onnx_arrow.corpus import FolderSource, NodeSuiteSource, Store, write_dataset, write_store
-from onnx_arrow.corpus.store import WriteOptions
+from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.errors import CompareError, EngineError
 from onnx_arrow.parallel import GRACE, map_cases
 

@@ -34,9 +34,11 @@ from onnx_arrow.compare.runs import (
     run_case,
 )
 from onnx_arrow.compare.serialize import serialized
+from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, CorpusFile
-from onnx_arrow.corpus.store import Store, WriteOptions, write_store
+from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.write import write_store
 from onnx_arrow.errors import CompareError
 from onnx_arrow.parallel import Lost
 

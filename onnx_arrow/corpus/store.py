@@ -22,8 +22,6 @@ from onnx import ModelProto
 from onnx_arrow.core.model import arrow_type, build_array, kind_of_type
 from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
-from onnx_arrow.corpus.options import WriteOptions
-from onnx_arrow.corpus.parquet import open_writer as _open_writer  # noqa: F401
 from onnx_arrow.corpus.parts import open_part, part_paths
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
@@ -35,13 +33,9 @@ from onnx_arrow.corpus.rows import (
 )
 from onnx_arrow.corpus.sources import CorpusError, Tolerance, declared_type
 from onnx_arrow.corpus.tree import write_tree
-from onnx_arrow.corpus.write import BackgroundWriter as _BackgroundWriter  # noqa: F401
-from onnx_arrow.corpus.write import write_store
 from onnx_arrow.errors import OnnxArrowError
 
-# WriteOptions and write_store (and _open_writer, _BackgroundWriter) are imported from here
-# by modules written before the write pipeline had a module of its own
-__all__ = ["Store", "WriteOptions", "write_store"]
+__all__ = ["Store"]
 
 #: The columns that rebuild files: the values' columns and the bytes of the others.
 _FILE_COLUMNS: Final = (*VALUE_COLUMNS, "content", "digest")
