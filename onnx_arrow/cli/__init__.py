@@ -28,7 +28,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
 import onnx_arrow
@@ -53,6 +52,7 @@ from onnx_arrow.cli._shared import (
     EXIT_USAGE,
     MAX_LISTED,  # noqa: F401  (likewise)
     PROG,
+    CommandModule,
     Parser,
     UsageError,
     print_error,
@@ -70,7 +70,7 @@ __getattr__, __dir__ = exports(__name__)
 
 #: Each command's module, in the order --help lists them: ``register(commands)`` adds
 #: its sub-parser, ``load()`` imports its work and returns it.
-COMMANDS: Final[dict[str, ModuleType]] = {
+COMMANDS: Final[dict[str, CommandModule]] = {
     "import": import_,
     "export": export,
     "verify": verify,

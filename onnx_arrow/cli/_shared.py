@@ -12,7 +12,7 @@ import argparse
 import sys
 import textwrap
 from collections.abc import Callable
-from typing import Any, Final, TextIO, TypeAlias
+from typing import Any, Final, Protocol, TextIO, TypeAlias
 
 from onnx_arrow.parallel import ENGINES
 
@@ -36,11 +36,23 @@ DEFAULT_TIMEOUT: Final = 600.0
 Command: TypeAlias = Callable[[argparse.Namespace, TextIO], int]
 
 
+class CommandModule(Protocol):
+    """A command's module: light, so that every one is imported to build the parser."""
+
+    def register(self, commands: Any) -> None:
+        """Add the command's sub-parser to ``commands`` (``add_subparsers``'s action)."""
+
+    def load(self) -> Command:
+        """Import the command's work (onnx, the store ...) and return it."""
+
+
 class UsageError(Exception):
     """Raised by argparse instead of exiting, so ``main`` returns the code."""
 
 
 class Parser(argparse.ArgumentParser):
+    """argparse's parser, but a usage error raises :class:`UsageError` after printing."""
+
     def error(self, message: str) -> Any:  # argparse declares NoReturn
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -87,6 +99,7 @@ positive = whole_number(1)
 
 
 def jobs_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """--jobs N, ``what`` saying what the processes do."""
     parser.add_argument(
         "--jobs", type=positive, default=1, metavar="N", help=f"{what} (default: %(default)s)"
     )

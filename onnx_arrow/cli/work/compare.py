@@ -18,6 +18,7 @@ __all__ = ["run"]
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Compare, print the outputs by status; exit status 1 if any does not pass."""
     store = Store(args.store)
     if args.all_cases and args.actual is None:
         args.subparser.error("--all-cases applies to --actual only")

@@ -17,6 +17,7 @@ __all__ = ["run"]
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Diff OLD and NEW; exit status 1 unless they are equivalent."""
     for side in (args.old, args.new):
         if side != DEFAULT_CORPUS and not Path(side).exists():
             args.subparser.error(f"{side}: no such store or folder (or {DEFAULT_CORPUS})")

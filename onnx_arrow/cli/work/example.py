@@ -21,6 +21,7 @@ _PREVIEW_ELEMENTS: Final = 6
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Print the example; exit status 1 if a round trip changed a message."""
     return _example(out)
 
 

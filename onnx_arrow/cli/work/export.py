@@ -17,6 +17,7 @@ __all__ = ["run"]
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Write every file of STORE into DEST and print how many; exit status 0."""
     dest = Path(args.dest)
     store = Store(args.store)
     check_folder_target(dest, force=args.force)

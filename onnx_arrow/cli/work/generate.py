@@ -18,6 +18,7 @@ __all__ = ["run"]
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Write the node suite into DEST and print how many files; exit status 0."""
     dest = Path(args.dest)
     check_folder_target(dest, force=args.force)
     cases = 0

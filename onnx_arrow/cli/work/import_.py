@@ -38,6 +38,7 @@ def _default_corpus_name() -> str:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Import SRC (or the default corpus) into OUT and print the summary; exit status 0."""
     out_path = Path(args.out)
     if args.src is not None:
         src = Path(args.src)

@@ -42,6 +42,7 @@ _DATA_SET: Final = re.compile(r"test_data_set_\d+")
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Describe PATH: a store, a case folder, a model or a .pb value file."""
     path = Path(args.path)
     for_pb = args.model is not None or args.input is not None or args.output is not None
     if path.is_dir() or _is_parquet(path):

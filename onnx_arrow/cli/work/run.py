@@ -26,6 +26,7 @@ def backend(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the backend over STORE, write OUT and print its counts; exit status 0."""
     chosen = backend(args)
     out_path = Path(args.out)
     store = Store(args.store)

@@ -33,6 +33,7 @@ __all__ = ["run"]
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Import, export and compare; exit status 1 if any file differs."""
     if args.src is not None:
         src = Path(args.src)
         total: int | Callable[[], int | None] = count_cases(src)  # checked before any work
