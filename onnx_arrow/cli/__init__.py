@@ -45,7 +45,7 @@ from onnx_arrow.cli import (
     verify,
 )
 from onnx_arrow.cli._shared import (
-    DEFAULT_TIMEOUT,  # noqa: F401  (read here before the command line became a package)
+    DEFAULT_TIMEOUT,  # noqa: F401  (public here too, as it has been)
     EXIT_DATA_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
