@@ -1,0 +1,177 @@
+"""The ``onnx-arrow`` command: the corpus store, a built-in example, a look inside files.
+
+Commands: ``import`` a corpus (the built-in default corpus, or a folder) into one
+Parquet store, ``export`` a store back to the folder tree, ``verify`` that a
+corpus survives the round trip byte for byte, ``generate`` the node suite as a
+folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``;
+``run`` a backend over a store, writing its outputs as a store, and ``compare``
+a backend's outputs (or such a store) with the expected ones (exit 1 if any
+output does not match).
+
+Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
+read, an output it will not overwrite, a round trip that differs; one line on
+stderr), 2 a usage error, 130 interrupted (Ctrl-C; nothing half-written is left).
+
+This module is the entry point: :func:`main` builds the parser from every command's
+module (each adds its sub-parser, and imports nothing heavy), and once the arguments
+have parsed loads the work of the one command asked for, from
+:mod:`onnx_arrow.cli.work`, so that ``--help`` and a usage error answer at once.
+
+>>> main(["--version"])  # doctest: +ELLIPSIS
+onnx-arrow ...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+import onnx_arrow
+from onnx_arrow._lazy import exports
+from onnx_arrow._startup import restore_interrupt
+from onnx_arrow.cli import (
+    compare,
+    diff,
+    example,
+    export,
+    generate,
+    import_,
+    info,
+    run,
+    verify,
+)
+from onnx_arrow.cli._shared import (
+    DEFAULT_TIMEOUT,  # noqa: F401  (public here too, as it has been)
+    EXIT_DATA_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    MAX_LISTED,  # noqa: F401  (likewise)
+    PROG,
+    CommandModule,
+    Parser,
+    UsageError,
+    print_error,
+)
+from onnx_arrow.errors import OnnxArrowError
+
+if TYPE_CHECKING:
+    from onnx_arrow.cli.work.example import example_tensors
+
+__all__ = ["example_tensors", "main"]
+
+# The commands' work imports numpy, onnx, ml_dtypes and the store: only once the
+# arguments have parsed, so that --help and a usage error answer at once.
+__getattr__, __dir__ = exports(__name__)
+
+#: Each command's module, in the order --help lists them: ``register(commands)`` adds
+#: its sub-parser, ``load()`` imports its work and returns it.
+COMMANDS: Final[dict[str, CommandModule]] = {
+    "import": import_,
+    "export": export,
+    "verify": verify,
+    "generate": generate,
+    "info": info,
+    "run": run,
+    "compare": compare,
+    "diff": diff,
+    "example": example,
+}
+
+_DESCRIPTION: Final = """\
+ONNX values as Apache Arrow data, exactly, both ways.
+
+Tensors become arrow.fixed_shape_tensor (or a variable-shape layout) columns
+with every one of ONNX's 28 element types, and come back byte for byte.
+Corpora of ONNX test cases go to one Parquet store that DuckDB, Polars and
+pandas query, and come back as the same folder tree, byte for byte."""
+
+_EPILOG: Final = """\
+examples:
+  onnx-arrow import corpus.parquet
+      the built-in default corpus (the installed onnx's node suite and the model
+      tests in its wheel) to one Parquet store
+  onnx-arrow import path/to/onnx/backend/test/data corpus.parquet
+      a corpus folder to one Parquet store
+  onnx-arrow export corpus.parquet corpus/
+      the store back to the folder tree, byte for byte
+  onnx-arrow verify
+      import, export and compare every file of the default corpus
+  onnx-arrow info corpus.parquet
+      what a store holds; also takes a case folder, a model or a .pb file
+  onnx-arrow example
+      convert a built-in set of tensors to Arrow and back, and show them
+  python -m onnx_arrow --version
+
+exit status: 0 success, 1 a file, case or store onnx-arrow cannot read, an output
+it will not overwrite, or a round trip that differs, 2 bad usage, 130 interrupted"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog=PROG,
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {onnx_arrow.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS.values():
+        command.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status instead of exiting."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError:
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    out = sys.stdout
+    try:
+        work = COMMANDS[args.command].load()  # a Ctrl-C here still exits at once
+        restore_interrupt()  # from here on a Ctrl-C unwinds, cleaning up (below)
+        return work(args, out)
+    except UsageError:
+        return EXIT_USAGE
+    except OnnxArrowError as exc:  # a command's own errors too: one line, exit status 1
+        print_error(str(exc))
+        return EXIT_DATA_ERROR
+    except MemoryError:
+        # a legal but huge input (a sparse file) on a machine without the memory for it
+        print_error("out of memory; free memory, or leave the largest files out")
+        return EXIT_DATA_ERROR
+    except KeyboardInterrupt:
+        # Outputs are written beside their target and renamed when complete, and
+        # temporary folders are removed on the way out: nothing half-done is left.
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        _stop_children()
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``onnx-arrow example | head``): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:  # a folder that cannot be created, a full disk ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print_error(f"{where}{exc.strerror or exc}")
+        return EXIT_DATA_ERROR
+
+
+def _stop_children() -> None:
+    """End worker processes a pool stopped by Ctrl-C left waiting for work (a Ctrl-C just
+    after a pool forks can leave them so), which Python would otherwise wait for at exit;
+    by now every pool has stopped writing, so nothing they hold is half-written."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        child.terminate()
+    for child in multiprocessing.active_children():
+        child.join(5)

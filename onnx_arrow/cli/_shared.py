@@ -1,0 +1,157 @@
+"""What every ``onnx-arrow`` command shares: the program's name and exit statuses, the
+parser class and the pieces its commands' parsers are built of (argument types, the
+--jobs and backend options), and the one-line error message.
+
+Imported by ``onnx-arrow --help``, so it imports nothing heavy: neither onnx nor
+ml_dtypes nor the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Callable
+from typing import Any, Final, Protocol, TextIO, TypeAlias
+
+from onnx_arrow.parallel import ENGINES
+
+PROG: Final = "onnx-arrow"
+EXIT_OK: Final = 0
+EXIT_DATA_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as shells report it
+
+#: Differences, op types and drifts a command lists before a count of the rest.
+MAX_LISTED: Final = 20
+
+BACKENDS: Final = ("reference", "onnxruntime")
+#: Seconds a backend may spend on one data set unless --timeout says otherwise: far above
+#: the slowest case of the default corpus (onnx.reference on light/light_inception_v2,
+#: under a minute here), so that a model that never ends cannot hang a run.
+DEFAULT_TIMEOUT: Final = 600.0
+
+#: What a command does once its arguments have parsed: its exit status, given the
+#: arguments and the stream its report goes to.
+Command: TypeAlias = Callable[[argparse.Namespace, TextIO], int]
+
+
+class CommandModule(Protocol):
+    """A command's module: light, so that every one is imported to build the parser."""
+
+    def register(self, commands: Any) -> None:
+        """Add the command's sub-parser to ``commands`` (``add_subparsers``'s action)."""
+
+    def load(self) -> Command:
+        """Import the command's work (onnx, the store ...) and return it."""
+
+
+class UsageError(Exception):
+    """Raised by argparse instead of exiting, so ``main`` returns the code."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, but a usage error raises :class:`UsageError` after printing."""
+
+    def error(self, message: str) -> Any:  # argparse declares NoReturn
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise UsageError(message)
+
+
+def print_error(message: str) -> None:
+    """``onnx-arrow: error: message`` on one line of stderr."""
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+def add_command(
+    commands: Any, name: str, help_text: str, description: str, epilog: str | None = None
+) -> argparse.ArgumentParser:
+    """A command's sub-parser; a command reports a usage error through ``args.subparser``."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=help_text,
+        description=textwrap.fill(description, 79),  # the raw formatter keeps the epilog's lines
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(subparser=parser)
+    return parser
+
+
+def whole_number(low: int, high: int | None = None, *, what: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high`` (no upper bound if None)."""
+    bounds = f"{low} or more" if high is None else f"{what}{low} to {high}"
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if number < low or (high is not None and number > high):
+            raise argparse.ArgumentTypeError(f"{number} is not {bounds}")
+        return number
+
+    return parse
+
+
+positive = whole_number(1)
+
+
+def jobs_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """--jobs N, ``what`` saying what the processes do."""
+    parser.add_argument(
+        "--jobs", type=positive, default=1, metavar="N", help=f"{what} (default: %(default)s)"
+    )
+
+
+def backend_options(parser: argparse.ArgumentParser) -> Any:
+    """--backend (in a group --actual can join), --case and --timeout."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help="reference (onnx.reference.ReferenceEvaluator, the default) or onnxruntime",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        metavar="PATTERN",
+        help="only the cases matching this glob (node/test_add*, or test_add* without the "
+        "kind folder); repeat for more",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="record a data set the backend spends longer on as an error (default: "
+        f"{DEFAULT_TIMEOUT:g}; 0: no limit)",
+    )
+    jobs_option(parser, "run the cases in N processes of this machine (or N workers of --engine)")
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="run on local processes, Dask (the current client, or a local cluster of "
+        "--jobs workers) or Ray (the running one, or a local one of --jobs CPUs); the "
+        "result is the same as one process's",
+    )
+    parser.add_argument(
+        "--backend-logs",
+        action="store_true",
+        help="let the backend log as it does by default (onnxruntime's warnings and errors "
+        "on stderr); without it only fatal messages reach stderr, and every failure is "
+        "recorded with its message",
+    )
+    return group
+
+
+def settle_timeout(args: argparse.Namespace) -> None:
+    """--timeout as a backend takes it: :data:`DEFAULT_TIMEOUT` when not given, None (no
+    limit) for 0; anything else but a number of seconds is a usage error."""
+    if args.timeout is None:
+        args.timeout = DEFAULT_TIMEOUT
+    elif args.timeout == 0:
+        args.timeout = None
+    elif not args.timeout > 0:
+        args.subparser.error(f"--timeout {args.timeout} is not a number of seconds of 0 or more")

@@ -1,0 +1,148 @@
+"""``onnx-arrow compare``: a backend's outputs (or a store of them) against a store's
+expected outputs.  Its arguments here; its work in :mod:`onnx_arrow.cli.work.compare`,
+imported only to run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Final
+
+from onnx_arrow.cli._shared import Command, add_command, backend_options
+
+_EPILOG: Final = """\
+examples:
+  onnx-arrow compare corpus.parquet
+      run onnx's reference evaluator and compare
+  onnx-arrow compare corpus.parquet --actual ort.parquet --out report.parquet
+      compare with the outputs 'onnx-arrow run' wrote; a row per output to Parquet
+  onnx-arrow compare --backend onnxruntime --rtol 1e-4 --case test_abs corpus.parquet
+
+  onnx-arrow compare corpus.parquet --patterns skips.txt --xfail 'test_dft' --strict
+      onnx BackendTest-style regexes: skip cases, expect failures (an xpass fails)
+  onnx-arrow compare corpus.parquet --tolerance 'test_dft=1e-2,1e-4'
+      the cases a regex finds with tolerances of their own
+
+Tolerances: a case is compared with the first --tolerance (or --patterns) pattern that
+finds it, else with its own as the store keeps them (onnx's TestCase, the case's
+data.json), else with --rtol and --atol; each report row says which (its rtol, atol and
+tolerance columns), and the element furthest beyond it (worst_index, worst_expected,
+worst_actual).
+
+Statuses: match, mismatch (beyond |a - e| <= atol + rtol * |e|; integers and strings
+exactly), nan_mismatch, dtype_mismatch, shape_mismatch, error (the backend raised, or
+an expected value was kept as bytes at import), skipped (a case without a model or
+data sets, or a --skip pattern's), xfail (a failure of an --xfail case), xpass (an
+--xfail case that passed).  Exit status 0 if every output matches (skipped, xfail and,
+without --strict, xpass aside) and at least one was compared, 1 if not or a store
+cannot be read, 2 bad usage."""
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
+    return value
+
+
+def _pattern_tolerance(text: str) -> tuple[str, float, float]:
+    # imported only once a --tolerance is given: --help does not need it
+    from onnx_arrow.compare import CompareError, parse_tolerance
+
+    try:
+        return parse_tolerance(text)
+    except CompareError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def register(commands: Any) -> None:
+    """Add ``compare`` and its arguments."""
+    cmp = add_command(
+        commands,
+        "compare",
+        "compare a backend's outputs with a store's expected outputs",
+        "Run a backend over STORE (or take the outputs of a store written by 'onnx-arrow "
+        "run' with --actual) and compare every output with the expected one, as onnx's "
+        "backend test runner does.  Prints the outputs by status, then the 20 op types with "
+        "the most outputs that do not match.",
+        _EPILOG,
+    )
+    cmp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
+    which_actual = backend_options(cmp)
+    which_actual.add_argument(
+        "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
+    )
+    cmp.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="do not run the cases it finds (re.search in node/test_x, test_x and "
+        "test_x_cpu, as onnx's BackendTest.exclude); repeat for more",
+    )
+    cmp.add_argument(
+        "--xfail",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="cases known to fail: their failures are xfail, a pass xpass; repeat for more",
+    )
+    cmp.add_argument(
+        "--tolerance",
+        action="append",
+        default=[],
+        type=_pattern_tolerance,
+        metavar="REGEX=RTOL,ATOL",
+        help="compare the cases it finds with these tolerances, over their own (as --skip "
+        "finds them; the first that finds a case applies); repeat for more",
+    )
+    cmp.add_argument(
+        "--patterns",
+        metavar="FILE",
+        help="more patterns from a file, after those given: lines 'skip REGEX', 'xfail "
+        "REGEX' or 'tolerance REGEX=RTOL,ATOL' (# comments), or JSON {\"skip\": [...], "
+        '"xfail": [...], "tolerance": {REGEX: [RTOL, ATOL]}}',
+    )
+    cmp.add_argument(
+        "--keep-actual",
+        choices=("failed", "all", "none"),
+        default="failed",
+        help="whose actual values the report keeps, as .pb bytes in its actual column: of "
+        "the outputs that differ (default), all or none",
+    )
+    cmp.add_argument(
+        "--strict", action="store_true", help="an xpass fails the run, as pytest's strict xfail"
+    )
+    cmp.add_argument(
+        "--all-cases",
+        action="store_true",
+        help="with --actual: an expected case ACTUAL does not hold is an error (default: left "
+        "out, and counted)",
+    )
+    cmp.add_argument(
+        "--rtol",
+        type=_tolerance,
+        default=1e-3,
+        help="relative tolerance of a case that states none of its own (onnx's TestCase, "
+        "data.json) and that no --tolerance finds (default: %(default)s)",
+    )
+    cmp.add_argument(
+        "--atol",
+        type=_tolerance,
+        default=1e-7,
+        help="absolute tolerance, like --rtol (default: %(default)s)",
+    )
+    cmp.add_argument(
+        "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"
+    )
+    cmp.add_argument("--force", action="store_true", help="replace REPORT.parquet if it exists")
+
+
+def load() -> Command:
+    """The command's work, imported now (onnx, the store and the backend with it)."""
+    from onnx_arrow.cli.work.compare import run
+
+    return run

@@ -1,0 +1,44 @@
+"""``onnx-arrow run``: a backend over a store, its outputs written as a store.  Its
+arguments here; its work in :mod:`onnx_arrow.cli.work.run`, imported only to run it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from onnx_arrow.cli._shared import Command, add_command, backend_options
+
+_EPILOG: Final = """\
+examples:
+  onnx-arrow run corpus.parquet actual.parquet
+      onnx's reference evaluator on every case
+  onnx-arrow run --backend onnxruntime --case 'node/test_add*' corpus.parquet ort.parquet
+      onnxruntime (pip install onnxruntime) on the Add cases
+
+Exit status 0 when OUT is written, backend errors or not (compare reports them);
+1 if STORE cannot be read, OUT exists (without --force) or onnxruntime is missing."""
+
+
+def register(commands: Any) -> None:
+    """Add ``run`` and its arguments."""
+    run = add_command(
+        commands,
+        "run",
+        "run a backend over a store and write its outputs as a store",
+        "Run a backend (onnx's reference evaluator, or onnxruntime) on every data set of every "
+        "case of STORE and write a store OUT of the same models and inputs with the backend's "
+        "outputs; compare the two with 'onnx-arrow compare STORE --actual OUT'.  A backend "
+        "error is kept in OUT (output_K.error.txt) and counted, never fatal.",
+        _EPILOG,
+    )
+    run.add_argument("store", metavar="STORE", help="a Parquet store written by import")
+    run.add_argument("out", metavar="OUT", help="the Parquet store of actual outputs to write")
+    backend_options(run)
+    run.add_argument("--force", action="store_true", help="replace OUT if it exists")
+
+
+def load() -> Command:
+    """The command's work, imported now (onnx, the store and the backend with it)."""
+    from onnx_arrow.cli.work.run import run
+
+    return run

@@ -1,0 +1,39 @@
+"""``onnx-arrow export``: a store back to the corpus folder tree, byte for byte."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+import pyarrow.compute as pc
+
+from onnx_arrow.cli._shared import EXIT_OK
+from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.cli.work.shared import bytes_text, check_folder_target, reading
+from onnx_arrow.corpus import Store, export_store
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Write every file of STORE into DEST and print how many; exit status 0."""
+    dest = Path(args.dest)
+    store = Store(args.store)
+    check_folder_target(dest, force=args.force)
+    with (
+        Progress("exporting", "files", total=_file_count(store)) as progress,
+        reading(args.store),
+    ):
+        counts = export_store(
+            store, dest, force=args.force, progress=lambda f: progress.step(f.path), jobs=args.jobs
+        )
+    print(f"exported {counts['files']} files, {bytes_text(counts['bytes'])}, to {dest}", file=out)
+    return EXIT_OK
+
+
+def _file_count(store: Store) -> int:
+    """The files of a store (its rows but the element rows), for progress."""
+    with reading(store.path):
+        roles = store.read_columns(["role"]).column("role")
+    return len(roles) - (pc.sum(pc.equal(roles, "element")).as_py() or 0)

@@ -1,0 +1,60 @@
+"""``onnx-arrow run``: a backend over every case of a store, its outputs written as a
+store; and the backend the options name, which ``compare`` runs too."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, TextIO
+
+from onnx_arrow import compare
+from onnx_arrow.cli._shared import EXIT_OK, settle_timeout
+from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.cli.work.shared import bytes_text, check_file_target, print_fields
+from onnx_arrow.corpus import Store
+
+__all__ = ["backend", "run"]
+
+
+def backend(args: argparse.Namespace) -> Any:
+    """The backend --backend names; settles --timeout (``args.timeout``) as it takes it."""
+    settle_timeout(args)
+    if args.backend_logs:  # read by the backend where it runs: workers inherit it
+        os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
+    return compare.backend_named(args.backend or "reference")
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the backend over STORE, write OUT and print its counts; exit status 0."""
+    chosen = backend(args)
+    out_path = Path(args.out)
+    store = Store(args.store)
+    check_file_target(out_path, force=args.force, reading=[store.path])
+    total = len(compare.select_cases(store, args.case))
+    with Progress("running", "cases", total=total) as progress:
+        counts = compare.write_actual(
+            store,
+            chosen,
+            out_path,
+            cases=args.case,
+            timeout=args.timeout,
+            progress=progress.step,
+            jobs=args.jobs,
+            engine=args.engine,
+        )
+    print_fields(
+        [
+            ("store", out_path),
+            ("backend", args.backend or "reference"),
+            ("cases", counts["cases"]),
+            ("data sets", counts["data_sets"]),
+            ("outputs", counts["outputs"]),
+            ("backend errors", f"{counts['errors']} data sets"),
+            ("skipped", f"{counts['skipped']} cases (no model or no data sets)"),
+            ("kept as bytes", f"{counts['kept_as_bytes']} files (not decodable as declared)"),
+            ("size", bytes_text(counts["bytes"])),
+        ],
+        out,
+    )
+    return EXIT_OK

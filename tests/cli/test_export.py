@@ -1,0 +1,64 @@
+"""``onnx-arrow export`` (:mod:`onnx_arrow.cli.export`), run in-process through ``main``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_helpers import error_line, tree_bytes
+
+from onnx_arrow.cli import main
+from onnx_arrow.corpus import FolderSource, Store, WriteOptions, write_store
+
+
+def test_export_in_several_processes(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for k in range(3):
+        shutil.copytree(corpus / "node" / "test_tiny", corpus / "node" / f"test_tiny{k}")
+    store = tmp_path / "corpus.parquet"
+    write_store(FolderSource(corpus), store, options=WriteOptions(row_group_bytes=1))
+    assert Store(store).num_row_groups == 4
+    assert main(["export", "--jobs", "2", str(store), str(tmp_path / "dest")]) == 0
+    assert "exported 16 files" in capsys.readouterr().out
+    assert tree_bytes(tmp_path / "dest") == tree_bytes(corpus)
+
+
+@pytest.mark.parametrize("command", ["export", "generate"])
+def test_export_into_a_missing_folder_says_so(
+    command: str, store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "deep" / "a" / "b"
+    argv = [command, str(store), str(dest)] if command == "export" else [command, str(dest)]
+    assert main(argv) == 1
+    line = error_line(capsys.readouterr().err)
+    assert f"the folder to write it into, {dest.parent}, does not exist; create it first" in line
+    assert ".partial" not in line
+    assert not (tmp_path / "deep").exists()
+
+
+def test_export_refuses_a_non_empty_folder(
+    corpus: Path, store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "keep.txt").write_text("x")
+    assert main(["export", str(store), str(dest)]) == 1
+    line = error_line(capsys.readouterr().err)
+    assert str(dest) in line
+    assert "not empty" in line
+    assert "--force" in line
+    assert sorted(p.name for p in dest.iterdir()) == ["keep.txt"]
+    assert main(["export", "--force", str(store), str(dest)]) == 0
+    assert tree_bytes(dest) == {**tree_bytes(corpus), "keep.txt": b"x"}
+
+
+def test_export_of_a_file_that_is_not_a_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"not parquet")
+    assert main(["export", str(junk), str(tmp_path / "dest")]) == 1
+    assert str(junk) in error_line(capsys.readouterr().err)
+    assert not (tmp_path / "dest").exists()

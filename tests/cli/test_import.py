@@ -1,0 +1,186 @@
+"""``onnx-arrow import`` (:mod:`onnx_arrow.cli.import_`), run in-process through ``main``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import error_line, field_lines, tree_bytes
+
+import onnx_arrow
+import onnx_arrow.cli.work.import_
+from onnx_arrow.cli import main
+from onnx_arrow.corpus import FolderSource, Store
+
+
+def test_import_then_export_gives_the_same_bytes(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", str(corpus), str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    fields = field_lines(captured.out)
+    assert (fields["cases"], fields["files"], fields["rows"], fields["row groups"]) == (
+        "1",
+        "4",
+        "4",
+        "1",
+    )
+    size = out.stat().st_size
+    assert fields["store size"].startswith(f"{size} bytes")
+    source = sum(len(data) for data in tree_bytes(corpus).values())
+    assert fields["source"] == f"{source} bytes"
+    assert fields["ratio"].startswith(f"{size / source:.3f} ")
+    assert main(["export", str(out), str(tmp_path / "dest")]) == 0
+    assert f"exported 4 files, {source} bytes, to " in capsys.readouterr().out
+    assert tree_bytes(tmp_path / "dest") == tree_bytes(corpus)
+
+
+def test_import_with_one_argument_imports_the_default_corpus(
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("onnx_arrow.cli.work.import_.default_source", lambda: FolderSource(corpus))
+    out = tmp_path / "default.parquet"
+    assert main(["import", str(out)]) == 0
+    assert "the built-in default corpus" in capsys.readouterr().out
+    assert Store(out).cases() == ["node/test_tiny"]
+
+
+def test_import_refuses_an_existing_store_without_force(
+    corpus: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = store.read_bytes()
+    assert main(["import", str(corpus), str(store)]) == 1
+    line = error_line(capsys.readouterr().err)
+    assert str(store) in line
+    assert "--force" in line
+    assert store.read_bytes() == before
+    assert main(["import", "--force", str(corpus), str(store)]) == 0
+
+
+def test_import_refuses_a_store_inside_the_corpus(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import", str(corpus), str(corpus / "store.parquet")]) == 2
+    assert "inside SRC" in capsys.readouterr().err
+    assert not (corpus / "store.parquet").exists()
+
+
+def test_import_names_the_file_that_does_not_decode(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = corpus / "node" / "test_tiny" / "test_data_set_0" / "input_0.pb"
+    bad.write_bytes(b"\x08\x02\x10\x01\x4a\x03abc")  # dims [2], FLOAT, 3 bytes of raw_data
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", str(corpus), str(out)]) == 1
+    line = error_line(capsys.readouterr().err)
+    assert "node/test_tiny/test_data_set_0/input_0.pb: does not decode as tensor(float)" in line
+    assert "the type the model declares for input 0" in line
+    assert "--keep-undecodable" in line
+    assert not out.exists()
+    assert main(["import", "--keep-undecodable", str(corpus), str(out)]) == 0
+    captured = capsys.readouterr()
+    warning = captured.err.strip()
+    assert warning.startswith("onnx-arrow: warning: node/test_tiny/test_data_set_0/input_0.pb")
+    assert field_lines(captured.out)["warnings"].startswith("1 files kept as bytes")
+    assert main(["export", str(out), str(tmp_path / "dest")]) == 0
+    assert tree_bytes(tmp_path / "dest") == tree_bytes(corpus)
+
+
+def test_import_compression_level(
+    corpus: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", "--compression-level", "1", str(corpus), str(out)]) == 0
+    seen = []
+    real = onnx_arrow.cli.work.import_.write_store
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["options"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(onnx_arrow.cli.work.import_, "write_store", recording)
+    assert main(["import", "--force", "--compression-level", "9", str(corpus), str(out)]) == 0
+    assert (seen[0].compression_level, seen[0].float_compression_level) == (9, 9)
+    assert main(["import", "--compression-level", "23", str(corpus), str(out)]) == 2
+    assert "1 to 22" in capsys.readouterr().err
+
+
+def test_import_in_several_processes_writes_the_same_store(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    assert main(["import", str(corpus), str(one)]) == 0
+    assert main(["import", "--jobs", "2", str(corpus), str(two)]) == 0
+    assert one.read_bytes() == two.read_bytes()
+    assert main(["import", "--jobs", "0", str(corpus), str(two)]) == 2
+    assert "not 1 or more" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.usefixtures("alarm")
+def test_import_fifo_is_an_error_not_a_hang(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.mkfifo(corpus / "node" / "test_tiny" / "test_data_set_0" / "input_1.pb")
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", str(corpus), str(out)]) == 1
+    line = error_line(capsys.readouterr().err)
+    assert "node/test_tiny/test_data_set_0/input_1.pb" in line
+    assert "not a regular file" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["import", str(fifo), str(out)]) == 1
+    assert str(fifo) in error_line(capsys.readouterr().err)
+
+
+def test_import_of_an_empty_folder_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    for argv in (
+        ["import", str(tmp_path / "empty"), str(tmp_path / "e.parquet")],
+        ["verify", str(tmp_path / "empty")],
+    ):
+        assert main(argv) == 1
+        assert "the folder is empty" in error_line(capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
+
+
+def test_import_of_a_folder_without_a_model_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("not a corpus\n")
+    assert main(["import", str(tmp_path / "notes"), str(tmp_path / "n.parquet")]) == 1
+    line = error_line(capsys.readouterr().err)
+    assert "no model.onnx" in line
+    assert "ratio" not in line
+    assert not (tmp_path / "n.parquet").exists()
+
+
+def test_a_case_folder_imports_as_a_case_named_after_it(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = corpus / "node" / "test_tiny"
+    store = tmp_path / "tiny.parquet"
+    assert main(["import", str(case), str(store)]) == 0
+    assert Store(store).cases() == ["test_tiny"]
+    assert main(["export", str(store), str(tmp_path / "out")]) == 0
+    exported = sorted(
+        p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.pb")
+    )
+    source = sorted("test_tiny/" + p.relative_to(case).as_posix() for p in case.rglob("*.pb"))
+    assert exported == source
+    assert main(["verify", str(case)]) == 0
+    assert "byte-identical" in capsys.readouterr().out
