@@ -340,7 +340,16 @@ def dtype_of(key: int | str | DType) -> DType:
     """
     if isinstance(key, DType):
         return key
-    row = _BY_NAME.get(key.upper()) if isinstance(key, str) else DTYPES.get(int(key))
+    if isinstance(key, str):
+        row = _BY_NAME.get(key.upper())
+    else:
+        try:
+            row = DTYPES.get(int(key))
+        except (TypeError, ValueError):
+            raise UnsupportedTypeError(
+                f"key: expected an ONNX data type's enum value (int), name (str) or DType "
+                f"row, got {type(key).__name__}; one of {_accepted()}"
+            ) from None
     if row is not None:
         return row
     if key in (0, "UNDEFINED"):

@@ -200,6 +200,13 @@ def test_dtype_of_refuses_unknown_values(key: int | str, shown: str) -> None:
         assert f"{row.name} ({row.onnx})" in message
 
 
+@pytest.mark.parametrize("key", [None, [1], 1.5j, object(), TensorProto()], ids=repr)
+def test_dtype_of_refuses_what_is_no_key(key: object) -> None:
+    with pytest.raises(UnsupportedTypeError, match=r"key: expected .* got ") as info:
+        dtype_of(key)  # type: ignore[arg-type]
+    assert "FLOAT (1)" in str(info.value)
+
+
 @pytest.mark.parametrize("dtype", ["datetime64[ns]", "timedelta64[s]", "V4", "<f4,<f4"])
 def test_dtype_of_numpy_refuses_unknown_dtypes(dtype: str) -> None:
     with pytest.raises(UnsupportedTypeError) as info:
