@@ -319,11 +319,15 @@ _ROWS: Final[tuple[DType, ...]] = (
 #: Every row, keyed by ``TensorProto.DataType`` value.
 DTYPES: Final = MappingProxyType({row.onnx: row for row in _ROWS})
 _BY_NAME: Final = MappingProxyType({row.name: row for row in _ROWS})
+#: The one row of byte strings: what numpy's object, bytes and str dtypes look up.
+(_STRINGS,) = (row for row in _ROWS if row.arrow_kind is ArrowKind.BINARY)
 
 
 @functools.cache
 def _by_numpy() -> MappingProxyType[np.dtype[np.generic], DType]:
-    return MappingProxyType({row.numpy: row for row in _ROWS if row.name != "STRING"})
+    return MappingProxyType(
+        {row.numpy: row for row in _ROWS if row.arrow_kind is not ArrowKind.BINARY}
+    )
 
 
 def _accepted() -> str:
@@ -364,7 +368,7 @@ def dtype_of_numpy(dtype: object) -> DType:
     """Look up the row whose numpy dtype is ``dtype`` (``object``, ``str_``, ``bytes_``: STRING)."""
     np_dtype = np.dtype(dtype)  # type: ignore[call-overload]
     if np_dtype.kind in "OSU":
-        return _BY_NAME["STRING"]
+        return _STRINGS
     by_numpy = _by_numpy()
     row = by_numpy.get(np_dtype.newbyteorder("<") if np_dtype.byteorder == ">" else np_dtype)
     if row is None:
