@@ -15,7 +15,7 @@ from typing import Final
 import numpy as np
 from _page import generate_page
 
-from onnx_arrow.core.dtypes import DTYPES, DType, TypedEncoding
+from onnx_arrow.core.dtypes import DTYPES, DType, TypedEncoding, UlpKind
 from onnx_arrow.core.extension_types import element_type
 
 PAGE: Final = Path(__file__).resolve().with_name("type-mapping.md")
@@ -28,6 +28,14 @@ ENCODING_TEXT: Final = {
     TypedEncoding.ZERO_EXTEND: "the bit pattern, zero-extended",
     TypedEncoding.PACKED_BYTES: "the bytes of the packed stream, one byte per entry",
     TypedEncoding.STRINGS: "byte strings",
+}
+
+#: How ULP distances are counted, one phrase per ULP kind.
+ULP_TEXT: Final = {
+    UlpKind.NONE: "none",
+    UlpKind.IEEE: "signed magnitude of the IEEE code",
+    UlpKind.RANK_TABLE: "rank of the code among the distinct values",
+    UlpKind.COMPLEX_PARTS: "each part as its float type; the larger of the two",
 }
 
 INTRO: Final = """\
@@ -119,14 +127,16 @@ as stored; an element that is not valid UTF-8 has no `str` form and is an error 
 ## Element types
 
 `raw_data` packs the 2-, 4- and 6-bit types little-endian, low bits first.  The typed field
-is where elements are stored when `raw_data` is not used.
+is where elements are stored when `raw_data` is not used.  The ULP distance (how many
+representable values lie between two elements, as `onnx-arrow diff` reports drift) is
+counted on the codes, never on arithmetic of values.
 
 """
 
 HEADER: Final = (
     "| ONNX dtype | enum | numpy dtype | raw_data bits | typed field | typed encoding "
-    "| Arrow element type | notes |\n"
-    "|---|---:|---|---|---|---|---|---|\n"
+    "| Arrow element type | ULP distance | notes |\n"
+    "|---|---:|---|---|---|---|---|---|---|\n"
 )
 
 
@@ -163,6 +173,16 @@ def _encoding(row: DType) -> str:
     return text
 
 
+def _ulp(row: DType) -> str:
+    text = ULP_TEXT.get(row.ulp_kind)
+    if text is None:
+        raise KeyError(
+            f"{row.name}: no text for ULP kind {row.ulp_kind!r}; "
+            f"ULP_TEXT covers {sorted(k.value for k in ULP_TEXT)}"
+        )
+    return text
+
+
 def type_mapping_markdown() -> str:
     """The whole page, one table row per ONNX dtype, in enum order."""
     rows = [
@@ -177,6 +197,7 @@ def type_mapping_markdown() -> str:
                 f"`{row.typed_field}`",
                 _encoding(row),
                 _arrow_name(row),
+                _ulp(row),
                 row.doc,
             )
         )

@@ -7,18 +7,21 @@ Each :class:`DType` row holds the fixed facts about one ONNX element type:
 * the numpy dtype users get (``ml_dtypes`` for bfloat16, the float8s, float4,
   float6 and the 2- and 4-bit integers);
 * the Arrow element type a tensor of it becomes, and how elements map onto that
-  type's storage.
+  type's storage;
+* the storage of its elements in a Parquet file of the corpus store, where that differs;
+* how ULP distances between its elements are counted, if it has them.
 
 The encoders and decoders in :mod:`onnx_arrow.core.tensors`, the Arrow extension
-types in :mod:`onnx_arrow.core.extension_types` and the generated docs page of the
-type mapping all read these rows, so the directions cannot drift apart.
+types in :mod:`onnx_arrow.core.extension_types`, the ULP distances of
+:mod:`onnx_arrow.core.ulp`, the corpus store's data columns and the generated docs page
+of the type mapping all read these rows, so the directions cannot drift apart.
 
 Examples
 --------
 >>> from onnx_arrow.core.dtypes import dtype_of
 >>> row = dtype_of("FLOAT8E4M3FN")
->>> row.onnx, row.bits, row.typed_field, row.arrow_kind.value
-(17, 8, 'int32_data', 'minifloat')
+>>> row.onnx, row.bits, row.typed_field, row.arrow_kind.value, row.ulp_kind.value
+(17, 8, 'int32_data', 'minifloat', 'rank_table')
 >>> dtype_of(1).name
 'FLOAT'
 """
@@ -42,6 +45,7 @@ __all__ = [
     "ArrowKind",
     "DType",
     "TypedEncoding",
+    "UlpKind",
     "dtype_of",
     "dtype_of_numpy",
 ]
@@ -83,6 +87,21 @@ class ArrowKind(enum.Enum):
     SUBBYTE_INT = "subbyte_int"
 
 
+class UlpKind(enum.Enum):
+    """How the ULP distance between two elements is counted (:mod:`onnx_arrow.core.ulp`)."""
+
+    #: no ULP distance: the elements are not floating-point numbers (integers, BOOL, STRING)
+    NONE = "none"
+    #: IEEE sign-magnitude codes (FLOAT, DOUBLE): the signed magnitude of the code, as
+    #: ``uint64`` arithmetic
+    IEEE = "ieee"
+    #: codes of at most 16 bits: a table of every code's rank among the distinct values
+    RANK_TABLE = "rank_table"
+    #: complex: the real parts and the imaginary parts, each as the dtype of one part
+    #: (:attr:`DType.arrow_storage`); an element's distance is the larger of the two
+    COMPLEX_PARTS = "complex_parts"
+
+
 @dataclass(frozen=True)
 class DType:
     """The facts about one ONNX tensor element type.
@@ -112,6 +131,14 @@ class DType:
     arrow_storage
         The numpy dtype of the Arrow storage of one element (after widening);
         for COMPLEX the dtype of one part.
+    ulp_kind
+        How ULP distances between elements are counted; :attr:`UlpKind.NONE` for the
+        dtypes that have none.
+    store_storage
+        The numpy dtype of one element's numbers in a Parquet file of the corpus store:
+        :attr:`arrow_storage`, except where Parquet readers refuse that type and the
+        store widens it exactly (FLOAT16 to float32: Spark refuses a whole Parquet file
+        holding a FLOAT16 column).
     doc
         One line for the docs page of the type mapping.
     """
@@ -124,6 +151,8 @@ class DType:
     typed_encoding: TypedEncoding
     arrow_kind: ArrowKind
     arrow_storage: np.dtype[np.generic]
+    ulp_kind: UlpKind
+    store_storage: np.dtype[np.generic]
     doc: str = field(default="", compare=False)
 
     @functools.cached_property
@@ -142,11 +171,17 @@ class DType:
 
     @property
     def is_floating(self) -> bool:
-        """True for the floating-point types: FLOAT, DOUBLE, FLOAT16, BFLOAT16 and the
-        float8, float6 and float4 types (complex numbers excluded)."""
-        return self.arrow_kind in DECODED_FLOATS or (
-            self.arrow_kind is ArrowKind.NATIVE and self.numpy.kind == "f"
-        )
+        """True for the types whose elements are floating-point numbers, or pairs of them:
+        FLOAT, DOUBLE, FLOAT16, BFLOAT16, the float8, float6 and float4 types, and
+        COMPLEX64 and COMPLEX128 (real and imaginary part).  Exactly the types that have
+        NaN, and ULP distances (:attr:`ulp_kind`)."""
+        return self.ulp_kind is not UlpKind.NONE
+
+    @property
+    def store_widens(self) -> bool:
+        """True where the corpus store keeps elements wider than their Arrow storage
+        (:attr:`store_storage`), exactly."""
+        return self.store_storage != self.arrow_storage
 
     @property
     def is_packed(self) -> bool:
@@ -184,6 +219,7 @@ _FIELD_ENTRY_DTYPES: Final[dict[str, np.dtype[np.generic]]] = {
 
 _E = TypedEncoding
 _K = ArrowKind
+_U = UlpKind
 _f32 = np.dtype("<f4")
 
 
@@ -197,6 +233,9 @@ def _row(
     kind: ArrowKind,
     storage: object,
     doc: str,
+    *,
+    ulp: UlpKind = UlpKind.NONE,
+    store: object = None,
 ) -> DType:
     return DType(
         name=name,
@@ -207,13 +246,16 @@ def _row(
         typed_encoding=encoding,
         arrow_kind=kind,
         arrow_storage=np.dtype(storage),  # type: ignore[call-overload]
+        ulp_kind=ulp,
+        store_storage=np.dtype(storage if store is None else store),  # type: ignore[call-overload]
         doc=doc,
     )
 
 
 # fmt: off
 _ROWS: Final[tuple[DType, ...]] = (
-    _row("FLOAT", 1,   "<f4", 32, "float_data",  _E.NATIVE,      _K.NATIVE, "<f4", "float32"),
+    _row("FLOAT", 1,   "<f4", 32, "float_data",  _E.NATIVE,      _K.NATIVE, "<f4", "float32",
+         ulp=_U.IEEE),
     _row("UINT8", 2,   "u1",   8, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "u1",  "uint8"),
     _row("INT8", 3,    "i1",   8, "int32_data",  _E.SIGN_EXTEND, _K.NATIVE, "i1",  "int8"),
     _row("UINT16", 4,  "<u2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<u2", "uint16"),
@@ -224,51 +266,68 @@ _ROWS: Final[tuple[DType, ...]] = (
          "binary: the bytes exactly as stored, so invalid UTF-8 survives"),
     _row("BOOL", 9,    "?",    8, "int32_data",  _E.ZERO_EXTEND, _K.BOOL8,  "i1",
          "arrow.bool8 (canonical): one byte per element, every byte value kept"),
-    _row("FLOAT16", 10, "<f2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<f2", "float16"),
-    _row("DOUBLE", 11,  "<f8", 64, "double_data", _E.NATIVE,      _K.NATIVE, "<f8", "float64"),
+    _row("FLOAT16", 10, "<f2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<f2", "float16",
+         ulp=_U.RANK_TABLE, store="<f4"),
+    _row("DOUBLE", 11,  "<f8", 64, "double_data", _E.NATIVE,      _K.NATIVE, "<f8", "float64",
+         ulp=_U.IEEE),
     _row("UINT32", 12,  "<u4", 32, "uint64_data", _E.ZERO_EXTEND, _K.NATIVE, "<u4", "uint32"),
     _row("UINT64", 13,  "<u8", 64, "uint64_data", _E.NATIVE,      _K.NATIVE, "<u8", "uint64"),
     _row("COMPLEX64", 14,  "<c8",  64, "float_data",  _E.INTERLEAVED, _K.COMPLEX, "<f4",
-         "onnx.complex64 over fixed_size_list<float32>[2] (real, imaginary)"),
+         "onnx.complex64 over fixed_size_list<float32>[2] (real, imaginary)",
+         ulp=_U.COMPLEX_PARTS),
     _row("COMPLEX128", 15, "<c16", 128, "double_data", _E.INTERLEAVED, _K.COMPLEX, "<f8",
-         "onnx.complex128 over fixed_size_list<float64>[2] (real, imaginary)"),
+         "onnx.complex128 over fixed_size_list<float64>[2] (real, imaginary)",
+         ulp=_U.COMPLEX_PARTS),
     _row("BFLOAT16", 16, "ml_dtypes.bfloat16", 16, "int32_data", _E.ZERO_EXTEND, _K.BFLOAT16, _f32,
-         "onnx.bfloat16 over float32: the value widened exactly, NaN payloads kept"),
+         "onnx.bfloat16 over float32: the value widened exactly, NaN payloads kept",
+         ulp=_U.RANK_TABLE),
     _row("FLOAT8E4M3FN", 17,   "ml_dtypes.float8_e4m3fn",   8, "int32_data", _E.ZERO_EXTEND,
-         _K.MINIFLOAT, _f32, "onnx.float8e4m3fn over float32: every code an exact float32"),
+         _K.MINIFLOAT, _f32, "onnx.float8e4m3fn over float32: every code an exact float32",
+         ulp=_U.RANK_TABLE),
     _row("FLOAT8E4M3FNUZ", 18, "ml_dtypes.float8_e4m3fnuz", 8, "int32_data", _E.ZERO_EXTEND,
-         _K.MINIFLOAT, _f32, "onnx.float8e4m3fnuz over float32: every code an exact float32"),
+         _K.MINIFLOAT, _f32, "onnx.float8e4m3fnuz over float32: every code an exact float32",
+         ulp=_U.RANK_TABLE),
     _row("FLOAT8E5M2", 19,     "ml_dtypes.float8_e5m2",     8, "int32_data", _E.ZERO_EXTEND,
-         _K.MINIFLOAT, _f32, "onnx.float8e5m2 over float32: every code an exact float32"),
+         _K.MINIFLOAT, _f32, "onnx.float8e5m2 over float32: every code an exact float32",
+         ulp=_U.RANK_TABLE),
     _row("FLOAT8E5M2FNUZ", 20, "ml_dtypes.float8_e5m2fnuz", 8, "int32_data", _E.ZERO_EXTEND,
-         _K.MINIFLOAT, _f32, "onnx.float8e5m2fnuz over float32: every code an exact float32"),
+         _K.MINIFLOAT, _f32, "onnx.float8e5m2fnuz over float32: every code an exact float32",
+         ulp=_U.RANK_TABLE),
     _row("UINT4", 21, "ml_dtypes.uint4", 4, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "u1",
          "onnx.uint4 over uint8: the value, one byte per element"),
     _row("INT4", 22,  "ml_dtypes.int4",  4, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "i1",
          "onnx.int4 over int8: the value, one byte per element"),
     _row("FLOAT4E2M1", 23, "ml_dtypes.float4_e2m1fn", 4, "int32_data", _E.PACKED_BYTES,
-         _K.MINIFLOAT, _f32, "onnx.float4e2m1 over float32: every code an exact float32"),
+         _K.MINIFLOAT, _f32, "onnx.float4e2m1 over float32: every code an exact float32",
+         ulp=_U.RANK_TABLE),
     _row("FLOAT8E8M0", 24, "ml_dtypes.float8_e8m0fnu", 8, "int32_data", _E.ZERO_EXTEND,
-         _K.MINIFLOAT, _f32, "onnx.float8e8m0 over float32: every code an exact float32"),
+         _K.MINIFLOAT, _f32, "onnx.float8e8m0 over float32: every code an exact float32",
+         ulp=_U.RANK_TABLE),
     _row("UINT2", 25, "ml_dtypes.uint2", 2, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "u1",
          "onnx.uint2 over uint8: the value, one byte per element"),
     _row("INT2", 26,  "ml_dtypes.int2",  2, "int32_data", _E.PACKED_BYTES, _K.SUBBYTE_INT, "i1",
          "onnx.int2 over int8: the value, one byte per element"),
     _row("FLOAT6E2M3", 27, "ml_dtypes.float6_e2m3fn", 6, "int32_data", _E.ZERO_EXTEND,
-         _K.MINIFLOAT, _f32, "onnx.float6e2m3 over float32: every code an exact float32"),
+         _K.MINIFLOAT, _f32, "onnx.float6e2m3 over float32: every code an exact float32",
+         ulp=_U.RANK_TABLE),
     _row("FLOAT6E3M2", 28, "ml_dtypes.float6_e3m2fn", 6, "int32_data", _E.ZERO_EXTEND,
-         _K.MINIFLOAT, _f32, "onnx.float6e3m2 over float32: every code an exact float32"),
+         _K.MINIFLOAT, _f32, "onnx.float6e3m2 over float32: every code an exact float32",
+         ulp=_U.RANK_TABLE),
 )
 # fmt: on
 
 #: Every row, keyed by ``TensorProto.DataType`` value.
 DTYPES: Final = MappingProxyType({row.onnx: row for row in _ROWS})
 _BY_NAME: Final = MappingProxyType({row.name: row for row in _ROWS})
+#: The one row of byte strings: what numpy's object, bytes and str dtypes look up.
+(_STRINGS,) = (row for row in _ROWS if row.arrow_kind is ArrowKind.BINARY)
 
 
 @functools.cache
 def _by_numpy() -> MappingProxyType[np.dtype[np.generic], DType]:
-    return MappingProxyType({row.numpy: row for row in _ROWS if row.name != "STRING"})
+    return MappingProxyType(
+        {row.numpy: row for row in _ROWS if row.arrow_kind is not ArrowKind.BINARY}
+    )
 
 
 def _accepted() -> str:
@@ -285,7 +344,16 @@ def dtype_of(key: int | str | DType) -> DType:
     """
     if isinstance(key, DType):
         return key
-    row = _BY_NAME.get(key.upper()) if isinstance(key, str) else DTYPES.get(int(key))
+    if isinstance(key, str):
+        row = _BY_NAME.get(key.upper())
+    else:
+        try:
+            row = DTYPES.get(int(key))
+        except (TypeError, ValueError):
+            raise UnsupportedTypeError(
+                f"key: expected an ONNX data type's enum value (int), name (str) or DType "
+                f"row, got {type(key).__name__}; one of {_accepted()}"
+            ) from None
     if row is not None:
         return row
     if key in (0, "UNDEFINED"):
@@ -300,7 +368,7 @@ def dtype_of_numpy(dtype: object) -> DType:
     """Look up the row whose numpy dtype is ``dtype`` (``object``, ``str_``, ``bytes_``: STRING)."""
     np_dtype = np.dtype(dtype)  # type: ignore[call-overload]
     if np_dtype.kind in "OSU":
-        return _BY_NAME["STRING"]
+        return _STRINGS
     by_numpy = _by_numpy()
     row = by_numpy.get(np_dtype.newbyteorder("<") if np_dtype.byteorder == ">" else np_dtype)
     if row is None:

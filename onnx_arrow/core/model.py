@@ -29,7 +29,10 @@ Arrow
     :func:`value_rows` reads the nodes back; :func:`unwrap` splits an ``onnx.message``
     column into kind, values and envelopes; :func:`as_array` takes any Arrow data,
     checked.  :func:`tensor_layout`, :func:`dtype_of_arrow`, :func:`element_type`,
-    :func:`storage_type` and :func:`describe_type` answer questions about types.
+    :func:`storage_type` and :func:`describe_type` answer questions about types;
+    :func:`children` (:func:`child_fields`), :func:`walk` and :func:`map_type` go over
+    nested Arrow types, every nested type constructor covered
+    (:mod:`onnx_arrow.core.walk`).
 Elements
     :func:`codes_to_storage` and :func:`storage_to_codes` convert elements between
     their ONNX codes and their Arrow storage; :func:`stacked_codes` stacks a
@@ -106,6 +109,7 @@ from onnx_arrow.core.tensors import (
 from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
 from onnx_arrow.core.ulp import FLOATING, UlpDistance, is_floating, ulp_distance
 from onnx_arrow.core.values import unwrap
+from onnx_arrow.core.walk import child_fields, children, map_type, walk
 
 __all__ = [
     "DECODED_FLOATS",
@@ -140,6 +144,8 @@ __all__ = [
     "assemble",
     "build_array",
     "check_strings",
+    "child_fields",
+    "children",
     "codes_to_storage",
     "decode_tensor_fast",
     "decode_value",
@@ -156,6 +162,7 @@ __all__ = [
     "kind_of_arrow",
     "kind_of_type",
     "load_json",
+    "map_type",
     "python_value",
     "stacked_codes",
     "statistics_by_dtype",
@@ -166,4 +173,5 @@ __all__ = [
     "ulp_distance",
     "unwrap",
     "value_rows",
+    "walk",
 ]

@@ -9,15 +9,17 @@ is a NaN mismatch, not a distance.
 
 The ranks are computed on the codes, never on arithmetic of values, and the result is
 ``uint64``, which holds the largest distance of every dtype (DOUBLE's -inf to +inf is
-``0xFFE0000000000000``):
+``0xFFE0000000000000``).  The dtype table's :attr:`~onnx_arrow.core.dtypes.DType.ulp_kind`
+says how, per dtype (:class:`~onnx_arrow.core.dtypes.UlpKind`):
 
-* dtypes of at most 16 bits (FLOAT16, BFLOAT16, the float8s, FLOAT6E2M3/E3M2,
+* ``rank_table``, dtypes of at most 16 bits (FLOAT16, BFLOAT16, the float8s, FLOAT6E2M3/E3M2,
   FLOAT4E2M1): a table of every code's rank, built once from the dtype's decoded values;
-* FLOAT and DOUBLE (IEEE sign-magnitude): the magnitude of the code, signed, as
+* ``ieee``, FLOAT and DOUBLE (IEEE sign-magnitude): the magnitude of the code, signed, as
   ``uint64`` arithmetic that cannot overflow.
 
-COMPLEX64 and COMPLEX128 are measured part by part (the real parts, then the imaginary
-parts, as FLOAT or DOUBLE); an element's distance is the larger of its two.
+``complex_parts``: COMPLEX64 and COMPLEX128 are measured part by part (the real parts,
+then the imaginary parts, as FLOAT or DOUBLE); an element's distance is the larger of its
+two.
 
 >>> import numpy as np
 >>> from onnx_arrow.core.dtypes import dtype_of
@@ -37,23 +39,16 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
+from onnx_arrow.core.dtypes import DTYPES, DType, UlpKind, dtype_of_numpy
 from onnx_arrow.errors import UnsupportedTypeError
 
 __all__ = ["FLOATING", "UlpDistance", "is_floating", "ulp_distance"]
 
-_IEEE: Final = {"FLOAT": (np.uint32, 31), "DOUBLE": (np.uint64, 63)}
-_COMPLEX_PART: Final = {"COMPLEX64": "FLOAT", "COMPLEX128": "DOUBLE"}
-
 
 def is_floating(row: DType) -> bool:
-    """Whether ``row`` is a floating dtype that has ULP distances (complex included)."""
-    return (
-        row.name in _IEEE
-        or row.name in _COMPLEX_PART
-        or row.name == "FLOAT16"
-        or row.arrow_kind in (ArrowKind.BFLOAT16, ArrowKind.MINIFLOAT)
-    )
+    """Whether ``row`` is a floating dtype, which has ULP distances (complex included):
+    :attr:`DType.is_floating`, read from the row's :attr:`DType.ulp_kind`."""
+    return row.is_floating
 
 
 #: The floating dtypes, by name, in the order of the dtype table.
@@ -92,30 +87,37 @@ def ulp_distance(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], row: DType) -
             )
     if a.shape != b.shape:
         raise UnsupportedTypeError(f"shapes differ: {a.shape} and {b.shape}")
-    if row.name in _COMPLEX_PART:
-        part = dtype_of(_COMPLEX_PART[row.name])
+    kind = row.ulp_kind
+    if kind is UlpKind.COMPLEX_PARTS:
+        part = dtype_of_numpy(row.arrow_storage)
         real = ulp_distance(np.ascontiguousarray(a.real), np.ascontiguousarray(b.real), part)
         imag = ulp_distance(np.ascontiguousarray(a.imag), np.ascontiguousarray(b.imag), part)
         return UlpDistance(
             np.maximum(real.distance, imag.distance), real.nan_mismatch | imag.nan_mismatch
         )
-    if row.name in _IEEE:
-        return _ieee(a, b, row.name)
-    ranks, nan = _rank_table(row.name)
-    width = np.uint8 if row.numpy.itemsize == 1 else np.uint16
-    code_a, code_b = a.view(width), b.view(width)
-    nan_a, nan_b = nan[code_a], nan[code_b]
-    rank_a, rank_b = ranks[code_a], ranks[code_b]
-    distance = np.where(rank_a >= rank_b, rank_a - rank_b, rank_b - rank_a).astype(np.uint64)
-    distance[nan_a | nan_b] = 0
-    return UlpDistance(distance, nan_a != nan_b)
+    if kind is UlpKind.IEEE:
+        return _ieee(a, b, row)
+    if kind is UlpKind.RANK_TABLE:
+        ranks, nan = _rank_table(row.onnx)
+        width = np.uint8 if row.numpy.itemsize == 1 else np.uint16
+        code_a, code_b = a.view(width), b.view(width)
+        nan_a, nan_b = nan[code_a], nan[code_b]
+        rank_a, rank_b = ranks[code_a], ranks[code_b]
+        distance = np.where(rank_a >= rank_b, rank_a - rank_b, rank_b - rank_a)
+        distance = distance.astype(np.uint64)
+        distance[nan_a | nan_b] = 0
+        return UlpDistance(distance, nan_a != nan_b)
+    raise UnsupportedTypeError(
+        f"{row.name} has ULP kind {kind!r}, which ulp_distance does not count; it counts "
+        + ", ".join(k.value for k in UlpKind if k is not UlpKind.NONE)
+    )
 
 
 @functools.cache
-def _rank_table(name: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+def _rank_table(onnx: int) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Per code of a dtype of at most 16 bits: its rank among the distinct non-NaN values
     (``int64``), and whether it is NaN."""
-    row = dtype_of(name)
+    row = DTYPES[onnx]
     size = 1 << (8 * row.numpy.itemsize)
     width = np.uint8 if row.numpy.itemsize == 1 else np.uint16
     codes = np.arange(size, dtype=np.int64)
@@ -132,9 +134,9 @@ def _rank_table(name: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     return ranks, nan
 
 
-def _ieee(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], name: str) -> UlpDistance:
+def _ieee(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], row: DType) -> UlpDistance:
     """FLOAT and DOUBLE: signed magnitudes of the codes, in ``uint64`` without overflow."""
-    unsigned, sign_bit = _IEEE[name]
+    unsigned, sign_bit = np.dtype(f"<u{row.numpy.itemsize}"), row.bits - 1
     nan_a, nan_b = np.isnan(a), np.isnan(b)
     code_a = a.view(unsigned).astype(np.uint64)
     code_b = b.view(unsigned).astype(np.uint64)

@@ -62,11 +62,12 @@ class Column:
 def data_storage_dtype(row: DType) -> pa.DataType:
     """The Arrow type of one element in the data column of ``row``: plain, no extension.
 
-    The Arrow storage of the element type, except FLOAT16, widened to float32
-    exactly (Spark refuses whole Parquet files holding a FLOAT16 column).
+    The Arrow storage of the element type, except where the dtype table's store storage
+    is wider (FLOAT16, widened to float32 exactly: Spark refuses whole Parquet files
+    holding a FLOAT16 column).
     """
-    if row.name == "FLOAT16":
-        return pa.float32()
+    if row.store_widens:
+        return pa.from_numpy_dtype(row.store_storage)
     return storage_type(element_type(row))
 
 

@@ -129,22 +129,26 @@ def _elem_name(elem_type: int) -> str:
 
 
 def _widen(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
-    """Codes to the numbers of the data column (FLOAT16 widened to float32, exactly)."""
-    if row.name == "FLOAT16":
-        return codes.astype(np.float32)
-    return codes_to_storage(codes, row)
+    """Codes to the numbers of the data column: the Arrow storage, widened exactly to the
+    row's store storage where that is wider (FLOAT16 to float32)."""
+    storage = codes_to_storage(codes, row)
+    return storage.astype(row.store_storage) if row.store_widens else storage
 
 
 def _narrow(values: np.ndarray[Any, Any], row: DType, where: str) -> np.ndarray[Any, Any]:
-    if row.name == "FLOAT16":
-        codes = values.astype(np.float16)
-        inexact = np.flatnonzero(codes.astype(np.float32).view(np.uint32) != values.view(np.uint32))
+    """The numbers of a data column back to codes; raises where a widened number is not
+    exactly a value of the row's Arrow storage."""
+    if row.store_widens:
+        narrowed = values.astype(row.arrow_storage)
+        bits = np.dtype(f"u{values.dtype.itemsize}")
+        inexact = np.flatnonzero(narrowed.astype(values.dtype).view(bits) != values.view(bits))
         if inexact.size:
             raise NotRepresentableError(
-                f"element {int(inexact[0])} ({values[inexact[0]]!r}) is not a float16 value",
+                f"element {int(inexact[0])} ({values[inexact[0]]!r}) is not a "
+                f"{row.name.lower()} value",
                 where=where,
             )
-        return codes
+        values = narrowed
     return storage_to_codes(values, row, where=where)
 
 

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import ml_dtypes
 import numpy as np
+import pyarrow as pa
 import pytest
 from onnx import OptionalProto, SequenceProto, TensorProto, helper
 
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of, dtype_of_numpy
+from onnx_arrow.core.dtypes import (
+    DTYPES,
+    ArrowKind,
+    DType,
+    TypedEncoding,
+    UlpKind,
+    dtype_of,
+    dtype_of_numpy,
+)
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
 ROWS = list(DTYPES.values())
@@ -190,6 +200,13 @@ def test_dtype_of_refuses_unknown_values(key: int | str, shown: str) -> None:
         assert f"{row.name} ({row.onnx})" in message
 
 
+@pytest.mark.parametrize("key", [None, [1], 1.5j, object(), TensorProto()], ids=repr)
+def test_dtype_of_refuses_what_is_no_key(key: object) -> None:
+    with pytest.raises(UnsupportedTypeError, match=r"key: expected .* got ") as info:
+        dtype_of(key)  # type: ignore[arg-type]
+    assert "FLOAT (1)" in str(info.value)
+
+
 @pytest.mark.parametrize("dtype", ["datetime64[ns]", "timedelta64[s]", "V4", "<f4,<f4"])
 def test_dtype_of_numpy_refuses_unknown_dtypes(dtype: str) -> None:
     with pytest.raises(UnsupportedTypeError) as info:
@@ -197,3 +214,105 @@ def test_dtype_of_numpy_refuses_unknown_dtypes(dtype: str) -> None:
     assert isinstance(info.value, TypeError)
     assert "float32" in str(info.value)
     assert "bfloat16" in str(info.value)
+
+
+# --- ULP kind and store storage: facts in the row, read by ulp.py, rows.py and format.py ---
+
+
+def _has_floating_numbers(row: DType) -> bool:
+    """Whether numpy (ml_dtypes) gives ``row``'s elements float info: floats and complex."""
+    try:
+        ml_dtypes.finfo(row.numpy)  # type: ignore[no-untyped-call]
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_ulp_kind_fits_the_row(row: DType) -> None:
+    assert isinstance(row.ulp_kind, UlpKind)
+    assert row.is_floating == _has_floating_numbers(row) == (row.ulp_kind is not UlpKind.NONE)
+    if row.ulp_kind is UlpKind.IEEE:  # sign-magnitude codes counted in uint64
+        assert row.arrow_kind is ArrowKind.NATIVE
+        assert row.numpy.kind == "f"
+        assert row.bits in (32, 64)
+    if row.ulp_kind is UlpKind.RANK_TABLE:  # a table of 1 << 16 ranks at most
+        assert row.numpy.itemsize <= 2
+        assert row.arrow_kind is not ArrowKind.COMPLEX
+    if row.ulp_kind is UlpKind.COMPLEX_PARTS:  # each part measured as the part's own dtype
+        assert row.arrow_kind is ArrowKind.COMPLEX
+        assert dtype_of_numpy(row.arrow_storage).ulp_kind is UlpKind.IEEE
+
+
+def test_every_floating_kind_is_used() -> None:
+    assert {row.ulp_kind for row in ROWS} == set(UlpKind)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_store_storage_holds_the_arrow_storage_exactly(row: DType) -> None:
+    assert isinstance(row.store_storage, np.dtype)
+    assert row.store_widens == (row.store_storage != row.arrow_storage)
+    if row.store_widens:
+        assert row.store_storage.kind == row.arrow_storage.kind
+        assert row.store_storage.itemsize > row.arrow_storage.itemsize
+        assert np.can_cast(row.arrow_storage, row.store_storage, casting="safe")
+
+
+def test_only_float16_is_widened_for_the_store() -> None:
+    """Spark refuses a whole Parquet file holding a FLOAT16 column; nothing else is widened."""
+    assert {row.name: row.store_storage for row in ROWS if row.store_widens} == {
+        "FLOAT16": np.dtype("<f4")
+    }
+    for row in ROWS:
+        if row.arrow_kind is not ArrowKind.BINARY:
+            assert pa.from_numpy_dtype(row.store_storage) != pa.float16(), row.name
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_the_store_data_column_reads_the_store_storage(row: DType) -> None:
+    from onnx_arrow.corpus.format import data_storage_dtype
+
+    element = data_storage_dtype(row)
+    if row.arrow_kind is ArrowKind.BINARY:
+        assert element == pa.binary()
+        return
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        element = element.value_type
+    assert element == pa.from_numpy_dtype(row.store_storage)
+
+
+def test_the_store_widens_by_the_fact_not_the_name() -> None:
+    """A row that says INT16 is stored as int32 is widened and narrowed back, exactly."""
+    from onnx_arrow.corpus.format import data_storage_dtype
+    from onnx_arrow.corpus.rows import _narrow, _widen
+    from onnx_arrow.errors import NotRepresentableError
+
+    wide = dataclasses.replace(dtype_of("INT16"), store_storage=np.dtype("<i4"))
+    assert data_storage_dtype(wide) == pa.int32()
+    codes = np.array([-32768, 0, 7, 32767], np.int16)
+    stored = _widen(codes, wide)
+    assert stored.dtype == np.int32
+    assert stored.tolist() == codes.tolist()
+    back = _narrow(stored, wide, "data_int16")
+    assert back.dtype == np.int16
+    assert back.tolist() == codes.tolist()
+    with pytest.raises(NotRepresentableError, match=r"element 1 .* not a int16 value"):
+        _narrow(np.array([1, 1 << 20], np.int32), wide, "data_int16")
+    # and FLOAT16 no longer widened when its row says so
+    plain = dataclasses.replace(dtype_of("FLOAT16"), store_storage=np.dtype("<f2"))
+    assert data_storage_dtype(plain) == pa.float16()
+    half = np.array([1.5, -0.0], np.float16)
+    assert _widen(half, plain).dtype == np.float16
+
+
+def test_float16_is_widened_exactly_and_refused_when_inexact() -> None:
+    from onnx_arrow.corpus.rows import _narrow, _widen
+    from onnx_arrow.errors import NotRepresentableError
+
+    row = dtype_of("FLOAT16")
+    codes = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    stored = _widen(codes, row)
+    assert stored.dtype == np.float32
+    assert _narrow(stored, row, "data_float16").view(np.uint16).tolist() == list(range(1 << 16))
+    with pytest.raises(NotRepresentableError, match=r"element 0 .* not a float16 value"):
+        _narrow(np.array([0.1], np.float32), row, "data_float16")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 
@@ -9,7 +10,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from onnx_arrow.core.dtypes import dtype_of
+from onnx_arrow.core import model
+from onnx_arrow.core.dtypes import DTYPES, UlpKind, dtype_of
 from onnx_arrow.core.ulp import FLOATING, is_floating, ulp_distance
 from onnx_arrow.errors import UnsupportedTypeError
 
@@ -23,6 +25,7 @@ def test_the_floating_dtypes_are_the_fourteen() -> None:
         "FLOAT6E3M2", "COMPLEX64", "COMPLEX128",
     }  # fmt: skip
     assert not is_floating(dtype_of("INT64"))
+    assert tuple(row.name for row in DTYPES.values() if row.is_floating) == FLOATING
     with pytest.raises(UnsupportedTypeError, match="INT64 is not a floating dtype"):
         ulp_distance(np.zeros(1, np.int64), np.zeros(1, np.int64), dtype_of("INT64"))
 
@@ -155,3 +158,21 @@ def test_fnuz_has_one_zero_and_e8m0_no_sign() -> None:
         ).max
         == 2
     )
+
+
+@pytest.mark.parametrize("row", list(DTYPES.values()), ids=lambda r: r.name)
+def test_every_is_floating_is_the_one_fact(row: object) -> None:
+    """The dtype table, ulp.py and the internal model answer alike, complex included."""
+    assert is_floating(row) == model.is_floating(row) == row.is_floating  # type: ignore[attr-defined]
+    assert row.is_floating == (row.ulp_kind is not UlpKind.NONE)  # type: ignore[attr-defined]
+
+
+def test_ulp_distance_follows_the_ulp_kind_not_the_name() -> None:
+    """A row that says FLOAT16 has no ULPs is refused, whatever its name."""
+    none = dataclasses.replace(dtype_of("FLOAT16"), ulp_kind=UlpKind.NONE)
+    with pytest.raises(UnsupportedTypeError, match="FLOAT16 is not a floating dtype"):
+        ulp_distance(np.zeros(1, np.float16), np.zeros(1, np.float16), none)
+
+
+def test_the_small_dtypes_are_the_rank_table_ones() -> None:
+    assert [row.name for row in DTYPES.values() if row.ulp_kind is UlpKind.RANK_TABLE] == SMALL
