@@ -90,7 +90,7 @@ def test_command_lines_are_valid_usage(page: str) -> None:
 
 
 def test_cli_page_has_every_command() -> None:
-    from onnx_arrow._commands import COMMANDS
+    from onnx_arrow.cli import COMMANDS
 
     page = (DOCS / "cli.md").read_text(encoding="utf-8")
     for command in COMMANDS:

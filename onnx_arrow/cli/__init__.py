@@ -45,12 +45,10 @@ from onnx_arrow.cli import (
     verify,
 )
 from onnx_arrow.cli._shared import (
-    DEFAULT_TIMEOUT,  # noqa: F401  (public here too, as it has been)
     EXIT_DATA_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    MAX_LISTED,  # noqa: F401  (likewise)
     PROG,
     CommandModule,
     Parser,

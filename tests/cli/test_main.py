@@ -117,7 +117,7 @@ def test_bad_corpus_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture
 def test_help_and_usage_errors_import_nothing_they_do_not_need(args: list[str]) -> None:
     """Starting takes what ``import onnx_arrow`` takes: not onnx (nor ml_dtypes through it),
     the commands, an adapter, an engine or an evaluator."""
-    heavy = ["onnx", "ml_dtypes", "onnx_arrow.cli.work", "onnx_arrow._commands", "pandas"]
+    heavy = ["onnx", "ml_dtypes", "onnx_arrow.cli.work", "pandas"]
     heavy += ["polars", "duckdb"]
     heavy += ["onnx.reference", "IPython", "dask", "ray", "pyspark"]
     code = (

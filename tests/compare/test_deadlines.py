@@ -64,11 +64,11 @@ def _endless_loop_store(path: Path) -> Path:
 def test_the_command_line_stops_a_model_that_never_ends_by_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from onnx_arrow import _commands, cli
+    from onnx_arrow.cli import _shared
 
     path = str(_endless_loop_store(tmp_path / "endless.parquet"))
-    for module in (cli, _commands):  # the default, shortened for the test: run and --help
-        monkeypatch.setattr(module, "DEFAULT_TIMEOUT", 0.5)
+    # the default, shortened for the test: compare and its --help both read it there
+    monkeypatch.setattr(_shared, "DEFAULT_TIMEOUT", 0.5)
     out = tmp_path / "report.parquet"
     assert main(["compare", path, "--out", str(out)]) == 1
     report = pd.read_parquet(out)
