@@ -278,15 +278,6 @@ TODAY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("write_dataset", "out", f"{_NO_PATH} (corpus/store.py:435)", ALL),
     ("write_store", "cases", _CASES, ALL),
     ("write_store", "out", f"{_NO_PATH} (corpus/tree.py:79)", ALL),
-    # pandas
-    (
-        "OnnxSeriesAccessor",
-        "series",
-        "nothing: the accessor keeps any object, checked only when a method is called "
-        "(pandas.py:880)",
-        ALL,
-    ),
-    ("catalog", "store", _STORE, ALL),
 )
 
 #: The cases that do not raise an onnx-arrow error today: (function, argument, junk) -> why.
