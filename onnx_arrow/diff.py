@@ -45,12 +45,12 @@ from onnx_arrow.core.model import (
     SequenceValue,
     SparseValue,
     Tensor,
+    declared_type_text,
     is_floating,
     ulp_distance,
 )
 from onnx_arrow.corpus import FolderSource, Store, StoredValue, default_source, write_store
 from onnx_arrow.corpus.options import WriteOptions
-from onnx_arrow.corpus.rows import declared_type_text
 from onnx_arrow.errors import CorpusError
 
 __all__ = [

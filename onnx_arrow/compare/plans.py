@@ -21,8 +21,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnx_arrow.core.model import load_json
-from onnx_arrow.corpus.sources import Tolerance, read_regular_file
+from onnx_arrow.core.model import load_json, read_regular_file
+from onnx_arrow.corpus.sources import Tolerance
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import CompareError, CorpusError
 

@@ -16,12 +16,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import onnx_arrow
-from onnx_arrow._summary import op_types
 from onnx_arrow.compare.plans import Plan
 from onnx_arrow.compare.runs import DataSetRun, kept_message, output_name
 from onnx_arrow.compare.serialize import serialized
 from onnx_arrow.compare.similarity import compare_value, detail_text
 from onnx_arrow.compare.statuses import DIFFERS, PASSING, STATUSES
+from onnx_arrow.core.model import op_types
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.errors import CompareError, CorpusError

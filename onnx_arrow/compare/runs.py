@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto
 
-from onnx_arrow._summary import op_types
 from onnx_arrow.compare.backends import Backend, reference_backend
 from onnx_arrow.compare.deadlines import check_timeout, deadline
 from onnx_arrow.compare.plans import select_cases
+from onnx_arrow.core.model import graph_values, op_types
 from onnx_arrow.corpus.decode import case_tolerance
 from onnx_arrow.corpus.rows import StoredValue
-from onnx_arrow.corpus.sources import Case, Tolerance, graph_values, value_slot
+from onnx_arrow.corpus.sources import Case, Tolerance, value_slot
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import CaseLostError, CompareError, EngineError
 from onnx_arrow.parallel import CaseFunction, Lost, heartbeat, map_cases

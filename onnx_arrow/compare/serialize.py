@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto, OptionalProto, SequenceProto, TypeProto, numpy_helper
 
-from onnx_arrow.corpus.sources import declared_type
+from onnx_arrow.core.model import declared_type
 
 __all__ = ["serialized"]
 

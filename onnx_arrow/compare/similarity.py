@@ -17,10 +17,10 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnx_arrow._summary import DECODED_FLOATS, dtype_name
 from onnx_arrow.compare.statuses import RANK
-from onnx_arrow.core.model import ArrowKind, dtype_of_numpy
+from onnx_arrow.core.model import DECODED_FLOATS, ArrowKind, dtype_of_numpy
 from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.text import dtype_name
 
 __all__ = ["Diff", "compare_value", "detail_text"]
 

@@ -11,7 +11,9 @@ import stat
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["NO_FOLLOW", "OPEN_FLAGS", "file_kind"]
+from onnx_arrow.errors import CorpusError
+
+__all__ = ["NO_FOLLOW", "OPEN_FLAGS", "file_kind", "read_regular_file"]
 
 #: Never block on a FIFO (it changes nothing for a regular file), never leak into child
 #: processes, bytes as they are (Windows).
@@ -43,3 +45,52 @@ def file_kind(mode: int) -> str:
         if test(mode):
             return kind
     return f"of file type {stat.S_IFMT(mode):#o}"
+
+
+def read_regular_file(
+    path: str,
+    *,
+    max_bytes: int,
+    where: str,
+    fix: str = "a corpus holds regular files only: remove it from the corpus",
+) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; anything else (FIFO, device,
+    symlink) is refused, with ``fix`` saying what to do.
+
+    Raises :class:`~onnx_arrow.errors.CorpusError` located at ``where``: the file cannot
+    be opened, is not regular, is over the cap, does not fit in memory or shrinks while
+    being read.
+    """
+    try:
+        fd = os.open(path, OPEN_FLAGS | NO_FOLLOW)
+    except OSError as exc:
+        raise CorpusError(f"cannot open ({exc.strerror}); {fix}", where=where) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise CorpusError(f"{file_kind(info.st_mode)}, not a regular file; {fix}", where=where)
+        if info.st_size > max_bytes:
+            raise CorpusError(
+                f"{info.st_size} bytes exceed the limit of {max_bytes} per file", where=where
+            )
+        try:
+            data = os.read(fd, info.st_size)  # a regular file gives it all at once
+        except MemoryError:
+            raise CorpusError(
+                f"{info.st_size} bytes do not fit in the memory left to read them; "
+                "free memory, or leave the file out",
+                where=where,
+            ) from None
+        if len(data) < info.st_size:
+            chunks = [data]
+            remaining = info.st_size - len(data)
+            while remaining > 0:
+                chunk = os.read(fd, min(remaining, 1 << 24))
+                if not chunk:
+                    raise CorpusError("the file shrank while being read", where=where)
+                chunks.append(chunk)
+                remaining -= len(chunk)
+            data = b"".join(chunks)
+        return data
+    finally:
+        os.close(fd)

@@ -111,6 +111,19 @@ from onnx_arrow.core.ulp import FLOATING, UlpDistance, is_floating, ulp_distance
 from onnx_arrow.core.values import unwrap
 from onnx_arrow.core.walk import child_fields, children, map_type, walk
 
+# isort: split
+# What a model declares (onnx_arrow.core.graph), and the confined, size-capped read of a
+# regular file from anyone (onnx_arrow.core._open).
+from onnx_arrow.core._open import read_regular_file
+from onnx_arrow.core.graph import (
+    declared_type,
+    declared_type_text,
+    graph_values,
+    onnx_type_string,
+    op_types,
+    opsets,
+)
+
 __all__ = [
     "DECODED_FLOATS",
     "DTYPES",
@@ -147,6 +160,8 @@ __all__ = [
     "child_fields",
     "children",
     "codes_to_storage",
+    "declared_type",
+    "declared_type_text",
     "decode_tensor_fast",
     "decode_value",
     "describe_type",
@@ -157,13 +172,18 @@ __all__ = [
     "encode_value",
     "file_kind",
     "flatten",
+    "graph_values",
     "infer_arrow_type",
     "is_floating",
     "kind_of_arrow",
     "kind_of_type",
     "load_json",
     "map_type",
+    "onnx_type_string",
+    "op_types",
+    "opsets",
     "python_value",
+    "read_regular_file",
     "stacked_codes",
     "statistics_by_dtype",
     "storage_to_codes",

@@ -23,10 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
 
-from onnx_arrow.core.model import as_array
+from onnx_arrow.core.model import as_array, graph_values
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
-from onnx_arrow.corpus.sources import CorpusError, Tolerance, graph_values
+from onnx_arrow.corpus.sources import CorpusError, Tolerance
 
 __all__ = [
     "REQUIRED_COLUMNS",

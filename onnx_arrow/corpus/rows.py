@@ -40,6 +40,7 @@ from onnx_arrow.core.model import (
     assemble,
     check_strings,
     codes_to_storage,
+    declared_type,
     decode_tensor_fast,
     decode_value,
     dtype_of,
@@ -47,6 +48,7 @@ from onnx_arrow.core.model import (
     flatten,
     kind_of_type,
     load_json,
+    onnx_type_string,
     python_value,
     statistics_by_dtype,
     storage_to_codes,
@@ -63,7 +65,6 @@ from onnx_arrow.corpus.sources import (
     Case,
     CorpusError,
     Tolerance,
-    declared_type,
     tolerance_of,
     value_slot,
 )
@@ -75,9 +76,7 @@ __all__ = [
     "StoredFile",
     "StoredValue",
     "columns_of",
-    "declared_type_text",
     "files_from_batch",
-    "onnx_type_string",
     "parse_kind",
     "values_from_batch",
 ]
@@ -88,44 +87,6 @@ _PLAIN: Final = [
     if name not in STATISTICS and name not in ORDINAL_COLUMNS and name not in TOLERANCE_COLUMNS
 ]
 _TENSOR_KIND: Final = Kind(TENSOR)
-
-
-def onnx_type_string(type_proto: TypeProto) -> str:
-    """ONNX's own notation of a value type: ``seq(tensor(float))``, ``map(int64,tensor(float))``."""
-    which = type_proto.WhichOneof("value")
-    if which == "tensor_type":
-        return f"tensor({_elem_name(type_proto.tensor_type.elem_type)})"
-    if which == "sparse_tensor_type":
-        return f"sparse_tensor({_elem_name(type_proto.sparse_tensor_type.elem_type)})"
-    if which == "sequence_type":
-        return f"seq({onnx_type_string(type_proto.sequence_type.elem_type)})"
-    if which == "optional_type":
-        return f"optional({onnx_type_string(type_proto.optional_type.elem_type)})"
-    if which == "map_type":
-        key = _elem_name(type_proto.map_type.key_type)
-        return f"map({key},{onnx_type_string(type_proto.map_type.value_type)})"
-    return "undefined"
-
-
-def declared_type_text(type_proto: TypeProto) -> str:
-    """:func:`onnx_type_string` with the declared dims: ``tensor(float) [N, 3]``."""
-    text = onnx_type_string(type_proto)
-    if type_proto.WhichOneof("value") == "tensor_type":
-        tensor = type_proto.tensor_type
-        if tensor.HasField("shape"):
-            dims = [
-                str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?"
-                for d in tensor.shape.dim
-            ]
-            text += f" [{', '.join(dims)}]"
-        else:
-            text += " (any shape)"
-    return text
-
-
-def _elem_name(elem_type: int) -> str:
-    row = DTYPES.get(elem_type)
-    return row.name.lower() if row is not None else f"undefined({elem_type})"
 
 
 def _widen(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:

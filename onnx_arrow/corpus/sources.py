@@ -26,16 +26,15 @@ import math
 import operator
 import os
 import re
-import stat
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto, numpy_helper
+from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
 
-from onnx_arrow.core.model import NO_FOLLOW, OPEN_FLAGS, file_kind, load_json
+from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.errors import CorpusError
 
 __all__ = [
@@ -50,10 +49,7 @@ __all__ = [
     "Tolerance",
     "case_refs",
     "check_name",
-    "declared_type",
     "default_source",
-    "graph_values",
-    "read_regular_file",
     "tolerance_of",
     "value_slot",
     "wheel_data_dir",
@@ -204,72 +200,6 @@ def _data_set_slot(rel: str) -> tuple[int, str, int] | None:
     """The slot of ``test_data_set_N/input_K.pb`` (the same few names recur in every case)."""
     m = _DATA_SET_VALUE.fullmatch(rel)
     return None if m is None else (int(m.group(1)), m.group(2), int(m.group(3)))
-
-
-def graph_values(model: ModelProto, io: str) -> list[ValueInfoProto]:
-    """The graph values test data feeds or expects: for ``"input"`` the graph inputs that
-    are not initializers (older models list their weights among the inputs; onnx's test
-    runner feeds ``input_K.pb`` to the K-th of the others), for ``"output"`` the outputs."""
-    if io != "input":
-        return list(model.graph.output)
-    weights = {t.name for t in model.graph.initializer}
-    weights |= {t.values.name for t in model.graph.sparse_initializer}
-    return [v for v in model.graph.input if v.name not in weights]
-
-
-def declared_type(model: ModelProto | None, io: str, index: int) -> TypeProto | None:
-    """The type the model declares for its ``io`` number ``index`` (see
-    :func:`graph_values`), if it has one."""
-    if model is None:
-        return None
-    values = graph_values(model, io)
-    if index >= len(values) or not values[index].HasField("type"):
-        return None
-    return values[index].type
-
-
-def read_regular_file(
-    path: str,
-    *,
-    max_bytes: int = MAX_FILE_BYTES,
-    where: str,
-    fix: str = "a corpus holds regular files only: remove it from the corpus",
-) -> bytes:
-    """The bytes of a regular file; anything else (FIFO, device, symlink) is refused, with
-    ``fix`` saying what to do."""
-    try:
-        fd = os.open(path, OPEN_FLAGS | NO_FOLLOW)
-    except OSError as exc:
-        raise CorpusError(f"cannot open ({exc.strerror}); {fix}", where=where) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise CorpusError(f"{file_kind(info.st_mode)}, not a regular file; {fix}", where=where)
-        if info.st_size > max_bytes:
-            raise CorpusError(
-                f"{info.st_size} bytes exceed the limit of {max_bytes} per file", where=where
-            )
-        try:
-            data = os.read(fd, info.st_size)  # a regular file gives it all at once
-        except MemoryError:
-            raise CorpusError(
-                f"{info.st_size} bytes do not fit in the memory left to read them; "
-                "free memory, or leave the file out",
-                where=where,
-            ) from None
-        if len(data) < info.st_size:
-            chunks = [data]
-            remaining = info.st_size - len(data)
-            while remaining > 0:
-                chunk = os.read(fd, min(remaining, 1 << 24))
-                if not chunk:
-                    raise CorpusError("the file shrank while being read", where=where)
-                chunks.append(chunk)
-                remaining -= len(chunk)
-            data = b"".join(chunks)
-        return data
-    finally:
-        os.close(fd)
 
 
 def check_name(name: str, rel: str) -> None:

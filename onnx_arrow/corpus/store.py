@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
 
-from onnx_arrow.core.model import arrow_type, build_array, kind_of_type
+from onnx_arrow.core.model import arrow_type, build_array, declared_type, kind_of_type
 from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
 from onnx_arrow.corpus.parts import open_part, part_paths
@@ -31,7 +31,7 @@ from onnx_arrow.corpus.rows import (
     files_from_batch,
     values_from_batch,
 )
-from onnx_arrow.corpus.sources import CorpusError, Tolerance, declared_type
+from onnx_arrow.corpus.sources import CorpusError, Tolerance
 from onnx_arrow.corpus.tree import write_tree
 from onnx_arrow.errors import OnnxArrowError
 

@@ -10,7 +10,6 @@ import numpy as np
 import pyarrow as pa
 
 import onnx_arrow
-from onnx_arrow._summary import dtype_name, statistics
 from onnx_arrow.core.model import (
     OPTIONAL,
     Kind,
@@ -24,6 +23,7 @@ from onnx_arrow.jupyter.formats import preview_text
 from onnx_arrow.jupyter.pictures import picture_of
 from onnx_arrow.jupyter.sections import Section
 from onnx_arrow.jupyter.values import MAX_ITEMS, is_sparse
+from onnx_arrow.text import dtype_name, statistics
 
 __all__ = ["PREVIEW_ROWS", "array_sections", "column_kind", "is_onnx_column", "table_sections"]
 

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnx_arrow._summary import number, numeric
+from onnx_arrow.text import number, numeric
 
 __all__ = ["MAX_STRING", "PREVIEW_ELEMENTS", "element_text", "preview_text"]
 

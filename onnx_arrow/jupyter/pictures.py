@@ -10,7 +10,6 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnx_arrow._summary import number, numeric
 from onnx_arrow.core.model import dtype_of_numpy, is_floating, ulp_distance
 from onnx_arrow.jupyter.colormap import (
     COLORMAP,
@@ -22,6 +21,7 @@ from onnx_arrow.jupyter.colormap import (
 )
 from onnx_arrow.jupyter.png_encoder import png
 from onnx_arrow.jupyter.sections import Picture, Section
+from onnx_arrow.text import number, numeric
 
 __all__ = [
     "MAX_ASPECT",

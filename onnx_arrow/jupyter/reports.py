@@ -12,8 +12,7 @@ from google.protobuf.message import Message
 from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
 
 import onnx_arrow
-from onnx_arrow.core.model import load_json
-from onnx_arrow.corpus.sources import declared_type
+from onnx_arrow.core.model import declared_type, load_json
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import OnnxArrowError
 from onnx_arrow.jupyter.pictures import side_by_side

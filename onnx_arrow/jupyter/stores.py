@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from onnx import ModelProto
 
-from onnx_arrow._summary import op_types, opsets, size, store_facts
-from onnx_arrow.corpus.rows import StoredValue, declared_type_text
-from onnx_arrow.corpus.sources import graph_values
+from onnx_arrow.core.model import declared_type_text, graph_values, op_types, opsets
+from onnx_arrow.corpus.facts import store_facts
+from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.jupyter.render import render_html, render_text
 from onnx_arrow.jupyter.sections import Section
 from onnx_arrow.jupyter.values import MAX_ITEMS, value_sections
+from onnx_arrow.text import size
 
 __all__ = ["CaseView", "case_view", "store_sections"]
 

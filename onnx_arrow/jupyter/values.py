@@ -11,12 +11,12 @@ from google.protobuf.message import Message
 from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
 
 import onnx_arrow
-from onnx_arrow._summary import dtype_name, statistics
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.errors import UnsupportedTypeError
 from onnx_arrow.jupyter.formats import element_text, preview_text
 from onnx_arrow.jupyter.pictures import picture_of
 from onnx_arrow.jupyter.sections import Section
+from onnx_arrow.text import dtype_name, statistics
 
 __all__ = [
     "MAX_ITEMS",

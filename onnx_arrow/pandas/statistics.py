@@ -13,8 +13,8 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 
-from onnx_arrow._summary import DECODED_FLOATS
 from onnx_arrow.core.model import (
+    DECODED_FLOATS,
     DTYPES,
     OPTIONAL,
     SEQUENCE,

@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
 
-from onnx_arrow._summary import op_types
+from onnx_arrow.core.model import graph_values, op_types
 from onnx_arrow.corpus.rows import parse_kind
-from onnx_arrow.corpus.sources import CorpusError, graph_values
+from onnx_arrow.corpus.sources import CorpusError
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import UnsupportedTypeError
 

@@ -11,9 +11,8 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
-from onnx_arrow._summary import DECODED_FLOATS
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, PROG
-from onnx_arrow.core.model import ArrowKind, DType, describe_type, dtype_of
+from onnx_arrow.core.model import DECODED_FLOATS, ArrowKind, DType, describe_type, dtype_of
 
 __all__ = ["example_tensors", "run"]
 

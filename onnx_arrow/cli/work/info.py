@@ -14,7 +14,6 @@ from google.protobuf.message import DecodeError
 from onnx import ModelProto, TypeProto
 
 import onnx_arrow
-from onnx_arrow._summary import opsets, statistics, store_facts
 from onnx_arrow.cli._shared import EXIT_OK
 from onnx_arrow.cli.work.shared import (
     DataError,
@@ -23,17 +22,21 @@ from onnx_arrow.cli.work.shared import (
     reading,
     tree_files,
 )
-from onnx_arrow.core.model import describe_type, dtype_of, dtype_of_numpy
-from onnx_arrow.corpus import Case, Store
-from onnx_arrow.corpus.rows import declared_type_text
-from onnx_arrow.corpus.sources import (
-    CorpusError,
+from onnx_arrow.core.model import (
     declared_type,
+    declared_type_text,
+    describe_type,
+    dtype_of,
+    dtype_of_numpy,
     graph_values,
+    opsets,
     read_regular_file,
-    value_slot,
 )
+from onnx_arrow.corpus import Case, Store
+from onnx_arrow.corpus.facts import store_facts
+from onnx_arrow.corpus.sources import MAX_FILE_BYTES, CorpusError, value_slot
 from onnx_arrow.errors import ExternalDataError, OnnxArrowError
+from onnx_arrow.text import statistics
 
 __all__ = ["run"]
 
@@ -244,7 +247,12 @@ def _read_model(path: str) -> ModelProto:
     # A path named on the command line may be a symlink (read_regular_file refuses one,
     # as a corpus must not hold any): the file it names is read, with the same checks.
     try:
-        data = read_regular_file(os.path.realpath(path), where=path, fix="pass an .onnx model file")
+        data = read_regular_file(
+            os.path.realpath(path),
+            max_bytes=MAX_FILE_BYTES,
+            where=path,
+            fix="pass an .onnx model file",
+        )
     except CorpusError as exc:
         raise DataError(str(exc)) from None
     try:

@@ -13,10 +13,10 @@ from typing import TextIO
 
 import pyarrow as pa
 
-from onnx_arrow._summary import size
 from onnx_arrow.corpus import Case, FolderSource
 from onnx_arrow.corpus.tree import check_file_target as check_output_file
 from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.text import size
 
 __all__ = [
     "DataError",

@@ -19,6 +19,7 @@ from onnx_arrow.cli.work.shared import (
     starting,
     tree_files,
 )
+from onnx_arrow.core.model import read_regular_file
 from onnx_arrow.corpus import (
     Case,
     FolderSource,
@@ -27,7 +28,7 @@ from onnx_arrow.corpus import (
     write_dataset,
     write_store,
 )
-from onnx_arrow.corpus.sources import read_regular_file
+from onnx_arrow.corpus.sources import MAX_FILE_BYTES
 
 __all__ = ["run"]
 
@@ -100,7 +101,7 @@ def _compare(source: Iterable[Case], tree: Path, progress: Progress) -> tuple[in
                 differences.append(f"missing from the export: {f.path}")
                 continue
             exported.discard(f.path)
-            got = read_regular_file(str(tree / f.path), where=f.path)
+            got = read_regular_file(str(tree / f.path), max_bytes=MAX_FILE_BYTES, where=f.path)
             if got == f.data:
                 same += 1
             else:

@@ -1,0 +1,89 @@
+"""The facts of a store, counted from its descriptive columns: what ``info`` and Jupyter show.
+
+Both say the same of a store because both read :class:`StoreFacts`: the counting is
+done here, each caller only lays the numbers out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from onnx_arrow.corpus.store import Store
+
+__all__ = ["StoreFacts", "store_facts"]
+
+#: The store columns a summary reads: descriptive ones only, never data or contents.
+_STORE_COLUMNS: Final = ("test_case", "kind", "role", "dtype", "count")
+
+
+@dataclass(frozen=True)
+class StoreFacts:
+    """What a store holds, counted: the same numbers for ``info`` and for Jupyter.
+
+    ``kinds`` pairs each kind folder (None for cases outside one) with its number of
+    cases, in name order, None last.  ``roles`` and ``dtypes`` count rows by role and
+    tensors by dtype, most frequent first (ties by name); ``elements`` adds up the
+    elements of each dtype's tensors.
+    """
+
+    format: str
+    created_by: str
+    nbytes: int
+    row_groups: int
+    rows: int
+    cases: int
+    kinds: list[tuple[str | None, int]]
+    roles: dict[str, int]
+    dtypes: dict[str, int]
+    elements: dict[str, int]
+
+    @property
+    def files(self) -> int:
+        """Rows that are files: models, values and other files (element rows are parts
+        of values)."""
+        return sum(n for role, n in self.roles.items() if role != "element")
+
+    @property
+    def tensors(self) -> int:
+        """Tensors of value and element rows (those with a dtype)."""
+        return sum(self.dtypes.values())
+
+
+def store_facts(store: Store) -> StoreFacts:
+    """Count what ``store`` holds, reading its descriptive columns only.
+
+    Raises ``pyarrow.ArrowException`` if the file cannot be read (a damaged page).
+    """
+    meta = store.metadata
+    table = store.read_columns(_STORE_COLUMNS)
+    by_kind = table.group_by("kind").aggregate([("test_case", "count_distinct")])
+    kinds = sorted(
+        zip(by_kind.column("kind").to_pylist(), by_kind.column(1).to_pylist(), strict=True),
+        key=lambda kv: (kv[0] is None, kv[0] or ""),
+    )
+    with_dtype = table.filter(pc.is_valid(table.column("dtype")))
+    sums = with_dtype.group_by("dtype").aggregate([("count", "sum")])
+    elements = zip(sums.column("dtype").to_pylist(), sums.column(1).to_pylist(), strict=True)
+    return StoreFacts(
+        format=f"{meta.get('format')}, version {meta.get('format_version')}",
+        created_by=f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})",
+        nbytes=store.nbytes,
+        row_groups=store.num_row_groups,
+        rows=table.num_rows,
+        cases=pc.count_distinct(table.column("test_case")).as_py(),
+        kinds=kinds,
+        roles=_value_counts(table.column("role")),
+        dtypes=_value_counts(table.column("dtype")),
+        elements={name: n or 0 for name, n in elements},
+    )
+
+
+def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
+    """Count of each non-null value, most frequent first (ties by value)."""
+    counts = pc.value_counts(column.drop_null())
+    pairs = zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True)
+    return dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0])))

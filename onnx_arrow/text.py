@@ -1,0 +1,93 @@
+"""Numbers, sizes, dtypes and tensor statistics put in words for people.
+
+Shared by the command line, the Jupyter views, the pandas adapter and the comparison,
+so that all say the same of a value: the text is made here, each caller only lays it
+out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from onnx_arrow.core.model import DECODED_FLOATS, ArrowKind, dtype_of_numpy, tensor_statistics
+from onnx_arrow.errors import OnnxArrowError
+
+__all__ = ["dtype_name", "number", "numeric", "size", "statistics"]
+
+
+def dtype_name(dtype: np.dtype[Any]) -> str:
+    """The ONNX name of a numpy dtype (``FLOAT``, ``BFLOAT16`` ...), else numpy's own."""
+    try:
+        return dtype_of_numpy(dtype).name
+    except OnnxArrowError:
+        return str(dtype)
+
+
+def number(x: Any) -> str:
+    """An integer as itself, a float in at most 6 significant digits."""
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    value = float(x)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def numeric(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
+    """The elements as numbers numpy computes with (float32 for bfloat16 and float8 ...);
+    None for strings."""
+    if array.dtype.kind in "OSU":
+        return None
+    try:
+        row = dtype_of_numpy(array.dtype)
+    except OnnxArrowError:
+        return array if array.dtype.kind in "biufc" else None
+    if row.arrow_kind in DECODED_FLOATS:
+        return array.astype(np.float32)
+    if row.arrow_kind is ArrowKind.SUBBYTE_INT:
+        return array.astype(np.int16)
+    return array
+
+
+def statistics(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
+    """min, max and mean, NaN and Inf counts, by the rule of the store's columns
+    (:mod:`onnx_arrow.core.statistics`); the count of true elements for bools, the mean
+    for complex numbers; nothing for strings and empty tensors."""
+    if array.size == 0 or array.dtype.kind in "OSU":
+        return []
+    try:
+        row = dtype_of_numpy(array.dtype)
+    except OnnxArrowError:  # a numpy dtype ONNX has no name for (float128 ...)
+        return []
+    if row.arrow_kind is ArrowKind.BOOL8:
+        return [("true", str(int(np.count_nonzero(array))))]
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        return [("mean", str(complex(array.mean(dtype=np.complex128))))]
+    stats = tensor_statistics(row, [array])
+    if stats["min"].defined[0]:
+        out = [
+            ("min", number(stats["min"].values[0])),
+            ("max", number(stats["max"].values[0])),
+            ("mean", f"{stats['mean'].values[0]:.6g}"),
+        ]
+    else:
+        out = [("min", "nan"), ("max", "nan"), ("mean", "nan")]  # every element is NaN
+    return out + [
+        (name.removesuffix("_count"), str(stats[name].values[0]))
+        for name in ("nan_count", "inf_count")
+        if stats[name].defined[0]
+    ]
+
+
+def size(nbytes: int) -> str:
+    """A size in bytes, or in KiB, MiB or GiB once it is 1024 bytes or more: ``7.3 MiB``."""
+    if nbytes < 1024:
+        return f"{nbytes} bytes"
+    scaled = nbytes / 1024
+    for unit in ("KiB", "MiB"):
+        if scaled < 1024:
+            return f"{scaled:.1f} {unit}"
+        scaled /= 1024
+    return f"{scaled:.1f} GiB"
