@@ -63,6 +63,7 @@ import pyarrow.parquet as pq
 from _report import Row, print_table
 from onnx import MapProto, ModelProto, OptionalProto, SequenceProto, TensorProto, numpy_helper
 
+from onnx_arrow.core.model import declared_type
 from onnx_arrow.corpus import (
     FolderSource,
     NodeSuiteSource,
@@ -73,7 +74,7 @@ from onnx_arrow.corpus import (
 )
 from onnx_arrow.corpus.parquet import open_writer
 from onnx_arrow.corpus.rows import VALUE_COLUMNS
-from onnx_arrow.corpus.sources import Case, declared_type, value_slot, wheel_data_dir
+from onnx_arrow.corpus.sources import Case, value_slot, wheel_data_dir
 from onnx_arrow.corpus.write import BackgroundWriter
 
 IMPORT_BAR = 3.0  # import time at most 3x reading the .pb files' bytes

@@ -175,8 +175,9 @@ def _typed_files(src: Path) -> Iterator[tuple[str, bytes, Any]]:
     model or a file of no declared value type), case by case."""
     from onnx import MapProto, OptionalProto, SequenceProto, TensorProto
 
+    from onnx_arrow.core.model import declared_type
     from onnx_arrow.corpus import FolderSource
-    from onnx_arrow.corpus.sources import declared_type, value_slot
+    from onnx_arrow.corpus.sources import value_slot
 
     classes = {
         "tensor_type": TensorProto,

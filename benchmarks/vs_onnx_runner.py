@@ -36,8 +36,8 @@ from onnx import ModelProto
 from onnx.backend.base import Backend, BackendRep
 
 from onnx_arrow import compare
+from onnx_arrow.core.model import graph_values
 from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
-from onnx_arrow.corpus.sources import graph_values
 
 #: The order of compare's verdicts in the table: its statuses, best first.
 VERDICTS = [s for s in compare.STATUSES if s not in ("xfail", "xpass")]

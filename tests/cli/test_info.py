@@ -17,10 +17,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
 from onnx_arrow import jupyter
-from onnx_arrow._summary import store_facts
 from onnx_arrow.cli import main
 from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.corpus import Store
+from onnx_arrow.corpus.facts import store_facts
 from onnx_arrow.corpus.format import FORMAT_VERSION
 
 

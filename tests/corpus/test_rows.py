@@ -26,9 +26,7 @@ from onnx_arrow.corpus.rows import (
     StoredFile,
     _flat_values,
     columns_of,
-    declared_type_text,
     files_from_batch,
-    onnx_type_string,
     parse_kind,
     values_from_batch,
 )
@@ -43,59 +41,12 @@ def test_no_tensors_give_the_data_columns_own_element_type(name: str) -> None:
     assert (values.type, len(values)) == (item_type, 0)
 
 
-# --- type text -------------------------------------------------------------------------
+# --- a case through rows and back ------------------------------------------------------
 
 
 def _tensor_type(elem: int, shape: list[Any] | None) -> TypeProto:
     return helper.make_tensor_type_proto(elem, shape)
 
-
-@pytest.mark.parametrize(
-    ("type_proto", "text"),
-    [
-        (_tensor_type(TensorProto.FLOAT, [2]), "tensor(float)"),
-        (_tensor_type(TensorProto.BFLOAT16, None), "tensor(bfloat16)"),
-        (helper.make_sparse_tensor_type_proto(TensorProto.INT64, [3]), "sparse_tensor(int64)"),
-        (
-            helper.make_sequence_type_proto(_tensor_type(TensorProto.STRING, None)),
-            "seq(tensor(string))",
-        ),
-        (
-            helper.make_optional_type_proto(
-                helper.make_sequence_type_proto(_tensor_type(TensorProto.UINT8, None))
-            ),
-            "optional(seq(tensor(uint8)))",
-        ),
-        (
-            helper.make_map_type_proto(
-                TensorProto.STRING,
-                helper.make_sequence_type_proto(_tensor_type(TensorProto.FLOAT, None)),
-            ),
-            "map(string,seq(tensor(float)))",
-        ),
-        (TypeProto(), "undefined"),
-        (_tensor_type(999, None), "tensor(undefined(999))"),
-        (_tensor_type(TensorProto.UNDEFINED, None), "tensor(undefined(0))"),
-    ],
-    ids=lambda v: v if isinstance(v, str) else "",
-)
-def test_onnx_type_string_is_onnx_own_notation(type_proto: TypeProto, text: str) -> None:
-    assert onnx_type_string(type_proto) == text
-
-
-def test_declared_type_text_adds_the_declared_dims() -> None:
-    assert declared_type_text(_tensor_type(TensorProto.FLOAT, [2, "N", None])) == (
-        "tensor(float) [2, N, ?]"
-    )
-    assert declared_type_text(_tensor_type(TensorProto.FLOAT, [])) == "tensor(float) []"
-    assert declared_type_text(_tensor_type(TensorProto.FLOAT, None)) == (
-        "tensor(float) (any shape)"
-    )
-    seq = helper.make_sequence_type_proto(_tensor_type(TensorProto.FLOAT, [3]))
-    assert declared_type_text(seq) == "seq(tensor(float))"
-
-
-# --- a case through rows and back ------------------------------------------------------
 
 #: The values of the case below, by input index, with the declared types.
 _X = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5

@@ -22,10 +22,7 @@ from onnx_arrow.corpus.sources import (
     Tolerance,
     case_refs,
     check_name,
-    declared_type,
     default_source,
-    graph_values,
-    read_regular_file,
     tolerance_of,
     value_slot,
     wheel_data_dir,
@@ -138,63 +135,6 @@ def test_value_slots_of_a_light_model_are_named_after_it() -> None:
 def test_value_slots_of_a_case_at_the_root() -> None:
     case = Case("", "", [], "model.onnx")
     assert value_slot(case, "test_data_set_1/input_0.pb") == (1, "input", 0)
-
-
-def test_graph_values_leave_out_the_weights_listed_as_inputs() -> None:
-    model = _model(2, weights=2)
-    assert [v.name for v in model.graph.input] == ["x0", "x1", "w0", "w1"]
-    assert [v.name for v in graph_values(model, "input")] == ["x0", "x1"]
-    assert [v.name for v in graph_values(model, "output")] == ["y"]
-    sparse = helper.make_sparse_tensor(
-        numpy_helper.from_array(np.ones(1, np.float32), "x1"),
-        numpy_helper.from_array(np.zeros(1, np.int64), "i"),
-        [2],
-    )
-    model.graph.sparse_initializer.append(sparse)
-    assert [v.name for v in graph_values(model, "input")] == ["x0"]
-
-
-def test_declared_type_is_that_of_the_graph_value_at_the_index() -> None:
-    model = _model(2, weights=1)
-    assert declared_type(model, "input", 1) == model.graph.input[1].type
-    assert declared_type(model, "input", 2) is None  # w0 is a weight, not input 2
-    assert declared_type(model, "output", 0) == model.graph.output[0].type
-    assert declared_type(model, "output", 1) is None
-    assert declared_type(None, "input", 0) is None
-    model.graph.input[0].ClearField("type")
-    assert declared_type(model, "input", 0) is None
-
-
-# --- reading files ---------------------------------------------------------------------
-
-
-def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
-    path = tmp_path / "f.pb"
-    path.write_bytes(b"x" * 100_000)
-    assert read_regular_file(str(path), where="f.pb") == b"x" * 100_000
-    path.write_bytes(b"")
-    assert read_regular_file(str(path), where="f.pb") == b""
-
-
-def test_what_is_not_a_regular_file_is_refused_saying_what_to_do(tmp_path: Path) -> None:
-    with pytest.raises(CorpusError, match=r"^gone\.pb: cannot open \(No such file or directory\);"):
-        read_regular_file(str(tmp_path / "gone.pb"), where="gone.pb")
-    (tmp_path / "real.pb").write_bytes(b"12345")
-    os.symlink(tmp_path / "real.pb", tmp_path / "link.pb")
-    with pytest.raises(CorpusError, match=r"^link\.pb: cannot open .*; a corpus holds regular"):
-        read_regular_file(str(tmp_path / "link.pb"), where="link.pb")
-    with pytest.raises(CorpusError, match=r"^d: .*not a regular file; remove it, please$"):
-        read_regular_file(str(tmp_path), where="d", fix="remove it, please")
-    with pytest.raises(CorpusError, match=r"^real\.pb: 5 bytes exceed the limit of 4 per file$"):
-        read_regular_file(str(tmp_path / "real.pb"), max_bytes=4, where="real.pb")
-    assert read_regular_file(str(tmp_path / "real.pb"), max_bytes=5, where="r") == b"12345"
-
-
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-def test_a_fifo_is_refused_without_blocking(tmp_path: Path, deadline: object) -> None:
-    os.mkfifo(tmp_path / "pipe.pb")
-    with deadline(5), pytest.raises(CorpusError, match=r"not a regular file"):  # type: ignore[operator]
-        read_regular_file(str(tmp_path / "pipe.pb"), where="pipe.pb")
 
 
 def test_names_a_store_cannot_hold_are_refused() -> None:
