@@ -26,31 +26,27 @@ from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, Tens
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import Strings, decode_strings
+from onnx_arrow.core.direct import decode_tensor_fast
 from onnx_arrow.core.dtypes import ArrowKind, DType, dtype_of
 from onnx_arrow.core.kinds import (
     ELEM_TYPE,
     KIND_OF_ELEM_TYPE,
     MAP,
-    MAP_KEY_TYPES,
     MAP_VALUE_KINDS,
     OPTIONAL,
     SEQUENCE,
     SPARSE_TENSOR,
     TENSOR,
     Kind,
+    map_key_dtype,
     unify,
 )
-from onnx_arrow.core.tensors import (
-    Tensor,
-    decode_tensor,
-    decode_tensor_fast,
-    encode_tensor,
-)
+from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensor_wire import decode_tensor, encode_tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,
     InvalidMessageError,
     NotRepresentableError,
-    OnnxArrowError,
     join_path,
 )
 
@@ -66,7 +62,6 @@ __all__ = [
     "encode_value",
     "field_name",
     "flatten",
-    "map_key_dtype",
     "python_value",
 ]
 
@@ -416,26 +411,6 @@ def _elem_kind(
             )
         elem = Kind(name)
     return elem
-
-
-def map_key_dtype(key_type: int, *, where: str, error: type[OnnxArrowError]) -> DType:
-    """The dtype of a map's ``key_type``, or ``error`` at ``where`` unless ONNX allows it.
-
-    A malformed message and a declared type refuse the same keys with their own
-    error classes: ``InvalidMessageError`` and ``UnsupportedTypeError``.
-    """
-    try:
-        key: DType | None = dtype_of(key_type)
-    except OnnxArrowError:
-        key = None
-    if key is None or key.name not in MAP_KEY_TYPES:
-        known = "" if key is None else f" ({key.name})"
-        raise error(
-            f"key_type {key_type} is not a map key type{known}; ONNX allows "
-            + ", ".join(sorted(MAP_KEY_TYPES)),
-            where=where,
-        )
-    return key
 
 
 def _map_keys(

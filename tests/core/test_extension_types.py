@@ -17,7 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import onnx_arrow
+from onnx_arrow.core import element_types as el
+from onnx_arrow.core import extension_metadata as em
 from onnx_arrow.core import extension_types as et
+from onnx_arrow.core import json_extension as je
+from onnx_arrow.core import message_type as mt
+from onnx_arrow.core import tensor_types as tt
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.core.storage import storage_type
@@ -33,32 +38,32 @@ def ids(rows: list[DType]) -> list[str]:
 
 
 def _element(row: DType) -> pa.DataType:
-    return et.element_type(row)
+    return el.element_type(row)
 
 
 #: Every type onnx-arrow defines itself, each built by a fresh call.
 OWN_TYPES: dict[str, Callable[[], pa.DataType]] = {
     **{row.extension_name: (lambda row=row: _element(row)) for row in OWN_ROWS},  # type: ignore[misc]
-    "onnx.variable_shape_tensor[bool8]": lambda: et.variable_shape_tensor(pa.bool8(), 2),
-    "onnx.variable_shape_tensor[binary, uniform]": lambda: et.variable_shape_tensor(
+    "onnx.variable_shape_tensor[bool8]": lambda: tt.variable_shape_tensor(pa.bool8(), 2),
+    "onnx.variable_shape_tensor[binary, uniform]": lambda: tt.variable_shape_tensor(
         pa.binary(), 3, [None, 2, 0]
     ),
-    "onnx.variable_shape_tensor[bfloat16]": lambda: et.variable_shape_tensor(
+    "onnx.variable_shape_tensor[bfloat16]": lambda: tt.variable_shape_tensor(
         _element(dtype_of("BFLOAT16")), 1
     ),
-    "onnx.variable_shape_tensor[complex64]": lambda: et.variable_shape_tensor(
+    "onnx.variable_shape_tensor[complex64]": lambda: tt.variable_shape_tensor(
         _element(dtype_of("COMPLEX64")), 1
     ),
-    "onnx.variable_rank_tensor[float]": lambda: et.variable_rank_tensor(pa.float32()),
-    "onnx.variable_rank_tensor[int4]": lambda: et.variable_rank_tensor(_element(dtype_of("INT4"))),
-    "onnx.message[fixed_shape_tensor]": lambda: et.MessageType(
-        et.fixed_shape_tensor(pa.float32(), (2, 3))
+    "onnx.variable_rank_tensor[float]": lambda: tt.variable_rank_tensor(pa.float32()),
+    "onnx.variable_rank_tensor[int4]": lambda: tt.variable_rank_tensor(_element(dtype_of("INT4"))),
+    "onnx.message[fixed_shape_tensor]": lambda: mt.MessageType(
+        tt.fixed_shape_tensor(pa.float32(), (2, 3))
     ),
-    "onnx.message[variable_rank_tensor]": lambda: et.MessageType(
-        et.variable_rank_tensor(_element(dtype_of("FLOAT8E5M2")))
+    "onnx.message[variable_rank_tensor]": lambda: mt.MessageType(
+        tt.variable_rank_tensor(_element(dtype_of("FLOAT8E5M2")))
     ),
-    "onnx.message[canonical variable_shape_tensor]": lambda: et.MessageType(
-        et.variable_shape_tensor(pa.int64(), 2, [None, 4])
+    "onnx.message[canonical variable_shape_tensor]": lambda: mt.MessageType(
+        tt.variable_shape_tensor(pa.int64(), 2, [None, 4])
     ),
 }
 
@@ -101,7 +106,7 @@ def sample_array(arrow_type: pa.DataType, n: int) -> pa.Array:
         return pa.ExtensionArray.from_storage(arrow_type, storage.slice(0, n))
     if isinstance(arrow_type, pa.BaseExtensionType):
         name = arrow_type.extension_name
-        if name == et.CANONICAL_FIXED_SHAPE:
+        if name == tt.CANONICAL_FIXED_SHAPE:
             size = int(np.prod(arrow_type.shape))
             flat = sample_values(arrow_type.value_type, n * size)
             return pa.ExtensionArray.from_storage(
@@ -110,7 +115,7 @@ def sample_array(arrow_type: pa.DataType, n: int) -> pa.Array:
         if name == "arrow.bool8":
             return pa.ExtensionArray.from_storage(arrow_type, pa.array([0, 1][:n], pa.int8()))
         storage = sample_storage(arrow_type.storage_type)
-        return et.ragged_from_storage(arrow_type, storage.slice(0, n))
+        return tt.ragged_from_storage(arrow_type, storage.slice(0, n))
     return sample_values(arrow_type, n)
 
 
@@ -150,24 +155,24 @@ def test_own_types_are_values(make: Callable[[], pa.DataType]) -> None:
 def test_own_types_serialize_as_versioned_json(make: Callable[[], pa.DataType]) -> None:
     t = make()
     meta = json.loads(t.__arrow_ext_serialize__())
-    assert meta.pop("version") == et.FORMAT_VERSION
-    assert meta == et.extension_metadata(t) == t.params
+    assert meta.pop("version") == je.FORMAT_VERSION
+    assert meta == em.extension_metadata(t) == t.params
 
 
 def test_pickle_never_executes_a_class_path_from_the_data() -> None:
     """Pickles reference onnx-arrow's own rebuild function and type class, nothing else."""
     blob = pickle.dumps(_element(dtype_of("BFLOAT16")))
-    assert b"onnx_arrow.core.extension_types" in blob
+    assert b"onnx_arrow.core.element_types" in blob  # its rebuild function
     assert b"cloudpickle" not in blob
 
 
 @pytest.mark.parametrize("row", OWN_ROWS, ids=ids(OWN_ROWS))
 def test_element_types_follow_the_table(row: DType) -> None:
-    t = et.element_type(row)
-    assert isinstance(t, et.OnnxElementType)
+    t = el.element_type(row)
+    assert isinstance(t, el.OnnxElementType)
     assert t.extension_name == row.extension_name
     assert t.params == {"data_type": row.name}
-    assert et.dtype_of_arrow(t) is row
+    assert el.dtype_of_arrow(t) is row
     if row.arrow_kind is ArrowKind.COMPLEX:
         assert t.storage_type == pa.list_(
             pa.field("item", pa.from_numpy_dtype(row.arrow_storage), nullable=False), 2
@@ -177,13 +182,13 @@ def test_element_types_follow_the_table(row: DType) -> None:
 
 
 def test_element_types_differ_between_dtypes() -> None:
-    types = [et.element_type(row) for row in DTYPES.values()]
+    types = [el.element_type(row) for row in DTYPES.values()]
     assert len(set(types)) == len(types) == 28
 
 
 def test_dtype_of_arrow_refuses_other_types() -> None:
     with pytest.raises(UnsupportedTypeError, match=r"^col: Arrow element type date32") as info:
-        et.dtype_of_arrow(pa.date32(), where="col")
+        el.dtype_of_arrow(pa.date32(), where="col")
     assert isinstance(info.value, TypeError)
 
 
@@ -207,10 +212,10 @@ def test_own_types_survive_files(
 @pytest.mark.parametrize(
     "arrow_type",
     [
-        et.canonical_variable_shape_tensor(pa.float32(), 2),
-        et.canonical_variable_shape_tensor(pa.uint16(), 3, [None, 2, None]),
-        et.fixed_shape_tensor(pa.int8(), (2, 2)),
-        et.fixed_shape_tensor(pa.float64(), ()),
+        tt.canonical_variable_shape_tensor(pa.float32(), 2),
+        tt.canonical_variable_shape_tensor(pa.uint16(), 3, [None, 2, None]),
+        tt.fixed_shape_tensor(pa.int8(), (2, 2)),
+        tt.fixed_shape_tensor(pa.float64(), ()),
         pa.bool8(),
     ],
     ids=["variable_shape", "variable_shape uniform", "fixed_shape", "fixed_shape rank 0", "bool8"],
@@ -225,7 +230,7 @@ def test_canonical_types_survive_files(
     assert back.type.extension_name == arrow_type.extension_name
     # read back as pyarrow's own C++ type: no Python class is registered under a canonical name
     assert not isinstance(back.type, pa.ExtensionType)
-    assert et.extension_metadata(back.type) == et.extension_metadata(arrow_type)
+    assert em.extension_metadata(back.type) == em.extension_metadata(arrow_type)
 
 
 # --- canonical first, where it fits ----------------------------------------------------------
@@ -233,24 +238,24 @@ def test_canonical_types_survive_files(
 
 @pytest.mark.parametrize("row", NATIVE_ROWS, ids=ids(NATIVE_ROWS))
 def test_the_canonical_variable_shape_type_is_read(row: DType) -> None:
-    t = et.canonical_variable_shape_tensor(et.element_type(row), 2)
+    t = tt.canonical_variable_shape_tensor(el.element_type(row), 2)
     assert t.extension_name == "arrow.variable_shape_tensor"
     assert not isinstance(t, pa.ExtensionType)  # C++ type, no Python class registered
-    assert et.extension_metadata(t) == {}
-    u = et.canonical_variable_shape_tensor(et.element_type(row), 2, [3, None])
-    assert et.extension_metadata(u) == {"uniform_shape": [3, None]}
-    assert t == et.canonical_variable_shape_tensor(et.element_type(row), 2)
+    assert em.extension_metadata(t) == {}
+    u = tt.canonical_variable_shape_tensor(el.element_type(row), 2, [3, None])
+    assert em.extension_metadata(u) == {"uniform_shape": [3, None]}
+    assert t == tt.canonical_variable_shape_tensor(el.element_type(row), 2)
     assert t != u
-    assert et.tensor_layout(u) == et.TensorLayout("variable", et.element_type(row))
+    assert tt.tensor_layout(u) == tt.TensorLayout("variable", el.element_type(row))
     # a column of it (another writer's) gives its tensors
     storage = pa.StructArray.from_arrays(
         [
-            pa.array([[0, 1, 2, 3, 4, 5], [6, 7, 8]], pa.list_(et.element_type(row))),
+            pa.array([[0, 1, 2, 3, 4, 5], [6, 7, 8]], pa.list_(el.element_type(row))),
             pa.array([[3, 2], [3, 1]], pa.list_(pa.int32(), 2)),
         ],
         names=["data", "shape"],
     )
-    column = et.ragged_from_storage(u, storage)
+    column = tt.ragged_from_storage(u, storage)
     import onnx_arrow
 
     assert [a.shape for a in onnx_arrow.to_pylist(column)] == [(3, 2), (3, 1)]
@@ -262,13 +267,13 @@ def test_onnx_arrow_writes_its_own_variable_shape_type() -> None:
 
     messages = [_tensor(np.ones((2, 3), np.float32)), _tensor(np.ones((1, 3), np.float32))]
     column = onnx_arrow.to_arrow(messages)
-    assert isinstance(column.type, et.VariableShapeTensorType)
+    assert isinstance(column.type, tt.VariableShapeTensorType)
     table = pa.table({"x": column})
     assert pickle.loads(pickle.dumps(table)).equals(table)  # as Ray and Dask ship tables
     canonical = pa.table(
         {
-            "x": et.ragged_from_storage(
-                et.canonical_variable_shape_tensor(pa.float32(), 2), column.storage
+            "x": tt.ragged_from_storage(
+                tt.canonical_variable_shape_tensor(pa.float32(), 2), column.storage
             )
         }
     )
@@ -278,18 +283,18 @@ def test_onnx_arrow_writes_its_own_variable_shape_type() -> None:
 
 @pytest.mark.parametrize("row", OTHER_ROWS, ids=ids(OTHER_ROWS))
 def test_other_dtypes_use_onnx_variable_shape(row: DType) -> None:
-    t = et.variable_shape_tensor(et.element_type(row), 2, [None, 5])
-    assert isinstance(t, et.VariableShapeTensorType)
+    t = tt.variable_shape_tensor(el.element_type(row), 2, [None, 5])
+    assert isinstance(t, tt.VariableShapeTensorType)
     assert t.extension_name == "onnx.variable_shape_tensor"
     assert t.ndim == 2
     assert t.uniform_shape == [None, 5]
-    assert t.value_type == et.element_type(row)
+    assert t.value_type == el.element_type(row)
     own = row.extension_name is not None
     expected = {"uniform_shape": [None, 5]} | ({"data_type": row.name} if own else {})
-    assert et.extension_metadata(t) == expected
+    assert em.extension_metadata(t) == expected
     # the same storage layout as the canonical type; onnx-arrow's own element types
     # as their plain storage, the dtype in the metadata
-    element = et.element_type(row).storage_type if own else et.element_type(row)
+    element = el.element_type(row).storage_type if own else el.element_type(row)
     assert t.storage_type == pa.struct(
         [
             pa.field("data", pa.list_(element)),
@@ -299,19 +304,19 @@ def test_other_dtypes_use_onnx_variable_shape(row: DType) -> None:
 
 
 def test_extension_metadata_reads_cpp_types() -> None:
-    assert et.extension_metadata(et.fixed_shape_tensor(pa.int32(), (2, 3))) == {"shape": [2, 3]}
-    assert et.extension_metadata(pa.bool8()) == {}
-    t = et.variable_shape_tensor(pa.float32(), 3, [None, 3, 0])
-    assert et.extension_metadata(t) == {"uniform_shape": [None, 3, 0]}
+    assert em.extension_metadata(tt.fixed_shape_tensor(pa.int32(), (2, 3))) == {"shape": [2, 3]}
+    assert em.extension_metadata(pa.bool8()) == {}
+    t = tt.variable_shape_tensor(pa.float32(), 3, [None, 3, 0])
+    assert em.extension_metadata(t) == {"uniform_shape": [None, 3, 0]}
     with pytest.raises(UnsupportedTypeError, match="not an extension type"):
-        et.extension_metadata(pa.float32())
+        em.extension_metadata(pa.float32())
 
 
 def test_variable_shape_refuses_a_bad_uniform_shape() -> None:
     with pytest.raises(ArrowLayoutError, match=r"uniform_shape must be a list of 2"):
-        et.variable_shape_tensor(pa.float32(), 2, [1, 2, 3])
+        tt.variable_shape_tensor(pa.float32(), 2, [1, 2, 3])
     with pytest.raises(ArrowLayoutError, match=r"uniform_shape"):
-        et.variable_shape_tensor(pa.binary(), 1, [-1])
+        tt.variable_shape_tensor(pa.binary(), 1, [-1])
 
 
 # --- malformed metadata --------------------------------------------------------------------------
@@ -324,7 +329,7 @@ def imported_array(name: str, metadata: bytes, storage_type: pa.DataType) -> pa.
         storage_type,
         metadata={"ARROW:extension:name": name, "ARROW:extension:metadata": metadata},
     )
-    return pa.array(et._CDataHolder(pa.array([], storage_type), field))
+    return pa.array(em.CDataHolder(pa.array([], storage_type), field))
 
 
 def imported(name: str, metadata: bytes, storage_type: pa.DataType) -> pa.DataType:
@@ -339,8 +344,8 @@ def meta(**params: Any) -> bytes:
 
 
 BF16 = pa.float32()
-VS_STORAGE = et._ragged_storage(pa.binary(), 2)
-VR_STORAGE = et._ragged_storage(pa.binary(), None)
+VS_STORAGE = tt.ragged_storage(pa.binary(), 2)
+VR_STORAGE = tt.ragged_storage(pa.binary(), None)
 MSG_STORAGE = pa.struct([pa.field("value", pa.int8()), pa.field("envelope", pa.binary())])
 TENSOR = {"kind": ["tensor"]}
 
@@ -488,7 +493,7 @@ def test_well_formed_metadata_is_accepted() -> None:
         dtype_of("BFLOAT16")
     )
     t = imported("onnx.variable_shape_tensor", meta(uniform_shape=[None, 0]), VS_STORAGE)
-    assert t == et.variable_shape_tensor(pa.binary(), 2, [None, 0])
+    assert t == tt.variable_shape_tensor(pa.binary(), 2, [None, 0])
     # key order and whitespace do not matter
     t = imported("onnx.int4", b' {"data_type":"INT4" , "version":1}', pa.int8())
     assert t == _element(dtype_of("INT4"))
@@ -535,14 +540,14 @@ def test_reloading_the_module_does_not_crash() -> None:
 
 
 LAYOUTS: dict[str, tuple[pa.DataType, str, pa.DataType]] = {
-    "fixed": (et.fixed_shape_tensor(pa.float32(), (2, 3)), "fixed", pa.float32()),
+    "fixed": (tt.fixed_shape_tensor(pa.float32(), (2, 3)), "fixed", pa.float32()),
     "canonical variable": (
-        et.canonical_variable_shape_tensor(pa.int64(), 2),
+        tt.canonical_variable_shape_tensor(pa.int64(), 2),
         "variable",
         pa.int64(),
     ),
-    "onnx variable": (et.variable_shape_tensor(pa.binary(), 1), "variable", pa.binary()),
-    "rank": (et.variable_rank_tensor(pa.bool8()), "rank", pa.bool8()),
+    "onnx variable": (tt.variable_shape_tensor(pa.binary(), 1), "variable", pa.binary()),
+    "rank": (tt.variable_rank_tensor(pa.bool8()), "rank", pa.bool8()),
 }
 
 
@@ -550,7 +555,7 @@ LAYOUTS: dict[str, tuple[pa.DataType, str, pa.DataType]] = {
 def test_tensor_layout_names_the_layout_and_element_type(
     arrow_type: pa.DataType, layout: str, value_type: pa.DataType
 ) -> None:
-    assert et.tensor_layout(arrow_type) == (layout, value_type)
+    assert tt.tensor_layout(arrow_type) == (layout, value_type)
 
 
 @pytest.mark.parametrize(
@@ -558,46 +563,46 @@ def test_tensor_layout_names_the_layout_and_element_type(
     [
         pa.float32(),
         pa.list_(pa.float32()),
-        et.sparse_tensor_type(pa.float32()),
-        et.MessageType(et.fixed_shape_tensor(pa.float32(), (2,))),
+        tt.sparse_tensor_type(pa.float32()),
+        mt.MessageType(tt.fixed_shape_tensor(pa.float32(), (2,))),
         _element(dtype_of("BFLOAT16")),
     ],
 )
 def test_tensor_layout_of_other_types_is_none(arrow_type: pa.DataType) -> None:
-    assert et.tensor_layout(arrow_type) is None
+    assert tt.tensor_layout(arrow_type) is None
 
 
 def test_sparse_tensor_type_holds_values_and_indices() -> None:
-    t = et.sparse_tensor_type(_element(dtype_of("BFLOAT16")))
-    assert isinstance(t, et.SparseTensorType)
+    t = tt.sparse_tensor_type(_element(dtype_of("BFLOAT16")))
+    assert isinstance(t, tt.SparseTensorType)
     assert t.value_type == _element(dtype_of("BFLOAT16"))
     indices = t.storage_type.field("indices").type
-    assert et.tensor_layout(indices) == ("rank", pa.int64())
-    assert t == et.sparse_tensor_type(_element(dtype_of("BFLOAT16")))
+    assert tt.tensor_layout(indices) == ("rank", pa.int64())
+    assert t == tt.sparse_tensor_type(_element(dtype_of("BFLOAT16")))
 
 
 DESCRIPTIONS: dict[str, tuple[pa.DataType, str]] = {
     "fixed": (
-        et.fixed_shape_tensor(pa.float32(), (2, 3)),
+        tt.fixed_shape_tensor(pa.float32(), (2, 3)),
         "arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]",
     ),
     "canonical variable": (
-        et.canonical_variable_shape_tensor(pa.int64(), 2, [None, 4]),
+        tt.canonical_variable_shape_tensor(pa.int64(), 2, [None, 4]),
         "arrow.variable_shape_tensor[value_type=int64, ndim=2, uniform_shape=[null,4]]",
     ),
     "onnx variable": (
-        et.variable_shape_tensor(_element(dtype_of("BFLOAT16")), 1),
+        tt.variable_shape_tensor(_element(dtype_of("BFLOAT16")), 1),
         "onnx.variable_shape_tensor[value_type=onnx.bfloat16, ndim=1]",
     ),
     "rank": (
-        et.variable_rank_tensor(pa.binary()),
+        tt.variable_rank_tensor(pa.binary()),
         "onnx.variable_rank_tensor[value_type=binary]",
     ),
     "message": (
-        et.MessageType(et.variable_rank_tensor(pa.float32())),
+        mt.MessageType(tt.variable_rank_tensor(pa.float32())),
         "onnx.message[value=onnx.variable_rank_tensor[value_type=float]]",
     ),
-    "sparse": (et.sparse_tensor_type(pa.float32()), "onnx.sparse_tensor"),
+    "sparse": (tt.sparse_tensor_type(pa.float32()), "onnx.sparse_tensor"),
     "plain": (pa.list_(pa.int8()), "list<item: int8>"),
 }
 
@@ -634,10 +639,10 @@ def test_unreadable_metadata_of_other_types_says_what_it_must_be(
     metadata: bytes, text: str
 ) -> None:
     with pytest.raises(ArrowLayoutError) as info:
-        et.extension_metadata(_OtherWritersType(metadata))
+        em.extension_metadata(_OtherWritersType(metadata))
     assert str(info.value).startswith(text)
     assert str(info.value).endswith("a JSON object")
-    assert et.extension_metadata(_OtherWritersType(b'{"a": 1}')) == {"a": 1}
+    assert em.extension_metadata(_OtherWritersType(b'{"a": 1}')) == {"a": 1}
 
 
 @pytest.mark.parametrize("metadata", [b"{x", b"[1]"])
@@ -701,7 +706,7 @@ def test_message_columns_come_back_from_polars_exactly(name: str) -> None:
     messages = _polars_values()[name]
     back = pl.from_arrow(pa.table({"c": onnx_arrow.to_arrow(messages, exact=True)})).to_arrow()
     column = back.column("c").combine_chunks()
-    assert isinstance(column.type, et.MessageType)
+    assert isinstance(column.type, mt.MessageType)
     again = [m.SerializeToString() for m in onnx_arrow.from_arrow(column)]
     assert again == [m.SerializeToString() for m in messages]
 
@@ -714,7 +719,7 @@ def test_pyarrows_variable_shape_tensor_refuses_large_list_storage() -> None:
         [pa.array([[1.0, 2.0]], pa.list_(pa.float32())), pa.array([[2]], pa.list_(pa.int32(), 1))],
         names=["data", "shape"],
     )
-    canonical = et.ragged_from_storage(et.canonical_variable_shape_tensor(pa.float32(), 1), storage)
+    canonical = tt.ragged_from_storage(tt.canonical_variable_shape_tensor(pa.float32(), 1), storage)
     frame = pl.from_arrow(pa.table({"c": canonical}))
     with pytest.raises(pa.ArrowInvalid, match="Expected List storage type, got large_list"):
         frame.to_arrow()
@@ -722,13 +727,13 @@ def test_pyarrows_variable_shape_tensor_refuses_large_list_storage() -> None:
 
 def test_an_envelope_is_binary_or_large_binary() -> None:
     assert (
-        et.MessageType(pa.int64(), envelope_type=pa.large_binary())
+        mt.MessageType(pa.int64(), envelope_type=pa.large_binary())
         .storage_type.field("envelope")
         .type
         == pa.large_binary()
     )
     with pytest.raises(ArrowLayoutError, match="binary or large_binary, not string"):
-        et.MessageType(pa.int64(), envelope_type=pa.string())
+        mt.MessageType(pa.int64(), envelope_type=pa.string())
 
 
 # --- onnx-arrow's own element types live in the outermost tensor type ---------------------------
@@ -736,18 +741,18 @@ def test_an_envelope_is_binary_or_large_binary() -> None:
 
 @pytest.mark.parametrize("row", OWN_ROWS, ids=ids(OWN_ROWS))
 def test_own_dtypes_are_one_outer_type_over_plain_storage(row: DType) -> None:
-    element = et.element_type(row)
-    fixed = et.fixed_shape_tensor(element, (2, 3))
-    assert isinstance(fixed, et.OnnxFixedShapeTensorType)
+    element = el.element_type(row)
+    fixed = tt.fixed_shape_tensor(element, (2, 3))
+    assert isinstance(fixed, tt.OnnxFixedShapeTensorType)
     assert fixed.dtype is row
     assert fixed.shape == [2, 3]
     assert fixed.value_type == element
-    assert et.extension_metadata(fixed) == {"data_type": row.name, "shape": [2, 3]}
+    assert em.extension_metadata(fixed) == {"data_type": row.name, "shape": [2, 3]}
     assert storage_type(fixed) == fixed.storage_type  # nothing nested inside
-    for ragged in (et.variable_shape_tensor(element, 2), et.variable_rank_tensor(element)):
-        assert et.extension_metadata(ragged)["data_type"] == row.name
+    for ragged in (tt.variable_shape_tensor(element, 2), tt.variable_rank_tensor(element)):
+        assert em.extension_metadata(ragged)["data_type"] == row.name
         assert ragged.storage_type.field("data").type.value_type == element.storage_type
-        assert et.tensor_layout(ragged).value_type == element
+        assert tt.tensor_layout(ragged).value_type == element
 
 
 def test_the_outer_type_survives_a_reader_that_does_not_know_it(tmp_path) -> None:
@@ -782,17 +787,17 @@ def test_the_outer_type_survives_a_reader_that_does_not_know_it(tmp_path) -> Non
 def test_columns_of_the_earlier_layout_are_still_read() -> None:
     """A canonical tensor of an onnx-arrow element type (written by earlier versions)."""
     row = dtype_of("BFLOAT16")
-    element = et.element_type(row)
+    element = el.element_type(row)
     values = pa.ExtensionArray.from_storage(element, pa.array([0.5, -1.25], pa.float32()))
     storage = pa.FixedSizeListArray.from_arrays(values, 2)
     earlier = pa.ExtensionArray.from_storage(pa.fixed_shape_tensor(element, [2]), storage)
     (message,) = onnx_arrow.from_arrow(earlier)
     assert message.data_type == row.onnx
     assert onnx_arrow.to_numpy(earlier).dtype == row.numpy
-    ragged = et.VariableShapeTensorType(
+    ragged = tt.VariableShapeTensorType(
         pa.struct([("data", pa.list_(element)), ("shape", pa.list_(pa.int32(), 1))]), {}
     )
-    assert et.tensor_layout(ragged).value_type == element
+    assert tt.tensor_layout(ragged).value_type == element
 
 
 def test_own_tensor_arrays_pickle_and_give_numpy() -> None:

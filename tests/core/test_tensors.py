@@ -24,10 +24,12 @@ from onnx import StringStringEntryProto, TensorProto, TypeProto, helper, numpy_h
 from wire_reference import TENSOR_FIELDS, len_field, varint
 
 import onnx_arrow
-from onnx_arrow.core import tensors
+from onnx_arrow.core import tensor_wire
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
-from onnx_arrow.core.extension_types import extension_metadata, ragged_from_storage, tensor_layout
-from onnx_arrow.core.tensors import MAX_ELEMENTS, decode_tensor
+from onnx_arrow.core.extension_metadata import extension_metadata
+from onnx_arrow.core.tensor_types import ragged_from_storage, tensor_layout
+from onnx_arrow.core.tensor_value import MAX_ELEMENTS
+from onnx_arrow.core.tensor_wire import decode_tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,
     InvalidMessageError,
@@ -603,7 +605,7 @@ def test_element_arrays_convert_to_the_onnx_numpy_dtype(row: DType) -> None:
     codes = sample_codes(row, 5)
     array = onnx_arrow.to_arrow([make_message(row, [5], codes, "typed")], exact=True)
     elements = plain(array.value.storage.flatten())
-    element_type = onnx_arrow.core.extension_types.element_type(row)
+    element_type = onnx_arrow.core.element_types.element_type(row)
     if isinstance(element_type, pa.ExtensionType):  # onnx-arrow's own: onnx.bfloat16 ...
         typed = pa.ExtensionArray.from_storage(element_type, elements)
         assert_same_elements(typed.to_numpy(), codes)
@@ -714,12 +716,12 @@ def test_declared_dtype_refuses_another_dtype(declared_dims: list[Any] | None) -
 
 
 def test_data_field_tables_follow_the_dtype_table() -> None:
-    data_fields = tensors._DATA_FIELDS
+    data_fields = tensor_wire._DATA_FIELDS
     names = {"float_data", "int32_data", "string_data", "int64_data", "raw_data"}
     names |= {"double_data", "uint64_data"}
     assert data_fields == {TENSOR_FIELDS[n]: n for n in names}
     floating = {r.typed_field for r in ROWS if r.typed_entry_dtype.kind == "f"}
-    assert floating == tensors.FIXED_WIDTH_FIELDS == {"float_data", "double_data"}
+    assert floating == tensor_wire.FIXED_WIDTH_FIELDS == {"float_data", "double_data"}
 
 
 # --- refusals ----------------------------------------------------------------------------------
