@@ -3,12 +3,12 @@
 The Arrow type of a column of values (inferred from all of them, or given by a
 declaration) and the column itself, built from nodes (see
 :mod:`onnx_arrow.core.containers`); then the nodes of a column, read back.  Tensors
-are :mod:`onnx_arrow.core.tensors`'s arrays, at any depth.
+are :mod:`onnx_arrow.core.tensor_arrays`' arrays, at any depth.
 
 =====================  ==================================================================
 ONNX kind              Arrow type
 =====================  ==================================================================
-tensor                 a tensor type (:mod:`onnx_arrow.core.tensors`)
+tensor                 a tensor type (:mod:`onnx_arrow.core.tensor_types`)
 sequence(x)            ``list<T(x)>``
 map(k, x)              ``map<K, T(x)>``; integer keys as Arrow integers, STRING keys as
                        ``binary``; key order and duplicate keys kept

@@ -1,7 +1,7 @@
 """Sequences, maps, optionals and sparse tensors as messages: nodes, wire decode and encode.
 
 A value between its message and its Arrow row is a node: a ``Tensor``
-(:mod:`onnx_arrow.core.tensors`), :class:`SequenceValue`, :class:`MapValue`,
+(:mod:`onnx_arrow.core.tensor_value`), :class:`SequenceValue`, :class:`MapValue`,
 :class:`OptionalValue` or :class:`SparseValue`, nested as deep as ONNX allows.  This
 module decodes messages into nodes and encodes them back, turns a node into its
 tensors and back (:func:`flatten`, :func:`assemble`), and gives it as Python values

@@ -231,6 +231,16 @@ def onnx_type(arrow_type: pa.DataType, kind: Kind | None = None) -> TypeProto:
     >>> onnx_type(arrow_type(t)) == t
     True
     """
+    if not isinstance(arrow_type, pa.DataType):
+        hint = (
+            "; for the Arrow type of a TypeProto, use onnx_arrow.arrow_type"
+            if isinstance(arrow_type, TypeProto)
+            else ""
+        )
+        raise UnsupportedTypeError(
+            f"onnx_type takes a pyarrow DataType, got {type(arrow_type).__name__}{hint}",
+            where="arrow_type",
+        )
     kind = kind or _kind_of_arrow(arrow_type, None)
     out = TypeProto()
     if kind.name == OPTIONAL:

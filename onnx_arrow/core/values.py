@@ -15,6 +15,7 @@ pyarrow or from any object of the Arrow PyCapsule interface.
 
 from __future__ import annotations
 
+import builtins
 import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -124,8 +125,21 @@ def to_arrow(
     'onnx.variable_shape_tensor'
     """
     declared = resolve_declared(declared, type, "to_arrow")
+    if isinstance(values, Message):
+        raise UnsupportedTypeError(
+            f"values is one {values.DESCRIPTOR.name}, not a sequence of messages; pass a list "
+            "of them, e.g. to_arrow([value])",
+            where="values",
+        )
     if not isinstance(values, list | tuple):
-        values = list(values)  # read twice when the direct path hands over to the wire path
+        try:
+            values = list(values)  # read twice when the direct path hands over to the wire path
+        except TypeError:
+            raise UnsupportedTypeError(
+                f"values must be a sequence of messages, got {builtins.type(values).__name__}; "
+                "pass a list of them, e.g. to_arrow([value])",
+                where="values",
+            ) from None
     if values:
         direct = _direct_tensors(values, declared, exact)
         if direct is not None:
@@ -150,7 +164,7 @@ def _direct_tensors(
     values: Sequence[Message], declared: TypeProto | None, exact: bool
 ) -> pa.Array | None:
     """The column of tensors read from their fields, without serializing them; None when
-    a tensor needs the wire path (see :func:`~onnx_arrow.core.tensors.raw_batch`).  With
+    a tensor needs the wire path (see :func:`~onnx_arrow.core.direct.raw_batch`).  With
     ``exact``, the ``onnx.message`` column, envelopes built from the fields too."""
     batch = raw_batch(values)
     if batch is None:
