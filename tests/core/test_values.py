@@ -366,3 +366,17 @@ def test_any_iterable_of_messages_is_read_once_each_way() -> None:
     typed = TensorProto(dims=[2], data_type=TensorProto.FLOAT, float_data=[1.0, 2.0])
     rows = to_pylist(to_arrow(m for m in [floats(2), typed]))  # the wire path, from a generator
     assert [r.tolist() for r in rows] == [[0.0, 1.0], [1.0, 2.0]]
+
+
+@pytest.mark.parametrize("value", [floats(2), 1, None])
+def test_to_arrow_takes_a_sequence_and_says_so(value: object) -> None:
+    with pytest.raises(UnsupportedTypeError) as info:
+        to_arrow(value)  # type: ignore[arg-type]
+    assert str(info.value).startswith("values: ")
+    assert "pass a list of them, e.g. to_arrow([value])" in str(info.value)
+    assert to_arrow([floats(2)]).type == to_arrow((floats(2),)).type  # a list, or any sequence
+
+
+def test_to_arrow_of_a_bare_message_names_its_class() -> None:
+    with pytest.raises(UnsupportedTypeError, match=r"^values: values is one TensorProto, not a"):
+        to_arrow(floats(2))  # type: ignore[arg-type]
