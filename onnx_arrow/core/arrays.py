@@ -2,7 +2,7 @@
 
 The Arrow type of a column of values (inferred from all of them, or given by a
 declaration) and the column itself, built from nodes (see
-:mod:`onnx_arrow.core.containers`); then the nodes of a column, read back.  Tensors
+:mod:`onnx_arrow.core.nodes`); then the nodes of a column, read back.  Tensors
 are :mod:`onnx_arrow.core.tensor_arrays`' arrays, at any depth.
 
 =====================  ==================================================================
@@ -28,15 +28,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from onnx_arrow.core.containers import (
-    MapValue,
-    Node,
-    OptionalValue,
-    SequenceValue,
-    SparseValue,
-    check_sparse,
-    field_name,
-)
 from onnx_arrow.core.dtypes import DType
 from onnx_arrow.core.element_types import element_type
 from onnx_arrow.core.kinds import (
@@ -46,6 +37,15 @@ from onnx_arrow.core.kinds import (
     SPARSE_TENSOR,
     TENSOR,
     Kind,
+)
+from onnx_arrow.core.nodes import (
+    MapValue,
+    Node,
+    OptionalValue,
+    SequenceValue,
+    SparseValue,
+    check_sparse,
+    field_name,
 )
 from onnx_arrow.core.tensor_arrays import tensor_array, tensor_rows, tensor_type_for
 from onnx_arrow.core.tensor_codes import validity

@@ -51,18 +51,7 @@ from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, codes_to_storage, storage_to_codes
-from onnx_arrow.core.containers import (
-    MapValue,
-    Node,
-    OptionalValue,
-    SequenceValue,
-    SparseValue,
-    assemble,
-    decode_value,
-    encode_value,
-    flatten,
-    python_value,
-)
+from onnx_arrow.core.containers import assemble, decode_value, encode_value, flatten
 from onnx_arrow.core.direct import decode_tensor_fast
 from onnx_arrow.core.dtypes import (
     DECODED_FLOATS,
@@ -84,6 +73,8 @@ from onnx_arrow.core.kinds import (
     Kind,
 )
 from onnx_arrow.core.message_type import MessageType
+from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, SparseValue
+from onnx_arrow.core.python_values import python_value
 from onnx_arrow.core.statistics import (
     STATISTICS,
     Statistic,

@@ -29,11 +29,13 @@ from onnx import TypeProto
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, decode_strings
-from onnx_arrow.core.containers import Node, decode_value, encode_value, python_value
+from onnx_arrow.core.containers import decode_value, encode_value
 from onnx_arrow.core.direct import fixed_tensor_array, fixed_tensor_messages, raw_batch
 from onnx_arrow.core.external_data import read_external_data
 from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of_message, unify
 from onnx_arrow.core.message_type import MessageType
+from onnx_arrow.core.nodes import Node
+from onnx_arrow.core.python_values import python_value
 from onnx_arrow.core.tensor_arrays import stacked_codes, tensor_dtype, tensor_rows, tensor_type_for
 from onnx_arrow.core.tensor_codes import null_row_error
 from onnx_arrow.core.tensor_types import tensor_layout

@@ -28,7 +28,7 @@ from onnx_arrow.core import message_type as mt
 from onnx_arrow.core import tensor_types as tt
 from onnx_arrow.core.dtypes import DType, dtype_of
 from onnx_arrow.core.storage import storage_type
-from onnx_arrow.errors import ArrowLayoutError
+from onnx_arrow.errors import ArrowLayoutError, NotRepresentableError
 
 # --- canonical first, where it fits ----------------------------------------------------------
 
@@ -240,3 +240,20 @@ def test_own_tensor_arrays_pickle_and_give_numpy() -> None:
     assert back.column("x").type == arr.type
     np.testing.assert_array_equal(arr.to_numpy_ndarray(), np.stack([values] * 3))
     assert arr.to_numpy_ndarray().dtype == ml_dtypes.int4
+
+
+def test_own_tensor_arrays_refuse_null_rows_as_one_ndarray() -> None:
+    import ml_dtypes
+    from onnx import numpy_helper
+
+    values = np.array([1, 2], dtype=ml_dtypes.bfloat16)
+    arr = onnx_arrow.to_arrow([numpy_helper.from_array(values)] * 2)
+    assert isinstance(arr, tt.OnnxTensorArray)
+    with_null = pa.ExtensionArray.from_storage(
+        arr.type,
+        pa.FixedSizeListArray.from_arrays(arr.storage.values, 2, mask=pa.array([False, True])),
+    )
+    with pytest.raises(NotRepresentableError, match=r"^row 1: the row is null"):
+        with_null.to_numpy_ndarray()
+    with pytest.raises(NotRepresentableError, match=r"^row 1: the row is null"):
+        onnx_arrow.to_numpy(with_null)
