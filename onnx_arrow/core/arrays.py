@@ -50,7 +50,7 @@ from onnx_arrow.core.nodes import (
 from onnx_arrow.core.tensor_arrays import tensor_array, tensor_rows, tensor_type_for
 from onnx_arrow.core.tensor_codes import validity
 from onnx_arrow.core.tensor_types import SparseTensorType, sparse_tensor_type
-from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.core.types import arrow_type_of_kind
 from onnx_arrow.errors import (
     NotRepresentableError,

@@ -46,8 +46,8 @@ from onnx_arrow.core.nodes import (
     check_sparse,
     field_name,
 )
-from onnx_arrow.core.tensor_value import Tensor
 from onnx_arrow.core.tensor_wire import decode_tensor, encode_tensor
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,
     InvalidMessageError,

@@ -24,7 +24,6 @@ from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
 from onnx_arrow.core.element_types import dtype_of_arrow
 from onnx_arrow.core.tensor_codes import fixed_codes, storage_array, stored_values
 from onnx_arrow.core.tensor_types import tensor_layout
-from onnx_arrow.core.tensor_value import MAX_ELEMENTS, Tensor
 from onnx_arrow.core.tensor_wire import (
     DATA_LOCATION,
     EXTERNAL_DATA,
@@ -33,6 +32,7 @@ from onnx_arrow.core.tensor_wire import (
     TYPED_FIELDS,
     raw_to_codes,
 )
+from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.errors import InvalidTensorError, NotRepresentableError
 
 __all__ = [

@@ -84,7 +84,7 @@ from onnx_arrow.core.statistics import (
 from onnx_arrow.core.storage import storage_type
 from onnx_arrow.core.tensor_arrays import stacked_codes
 from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
-from onnx_arrow.core.tensor_value import MAX_ELEMENTS, Tensor
+from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
 from onnx_arrow.core.ulp import FLOATING, UlpDistance, is_floating, ulp_distance
 from onnx_arrow.core.values import unwrap

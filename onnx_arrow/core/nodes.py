@@ -1,6 +1,6 @@
 """Nodes: an ONNX value between its message and its Arrow row.
 
-A node is a :class:`~onnx_arrow.core.tensor_value.Tensor`, :class:`SequenceValue`,
+A node is a :class:`~onnx_arrow.core.tensors.Tensor`, :class:`SequenceValue`,
 :class:`MapValue`, :class:`OptionalValue` or :class:`SparseValue`, nested as deep as
 ONNX allows.  :mod:`onnx_arrow.core.containers` decodes messages into nodes and
 encodes them back, :mod:`onnx_arrow.core.arrays` builds their Arrow columns and reads
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from onnx_arrow.core.dtypes import DType
-from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import InvalidMessageError, join_path
 
 __all__ = [

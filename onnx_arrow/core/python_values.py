@@ -10,7 +10,7 @@ from typing import Any
 from onnx_arrow.core.codec import Strings, decode_strings
 from onnx_arrow.core.dtypes import ArrowKind
 from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue
-from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensors import Tensor
 
 __all__ = ["python_value"]
 

@@ -35,7 +35,7 @@ from onnx_arrow.core.tensor_types import (
     variable_rank_tensor,
     variable_shape_tensor,
 )
-from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import ArrowLayoutError, NotRepresentableError, UnsupportedTypeError
 
 __all__ = ["stacked_codes", "tensor_array", "tensor_dtype", "tensor_rows", "tensor_type_for"]

@@ -2,7 +2,7 @@
 
 A tensor message is split in two:
 
-* its value: dtype, dims and elements (a :class:`~onnx_arrow.core.tensor_value.Tensor`);
+* its value: dtype, dims and elements (a :class:`~onnx_arrow.core.tensors.Tensor`);
 * its *envelope*: the message's own bytes with ``dims``, ``data_type`` and the
   element data cut out.  The storage field that held the data stays behind as an
   empty entry of that field (a marker), so the envelope is itself a valid
@@ -27,7 +27,7 @@ from onnx import TensorProto
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import pack, unpack
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
-from onnx_arrow.core.tensor_value import MAX_ELEMENTS, Tensor
+from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,
     InvalidTensorError,

@@ -46,7 +46,7 @@ from onnx_arrow.core.tensor_types import (
     variable_rank_tensor,
     variable_shape_tensor,
 )
-from onnx_arrow.core.tensor_value import MAX_ELEMENTS
+from onnx_arrow.core.tensors import MAX_ELEMENTS
 from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
 __all__ = [

@@ -39,7 +39,7 @@ from onnx_arrow.core.python_values import python_value
 from onnx_arrow.core.tensor_arrays import stacked_codes, tensor_dtype, tensor_rows, tensor_type_for
 from onnx_arrow.core.tensor_codes import null_row_error
 from onnx_arrow.core.tensor_types import tensor_layout
-from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
 from onnx_arrow.errors import (
     NotRepresentableError,

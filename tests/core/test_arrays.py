@@ -13,7 +13,7 @@ from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.dtypes import dtype_of
 from onnx_arrow.core.kinds import Kind
 from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, SparseValue
-from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError, UnsupportedTypeError
 
 FLOAT = dtype_of("FLOAT")

@@ -7,7 +7,7 @@ import pytest
 
 from onnx_arrow.core.dtypes import dtype_of
 from onnx_arrow.core.nodes import check_sparse, field_name
-from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import InvalidMessageError
 
 FLOAT = dtype_of("FLOAT")

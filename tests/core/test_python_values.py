@@ -8,7 +8,7 @@ import pytest
 from onnx_arrow.core.dtypes import dtype_of
 from onnx_arrow.core.nodes import MapValue, OptionalValue, SequenceValue, SparseValue
 from onnx_arrow.core.python_values import python_value
-from onnx_arrow.core.tensor_value import Tensor
+from onnx_arrow.core.tensors import Tensor
 
 FLOAT = dtype_of("FLOAT")
 INT64 = dtype_of("INT64")

@@ -38,8 +38,8 @@ from wire_reference import TENSOR_FIELDS, len_field, varint
 import onnx_arrow
 from onnx_arrow.core import tensor_wire
 from onnx_arrow.core.dtypes import ArrowKind, DType, TypedEncoding, dtype_of
-from onnx_arrow.core.tensor_value import MAX_ELEMENTS
 from onnx_arrow.core.tensor_wire import decode_tensor
+from onnx_arrow.core.tensors import MAX_ELEMENTS
 from onnx_arrow.errors import (
     InvalidMessageError,
     InvalidTensorError,
