@@ -13,8 +13,7 @@ typed; :func:`describe_type` names any of them for people.  The types themselves
 
 pyarrow registers ``arrow.variable_shape_tensor`` in C++ without a Python class;
 onnx-arrow never registers a Python class under a canonical name and builds such
-arrays through the Arrow C data interface instead.  The other names this module
-exports are those of the modules above, importable from here as before.
+arrays through the Arrow C data interface instead.
 """
 
 from __future__ import annotations
@@ -22,14 +21,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from onnx_arrow.core.dtypes import dtype_of
-from onnx_arrow.core.element_types import (
-    OnnxElementType,
-    dtype_of_arrow,
-    element_readers,
-    element_type,
-)
-from onnx_arrow.core.extension_metadata import extension_metadata, with_storage
-from onnx_arrow.core.json_extension import FORMAT_VERSION, check_readable
+from onnx_arrow.core.element_types import element_readers, element_type
+from onnx_arrow.core.extension_metadata import extension_metadata
 from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.tensor_types import (
     OnnxFixedShapeTensorType,
@@ -37,40 +30,24 @@ from onnx_arrow.core.tensor_types import (
     TensorLayout,
     VariableRankTensorType,
     VariableShapeTensorType,
-    canonical_variable_shape_tensor,
-    fixed_shape_tensor,
     ragged_storage,
     sparse_tensor_type,
-    stored,
     tensor_layout,
     variable_rank_tensor,
     variable_shape_tensor,
 )
-from onnx_arrow.core.views import without_views
 
+# Besides describe_type, the names importable from here as before the types had modules
+# of their own: the package's public types (``import onnx_arrow`` imports them from here,
+# which registers every type) and the two functions other parts still import from here.
 __all__ = [
-    "FORMAT_VERSION",
     "MessageType",
-    "OnnxElementType",
-    "OnnxFixedShapeTensorType",
     "SparseTensorType",
-    "TensorLayout",
     "VariableRankTensorType",
     "VariableShapeTensorType",
-    "canonical_variable_shape_tensor",
-    "check_readable",
     "describe_type",
-    "dtype_of_arrow",
     "element_type",
-    "extension_metadata",
-    "fixed_shape_tensor",
-    "sparse_tensor_type",
-    "stored",
-    "tensor_layout",
-    "variable_rank_tensor",
     "variable_shape_tensor",
-    "with_storage",
-    "without_views",
 ]
 
 
