@@ -2,13 +2,13 @@
 
 The Arrow type of a column of values (inferred from all of them, or given by a
 declaration) and the column itself, built from nodes (see
-:mod:`onnx_arrow.core.containers`); then the nodes of a column, read back.  Tensors
-are :mod:`onnx_arrow.core.tensors`'s arrays, at any depth.
+:mod:`onnx_arrow.core.nodes`); then the nodes of a column, read back.  Tensors
+are :mod:`onnx_arrow.core.tensor_arrays`' arrays, at any depth.
 
 =====================  ==================================================================
 ONNX kind              Arrow type
 =====================  ==================================================================
-tensor                 a tensor type (:mod:`onnx_arrow.core.tensors`)
+tensor                 a tensor type (:mod:`onnx_arrow.core.tensor_types`)
 sequence(x)            ``list<T(x)>``
 map(k, x)              ``map<K, T(x)>``; integer keys as Arrow integers, STRING keys as
                        ``binary``; key order and duplicate keys kept
@@ -28,17 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from onnx_arrow.core.containers import (
-    MapValue,
-    Node,
-    OptionalValue,
-    SequenceValue,
-    SparseValue,
-    check_sparse,
-    field_name,
-)
 from onnx_arrow.core.dtypes import DType
-from onnx_arrow.core.extension_types import SparseTensorType, element_type, sparse_tensor_type
+from onnx_arrow.core.element_types import element_type
 from onnx_arrow.core.kinds import (
     MAP,
     OPTIONAL,
@@ -47,13 +38,20 @@ from onnx_arrow.core.kinds import (
     TENSOR,
     Kind,
 )
-from onnx_arrow.core.tensors import (
-    Tensor,
-    _validity,
-    tensor_array,
-    tensor_rows,
-    tensor_type_for,
+from onnx_arrow.core.nodes import (
+    MapValue,
+    Node,
+    OptionalValue,
+    SequenceValue,
+    SparseValue,
+    check_sparse,
+    field_name,
 )
+from onnx_arrow.core.tensor_arrays import tensor_array, tensor_rows, tensor_type_for
+from onnx_arrow.core.tensor_codes import validity
+from onnx_arrow.core.tensor_types import SparseTensorType, sparse_tensor_type
+from onnx_arrow.core.tensors import Tensor
+from onnx_arrow.core.types import arrow_type_of_kind
 from onnx_arrow.errors import (
     NotRepresentableError,
     OnnxArrowError,
@@ -61,7 +59,7 @@ from onnx_arrow.errors import (
     join_path,
 )
 
-__all__ = ["arrow_type_of_kind", "build_array", "infer_arrow_type", "value_rows"]
+__all__ = ["build_array", "infer_arrow_type", "value_rows"]
 
 
 # --- Arrow types -----------------------------------------------------------------------
@@ -170,21 +168,6 @@ def _value_tensors(node: Node | None, kind: Kind, where: str) -> Iterator[tuple[
         return
     for name, child, child_kind in _children(node, kind):
         yield from _value_tensors(child, child_kind, join_path(where, name))
-
-
-def arrow_type_of_kind(kind: Kind, inner: pa.DataType) -> pa.DataType:
-    """The Arrow type of ``kind`` whose element (or value) type is ``inner``."""
-    if kind.name == SEQUENCE:
-        return pa.list_(inner)
-    if kind.name == MAP:
-        if kind.key is None:
-            raise UnsupportedTypeError(f"{kind} has no key type")
-        return pa.map_(element_type(kind.key), inner)
-    if kind.name == OPTIONAL:
-        if kind.elem is not None and kind.elem.name == OPTIONAL:
-            return pa.struct([pa.field("value", inner)])
-        return inner
-    raise UnsupportedTypeError(f"{kind} has no element type")
 
 
 # --- Arrow arrays ----------------------------------------------------------------------
@@ -397,7 +380,7 @@ def value_rows(array: pa.Array, kind: Kind | None) -> list[Node | None]:
         return [None] * n
     if kind.name == OPTIONAL:
         if kind.elem is not None and kind.elem.name == OPTIONAL:
-            valid = _validity(array)
+            valid = validity(array)
             child = value_rows(array.field("value"), kind.elem)
             return [OptionalValue(child[i] if valid[i] else None) for i in range(n)]
         return [OptionalValue(v) for v in value_rows(array, kind.elem)]
@@ -405,7 +388,7 @@ def value_rows(array: pa.Array, kind: Kind | None) -> list[Node | None]:
         return list(tensor_rows(array))
     if kind.name == SPARSE_TENSOR:
         return _sparse_rows(array)
-    valid = _validity(array)
+    valid = validity(array)
     offsets = array.offsets.to_numpy()
     if kind.name == SEQUENCE:
         child = value_rows(array.values.slice(offsets[0], offsets[-1] - offsets[0]), kind.elem)
@@ -437,7 +420,7 @@ def value_rows(array: pa.Array, kind: Kind | None) -> list[Node | None]:
 
 def _sparse_rows(array: pa.Array) -> list[Node | None]:
     storage = array.storage
-    valid = _validity(storage)
+    valid = validity(storage)
     shapes = storage.field("shape").to_pylist()
     values = tensor_rows(storage.field("values"))
     indices = tensor_rows(storage.field("indices"))

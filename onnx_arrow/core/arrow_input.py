@@ -38,16 +38,12 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 
-from onnx_arrow.core.extension_types import (
-    MessageType,
-    SparseTensorType,
-    check_readable,
-    extension_metadata,
-    tensor_layout,
-    with_storage,
-    without_views,
-)
+from onnx_arrow.core.extension_metadata import extension_metadata, with_storage
+from onnx_arrow.core.json_extension import check_readable
+from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.storage import from_storage, storage_type, to_storage
+from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
+from onnx_arrow.core.views import without_views
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
 
 __all__ = ["as_array"]

@@ -1,11 +1,9 @@
-"""Sequences, maps, optionals and sparse tensors as messages: nodes, wire decode and encode.
+"""Sequences, maps, optionals and sparse tensors as messages: the wire decode and encode.
 
-A value between its message and its Arrow row is a node: a ``Tensor``
-(:mod:`onnx_arrow.core.tensors`), :class:`SequenceValue`, :class:`MapValue`,
-:class:`OptionalValue` or :class:`SparseValue`, nested as deep as ONNX allows.  This
-module decodes messages into nodes and encodes them back, turns a node into its
-tensors and back (:func:`flatten`, :func:`assemble`), and gives it as Python values
-(:func:`python_value`).  Their Arrow form is :mod:`onnx_arrow.core.arrays`.
+This module decodes messages into nodes (:mod:`onnx_arrow.core.nodes`) and encodes
+them back, and turns a node into its tensors and back (:func:`flatten`,
+:func:`assemble`).  Their Arrow form is :mod:`onnx_arrow.core.arrays`, their Python
+form :mod:`onnx_arrow.core.python_values`.
 
 As for tensors, every message splits into its value and an envelope: the
 message bytes with the bulk data (tensor elements, map keys, sparse dims) cut
@@ -15,7 +13,6 @@ and ``key_type`` (also of an absent optional or an empty sequence) live there.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -25,49 +22,45 @@ from google.protobuf.descriptor import FieldDescriptor
 from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
 
 from onnx_arrow.core import _wire
-from onnx_arrow.core.codec import Strings, decode_strings
-from onnx_arrow.core.dtypes import ArrowKind, DType, dtype_of
+from onnx_arrow.core.direct import decode_tensor_fast
+from onnx_arrow.core.dtypes import DType, dtype_of
 from onnx_arrow.core.kinds import (
     ELEM_TYPE,
     KIND_OF_ELEM_TYPE,
     MAP,
-    MAP_KEY_TYPES,
     MAP_VALUE_KINDS,
     OPTIONAL,
     SEQUENCE,
     SPARSE_TENSOR,
     TENSOR,
     Kind,
+    map_key_dtype,
     unify,
 )
-from onnx_arrow.core.tensors import (
-    Tensor,
-    decode_tensor,
-    decode_tensor_fast,
-    encode_tensor,
+from onnx_arrow.core.nodes import (
+    MapValue,
+    Node,
+    OptionalValue,
+    SequenceValue,
+    SparseValue,
+    check_sparse,
+    field_name,
 )
+from onnx_arrow.core.tensor_wire import decode_tensor, encode_tensor
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,
     InvalidMessageError,
     NotRepresentableError,
-    OnnxArrowError,
     join_path,
 )
 
 __all__ = [
     "MAX_DEPTH",
-    "MapValue",
-    "OptionalValue",
-    "SequenceValue",
-    "SparseValue",
     "assemble",
-    "check_sparse",
     "decode_value",
     "encode_value",
-    "field_name",
     "flatten",
-    "map_key_dtype",
-    "python_value",
 ]
 
 #: Deepest nesting of messages below the root that protobuf parses back (upb's limit).
@@ -132,42 +125,6 @@ _CONTAINERS: Final[dict[str, Any]] = {
 }
 
 
-# --- values ------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class SequenceValue:
-    """The elements of a ``SequenceProto``."""
-
-    items: list[Node | None]
-
-
-@dataclass(slots=True)
-class MapValue:
-    """Keys (int64 array, or bytes for STRING) and values of a ``MapProto``."""
-
-    key: DType
-    keys: np.ndarray[Any, Any]
-    values: list[Node | None]
-
-
-@dataclass(slots=True)
-class OptionalValue:
-    """An ``OptionalProto``: its value, or None when absent."""
-
-    value: Node | None
-
-
-@dataclass(slots=True)
-class SparseValue:
-    """A ``SparseTensorProto``: dense dims, values ``[NNZ]``, indices ``[NNZ]``/``[NNZ, rank]``."""
-
-    dims: tuple[int, ...]
-    values: Tensor
-    indices: Tensor
-
-
-Node = Tensor | SequenceValue | MapValue | OptionalValue | SparseValue
 Resolver = Callable[..., Any]
 
 
@@ -392,11 +349,6 @@ class _Decoder:
         return SparseValue(tuple(dims), values, indices), b"".join(parts), Kind(SPARSE_TENSOR)
 
 
-def field_name(kind: str, singular: bool) -> str:
-    """The SequenceProto / OptionalProto field of elements of ``kind``: ``tensor_values`` ..."""
-    return f"{kind}_value" if singular else f"{kind}_values"
-
-
 def _elem_kind(
     elem_type: int | None,
     child_kind: str | None,
@@ -416,26 +368,6 @@ def _elem_kind(
             )
         elem = Kind(name)
     return elem
-
-
-def map_key_dtype(key_type: int, *, where: str, error: type[OnnxArrowError]) -> DType:
-    """The dtype of a map's ``key_type``, or ``error`` at ``where`` unless ONNX allows it.
-
-    A malformed message and a declared type refuse the same keys with their own
-    error classes: ``InvalidMessageError`` and ``UnsupportedTypeError``.
-    """
-    try:
-        key: DType | None = dtype_of(key_type)
-    except OnnxArrowError:
-        key = None
-    if key is None or key.name not in MAP_KEY_TYPES:
-        known = "" if key is None else f" ({key.name})"
-        raise error(
-            f"key_type {key_type} is not a map key type{known}; ONNX allows "
-            + ", ".join(sorted(MAP_KEY_TYPES)),
-            where=where,
-        )
-    return key
 
 
 def _map_keys(
@@ -468,40 +400,6 @@ def _map_keys(
             where=join_path(where, "keys"),
         )
     return values.astype(key.numpy)
-
-
-def check_sparse(dims: tuple[int, ...], values: Tensor, indices: Tensor, where: str) -> None:
-    if any(d < 0 for d in dims):
-        raise InvalidMessageError(
-            f"dims {list(dims)} has a negative size", where=join_path(where, "dims")
-        )
-    if len(values.dims) != 1:
-        raise InvalidMessageError(
-            f"values has dims {list(values.dims)}; sparse values are 1-D [NNZ]",
-            where=join_path(where, "values"),
-        )
-    nnz = values.dims[0]
-    if indices.dtype.name != "INT64":
-        raise InvalidMessageError(
-            f"indices are {indices.dtype.name}; sparse indices are INT64",
-            where=join_path(where, "indices"),
-        )
-    if indices.dims not in ((nnz,), (nnz, len(dims))):
-        raise InvalidMessageError(
-            f"indices have dims {list(indices.dims)}; expected [{nnz}] (linear) or "
-            f"[{nnz}, {len(dims)}] (coordinates)",
-            where=join_path(where, "indices"),
-        )
-    codes = indices.codes.reshape(indices.dims)
-    # linear indices address the flattened tensor, coordinates each of its dims
-    limits = np.array([math.prod(dims)] if codes.ndim == 1 else dims, dtype=np.float64)
-    outside = (codes < 0) | (codes >= limits)
-    bad = np.flatnonzero(outside if outside.ndim == 1 else outside.any(axis=1))
-    if bad.size:
-        raise InvalidMessageError(
-            f"indices[{int(bad[0])}] is {codes[bad[0]].tolist()}, outside dims {list(dims)}",
-            where=join_path(where, "indices"),
-        )
 
 
 def decode_value(
@@ -767,35 +665,3 @@ def _assemble_node(kind: Kind, envelope: bytes, leaves: Iterator[Tensor], where:
     if kind.name == OPTIONAL:
         return OptionalValue(items[0] if items else None)
     return SequenceValue(items)
-
-
-def python_value(
-    node: Node | None, *, maps_as_dicts: bool = False, strings: Strings = "bytes"
-) -> Any:
-    """A value with numpy arrays at its leaves: an ndarray for a tensor, a list for a
-    sequence, the value or None for an optional, ``(key, value)`` pairs for a map (order
-    and duplicate keys kept; a dict with ``maps_as_dicts``, as ``onnx.numpy_helper``
-    gives), and ``{"dims", "values", "indices"}`` for a sparse tensor.  STRING elements
-    and keys are ``bytes``, or ``str`` with ``strings="str"``."""
-    if node is None:
-        return None
-    if isinstance(node, Tensor):
-        return node.to_numpy(strings)
-    if isinstance(node, SequenceValue):
-        return [python_value(n, maps_as_dicts=maps_as_dicts, strings=strings) for n in node.items]
-    if isinstance(node, OptionalValue):
-        return python_value(node.value, maps_as_dicts=maps_as_dicts, strings=strings)
-    if isinstance(node, MapValue):
-        values = [
-            python_value(v, maps_as_dicts=maps_as_dicts, strings=strings) for v in node.values
-        ]
-        keys = node.keys
-        if strings == "str" and node.key.arrow_kind is ArrowKind.BINARY:
-            keys = decode_strings(keys)
-        pairs = list(zip(keys.tolist(), values, strict=True))
-        return dict(pairs) if maps_as_dicts else pairs
-    return {
-        "dims": node.dims,
-        "values": node.values.to_numpy(strings),
-        "indices": node.indices.to_numpy(),
-    }

@@ -14,7 +14,7 @@ from onnx import TensorProto, TypeProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
-from onnx_arrow.core.tensors import FIXED_WIDTH_FIELDS
+from onnx_arrow.core.tensor_wire import FIXED_WIDTH_FIELDS
 from onnx_arrow.core.values import resolve_declared, to_arrow_serialized
 from onnx_arrow.errors import InvalidMessageError
 

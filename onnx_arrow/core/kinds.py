@@ -30,6 +30,7 @@ __all__ = [
     "TENSOR",
     "Kind",
     "kind_of_message",
+    "map_key_dtype",
     "unify",
 ]
 
@@ -146,3 +147,23 @@ def unify(a: Kind | None, b: Kind | None, where: str) -> Kind | None:
     if a.name != b.name or (a.key is not None and b.key is not None and a.key is not b.key):
         raise UnsupportedTypeError(f"holds {b} but the column holds {a}", where=where)
     return Kind(a.name, unify(a.elem, b.elem, where), a.key or b.key)
+
+
+def map_key_dtype(key_type: int, *, where: str, error: type[OnnxArrowError]) -> DType:
+    """The dtype of a map's ``key_type``, or ``error`` at ``where`` unless ONNX allows it.
+
+    A malformed message and a declared type refuse the same keys with their own
+    error classes: ``InvalidMessageError`` and ``UnsupportedTypeError``.
+    """
+    try:
+        key: DType | None = dtype_of(key_type)
+    except OnnxArrowError:
+        key = None
+    if key is None or key.name not in MAP_KEY_TYPES:
+        known = "" if key is None else f" ({key.name})"
+        raise error(
+            f"key_type {key_type} is not a map key type{known}; ONNX allows "
+            + ", ".join(sorted(MAP_KEY_TYPES)),
+            where=where,
+        )
+    return key

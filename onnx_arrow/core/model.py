@@ -53,19 +53,9 @@ from onnx_arrow.core._json import load_json
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
-from onnx_arrow.core.codec import Strings, check_strings
-from onnx_arrow.core.containers import (
-    MapValue,
-    Node,
-    OptionalValue,
-    SequenceValue,
-    SparseValue,
-    assemble,
-    decode_value,
-    encode_value,
-    flatten,
-    python_value,
-)
+from onnx_arrow.core.codec import Strings, check_strings, codes_to_storage, storage_to_codes
+from onnx_arrow.core.containers import assemble, decode_value, encode_value, flatten
+from onnx_arrow.core.direct import decode_tensor_fast
 from onnx_arrow.core.dtypes import (
     DECODED_FLOATS,
     DTYPES,
@@ -74,14 +64,8 @@ from onnx_arrow.core.dtypes import (
     dtype_of,
     dtype_of_numpy,
 )
-from onnx_arrow.core.extension_types import (
-    MessageType,
-    SparseTensorType,
-    describe_type,
-    dtype_of_arrow,
-    element_type,
-    tensor_layout,
-)
+from onnx_arrow.core.element_types import dtype_of_arrow, element_type
+from onnx_arrow.core.extension_types import describe_type
 from onnx_arrow.core.kinds import (
     MAP,
     MESSAGE_CLASS,
@@ -91,6 +75,9 @@ from onnx_arrow.core.kinds import (
     TENSOR,
     Kind,
 )
+from onnx_arrow.core.message_type import MessageType
+from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, SparseValue
+from onnx_arrow.core.python_values import python_value
 from onnx_arrow.core.statistics import (
     STATISTICS,
     Statistic,
@@ -98,14 +85,9 @@ from onnx_arrow.core.statistics import (
     tensor_statistics,
 )
 from onnx_arrow.core.storage import storage_type
-from onnx_arrow.core.tensors import (
-    MAX_ELEMENTS,
-    Tensor,
-    codes_to_storage,
-    decode_tensor_fast,
-    stacked_codes,
-    storage_to_codes,
-)
+from onnx_arrow.core.tensor_arrays import stacked_codes
+from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
+from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
 from onnx_arrow.core.ulp import FLOATING, UlpDistance, is_floating, ulp_distance
 from onnx_arrow.core.values import unwrap

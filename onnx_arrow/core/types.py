@@ -26,25 +26,37 @@ import math
 import pyarrow as pa
 from onnx import TypeProto
 
-from onnx_arrow.core.arrays import arrow_type_of_kind
-from onnx_arrow.core.containers import map_key_dtype
 from onnx_arrow.core.dtypes import DType, dtype_of
-from onnx_arrow.core.extension_types import (
+from onnx_arrow.core.element_types import dtype_of_arrow, element_type
+from onnx_arrow.core.extension_metadata import extension_metadata
+from onnx_arrow.core.kinds import (
+    MAP,
+    OPTIONAL,
+    SEQUENCE,
+    SPARSE_TENSOR,
+    TENSOR,
+    Kind,
+    map_key_dtype,
+)
+from onnx_arrow.core.tensor_types import (
     SparseTensorType,
-    dtype_of_arrow,
-    element_type,
-    extension_metadata,
     fixed_shape_tensor,
     sparse_tensor_type,
     tensor_layout,
     variable_rank_tensor,
     variable_shape_tensor,
 )
-from onnx_arrow.core.kinds import MAP, OPTIONAL, SEQUENCE, SPARSE_TENSOR, TENSOR, Kind
 from onnx_arrow.core.tensors import MAX_ELEMENTS
 from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
-__all__ = ["arrow_type", "fit_declared", "kind_of_arrow", "kind_of_type", "onnx_type"]
+__all__ = [
+    "arrow_type",
+    "arrow_type_of_kind",
+    "fit_declared",
+    "kind_of_arrow",
+    "kind_of_type",
+    "onnx_type",
+]
 
 
 def _check(type_proto: object, where: str) -> TypeProto:
@@ -141,6 +153,21 @@ def arrow_type(type_proto: TypeProto, *, where: str = "type") -> pa.DataType:
     return arrow_type_of_kind(kind, inner)
 
 
+def arrow_type_of_kind(kind: Kind, inner: pa.DataType) -> pa.DataType:
+    """The Arrow type of ``kind`` whose element (or value) type is ``inner``."""
+    if kind.name == SEQUENCE:
+        return pa.list_(inner)
+    if kind.name == MAP:
+        if kind.key is None:
+            raise UnsupportedTypeError(f"{kind} has no key type")
+        return pa.map_(element_type(kind.key), inner)
+    if kind.name == OPTIONAL:
+        if kind.elem is not None and kind.elem.name == OPTIONAL:
+            return pa.struct([pa.field("value", inner)])
+        return inner
+    raise UnsupportedTypeError(f"{kind} has no element type")
+
+
 def kind_of_arrow(arrow_type: pa.DataType, array: pa.Array | None = None) -> Kind:
     """The value kind an Arrow type holds; with ``array``, nulls make a level optional."""
     nullable = array is not None and array.null_count > 0
@@ -204,6 +231,16 @@ def onnx_type(arrow_type: pa.DataType, kind: Kind | None = None) -> TypeProto:
     >>> onnx_type(arrow_type(t)) == t
     True
     """
+    if not isinstance(arrow_type, pa.DataType):
+        hint = (
+            "; for the Arrow type of a TypeProto, use onnx_arrow.arrow_type"
+            if isinstance(arrow_type, TypeProto)
+            else ""
+        )
+        raise UnsupportedTypeError(
+            f"onnx_type takes a pyarrow DataType, got {type(arrow_type).__name__}{hint}",
+            where="arrow_type",
+        )
     kind = kind or _kind_of_arrow(arrow_type, None)
     out = TypeProto()
     if kind.name == OPTIONAL:

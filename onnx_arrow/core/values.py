@@ -15,6 +15,7 @@ pyarrow or from any object of the Arrow PyCapsule interface.
 
 from __future__ import annotations
 
+import builtins
 import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -28,20 +29,17 @@ from onnx import TypeProto
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, decode_strings
-from onnx_arrow.core.containers import Node, decode_value, encode_value, python_value
-from onnx_arrow.core.extension_types import MessageType, tensor_layout
+from onnx_arrow.core.containers import decode_value, encode_value
+from onnx_arrow.core.direct import fixed_tensor_array, fixed_tensor_messages, raw_batch
 from onnx_arrow.core.external_data import read_external_data
 from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of_message, unify
-from onnx_arrow.core.tensors import (
-    Tensor,
-    fixed_tensor_array,
-    fixed_tensor_messages,
-    raw_batch,
-    stacked_codes,
-    tensor_dtype,
-    tensor_rows,
-    tensor_type_for,
-)
+from onnx_arrow.core.message_type import MessageType
+from onnx_arrow.core.nodes import Node
+from onnx_arrow.core.python_values import python_value
+from onnx_arrow.core.tensor_arrays import stacked_codes, tensor_dtype, tensor_rows, tensor_type_for
+from onnx_arrow.core.tensor_codes import null_row_error
+from onnx_arrow.core.tensor_types import tensor_layout
+from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
 from onnx_arrow.errors import (
     NotRepresentableError,
@@ -129,8 +127,21 @@ def to_arrow(
     'onnx.variable_shape_tensor'
     """
     declared = resolve_declared(declared, type, "to_arrow")
+    if isinstance(values, Message):
+        raise UnsupportedTypeError(
+            f"values is one {values.DESCRIPTOR.name}, not a sequence of messages; pass a list "
+            "of them, e.g. to_arrow([value])",
+            where="values",
+        )
     if not isinstance(values, list | tuple):
-        values = list(values)  # read twice when the direct path hands over to the wire path
+        try:
+            values = list(values)  # read twice when the direct path hands over to the wire path
+        except TypeError:
+            raise UnsupportedTypeError(
+                f"values must be a sequence of messages, got {builtins.type(values).__name__}; "
+                "pass a list of them, e.g. to_arrow([value])",
+                where="values",
+            ) from None
     if values:
         direct = _direct_tensors(values, declared, exact)
         if direct is not None:
@@ -155,7 +166,7 @@ def _direct_tensors(
     values: Sequence[Message], declared: TypeProto | None, exact: bool
 ) -> pa.Array | None:
     """The column of tensors read from their fields, without serializing them; None when
-    a tensor needs the wire path (see :func:`~onnx_arrow.core.tensors.raw_batch`).  With
+    a tensor needs the wire path (see :func:`~onnx_arrow.core.direct.raw_batch`).  With
     ``exact``, the ``onnx.message`` column, envelopes built from the fields too."""
     batch = raw_batch(values)
     if batch is None:
@@ -398,11 +409,7 @@ def to_numpy(data: Any, *, strings: Strings = "str") -> np.ndarray[Any, Any]:
         rows = tensor_rows(values)
         absent = next((i for i, t in enumerate(rows) if t is None), None)
         if absent is not None:
-            raise NotRepresentableError(
-                "the row is null (an absent value), so the column is not one ndarray; "
-                "onnx_arrow.to_pylist gives None for it",
-                where=f"row {absent}",
-            )
+            raise null_row_error(absent)
         tensors = [t for t in rows if t is not None]
         shapes = [t.dims for t in tensors]
         other = next((i for i, s in enumerate(shapes) if s != shapes[0]), None)

@@ -198,13 +198,13 @@ def test_an_empty_chunked_column_of_any_type_is_read() -> None:
 
 def test_a_capsule_pyarrow_cannot_import_is_a_located_error_that_says_why() -> None:
     pl = pytest.importorskip("polars")
-    from onnx_arrow.core import extension_types as et
+    from onnx_arrow.core import tensor_types as tt
 
     storage = pa.StructArray.from_arrays(
         [pa.array([[1.0, 2.0]], pa.list_(pa.float32())), pa.array([[2]], pa.list_(pa.int32(), 1))],
         names=["data", "shape"],
     )
-    canonical = et.ragged_from_storage(et.canonical_variable_shape_tensor(pa.float32(), 1), storage)
+    canonical = tt.ragged_from_storage(tt.canonical_variable_shape_tensor(pa.float32(), 1), storage)
     series = pl.from_arrow(pa.table({"c": canonical}))["c"]  # large_list storage now
     with pytest.raises(ArrowLayoutError, match="takes list storage only"):
         onnx_arrow.from_arrow(series)

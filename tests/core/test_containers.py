@@ -528,7 +528,8 @@ def test_the_first_of_many_rows_that_do_not_fit_is_named():
 
 def test_build_array_names_the_row_of_a_node_of_the_wrong_kind():
     from onnx_arrow.core.arrays import build_array
-    from onnx_arrow.core.containers import OptionalValue, decode_value
+    from onnx_arrow.core.containers import decode_value
+    from onnx_arrow.core.nodes import OptionalValue
 
     node, _, kind = decode_value(tensor([1.0, 2.0]).SerializeToString(), "tensor", where="row 0")
     optional_kind = type(kind)("optional", kind)
@@ -580,8 +581,9 @@ def test_a_tensor_decodes_alike_from_bytes_and_from_a_view_into_a_larger_buffer(
 
 
 def test_encoding_refuses_a_kind_deeper_than_protobuf_parses():
-    from onnx_arrow.core.containers import SequenceValue, encode_value
+    from onnx_arrow.core.containers import encode_value
     from onnx_arrow.core.kinds import Kind
+    from onnx_arrow.core.nodes import SequenceValue
 
     kind = Kind("tensor")
     for _ in range(MAX_DEPTH + 1):

@@ -1,8 +1,8 @@
-"""Tests of :mod:`onnx_arrow.core.extension_types`: identity, persistence, refusals."""
+"""Tests of :mod:`onnx_arrow.core.extension_types`: every registered type's identity,
+persistence, refusal of malformed metadata, reloading and description."""
 
 from __future__ import annotations
 
-import io
 import json
 import pickle
 import subprocess
@@ -13,122 +13,25 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from arrow_samples import (
+    OWN_TYPES,
+    _element,
+    _tensor,
+    ipc_round_trip,
+    parquet_round_trip,
+    sample_array,
+)
 
 import onnx_arrow
+from onnx_arrow.core import extension_metadata as em
 from onnx_arrow.core import extension_types as et
+from onnx_arrow.core import json_extension as je
+from onnx_arrow.core import message_type as mt
+from onnx_arrow.core import tensor_types as tt
 from onnx_arrow.core.arrow_input import as_array
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
-from onnx_arrow.core.storage import storage_type
-from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError, UnsupportedTypeError
-
-OWN_ROWS = [row for row in DTYPES.values() if row.extension_name is not None]
-NATIVE_ROWS = [row for row in DTYPES.values() if row.arrow_kind is ArrowKind.NATIVE]
-OTHER_ROWS = [row for row in DTYPES.values() if row.arrow_kind is not ArrowKind.NATIVE]
-
-
-def ids(rows: list[DType]) -> list[str]:
-    return [row.name for row in rows]
-
-
-def _element(row: DType) -> pa.DataType:
-    return et.element_type(row)
-
-
-#: Every type onnx-arrow defines itself, each built by a fresh call.
-OWN_TYPES: dict[str, Callable[[], pa.DataType]] = {
-    **{row.extension_name: (lambda row=row: _element(row)) for row in OWN_ROWS},  # type: ignore[misc]
-    "onnx.variable_shape_tensor[bool8]": lambda: et.variable_shape_tensor(pa.bool8(), 2),
-    "onnx.variable_shape_tensor[binary, uniform]": lambda: et.variable_shape_tensor(
-        pa.binary(), 3, [None, 2, 0]
-    ),
-    "onnx.variable_shape_tensor[bfloat16]": lambda: et.variable_shape_tensor(
-        _element(dtype_of("BFLOAT16")), 1
-    ),
-    "onnx.variable_shape_tensor[complex64]": lambda: et.variable_shape_tensor(
-        _element(dtype_of("COMPLEX64")), 1
-    ),
-    "onnx.variable_rank_tensor[float]": lambda: et.variable_rank_tensor(pa.float32()),
-    "onnx.variable_rank_tensor[int4]": lambda: et.variable_rank_tensor(_element(dtype_of("INT4"))),
-    "onnx.message[fixed_shape_tensor]": lambda: et.MessageType(
-        et.fixed_shape_tensor(pa.float32(), (2, 3))
-    ),
-    "onnx.message[variable_rank_tensor]": lambda: et.MessageType(
-        et.variable_rank_tensor(_element(dtype_of("FLOAT8E5M2")))
-    ),
-    "onnx.message[canonical variable_shape_tensor]": lambda: et.MessageType(
-        et.variable_shape_tensor(pa.int64(), 2, [None, 4])
-    ),
-}
-
-
-def sample_storage(storage_type: pa.DataType) -> pa.Array:
-    """A small non-empty storage array of ``storage_type`` (two rows, one element or more)."""
-    if pa.types.is_struct(storage_type) and storage_type.names == ["data", "shape"]:
-        data_type = storage_type.field("data").type
-        shape_type = storage_type.field("shape").type
-        ndim = shape_type.list_size if pa.types.is_fixed_size_list(shape_type) else 1
-        shapes = [[1] * ndim, [1] * ndim]
-        data = pa.array([[None], [None]], pa.list_(pa.null()))
-        values = sample_values(data_type.value_type, 2)
-        data = pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), values, type=data_type)
-        return pa.StructArray.from_arrays(
-            [data, pa.array(shapes, shape_type)], fields=list(storage_type)
-        )
-    if pa.types.is_struct(storage_type):  # onnx.message
-        value_type = storage_type.field("value").type
-        value = sample_array(value_type, 2)
-        envelope = pa.array([b"\x42\x01x", b""], pa.binary())
-        return pa.StructArray.from_arrays([value, envelope], fields=list(storage_type))
-    return sample_values(storage_type, 2)
-
-
-def sample_values(value_type: pa.DataType, n: int) -> pa.Array:
-    if isinstance(value_type, pa.BaseExtensionType):
-        return sample_array(value_type, n)
-    if pa.types.is_fixed_size_list(value_type):
-        flat = sample_values(value_type.value_type, n * value_type.list_size)
-        return pa.FixedSizeListArray.from_arrays(flat, type=value_type)
-    if pa.types.is_binary(value_type):
-        return pa.array([b"\xff\x00"] * n, value_type)
-    return pa.array(np.zeros(n, dtype=value_type.to_pandas_dtype()), value_type)
-
-
-def sample_array(arrow_type: pa.DataType, n: int) -> pa.Array:
-    if isinstance(arrow_type, pa.ExtensionType):
-        storage = sample_storage(arrow_type.storage_type)
-        return pa.ExtensionArray.from_storage(arrow_type, storage.slice(0, n))
-    if isinstance(arrow_type, pa.BaseExtensionType):
-        name = arrow_type.extension_name
-        if name == et.CANONICAL_FIXED_SHAPE:
-            size = int(np.prod(arrow_type.shape))
-            flat = sample_values(arrow_type.value_type, n * size)
-            return pa.ExtensionArray.from_storage(
-                arrow_type, pa.FixedSizeListArray.from_arrays(flat, size)
-            )
-        if name == "arrow.bool8":
-            return pa.ExtensionArray.from_storage(arrow_type, pa.array([0, 1][:n], pa.int8()))
-        storage = sample_storage(arrow_type.storage_type)
-        return et.ragged_from_storage(arrow_type, storage.slice(0, n))
-    return sample_values(arrow_type, n)
-
-
-def ipc_round_trip(table: pa.Table) -> pa.Table:
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return pa.ipc.open_stream(sink.getvalue()).read_all()
-
-
-def parquet_round_trip(table: pa.Table) -> pa.Table:
-    sink = io.BytesIO()
-    pq.write_table(table, sink)
-    sink.seek(0)
-    # use_threads=False: pyarrow 26 intermittently aborts at interpreter exit after a threaded
-    # Parquet read ("terminate called without an active exception"); unrelated to onnx-arrow.
-    return pq.read_table(sink, use_threads=False)
-
+from onnx_arrow.core.dtypes import dtype_of
+from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError
 
 # --- identity ----------------------------------------------------------------------------------
 
@@ -150,41 +53,8 @@ def test_own_types_are_values(make: Callable[[], pa.DataType]) -> None:
 def test_own_types_serialize_as_versioned_json(make: Callable[[], pa.DataType]) -> None:
     t = make()
     meta = json.loads(t.__arrow_ext_serialize__())
-    assert meta.pop("version") == et.FORMAT_VERSION
-    assert meta == et.extension_metadata(t) == t.params
-
-
-def test_pickle_never_executes_a_class_path_from_the_data() -> None:
-    """Pickles reference onnx-arrow's own rebuild function and type class, nothing else."""
-    blob = pickle.dumps(_element(dtype_of("BFLOAT16")))
-    assert b"onnx_arrow.core.extension_types" in blob
-    assert b"cloudpickle" not in blob
-
-
-@pytest.mark.parametrize("row", OWN_ROWS, ids=ids(OWN_ROWS))
-def test_element_types_follow_the_table(row: DType) -> None:
-    t = et.element_type(row)
-    assert isinstance(t, et.OnnxElementType)
-    assert t.extension_name == row.extension_name
-    assert t.params == {"data_type": row.name}
-    assert et.dtype_of_arrow(t) is row
-    if row.arrow_kind is ArrowKind.COMPLEX:
-        assert t.storage_type == pa.list_(
-            pa.field("item", pa.from_numpy_dtype(row.arrow_storage), nullable=False), 2
-        )
-    else:
-        assert t.storage_type == pa.from_numpy_dtype(row.arrow_storage)
-
-
-def test_element_types_differ_between_dtypes() -> None:
-    types = [et.element_type(row) for row in DTYPES.values()]
-    assert len(set(types)) == len(types) == 28
-
-
-def test_dtype_of_arrow_refuses_other_types() -> None:
-    with pytest.raises(UnsupportedTypeError, match=r"^col: Arrow element type date32") as info:
-        et.dtype_of_arrow(pa.date32(), where="col")
-    assert isinstance(info.value, TypeError)
+    assert meta.pop("version") == je.FORMAT_VERSION
+    assert meta == em.extension_metadata(t) == t.params
 
 
 # --- persistence ------------------------------------------------------------------------------
@@ -207,10 +77,10 @@ def test_own_types_survive_files(
 @pytest.mark.parametrize(
     "arrow_type",
     [
-        et.canonical_variable_shape_tensor(pa.float32(), 2),
-        et.canonical_variable_shape_tensor(pa.uint16(), 3, [None, 2, None]),
-        et.fixed_shape_tensor(pa.int8(), (2, 2)),
-        et.fixed_shape_tensor(pa.float64(), ()),
+        tt.canonical_variable_shape_tensor(pa.float32(), 2),
+        tt.canonical_variable_shape_tensor(pa.uint16(), 3, [None, 2, None]),
+        tt.fixed_shape_tensor(pa.int8(), (2, 2)),
+        tt.fixed_shape_tensor(pa.float64(), ()),
         pa.bool8(),
     ],
     ids=["variable_shape", "variable_shape uniform", "fixed_shape", "fixed_shape rank 0", "bool8"],
@@ -225,93 +95,7 @@ def test_canonical_types_survive_files(
     assert back.type.extension_name == arrow_type.extension_name
     # read back as pyarrow's own C++ type: no Python class is registered under a canonical name
     assert not isinstance(back.type, pa.ExtensionType)
-    assert et.extension_metadata(back.type) == et.extension_metadata(arrow_type)
-
-
-# --- canonical first, where it fits ----------------------------------------------------------
-
-
-@pytest.mark.parametrize("row", NATIVE_ROWS, ids=ids(NATIVE_ROWS))
-def test_the_canonical_variable_shape_type_is_read(row: DType) -> None:
-    t = et.canonical_variable_shape_tensor(et.element_type(row), 2)
-    assert t.extension_name == "arrow.variable_shape_tensor"
-    assert not isinstance(t, pa.ExtensionType)  # C++ type, no Python class registered
-    assert et.extension_metadata(t) == {}
-    u = et.canonical_variable_shape_tensor(et.element_type(row), 2, [3, None])
-    assert et.extension_metadata(u) == {"uniform_shape": [3, None]}
-    assert t == et.canonical_variable_shape_tensor(et.element_type(row), 2)
-    assert t != u
-    assert et.tensor_layout(u) == et.TensorLayout("variable", et.element_type(row))
-    # a column of it (another writer's) gives its tensors
-    storage = pa.StructArray.from_arrays(
-        [
-            pa.array([[0, 1, 2, 3, 4, 5], [6, 7, 8]], pa.list_(et.element_type(row))),
-            pa.array([[3, 2], [3, 1]], pa.list_(pa.int32(), 2)),
-        ],
-        names=["data", "shape"],
-    )
-    column = et.ragged_from_storage(u, storage)
-    import onnx_arrow
-
-    assert [a.shape for a in onnx_arrow.to_pylist(column)] == [(3, 2), (3, 1)]
-
-
-def test_onnx_arrow_writes_its_own_variable_shape_type() -> None:
-    """The canonical one does not fit: no Python class, no unpickling, no large_list."""
-    import onnx_arrow
-
-    messages = [_tensor(np.ones((2, 3), np.float32)), _tensor(np.ones((1, 3), np.float32))]
-    column = onnx_arrow.to_arrow(messages)
-    assert isinstance(column.type, et.VariableShapeTensorType)
-    table = pa.table({"x": column})
-    assert pickle.loads(pickle.dumps(table)).equals(table)  # as Ray and Dask ship tables
-    canonical = pa.table(
-        {
-            "x": et.ragged_from_storage(
-                et.canonical_variable_shape_tensor(pa.float32(), 2), column.storage
-            )
-        }
-    )
-    with pytest.raises(ValueError, match="No type alias"):
-        pickle.loads(pickle.dumps(canonical))  # pyarrow 26: should it change, so can this
-
-
-@pytest.mark.parametrize("row", OTHER_ROWS, ids=ids(OTHER_ROWS))
-def test_other_dtypes_use_onnx_variable_shape(row: DType) -> None:
-    t = et.variable_shape_tensor(et.element_type(row), 2, [None, 5])
-    assert isinstance(t, et.VariableShapeTensorType)
-    assert t.extension_name == "onnx.variable_shape_tensor"
-    assert t.ndim == 2
-    assert t.uniform_shape == [None, 5]
-    assert t.value_type == et.element_type(row)
-    own = row.extension_name is not None
-    expected = {"uniform_shape": [None, 5]} | ({"data_type": row.name} if own else {})
-    assert et.extension_metadata(t) == expected
-    # the same storage layout as the canonical type; onnx-arrow's own element types
-    # as their plain storage, the dtype in the metadata
-    element = et.element_type(row).storage_type if own else et.element_type(row)
-    assert t.storage_type == pa.struct(
-        [
-            pa.field("data", pa.list_(element)),
-            pa.field("shape", pa.list_(pa.int32(), 2)),
-        ]
-    )
-
-
-def test_extension_metadata_reads_cpp_types() -> None:
-    assert et.extension_metadata(et.fixed_shape_tensor(pa.int32(), (2, 3))) == {"shape": [2, 3]}
-    assert et.extension_metadata(pa.bool8()) == {}
-    t = et.variable_shape_tensor(pa.float32(), 3, [None, 3, 0])
-    assert et.extension_metadata(t) == {"uniform_shape": [None, 3, 0]}
-    with pytest.raises(UnsupportedTypeError, match="not an extension type"):
-        et.extension_metadata(pa.float32())
-
-
-def test_variable_shape_refuses_a_bad_uniform_shape() -> None:
-    with pytest.raises(ArrowLayoutError, match=r"uniform_shape must be a list of 2"):
-        et.variable_shape_tensor(pa.float32(), 2, [1, 2, 3])
-    with pytest.raises(ArrowLayoutError, match=r"uniform_shape"):
-        et.variable_shape_tensor(pa.binary(), 1, [-1])
+    assert em.extension_metadata(back.type) == em.extension_metadata(arrow_type)
 
 
 # --- malformed metadata --------------------------------------------------------------------------
@@ -324,7 +108,7 @@ def imported_array(name: str, metadata: bytes, storage_type: pa.DataType) -> pa.
         storage_type,
         metadata={"ARROW:extension:name": name, "ARROW:extension:metadata": metadata},
     )
-    return pa.array(et._CDataHolder(pa.array([], storage_type), field))
+    return pa.array(em.CDataHolder(pa.array([], storage_type), field))
 
 
 def imported(name: str, metadata: bytes, storage_type: pa.DataType) -> pa.DataType:
@@ -339,8 +123,8 @@ def meta(**params: Any) -> bytes:
 
 
 BF16 = pa.float32()
-VS_STORAGE = et._ragged_storage(pa.binary(), 2)
-VR_STORAGE = et._ragged_storage(pa.binary(), None)
+VS_STORAGE = tt.ragged_storage(pa.binary(), 2)
+VR_STORAGE = tt.ragged_storage(pa.binary(), None)
 MSG_STORAGE = pa.struct([pa.field("value", pa.int8()), pa.field("envelope", pa.binary())])
 TENSOR = {"kind": ["tensor"]}
 
@@ -488,7 +272,7 @@ def test_well_formed_metadata_is_accepted() -> None:
         dtype_of("BFLOAT16")
     )
     t = imported("onnx.variable_shape_tensor", meta(uniform_shape=[None, 0]), VS_STORAGE)
-    assert t == et.variable_shape_tensor(pa.binary(), 2, [None, 0])
+    assert t == tt.variable_shape_tensor(pa.binary(), 2, [None, 0])
     # key order and whitespace do not matter
     t = imported("onnx.int4", b' {"data_type":"INT4" , "version":1}', pa.int8())
     assert t == _element(dtype_of("INT4"))
@@ -531,73 +315,28 @@ def test_reloading_the_module_does_not_crash() -> None:
     assert done.stdout.strip() == "ok"
 
 
-# --- tensor layouts, sparse tensors, descriptions ------------------------------------------------
-
-
-LAYOUTS: dict[str, tuple[pa.DataType, str, pa.DataType]] = {
-    "fixed": (et.fixed_shape_tensor(pa.float32(), (2, 3)), "fixed", pa.float32()),
-    "canonical variable": (
-        et.canonical_variable_shape_tensor(pa.int64(), 2),
-        "variable",
-        pa.int64(),
-    ),
-    "onnx variable": (et.variable_shape_tensor(pa.binary(), 1), "variable", pa.binary()),
-    "rank": (et.variable_rank_tensor(pa.bool8()), "rank", pa.bool8()),
-}
-
-
-@pytest.mark.parametrize(("arrow_type", "layout", "value_type"), LAYOUTS.values(), ids=LAYOUTS)
-def test_tensor_layout_names_the_layout_and_element_type(
-    arrow_type: pa.DataType, layout: str, value_type: pa.DataType
-) -> None:
-    assert et.tensor_layout(arrow_type) == (layout, value_type)
-
-
-@pytest.mark.parametrize(
-    "arrow_type",
-    [
-        pa.float32(),
-        pa.list_(pa.float32()),
-        et.sparse_tensor_type(pa.float32()),
-        et.MessageType(et.fixed_shape_tensor(pa.float32(), (2,))),
-        _element(dtype_of("BFLOAT16")),
-    ],
-)
-def test_tensor_layout_of_other_types_is_none(arrow_type: pa.DataType) -> None:
-    assert et.tensor_layout(arrow_type) is None
-
-
-def test_sparse_tensor_type_holds_values_and_indices() -> None:
-    t = et.sparse_tensor_type(_element(dtype_of("BFLOAT16")))
-    assert isinstance(t, et.SparseTensorType)
-    assert t.value_type == _element(dtype_of("BFLOAT16"))
-    indices = t.storage_type.field("indices").type
-    assert et.tensor_layout(indices) == ("rank", pa.int64())
-    assert t == et.sparse_tensor_type(_element(dtype_of("BFLOAT16")))
-
-
 DESCRIPTIONS: dict[str, tuple[pa.DataType, str]] = {
     "fixed": (
-        et.fixed_shape_tensor(pa.float32(), (2, 3)),
+        tt.fixed_shape_tensor(pa.float32(), (2, 3)),
         "arrow.fixed_shape_tensor[value_type=float, shape=[2,3]]",
     ),
     "canonical variable": (
-        et.canonical_variable_shape_tensor(pa.int64(), 2, [None, 4]),
+        tt.canonical_variable_shape_tensor(pa.int64(), 2, [None, 4]),
         "arrow.variable_shape_tensor[value_type=int64, ndim=2, uniform_shape=[null,4]]",
     ),
     "onnx variable": (
-        et.variable_shape_tensor(_element(dtype_of("BFLOAT16")), 1),
+        tt.variable_shape_tensor(_element(dtype_of("BFLOAT16")), 1),
         "onnx.variable_shape_tensor[value_type=onnx.bfloat16, ndim=1]",
     ),
     "rank": (
-        et.variable_rank_tensor(pa.binary()),
+        tt.variable_rank_tensor(pa.binary()),
         "onnx.variable_rank_tensor[value_type=binary]",
     ),
     "message": (
-        et.MessageType(et.variable_rank_tensor(pa.float32())),
+        mt.MessageType(tt.variable_rank_tensor(pa.float32())),
         "onnx.message[value=onnx.variable_rank_tensor[value_type=float]]",
     ),
-    "sparse": (et.sparse_tensor_type(pa.float32()), "onnx.sparse_tensor"),
+    "sparse": (tt.sparse_tensor_type(pa.float32()), "onnx.sparse_tensor"),
     "plain": (pa.list_(pa.int8()), "list<item: int8>"),
 }
 
@@ -607,201 +346,7 @@ def test_describe_type(arrow_type: pa.DataType, text: str) -> None:
     assert et.describe_type(arrow_type) == text
 
 
-class _OtherWritersType(pa.ExtensionType):  # type: ignore[misc]
-    """Another library's extension type, whose metadata onnx-arrow only reads."""
-
-    def __init__(self, metadata: bytes) -> None:
-        self._metadata = metadata
-        super().__init__(pa.int8(), "other.type")
-
-    def __arrow_ext_serialize__(self) -> bytes:
-        return self._metadata
-
-    @classmethod
-    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> Any:
-        return cls(serialized)
-
-
-@pytest.mark.parametrize(
-    ("metadata", "text"),
-    [
-        (b"{x", "other.type: extension metadata is not JSON"),
-        (b"\xff", "other.type: extension metadata is not JSON"),
-        (b"[1]", "other.type: extension metadata must be a JSON object, got list"),
-    ],
-)
-def test_unreadable_metadata_of_other_types_says_what_it_must_be(
-    metadata: bytes, text: str
-) -> None:
-    with pytest.raises(ArrowLayoutError) as info:
-        et.extension_metadata(_OtherWritersType(metadata))
-    assert str(info.value).startswith(text)
-    assert str(info.value).endswith("a JSON object")
-    assert et.extension_metadata(_OtherWritersType(b'{"a": 1}')) == {"a": 1}
-
-
 @pytest.mark.parametrize("metadata", [b"{x", b"[1]"])
 def test_unreadable_metadata_of_own_types_asks_for_a_version_key(metadata: bytes) -> None:
     with pytest.raises(ArrowLayoutError, match=r"a JSON object with a 'version' key$"):
         imported("onnx.bfloat16", metadata, BF16)
-
-
-# --- Polars hands columns back with large storage -----------------------------------------------
-
-
-def _tensor(array: np.ndarray, name: str = "t") -> Any:
-    from onnx import numpy_helper
-
-    return numpy_helper.from_array(array, name)
-
-
-def _polars_values() -> dict[str, list[Any]]:
-    import ml_dtypes
-    from onnx import OptionalProto, SequenceProto, TensorProto, helper
-
-    strings = helper.make_tensor("s", TensorProto.STRING, [2], [b"a", b"\xff"])
-    return {
-        "fixed float": [
-            _tensor(np.arange(6, dtype=np.float32).reshape(2, 3) + i) for i in range(2)
-        ],
-        "string": [strings, strings],
-        "bool, variable shape": [_tensor(np.ones((2, 3), bool)), _tensor(np.ones((2, 2), bool))],
-        "variable rank": [_tensor(np.ones((2, 3), np.float32)), _tensor(np.ones(2, np.float32))],
-        "bfloat16": [_tensor(np.ones(3, ml_dtypes.bfloat16)) for _ in range(2)],
-        "sequence": [
-            helper.make_sequence("s", SequenceProto.TENSOR, [_tensor(np.ones(3, np.float32))]),
-            helper.make_sequence("s", SequenceProto.TENSOR, []),
-        ],
-        "optional": [
-            helper.make_optional("o", OptionalProto.TENSOR, _tensor(np.ones(2, np.float32))),
-            OptionalProto(name="o", elem_type=OptionalProto.TENSOR),
-        ],
-        "map": [
-            helper.make_map(
-                "m",
-                TensorProto.INT64,
-                [1, 2],
-                helper.make_sequence(
-                    "v",
-                    SequenceProto.TENSOR,
-                    [_tensor(np.ones(2, np.float32)), _tensor(np.zeros(2, np.float32))],
-                ),
-            )
-        ],
-    }
-
-
-@pytest.mark.parametrize("name", list(_polars_values()))
-def test_message_columns_come_back_from_polars_exactly(name: str) -> None:
-    # Polars keeps the extension types and turns binary and list storage into
-    # large_binary and large_list, which onnx-arrow's types take
-    import onnx_arrow
-
-    pl = pytest.importorskip("polars")
-    messages = _polars_values()[name]
-    back = pl.from_arrow(pa.table({"c": onnx_arrow.to_arrow(messages, exact=True)})).to_arrow()
-    column = back.column("c").combine_chunks()
-    assert isinstance(column.type, et.MessageType)
-    again = [m.SerializeToString() for m in onnx_arrow.from_arrow(column)]
-    assert again == [m.SerializeToString() for m in messages]
-
-
-def test_pyarrows_variable_shape_tensor_refuses_large_list_storage() -> None:
-    # one reason onnx-arrow writes its own variable-shape type: pyarrow's C++ one takes
-    # list storage only, so Polars cannot hand it back; should that change, so can this
-    pl = pytest.importorskip("polars")
-    storage = pa.StructArray.from_arrays(
-        [pa.array([[1.0, 2.0]], pa.list_(pa.float32())), pa.array([[2]], pa.list_(pa.int32(), 1))],
-        names=["data", "shape"],
-    )
-    canonical = et.ragged_from_storage(et.canonical_variable_shape_tensor(pa.float32(), 1), storage)
-    frame = pl.from_arrow(pa.table({"c": canonical}))
-    with pytest.raises(pa.ArrowInvalid, match="Expected List storage type, got large_list"):
-        frame.to_arrow()
-
-
-def test_an_envelope_is_binary_or_large_binary() -> None:
-    assert (
-        et.MessageType(pa.int64(), envelope_type=pa.large_binary())
-        .storage_type.field("envelope")
-        .type
-        == pa.large_binary()
-    )
-    with pytest.raises(ArrowLayoutError, match="binary or large_binary, not string"):
-        et.MessageType(pa.int64(), envelope_type=pa.string())
-
-
-# --- onnx-arrow's own element types live in the outermost tensor type ---------------------------
-
-
-@pytest.mark.parametrize("row", OWN_ROWS, ids=ids(OWN_ROWS))
-def test_own_dtypes_are_one_outer_type_over_plain_storage(row: DType) -> None:
-    element = et.element_type(row)
-    fixed = et.fixed_shape_tensor(element, (2, 3))
-    assert isinstance(fixed, et.OnnxFixedShapeTensorType)
-    assert fixed.dtype is row
-    assert fixed.shape == [2, 3]
-    assert fixed.value_type == element
-    assert et.extension_metadata(fixed) == {"data_type": row.name, "shape": [2, 3]}
-    assert storage_type(fixed) == fixed.storage_type  # nothing nested inside
-    for ragged in (et.variable_shape_tensor(element, 2), et.variable_rank_tensor(element)):
-        assert et.extension_metadata(ragged)["data_type"] == row.name
-        assert ragged.storage_type.field("data").type.value_type == element.storage_type
-        assert et.tensor_layout(ragged).value_type == element
-
-
-def test_the_outer_type_survives_a_reader_that_does_not_know_it(tmp_path) -> None:
-    import ml_dtypes
-    from onnx import numpy_helper
-
-    values = np.array([[0.5, -1.25], [2.0, 448.0]], dtype=ml_dtypes.bfloat16)
-    arr = onnx_arrow.to_arrow([numpy_helper.from_array(values, "w")])
-    path = tmp_path / "bf16.parquet"
-    pq.write_table(pa.table({"w": arr}), path)
-    code = textwrap.dedent(
-        f"""
-        import sys
-        import pyarrow as pa, pyarrow.parquet as pq
-        table = pq.read_table({str(path)!r}, use_threads=False)
-        field = table.schema.field("w")
-        assert "onnx_arrow" not in sys.modules
-        # the storage, the exact numbers, and the type's name and metadata in the field
-        t = field.type
-        print(t.value_type, t.list_size, table.column("w").combine_chunks().flatten().to_pylist())
-        print(field.metadata[b"ARROW:extension:name"].decode())
-        """
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "float 4 [0.5, -1.25, 2.0, 448.0]",
-        "onnx.fixed_shape_tensor",
-    ]
-
-
-def test_columns_of_the_earlier_layout_are_still_read() -> None:
-    """A canonical tensor of an onnx-arrow element type (written by earlier versions)."""
-    row = dtype_of("BFLOAT16")
-    element = et.element_type(row)
-    values = pa.ExtensionArray.from_storage(element, pa.array([0.5, -1.25], pa.float32()))
-    storage = pa.FixedSizeListArray.from_arrays(values, 2)
-    earlier = pa.ExtensionArray.from_storage(pa.fixed_shape_tensor(element, [2]), storage)
-    (message,) = onnx_arrow.from_arrow(earlier)
-    assert message.data_type == row.onnx
-    assert onnx_arrow.to_numpy(earlier).dtype == row.numpy
-    ragged = et.VariableShapeTensorType(
-        pa.struct([("data", pa.list_(element)), ("shape", pa.list_(pa.int32(), 1))]), {}
-    )
-    assert et.tensor_layout(ragged).value_type == element
-
-
-def test_own_tensor_arrays_pickle_and_give_numpy() -> None:
-    import ml_dtypes
-    from onnx import numpy_helper
-
-    values = np.array([[-8, 7], [0, 1]], dtype=ml_dtypes.int4)
-    arr = onnx_arrow.to_arrow([numpy_helper.from_array(values)] * 3)
-    back = pickle.loads(pickle.dumps(pa.table({"x": arr})))
-    assert back.column("x").type == arr.type
-    np.testing.assert_array_equal(arr.to_numpy_ndarray(), np.stack([values] * 3))
-    assert arr.to_numpy_ndarray().dtype == ml_dtypes.int4

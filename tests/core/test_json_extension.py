@@ -8,6 +8,7 @@ import pickle
 
 import pyarrow as pa
 import pytest
+
 from onnx_arrow.core.json_extension import (
     FORMAT_VERSION,
     check_readable,
@@ -16,7 +17,6 @@ from onnx_arrow.core.json_extension import (
     json_object,
 )
 from onnx_arrow.core.message_type import MessageType
-
 from onnx_arrow.errors import ArrowLayoutError
 
 
@@ -67,9 +67,7 @@ def test_parameters_and_storage_are_checked_by_name() -> None:
     expect_params("t", {"a": 1}, {"a", "b"})
     with pytest.raises(ArrowLayoutError, match=r"^t: unknown metadata keys \['c'\]; accepted:"):
         expect_params("t", {"a": 1, "c": 2}, {"a"})
-    with pytest.raises(
-        ArrowLayoutError, match=r"^t: unknown metadata keys \['c'\]; accepted: none"
-    ):
+    with pytest.raises(ArrowLayoutError, match=r"^t: unknown metadata keys .'c'.; accepted: none"):
         expect_params("t", {"c": 2}, set())
     expect_storage("t", pa.int8(), pa.int8())
     with pytest.raises(ArrowLayoutError, match=r"^t: storage type must be int8, got int16$"):

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from onnx_arrow.core.codec import codes_to_storage
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.core.statistics import STATISTICS, has_nan_and_inf, tensor_statistics
-from onnx_arrow.core.tensors import codes_to_storage
 
 NUMERIC = [r for r in DTYPES.values() if r.arrow_kind not in (ArrowKind.BINARY, ArrowKind.COMPLEX)]
 

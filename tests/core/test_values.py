@@ -279,90 +279,21 @@ def test_to_pylist_gives_one_value_per_row_for_every_kind() -> None:
     assert [t.tolist() for t in seq[0]] == [[1, 1]]
 
 
-# --- the direct path: in-memory messages, no serialization --------------------------------------
-
-
-WHOLE_BYTES = [r for r in onnx_arrow.DTYPES.values() if r.bits >= 8]
-
-
-@pytest.mark.parametrize("row", WHOLE_BYTES, ids=[r.name for r in WHOLE_BYTES])
-@pytest.mark.parametrize("shapes", [[(2, 3)] * 3, [(2, 3), (1, 3)], [(0, 3)], [()]])
-def test_the_direct_path_gives_what_the_wire_path_gives(row, shapes) -> None:
-    rng = np.random.default_rng(row.onnx)
-    messages = []
-    for i, shape in enumerate(shapes):
-        raw = rng.integers(0, 256, size=int(np.prod(shape)) * row.bits // 8, dtype=np.uint8)
-        if row.name == "BOOL":
-            raw &= 1
-        message = TensorProto(name=f"t{i}", dims=shape, data_type=row.onnx, raw_data=raw.tobytes())
-        if i % 2:
-            message.doc_string = "" if i == 1 else "doc"  # set, even empty, is kept
-        messages.append(message)
-    direct = to_arrow(messages)
-    wire = onnx_arrow.core.values.to_arrow_serialized(  # decoded from the serialized messages
-        [m.SerializeToString() for m in messages], "tensor", None
-    )
-    exact = to_arrow(messages, exact=True)  # names, envelopes and all
-    assert exact.type == wire.type
-    assert exact.envelope.equals(wire.envelope)
-    assert [a.tobytes() for a in to_pylist(exact)] == [a.tobytes() for a in to_pylist(wire)]
-    assert [m.SerializeToString() for m in from_arrow(exact)] == [
-        m.SerializeToString() for m in messages
-    ]
-    wire = wire.value
-    assert direct.type == wire.type
-    # bit for bit (NaN payloads included, which Array.equals cannot compare)
-    assert [a.tobytes() for a in to_pylist(direct)] == [a.tobytes() for a in to_pylist(wire)]
-    assert direct.null_count == wire.null_count == 0
-    back = from_arrow(direct)
-    through_bytes = onnx_arrow.core.values.from_arrow_serialized(direct)[1]
-    assert [m.SerializeToString() for m in back] == through_bytes
-    assert [numpy_helper.to_array(m).tobytes() for m in back] == [
-        numpy_helper.to_array(m).tobytes() for m in messages
-    ]
-
-
-def test_messages_the_direct_path_does_not_take_go_the_wire_way() -> None:
-    typed = TensorProto(dims=[2], data_type=TensorProto.FLOAT, float_data=[1.0, 2.0])
-    short = TensorProto(dims=[2], data_type=TensorProto.FLOAT, raw_data=b"\x00" * 4)
-    assert to_pylist(to_arrow([typed]))[0].tolist() == [1.0, 2.0]
-    with pytest.raises(onnx_arrow.InvalidTensorError, match="raw_data holds 4 bytes"):
-        to_arrow([short])
-    with pytest.raises(UnsupportedTypeError, match="row 1"):
-        to_arrow([floats(2), numpy_helper.from_list([np.ones(2, np.float32)])])
-
-
-@pytest.mark.parametrize("mib", [0, 2], ids=["small", "past the size check"])
-def test_the_direct_path_leaves_every_other_field_to_the_wire_path(mib: int) -> None:
-    """Typed data, segments, metadata, unknown fields, set-but-empty names: byte for byte."""
-    data = np.arange(max(4, (mib << 20) // 4), dtype=np.float32)
-    base = numpy_helper.from_array(data, "x")
-    variants = []
-    for edit in ("segment", "metadata", "location", "empty name", "unknown"):
-        m = TensorProto()
-        m.CopyFrom(base)
-        if edit == "segment":
-            m.segment.begin = 0
-            m.segment.end = 1
-        elif edit == "metadata":
-            m.metadata_props.add(key="k", value="v")
-        elif edit == "location":
-            m.data_location = TensorProto.DEFAULT
-        elif edit == "empty name":
-            m.name = ""
-            m.ClearField("name")
-            m.doc_string = ""
-        else:
-            m = TensorProto.FromString(m.SerializeToString() + b"\xa0\x06\x05")
-        variants.append(m)
-    for m in variants[1:]:  # a segment alone is refused by the decoder, located
-        exact = to_arrow([m], exact=True)
-        assert from_arrow(exact)[0].SerializeToString() == m.SerializeToString()
-    with pytest.raises(onnx_arrow.OnnxArrowError, match="segment"):
-        to_arrow([variants[0]])
-
-
 def test_any_iterable_of_messages_is_read_once_each_way() -> None:
     typed = TensorProto(dims=[2], data_type=TensorProto.FLOAT, float_data=[1.0, 2.0])
     rows = to_pylist(to_arrow(m for m in [floats(2), typed]))  # the wire path, from a generator
     assert [r.tolist() for r in rows] == [[0.0, 1.0], [1.0, 2.0]]
+
+
+@pytest.mark.parametrize("value", [floats(2), 1, None])
+def test_to_arrow_takes_a_sequence_and_says_so(value: object) -> None:
+    with pytest.raises(UnsupportedTypeError) as info:
+        to_arrow(value)  # type: ignore[arg-type]
+    assert str(info.value).startswith("values: ")
+    assert "pass a list of them, e.g. to_arrow([value])" in str(info.value)
+    assert to_arrow([floats(2)]).type == to_arrow((floats(2),)).type  # a list, or any sequence
+
+
+def test_to_arrow_of_a_bare_message_names_its_class() -> None:
+    with pytest.raises(UnsupportedTypeError, match=r"^values: values is one TensorProto, not a"):
+        to_arrow(floats(2))  # type: ignore[arg-type]

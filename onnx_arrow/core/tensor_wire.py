@@ -1,0 +1,508 @@
+"""The wire codec of ``TensorProto``: a serialized message to its value and envelope, and back.
+
+A tensor message is split in two:
+
+* its value: dtype, dims and elements (a :class:`~onnx_arrow.core.tensors.Tensor`);
+* its *envelope*: the message's own bytes with ``dims``, ``data_type`` and the
+  element data cut out.  The storage field that held the data stays behind as an
+  empty entry of that field (a marker), so the envelope is itself a valid
+  ``TensorProto`` holding the name, doc string and metadata_props.
+
+Joining the two gives the message back, byte for byte, for every message that
+protobuf itself re-serializes identically.  Elements move between ``proto storage``
+(``raw_data`` bytes or a typed field) and ``codes`` (numpy array of the ONNX numpy
+dtype), each conversion vectorized; codes to Arrow storage is
+:mod:`onnx_arrow.core.codec`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from google.protobuf.descriptor import FieldDescriptor
+from onnx import TensorProto
+
+from onnx_arrow.core import _wire
+from onnx_arrow.core.codec import pack, unpack
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
+from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
+from onnx_arrow.errors import (
+    ArrowLayoutError,
+    InvalidTensorError,
+    NotRepresentableError,
+    OnnxArrowError,
+    UnsupportedTypeError,
+    join_path,
+)
+
+__all__ = [
+    "DATA_LOCATION",
+    "DATA_TYPE",
+    "DIMS",
+    "EXTERNAL_DATA",
+    "FIXED_WIDTH_FIELDS",
+    "KNOWN_FIELDS",
+    "RAW_DATA",
+    "SEGMENT",
+    "STRING_DATA",
+    "TYPED_FIELDS",
+    "decode_tensor",
+    "encode_tensor",
+    "raw_to_codes",
+]
+
+
+_F = TensorProto.DESCRIPTOR.fields_by_name
+DIMS: Final = _F["dims"].number
+DATA_TYPE: Final = _F["data_type"].number
+SEGMENT: Final = _F["segment"].number
+RAW_DATA: Final = _F["raw_data"].number
+STRING_DATA: Final = _F["string_data"].number
+EXTERNAL_DATA: Final = _F["external_data"].number
+DATA_LOCATION: Final = _F["data_location"].number
+#: The fields that can hold elements: raw_data and every dtype's typed field, by number.
+_DATA_FIELDS: Final = {
+    _F[name].number: name
+    for name in sorted(
+        {row.typed_field for row in DTYPES.values()} | {"raw_data"}, key=lambda n: _F[n].number
+    )
+}
+_FIELD_NUMBER: Final = {name: number for number, name in _DATA_FIELDS.items()}
+KNOWN_FIELDS: Final = frozenset(f.number for f in TensorProto.DESCRIPTOR.fields)
+#: The data fields of float or double entries: viewed in place, never varint-decoded.
+FIXED_WIDTH_FIELDS: Final = frozenset(
+    name
+    for name in _DATA_FIELDS.values()
+    if _F[name].type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE)
+)
+
+
+def raw_to_codes(
+    raw: npt.NDArray[np.uint8], row: DType, count: int, where: str
+) -> np.ndarray[Any, Any]:
+    if row.arrow_kind is ArrowKind.BINARY:
+        raise InvalidTensorError(
+            "raw_data cannot hold STRING elements; store them in string_data", where=where
+        )
+    if row.is_packed:
+        return unpack(raw, row, count, where).view(row.numpy)
+    expected = row.raw_nbytes(count)
+    if raw.size != expected:
+        raise InvalidTensorError(
+            f"raw_data holds {raw.size} bytes, but {count} {row.name} elements need {expected}; "
+            "dims or data_type disagree with the data",
+            where=where,
+        )
+    return raw.view(row.numpy)
+
+
+def _typed_to_codes(
+    entries: np.ndarray[Any, Any], row: DType, count: int, where: str
+) -> np.ndarray[Any, Any]:
+    encoding = row.typed_encoding
+    if encoding is TypedEncoding.PACKED_BYTES:
+        _check_range(entries, 0, 255, row, where)
+        return unpack(entries.astype(np.uint8), row, count, where).view(row.numpy)
+    per_element = 2 if encoding is TypedEncoding.INTERLEAVED else 1
+    if entries.size != count * per_element:
+        raise InvalidTensorError(
+            f"{row.typed_field} holds {entries.size} values, but {count} {row.name} elements "
+            f"need {count * per_element}; dims and data disagree",
+            where=where,
+        )
+    if encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.INTERLEAVED:
+        return entries.view(row.numpy)
+    if encoding is TypedEncoding.STRINGS:
+        return entries
+    if encoding is TypedEncoding.SIGN_EXTEND:
+        info = np.iinfo(row.numpy)  # type: ignore[type-var]
+        _check_range(entries, int(info.min), int(info.max), row, where)
+        return entries.astype(row.numpy)
+    # ZERO_EXTEND: the element's bit pattern as an unsigned integer
+    limit = 1 if row.arrow_kind is ArrowKind.BOOL8 else (1 << row.bits) - 1
+    _check_range(entries, 0, limit, row, where)
+    unsigned = np.dtype(f"<u{row.numpy.itemsize}")
+    return entries.astype(unsigned).view(row.numpy)
+
+
+def _check_range(
+    entries: np.ndarray[Any, Any], low: int, high: int, row: DType, where: str
+) -> None:
+    bad = np.flatnonzero((entries < low) | (entries > high))
+    if bad.size:
+        raise InvalidTensorError(
+            f"{row.typed_field}[{int(bad[0])}] is {int(entries[bad[0]])}, outside [{low}, {high}] "
+            f"for {row.name}",
+            where=where,
+        )
+
+
+def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
+    """The packed payload of the typed field (not used for STRING)."""
+    encoding = row.typed_encoding
+    field_dtype = row.typed_entry_dtype
+    if encoding is TypedEncoding.PACKED_BYTES:
+        entries = pack(codes.view(np.uint8), row).astype(np.uint64)
+    elif row.typed_field in FIXED_WIDTH_FIELDS:
+        return np.ascontiguousarray(codes).view(field_dtype).tobytes()
+    elif encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.SIGN_EXTEND:
+        entries = codes  # sign-extended a chunk at a time by the encoder
+    else:  # ZERO_EXTEND
+        entries = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
+    return _wire.encode_varints(entries)
+
+
+# --- messages ---------------------------------------------------------------------------
+
+
+def _field_name(number: int) -> str:
+    return _DATA_FIELDS.get(number) or TensorProto.DESCRIPTOR.fields_by_number[number].name
+
+
+def decode_tensor(
+    data: bytes | memoryview,
+    *,
+    where: str = "tensor",
+    external: Any = None,
+) -> Tensor:
+    """Split one serialized ``TensorProto`` into its value and envelope.
+
+    ``data`` is not copied: the codes of fixed-width types are views into it.
+    ``external`` resolves ``data_location = EXTERNAL``: a callable taking the
+    ``(key, value)`` pairs and the expected byte length and returning the bytes
+    as a uint8 array; without one such a tensor is an error.
+    """
+    buf = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
+    dims: list[int] = []
+    data_type = 0
+    kept: list[tuple[int, bytes]] = []
+    payload_fields: dict[int, list[_wire.Field]] = {}
+    external_entries: list[_wire.Field] = []
+    location_external = False
+    for f in _wire.iter_fields(buf, what=where):
+        number = f.number
+        if number == DIMS:
+            if f.wire_type == _wire.LEN:
+                raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
+                dims.extend(
+                    int(v)
+                    for v in _wire.decode_varints(raw, what=join_path(where, "dims")).view(np.int64)
+                )
+            else:
+                dims.append(f.value - (1 << 64) if f.value >= 1 << 63 else f.value)
+        elif number == DATA_TYPE:
+            data_type = f.value
+        elif number in _DATA_FIELDS:
+            payload_fields.setdefault(number, []).append(f)
+        elif number == SEGMENT:
+            raise NotRepresentableError(
+                "segment is set: a tensor segment cannot be represented as a value; "
+                "join the segments into one tensor first",
+                where=join_path(where, "segment"),
+            )
+        elif number == EXTERNAL_DATA:
+            external_entries.append(f)
+        elif number == DATA_LOCATION:
+            location_external = f.value == TensorProto.EXTERNAL
+            if not location_external:
+                kept.append((number, bytes(buf[f.start : f.end])))
+        else:
+            kept.append((number, bytes(buf[f.start : f.end])))
+    try:
+        row = dtype_of(data_type)
+    except UnsupportedTypeError as exc:
+        raise exc.at(join_path(where, "data_type")) from None
+    count = _element_count(dims, where)
+    storage_number, codes = _decode_data(buf, row, count, payload_fields, where)
+    if location_external:
+        if storage_number is not None:
+            raise InvalidTensorError(
+                f"data_location is EXTERNAL but {_field_name(storage_number)} holds data too; "
+                "keep one of them",
+                where=where,
+            )
+        entries = [
+            _parse_string_entry(buf, f, join_path(where, f"external_data[{i}]"))
+            for i, f in enumerate(external_entries)
+        ]
+        if external is None:
+            raise InvalidTensorError(
+                "data_location is EXTERNAL: pass base_dir, the folder the external files "
+                "are relative to",
+                where=join_path(where, "external_data"),
+            )
+        try:
+            raw = external(entries, row.raw_nbytes(count))
+        except OnnxArrowError as exc:  # located inside the value: which tensor it was
+            if where and exc.where and "external_data" in exc.where:
+                exc.where = join_path(where, exc.where[exc.where.find("external_data") :])
+                exc.args = (f"{exc.where}: {exc.message}",)
+            raise
+        codes = raw_to_codes(raw, row, count, join_path(where, "external_data"))
+        storage_number = RAW_DATA
+    elif external_entries:
+        raise InvalidTensorError(
+            "external_data is set but data_location is not EXTERNAL; set data_location "
+            "or remove external_data",
+            where=join_path(where, "external_data"),
+        )
+    if storage_number is not None:
+        kept.append((storage_number, _wire.encode_len(storage_number, 0)))
+    elif codes is None:
+        if count:
+            raise InvalidTensorError(
+                f"dims {dims} declare {count} elements but no field holds data; "
+                f"set raw_data or {row.typed_field}",
+                where=where,
+            )
+        codes = np.empty(0, dtype=row.numpy)
+    assert codes is not None
+    return Tensor(row, tuple(dims), codes, _canonical(kept))
+
+
+def _canonical(parts: list[tuple[int, bytes]]) -> bytes:
+    """Fields in the order protobuf writes them: known ones by number, unknown ones last."""
+    known = sorted((p for p in parts if p[0] in KNOWN_FIELDS), key=lambda p: p[0])
+    return b"".join(b for _, b in known) + b"".join(b for n, b in parts if n not in KNOWN_FIELDS)
+
+
+TYPED_FIELDS: Final = frozenset(n for name, n in _FIELD_NUMBER.items() if name != "raw_data")
+
+
+#: The fields of ``StringStringEntryProto``, by number.
+_ENTRY_FIELDS: Final = {
+    f.number: f.name
+    for f in TensorProto.DESCRIPTOR.fields_by_name["external_data"].message_type.fields
+}
+
+
+def _parse_string_entry(buf: memoryview, f: _wire.Field, where: str) -> tuple[str, str]:
+    """The ``(key, value)`` of one ``StringStringEntryProto``, both strict UTF-8.
+
+    Anything else in the entry is refused rather than dropped: the entry names the
+    bytes to read, so a part of it that cannot be read must not be ignored.
+    """
+    texts = {"key": "", "value": ""}
+    for sub in _wire.iter_fields(buf, f.value_start, f.end, what=where):
+        name = _ENTRY_FIELDS.get(sub.number)
+        if name is None:
+            raise InvalidTensorError(
+                f"field {sub.number} is not part of an external_data entry, which holds "
+                "key (1) and value (2) only; remove it",
+                where=where,
+            )
+        if sub.wire_type != _wire.LEN:
+            raise InvalidTensorError(
+                f"{name} has wire type {sub.wire_type}, not a string (wire type {_wire.LEN})",
+                where=join_path(where, name),
+            )
+        try:
+            texts[name] = bytes(buf[sub.value_start : sub.end]).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidTensorError(
+                f"{name} is not valid UTF-8 (byte {exc.start} of {sub.end - sub.value_start}); "
+                "external_data keys and values are strings",
+                where=join_path(where, name),
+            ) from None
+    return texts["key"], texts["value"]
+
+
+def _element_count(dims: list[int], where: str) -> int:
+    count = 1
+    for i, d in enumerate(dims):
+        if d < 0:
+            raise InvalidTensorError(
+                f"dims[{i}] is {d}; dims must be non-negative", where=join_path(where, "dims")
+            )
+        count *= d
+        if count > MAX_ELEMENTS:
+            break
+    if count > MAX_ELEMENTS and 0 not in dims:
+        raise InvalidTensorError(
+            f"dims {dims} declare more than {MAX_ELEMENTS} elements; refusing to allocate",
+            where=join_path(where, "dims"),
+        )
+    return 0 if 0 in dims else count
+
+
+def _decode_data(
+    buf: memoryview,
+    row: DType,
+    count: int,
+    fields: dict[int, list[_wire.Field]],
+    where: str,
+) -> tuple[int | None, np.ndarray[Any, Any] | None]:
+    """The storage field that holds the elements, and the elements as codes."""
+    present = sorted(fields)
+    if len(present) > 1:
+        names = " and ".join(_field_name(n) for n in present)
+        raise InvalidTensorError(
+            f"{names} are both set; a tensor stores its data in exactly one field", where=where
+        )
+    if not present:
+        return None, None
+    number = present[0]
+    name = _field_name(number)
+    occurrences = fields[number]
+    at = join_path(where, name)
+    if number == RAW_DATA:
+        last = occurrences[-1]  # protobuf keeps the last occurrence of a singular field
+        raw = np.frombuffer(buf[last.value_start : last.end], dtype=np.uint8)
+        return number, raw_to_codes(raw, row, count, at)
+    if name != row.typed_field:
+        raise InvalidTensorError(
+            f"{name} holds data, but {row.name} elements are stored in {row.typed_field} "
+            "or raw_data; data_type and the data disagree",
+            where=at,
+        )
+    if number == STRING_DATA:
+        entries = np.empty(len(occurrences), dtype=object)
+        entries[:] = [bytes(buf[f.value_start : f.end]) for f in occurrences]
+        return number, _typed_to_codes(entries, row, count, at)
+    entry_dtype = row.typed_entry_dtype
+    chunks = []
+    for f in occurrences:
+        if f.wire_type == _wire.LEN:
+            raw = np.frombuffer(buf[f.value_start : f.end], dtype=np.uint8)
+            if name in FIXED_WIDTH_FIELDS:
+                if raw.size % entry_dtype.itemsize:
+                    raise InvalidTensorError(
+                        f"packed {name} is {raw.size} bytes, not a multiple of "
+                        f"{entry_dtype.itemsize}",
+                        where=at,
+                    )
+                chunks.append(raw.view(entry_dtype))
+            elif entry_dtype == np.int32:
+                chunks.append(_packed_int32(raw, row, at))
+            else:
+                decoded = _wire.decode_varints(raw, what=at)
+                chunks.append(decoded.view(np.int64) if entry_dtype.kind == "i" else decoded)
+        else:  # one unpacked entry
+            chunks.append(_unpacked_entry(f, entry_dtype))
+    if entry_dtype == np.int32:
+        chunks = [c if c.dtype == np.int32 else _int32_entries(c, row, at) for c in chunks]
+    entries = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+    return number, _typed_to_codes(entries, row, count, at)
+
+
+def _int32_entries(entries: np.ndarray[Any, Any], row: DType, at: str) -> np.ndarray[Any, Any]:
+    """An unpacked int32 entry (a sign-extended 64-bit varint) as int32, range-checked."""
+    _check_range(entries, -(1 << 31), (1 << 31) - 1, row, at)
+    return entries.astype(np.int32)
+
+
+def _packed_int32(raw: npt.NDArray[np.uint8], row: DType, at: str) -> np.ndarray[Any, Any]:
+    """A packed int32 field, decoded a chunk at a time straight into int32: never a
+    full-size int64 copy, whatever the size of the field."""
+    out = np.empty(_wire.count_varints(raw, what=at), dtype=np.int32)
+    done = 0
+    for values in _wire.varint_chunks(raw, what=at):
+        signed = values.view(np.int64)
+        bad = np.flatnonzero((signed < -(1 << 31)) | (signed > (1 << 31) - 1))
+        if bad.size:
+            raise InvalidTensorError(
+                f"{row.typed_field}[{done + int(bad[0])}] is {int(signed[bad[0]])}, outside "
+                f"[{-(1 << 31)}, {(1 << 31) - 1}] for {row.name}",
+                where=at,
+            )
+        out[done : done + values.size] = signed
+        done += values.size
+    return out
+
+
+def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    if f.wire_type == _wire.I32:
+        return np.array([f.value], dtype=np.uint32).view(entry_dtype)
+    if f.wire_type == _wire.I64 and entry_dtype.itemsize == 8:
+        return np.array([f.value], dtype=np.uint64).view(entry_dtype)
+    value = np.array([f.value], dtype=np.uint64)
+    return value.view(np.int64) if entry_dtype.kind == "i" else value
+
+
+def encode_tensor(tensor: Tensor) -> bytes:
+    """Join a value and its envelope into a serialized ``TensorProto`` (canonical order)."""
+    row, codes = tensor.dtype, tensor.codes
+    _check_envelope(tensor.envelope)
+    if tensor.envelope and row.arrow_kind is not ArrowKind.BINARY:
+        fast = _encode_raw_fast(tensor)
+        if fast is not None:
+            return fast
+    buf = memoryview(tensor.envelope or b"")
+    parts: list[tuple[int, bytes]] = []
+    storage: int | None = None
+    for f in _wire.iter_fields(buf, what="envelope"):
+        if f.number in _DATA_FIELDS:
+            storage = f.number
+        elif f.number not in (DIMS, DATA_TYPE):
+            parts.append((f.number, bytes(buf[f.start : f.end])))
+    dims_tag = _wire.encode_tag(DIMS, _wire.VARINT)
+    parts.extend((DIMS, dims_tag + _wire.encode_varint(d)) for d in tensor.dims)
+    parts.append(
+        (DATA_TYPE, _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(row.onnx))
+    )
+    if storage is None and (tensor.envelope is None or codes.size):
+        # no message behind the value: store it as numpy_helper.from_array would
+        storage = STRING_DATA if row.arrow_kind is ArrowKind.BINARY else RAW_DATA
+    if storage is not None:
+        parts.extend(_encode_data(storage, codes, row))
+    return _canonical(parts)
+
+
+def _check_envelope(envelope: bytes | None) -> None:
+    """An envelope holds what the value does not: never dims or data_type (decoding takes
+    them out), which the value gives; one that does was not cut from a message."""
+    if not envelope:
+        return
+    for f in _wire.iter_fields(memoryview(envelope), what="envelope"):
+        if f.number in (DIMS, DATA_TYPE):
+            name = "dims" if f.number == DIMS else "data_type"
+            raise ArrowLayoutError(
+                f"the envelope carries {name}, which the value itself gives; an envelope "
+                "holds the message without its dims, data_type and data (build it with "
+                "onnx_arrow.to_arrow(..., exact=True))",
+                where="envelope",
+            )
+
+
+def _encode_raw_fast(tensor: Tensor) -> bytes | None:
+    """The common case through protobuf's C serializer: data in ``raw_data``."""
+    try:
+        m = TensorProto.FromString(tensor.envelope)
+    except Exception:  # a malformed envelope: the wire path reports it
+        return None
+    present = {f.number for f, _ in m.ListFields()}
+    if RAW_DATA not in present or not TYPED_FIELDS.isdisjoint(present):
+        return None
+    row, codes = tensor.dtype, tensor.codes
+    m.dims.extend(tensor.dims)
+    m.data_type = row.onnx
+    m.raw_data = _raw_payload(codes, row)
+    return m.SerializeToString()
+
+
+def _raw_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
+    if row.is_packed:
+        return pack(codes.view(np.uint8), row).tobytes()
+    return np.ascontiguousarray(codes).tobytes()
+
+
+def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[tuple[int, bytes]]:
+    if number == STRING_DATA:
+        return [(number, _wire.encode_len(number, len(s)) + s) for s in codes]
+    if number == RAW_DATA:
+        if row.arrow_kind is ArrowKind.BINARY:
+            raise InvalidTensorError("STRING elements cannot be stored in raw_data")
+        payload = _raw_payload(codes, row)
+        return [(number, _wire.encode_len(number, len(payload)) + payload)]
+    name = _DATA_FIELDS[number]
+    if name != row.typed_field:
+        raise InvalidTensorError(
+            f"the envelope stores {row.name} elements in {name}; they belong in "
+            f"{row.typed_field} or raw_data"
+        )
+    if codes.size == 0:
+        return []
+    payload = _codes_to_typed_payload(codes, row)
+    return [(number, _wire.encode_len(number, len(payload)) + payload)]
