@@ -9,8 +9,8 @@ from typing import TextIO
 
 from onnx_arrow import compare
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, MAX_LISTED, print_error
+from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
-from onnx_arrow.cli.work.shared import check_file_target, print_fields
 from onnx_arrow.diff import DEFAULT_CORPUS, STATUSES, diff, equivalent
 
 __all__ = ["run"]

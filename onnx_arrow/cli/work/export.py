@@ -9,8 +9,8 @@ from typing import TextIO
 import pyarrow.compute as pc
 
 from onnx_arrow.cli._shared import EXIT_OK
+from onnx_arrow.cli.work._shared import bytes_text, check_folder_target, reading
 from onnx_arrow.cli.work.progress import Progress
-from onnx_arrow.cli.work.shared import bytes_text, check_folder_target, reading
 from onnx_arrow.corpus import Store, export_store
 
 __all__ = ["run"]

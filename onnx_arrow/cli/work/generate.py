@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TextIO
 
 from onnx_arrow.cli._shared import EXIT_OK
+from onnx_arrow.cli.work._shared import bytes_text, check_folder_target, starting
 from onnx_arrow.cli.work.progress import Progress
-from onnx_arrow.cli.work.shared import bytes_text, check_folder_target, starting
 from onnx_arrow.corpus import CorpusFile, NodeSuiteSource
 from onnx_arrow.corpus.tree import write_tree
 

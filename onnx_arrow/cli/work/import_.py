@@ -12,8 +12,7 @@ from typing import TextIO
 import onnx
 
 from onnx_arrow.cli._shared import EXIT_OK, PROG
-from onnx_arrow.cli.work.progress import Progress
-from onnx_arrow.cli.work.shared import (
+from onnx_arrow.cli.work._shared import (
     bytes_text,
     check_file_target,
     count_cases,
@@ -21,6 +20,7 @@ from onnx_arrow.cli.work.shared import (
     print_fields,
     starting,
 )
+from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.corpus import (
     Case,
     FolderSource,

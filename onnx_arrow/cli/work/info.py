@@ -15,7 +15,7 @@ from onnx import ModelProto, TypeProto
 
 import onnx_arrow
 from onnx_arrow.cli._shared import EXIT_OK
-from onnx_arrow.cli.work.shared import (
+from onnx_arrow.cli.work._shared import (
     DataError,
     bytes_text,
     print_fields,

@@ -10,8 +10,8 @@ from typing import Any, TextIO
 
 from onnx_arrow import compare
 from onnx_arrow.cli._shared import EXIT_OK, settle_timeout
+from onnx_arrow.cli.work._shared import bytes_text, check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
-from onnx_arrow.cli.work.shared import bytes_text, check_file_target, print_fields
 from onnx_arrow.corpus import Store
 
 __all__ = ["backend", "run"]

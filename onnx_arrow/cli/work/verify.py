@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, MAX_LISTED, print_error
-from onnx_arrow.cli.work.progress import Progress
-from onnx_arrow.cli.work.shared import (
+from onnx_arrow.cli.work._shared import (
     bytes_text,
     count_cases,
     default_total,
@@ -19,6 +18,7 @@ from onnx_arrow.cli.work.shared import (
     starting,
     tree_files,
 )
+from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.core.model import read_regular_file
 from onnx_arrow.corpus import (
     Case,
