@@ -68,6 +68,12 @@ def write_dataset(
     dict
         The summary of :func:`write_store`, with ``parts``: the part files written,
         relative to ``out``.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If an argument is of the wrong kind, before anything is written; or a case is
+        not a :class:`Case` or :class:`CaseRef`, when it is read (its position is named).
     """
     cases = checked_cases(cases, where="write_dataset(cases)")
     target = Path(check_path(out, where="write_dataset(out)"))

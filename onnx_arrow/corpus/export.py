@@ -33,7 +33,9 @@ def export_store(
     temporary folder beside ``dest`` and renamed into place when complete (see
     :func:`onnx_arrow.corpus.tree.tree_writer`).  ``jobs`` processes write the row
     groups in parallel.  ``progress`` is called with each file written (it has a
-    ``case`` and a ``path``); returns how many files and bytes were written.
+    ``case`` and a ``path``); returns how many files and bytes were written.  A
+    ``store`` or ``dest`` of the wrong kind is refused before anything is written, with
+    an :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it.
     """
     check_path(dest, where="export_store(dest)")
     store = as_store(store, where="export_store(store)")

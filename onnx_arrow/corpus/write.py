@@ -319,6 +319,10 @@ def write_store(
     written soon after.  Returns a summary:
     cases, files, rows, row groups, source bytes, store bytes and warnings (files kept
     as bytes because they could not be typed or were not canonical).
+
+    An argument of the wrong kind is refused before anything is written, with an
+    :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it; so is a case that is not
+    a :class:`Case` or :class:`CaseRef`, when it is read (its position is named).
     """
     cases = checked_cases(cases, where="write_store(cases)")
     check_path(out, where="write_store(out)")
