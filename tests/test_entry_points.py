@@ -180,14 +180,6 @@ def _but(*skip: str) -> tuple[str, ...]:
 
 ALL = _but()
 _NO_PATH = "TypeError: expected str, bytes or os.PathLike object"
-_STORE = (
-    "TypeError: not iterable / expected str, bytes or os.PathLike object "
-    "(Store.__init__, corpus/store.py:875)"
-)
-_CASES = (
-    "TypeError: not iterable (corpus/store.py:118), or AttributeError: no attribute 'load' "
-    "(corpus/store.py:106)"
-)
 
 #: What entry points raise today instead of an onnx-arrow error, and where:
 #: (function, argument, what it raises, the junk it raises it for).
@@ -224,19 +216,7 @@ TODAY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "AttributeError: no attribute 'id' (pa.types, from core/storage.py:43)",
         ALL,
     ),
-    (
-        "onnx_type",
-        "arrow_type",
-        "AttributeError: no attribute 'id' (pa.types, from core/types.py:169)",
-        ALL,
-    ),
     ("read_pb", "path", f"{_NO_PATH} (core/files.py:66)", ALL),
-    (
-        "to_arrow",
-        "values",
-        "TypeError: object is not iterable (core/values.py:133)",
-        ("int", "None", "message", "type_proto"),
-    ),
     (
         "to_portable",
         "table",
@@ -250,34 +230,6 @@ TODAY: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         "(core/storage.py:87)",
         _but("int64_array"),
     ),
-    # the corpus
-    ("FolderSource", "root", f"{_NO_PATH} (corpus/sources.py:353)", ALL),
-    (
-        "MergedSource",
-        "sources",
-        "nothing: sources are iterated only when cases are read (corpus/sources.py:562)",
-        ALL,
-    ),
-    ("Store", "path", _STORE, ALL),
-    (
-        "case_data_sets",
-        "model",
-        "AttributeError: no attribute 'graph' (corpus/sources.py:215)",
-        ALL,
-    ),
-    (
-        "case_data_sets",
-        "values",
-        "TypeError: not iterable, or AttributeError: no attribute 'data_set' "
-        "(corpus/decode.py:87-88)",
-        ALL,
-    ),
-    ("export_store", "store", _STORE, ALL),
-    ("export_store", "dest", f"{_NO_PATH} (corpus/tree.py:251)", ALL),
-    ("write_dataset", "cases", _CASES, ALL),
-    ("write_dataset", "out", f"{_NO_PATH} (corpus/store.py:435)", ALL),
-    ("write_store", "cases", _CASES, ALL),
-    ("write_store", "out", f"{_NO_PATH} (corpus/tree.py:79)", ALL),
 )
 
 #: The cases that do not raise an onnx-arrow error today: (function, argument, junk) -> why.

@@ -14,13 +14,14 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from onnx_arrow.corpus.arguments import check_path
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.parquet import open_writer
 from onnx_arrow.corpus.parts import PART_NAME
-from onnx_arrow.corpus.sources import Case, CorpusError
+from onnx_arrow.corpus.sources import Case, CorpusError, checked_cases
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.corpus.tree import current_umask
-from onnx_arrow.corpus.write import RowGroup, write_rows
+from onnx_arrow.corpus.write import RowGroup, check_options, write_rows
 
 __all__ = ["write_dataset"]
 
@@ -67,9 +68,16 @@ def write_dataset(
     dict
         The summary of :func:`write_store`, with ``parts``: the part files written,
         relative to ``out``.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If an argument is of the wrong kind, before anything is written; or a case is
+        not a :class:`Case` or :class:`CaseRef`, when it is read (its position is named).
     """
-    options = options or WriteOptions()
-    target = Path(out)
+    cases = checked_cases(cases, where="write_dataset(cases)")
+    target = Path(check_path(out, where="write_dataset(out)"))
+    options = check_options(options, where="write_dataset(options)")
     existing = _dataset_target(target, append=append, replace=replace)
     number = 0
     held: set[str] = set()

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from onnx import ModelProto
 
 from onnx_arrow.core.model import as_array, graph_values
+from onnx_arrow.corpus.arguments import check_model, checked_items
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
 from onnx_arrow.corpus.sources import CorpusError, Tolerance
@@ -81,7 +82,18 @@ def case_data_sets(
     """The values of a case's data sets, per data set, named as ``model``'s graph names
     them (``input_K`` is the K-th graph input that is not an initializer): tensors as
     ndarrays, sequences as lists, optionals as a value or None, maps as dicts.  A value
-    the graph has no name for is named ``input_K`` / ``output_K``."""
+    the graph has no name for is named ``input_K`` / ``output_K``.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If ``model`` is not a ``ModelProto``, or ``values`` not an iterable of
+        :class:`~onnx_arrow.corpus.StoredValue` (a value is checked as it is read).
+    """
+    model = check_model(model, where="case_data_sets(model)")
+    values = checked_items(
+        values, StoredValue, what="StoredValue objects", where="case_data_sets(values)"
+    )
     names = {io: [v.name for v in graph_values(model, io)] for io in ("input", "output")}
     out: dict[int, dict[str, dict[str, Any]]] = {}
     for value in values:

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.arguments import check_path
+from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.corpus.tree import TreeWriter, tree_writer, write_tree
 from onnx_arrow.corpus.workers import held_interrupt, no_interrupt, process_context
 
@@ -32,9 +33,12 @@ def export_store(
     temporary folder beside ``dest`` and renamed into place when complete (see
     :func:`onnx_arrow.corpus.tree.tree_writer`).  ``jobs`` processes write the row
     groups in parallel.  ``progress`` is called with each file written (it has a
-    ``case`` and a ``path``); returns how many files and bytes were written.
+    ``case`` and a ``path``); returns how many files and bytes were written.  A
+    ``store`` or ``dest`` of the wrong kind is refused before anything is written, with
+    an :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it.
     """
-    store = store if isinstance(store, Store) else Store(store)
+    check_path(dest, where="export_store(dest)")
+    store = as_store(store, where="export_store(store)")
     where = str(store.path)
     groups = store.num_row_groups
     if jobs <= 1 or groups <= 1:

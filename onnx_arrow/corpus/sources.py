@@ -35,6 +35,7 @@ from typing import Any, Final
 from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
 
 from onnx_arrow.core.model import load_json, read_regular_file
+from onnx_arrow.corpus.arguments import check_path, checked_items
 from onnx_arrow.errors import CorpusError
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "Tolerance",
     "case_refs",
     "check_name",
+    "checked_cases",
     "default_source",
     "tolerance_of",
     "value_slot",
@@ -280,7 +282,7 @@ class FolderSource:
     """
 
     def __init__(self, root: str | os.PathLike[str], *, max_file_bytes: int = MAX_FILE_BYTES):
-        self.root = Path(root)
+        self.root = Path(check_path(root, where="FolderSource(root)"))
         self.max_file_bytes = max_file_bytes
         #: The number of cases, known once the folder is listed (for progress).
         self.count: int | None = None
@@ -487,23 +489,65 @@ def _serialize_like_onnx(value: object, name: str, type_proto: TypeProto) -> byt
 
 
 class MergedSource:
-    """Several sources whose cases are each sorted by name, merged into one sorted stream."""
+    """Several sources whose cases are each sorted by name, merged into one sorted stream.
+
+    Each source is checked as :func:`checked_cases` does: anything that is not a source
+    (an iterable of :class:`Case` or :class:`CaseRef`) is refused here.
+    """
 
     def __init__(self, *sources: Iterable[Case]) -> None:
         self.sources = sources
+        self._checked = [
+            checked_cases(s, where=f"MergedSource(sources[{k}])") for k, s in enumerate(sources)
+        ]
 
     def __iter__(self) -> Iterator[Case]:
-        return heapq.merge(*self.sources, key=lambda case: case.name)
+        return heapq.merge(*self._checked, key=lambda case: case.name)
 
     def refs(self) -> Iterator[Case | CaseRef]:
         """The cases, merged by name, as each source hands them out (see :func:`case_refs`)."""
-        return heapq.merge(*(case_refs(s) for s in self.sources), key=lambda ref: ref.name)
+        return heapq.merge(*(case_refs(s) for s in self._checked), key=lambda ref: ref.name)
 
 
 def case_refs(source: Iterable[Case]) -> Iterator[Case | CaseRef]:
     """A source's cases as references a worker process can load, where the source has them."""
     refs = getattr(source, "refs", None)
     return refs() if callable(refs) else iter(source)
+
+
+#: What a source holds, as the errors of :func:`checked_cases` say.
+_CASES: Final = "Case or CaseRef objects (a source such as FolderSource(folder))"
+
+
+def checked_cases(cases: object, *, where: str) -> Iterable[Case]:
+    """``cases`` as a source (an iterable of :class:`Case` or :class:`CaseRef`), checked.
+
+    Anything else is refused at once, and so is a list or tuple holding anything
+    else; a lazy source has each case checked as it is read, by ``iter`` and by
+    :func:`case_refs` alike (a source's own ``refs`` are kept).  Errors are located
+    at ``where`` (the argument, as ``write_store(cases)``) and the case's position.
+    """
+    checked = checked_items(cases, (Case, CaseRef), what=_CASES, where=where)
+    if checked is cases:
+        return checked  # type: ignore[return-value]  # a list or tuple, checked whole
+    return _CheckedSource(cases, where)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _CheckedSource:
+    """A lazy source whose cases are checked as they are read (see :func:`checked_cases`)."""
+
+    source: Iterable[Case | CaseRef]
+    where: str
+
+    def __iter__(self) -> Iterator[Case]:
+        return self._checked(iter(self.source))  # type: ignore[return-value]
+
+    def refs(self) -> Iterator[Case | CaseRef]:
+        return self._checked(case_refs(self.source))  # type: ignore[arg-type]
+
+    def _checked(self, items: Iterator[Case | CaseRef]) -> Iterator[Case | CaseRef]:
+        return iter(checked_items(items, (Case, CaseRef), what=_CASES, where=self.where))
 
 
 def wheel_data_dir() -> Path:

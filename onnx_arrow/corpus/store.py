@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from onnx import ModelProto
 
 from onnx_arrow.core.model import arrow_type, build_array, declared_type, kind_of_type
+from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
 from onnx_arrow.corpus.parts import open_part, part_paths
@@ -33,9 +34,9 @@ from onnx_arrow.corpus.rows import (
 )
 from onnx_arrow.corpus.sources import CorpusError, Tolerance
 from onnx_arrow.corpus.tree import write_tree
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
-__all__ = ["Store"]
+__all__ = ["Store", "as_store", "check_store_path"]
 
 #: The columns that rebuild files: the values' columns and the bytes of the others.
 _FILE_COLUMNS: Final = (*VALUE_COLUMNS, "content", "digest")
@@ -94,9 +95,12 @@ class Store:
         If a part is not a store: missing or foreign metadata, an unknown format
         version, a schema that differs from the format's; if a folder holds no part,
         or a part is a symlink.  The error names the part.
+    UnsupportedTypeError
+        If ``path`` is not a path or a list of paths (see :func:`check_store_path`).
     """
 
     def __init__(self, path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> None:
+        path = check_store_path(path, where="Store(path)")
         if isinstance(path, str | os.PathLike):
             self.path = Path(path)
             paths = part_paths(self.path)
@@ -411,4 +415,36 @@ class Store:
 
     def export(self, dest: str | os.PathLike[str], *, force: bool = False) -> dict[str, int]:
         """Write the corpus back as a folder tree, byte for byte (see :func:`export_store`)."""
+        check_path(dest, where="Store.export(dest)")
         return write_tree(self.files(), dest, force=force, where=str(self.path))
+
+
+def check_store_path(
+    path: object, *, where: str
+) -> str | os.PathLike[str] | list[str | os.PathLike[str]]:
+    """``path`` if it is what :class:`Store` opens, a path or an iterable of paths (read
+    into a list, each checked), else an error at ``where`` (the argument, as
+    ``export_store(store)``)."""
+    if isinstance(path, str | os.PathLike):
+        return check_path(path, where=where)
+    if (
+        isinstance(path, bytes)
+        or not isinstance(path, Iterable)
+        or hasattr(path, "__arrow_c_array__")
+        or hasattr(path, "__arrow_c_stream__")
+    ):
+        raise UnsupportedTypeError(
+            "expected a store: its Parquet file or dataset folder (str or os.PathLike), or "
+            f"a list of its part files, got {type_name(path)}",
+            where=where,
+        )
+    return [check_path(p, where=f"{where}[{i}]") for i, p in enumerate(path)]
+
+
+def as_store(store: object, *, where: str) -> Store:
+    """``store`` as a :class:`Store`: a store itself, or what :class:`Store` opens (a path,
+    or a list of part files), checked and opened; an error names ``where`` (the
+    argument, as ``export_store(store)``)."""
+    if isinstance(store, Store):
+        return store
+    return Store(check_store_path(store, where=where))

@@ -23,15 +23,24 @@ from typing import Any, Final
 
 import pyarrow as pa
 
+from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.format import SCHEMA
 from onnx_arrow.corpus.options import LARGE_CASE_SHARE, WriteOptions
 from onnx_arrow.corpus.parquet import open_writer
 from onnx_arrow.corpus.rows import RowBuilder
-from onnx_arrow.corpus.sources import Case, CaseRef, case_refs
+from onnx_arrow.corpus.sources import Case, CaseRef, case_refs, checked_cases
 from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.corpus.workers import held_interrupt, no_interrupt, process_context
+from onnx_arrow.errors import UnsupportedTypeError
 
-__all__ = ["TASK_CASES", "BackgroundWriter", "RowGroup", "write_rows", "write_store"]
+__all__ = [
+    "TASK_CASES",
+    "BackgroundWriter",
+    "RowGroup",
+    "check_options",
+    "write_rows",
+    "write_store",
+]
 
 #: Cases a worker process is handed at a time (it stops early at ``row_group_bytes``).
 TASK_CASES: Final = 64
@@ -310,8 +319,14 @@ def write_store(
     written soon after.  Returns a summary:
     cases, files, rows, row groups, source bytes, store bytes and warnings (files kept
     as bytes because they could not be typed or were not canonical).
+
+    An argument of the wrong kind is refused before anything is written, with an
+    :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it; so is a case that is not
+    a :class:`Case` or :class:`CaseRef`, when it is read (its position is named).
     """
-    options = options or WriteOptions()
+    cases = checked_cases(cases, where="write_store(cases)")
+    check_path(out, where="write_store(out)")
+    options = check_options(options, where="write_store(options)")
     with atomic_file(out, what="the store") as tmp, open_writer(tmp, options) as writer:
 
         def write(group: RowGroup) -> None:
@@ -319,6 +334,19 @@ def write_store(
 
         counts = write_rows(cases, options, progress, jobs, write)
     return {**counts, "bytes": Path(out).stat().st_size}
+
+
+def check_options(options: object, *, where: str) -> WriteOptions:
+    """``options`` if it is a :class:`WriteOptions`, the defaults for None; else an error
+    at ``where`` (the argument, as ``write_store(options)``)."""
+    if options is None:
+        return WriteOptions()
+    if isinstance(options, WriteOptions):
+        return options
+    raise UnsupportedTypeError(
+        f"expected onnx_arrow.corpus.WriteOptions or None, got {type_name(options)}",
+        where=where,
+    )
 
 
 def write_rows(

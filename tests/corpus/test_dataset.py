@@ -32,6 +32,7 @@ from onnx_arrow.corpus import (
     write_store,
 )
 from onnx_arrow.corpus.format import METADATA_KEY
+from onnx_arrow.errors import UnsupportedTypeError
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +215,32 @@ def test_a_failed_dataset_write_leaves_nothing(tmp_path: Path) -> None:
     assert _parts(out) == before
     with pytest.raises(CorpusError, match=r"not empty; add to a dataset store with append"):
         write_dataset(FolderSource(tmp_path / "src"), out)
+
+
+@pytest.mark.parametrize(
+    ("argument", "junk"),
+    [("cases", None), ("cases", [1]), ("out", 1), ("options", WriteOptions)],
+)
+def test_junk_arguments_are_refused_before_anything_is_written(
+    tmp_path: Path, argument: str, junk: object
+) -> None:
+    args: dict[str, object] = {"cases": [], "out": tmp_path / "out"}
+    args[argument] = junk
+    with pytest.raises(UnsupportedTypeError, match=rf"^write_dataset\({argument}\)"):
+        write_dataset(**args)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_lazy_source_of_a_dataset_is_checked_as_it_is_read(tmp_path: Path) -> None:
+    small_corpus(tmp_path / "src")
+
+    def cases() -> Iterator[object]:
+        yield from FolderSource(tmp_path / "src")
+        yield tmp_path / "src"
+
+    with pytest.raises(UnsupportedTypeError, match=r"^write_dataset\(cases\)\[1\]: expected"):
+        write_dataset(cases(), tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
 
 
 def _rewrite_metadata(path: Path, change: dict[str, object]) -> None:

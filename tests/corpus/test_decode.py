@@ -19,9 +19,11 @@ from onnx_arrow.corpus import (
     CorpusError,
     NodeSuiteSource,
     Store,
+    case_data_sets,
     cases_from_rows,
     write_store,
 )
+from onnx_arrow.errors import UnsupportedTypeError
 
 #: Tensors of many dtypes, sequences, optionals (absent, empty and present).
 _PATTERNS = ("node/test_seq*", "node/test_optional*", "node/test_abs", "node/test_cast_*")
@@ -138,3 +140,20 @@ def test_missing_and_mistyped_columns_are_refused(store: Path) -> None:
 
 def test_no_rows_decode_to_no_cases(store: Path) -> None:
     assert cases_from_rows(pq.read_table(store, columns=list(REQUIRED_COLUMNS)).slice(0, 0)) == []
+
+
+def test_case_data_sets_take_a_model_and_stored_values(store: Path) -> None:
+    s = Store(store)
+    model, values = s.model("node/test_abs"), list(s.values("node/test_abs"))
+    arrays = case_data_sets(model, iter(values))  # any iterable, read as it is checked
+    assert same(arrays, s.case_arrays("node/test_abs"))
+    for junk in (None, values[0], model.graph, b""):
+        with pytest.raises(UnsupportedTypeError, match=r"^case_data_sets\(model\): expected"):
+            case_data_sets(junk, values)
+    with pytest.raises(UnsupportedTypeError, match=r"^case_data_sets\(values\): expected"):
+        case_data_sets(model, None)
+    with pytest.raises(UnsupportedTypeError, match=r"^case_data_sets\(values\)\[1\]: "):
+        case_data_sets(model, [values[0], model])
+    lazy = (v for v in [values[0], 1])
+    with pytest.raises(UnsupportedTypeError, match=r"^case_data_sets\(values\)\[1\]: "):
+        case_data_sets(model, lazy)

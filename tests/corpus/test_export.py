@@ -20,6 +20,7 @@ from onnx_arrow.corpus import (
 )
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.sources import wheel_data_dir
+from onnx_arrow.errors import UnsupportedTypeError
 
 
 def test_node_suite_exports_byte_identical(node_store, tmp_path):
@@ -185,3 +186,14 @@ def test_a_file_changed_in_the_store_fails_its_digest(tmp_path):
     with pytest.raises(CorpusError, match=r"README: the file rebuilt from the rows is not"):
         export_store(forged, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("argument", "junk"), [("store", 1), ("store", [None]), ("dest", None)])
+def test_junk_arguments_are_refused_before_anything_is_written(tmp_path, argument, junk):
+    out = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), out)
+    args = {"store": out, "dest": tmp_path / "dest"}
+    args[argument] = junk
+    with pytest.raises(UnsupportedTypeError, match=rf"^export_store\({argument}\)"):
+        export_store(**args)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "store.parquet"]

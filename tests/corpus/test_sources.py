@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from onnx_arrow.corpus.sources import (
     value_slot,
     wheel_data_dir,
 )
+from onnx_arrow.errors import UnsupportedTypeError
 
 
 def _model(inputs: int = 1, *, weights: int = 0) -> ModelProto:
@@ -281,6 +283,41 @@ def test_merged_sources_give_their_cases_in_name_order(tmp_path: Path) -> None:
         ("Case", "node/c"),
         ("CaseRef", "node/test_tiny"),
     ]
+
+
+@pytest.mark.parametrize("junk", [1, None, "corpus", [1], [Case("node/a", "node"), "b"]])
+def test_merged_sources_refuse_what_is_not_a_source_at_once(junk: object) -> None:
+    with pytest.raises(UnsupportedTypeError, match=r"^MergedSource\(sources\[1\]\)") as info:
+        MergedSource([Case("node/a", "node")], junk)
+    assert isinstance(info.value, TypeError)
+    assert "expected" in str(info.value)
+    assert "Case or CaseRef" in str(info.value)
+
+
+def test_merged_lazy_sources_have_each_case_checked_as_it_is_read(tmp_path: Path) -> None:
+    def lazy() -> Iterator[object]:
+        yield Case("node/a", "node")
+        yield "node/b"
+
+    merged = MergedSource(lazy())
+    with pytest.raises(UnsupportedTypeError, match=r"^MergedSource\(sources\[0\]\)\[1\]: "):
+        list(merged)
+    with pytest.raises(UnsupportedTypeError, match=r"^MergedSource\(sources\[0\]\)\[1\]: "):
+        list(MergedSource(lazy()).refs())
+    # the sources are kept as given (their counts say the progress), their refs used
+    root = small_corpus(tmp_path / "corpus")
+    folder = FolderSource(root)
+    merged = MergedSource(folder)
+    assert merged.sources == (folder,)
+    assert [type(r) for r in merged.refs()] == [CaseRef]
+    assert folder.count == 1
+
+
+def test_a_folder_source_takes_a_path(tmp_path: Path) -> None:
+    assert FolderSource(str(tmp_path)).root == tmp_path
+    for junk in (1, None, b"corpus", [tmp_path]):
+        with pytest.raises(UnsupportedTypeError, match=r"^FolderSource\(root\): expected a path"):
+            FolderSource(junk)
 
 
 def test_case_refs_are_the_source_own_where_it_has_them(tmp_path: Path) -> None:

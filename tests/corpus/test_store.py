@@ -20,7 +20,8 @@ from onnx_arrow.corpus import (
 )
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.sources import wheel_data_dir
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.corpus.store import as_store
+from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
 
 def test_reading_one_case_prunes_row_groups(tmp_path):
@@ -179,3 +180,38 @@ def test_a_stored_values_repr_says_what_it_holds_not_its_codes(node_store):
     assert repr(seq).endswith("value=sequence of 3)")
     assert "codes" not in repr(seq)
     assert "array(" not in repr(seq)
+
+
+def test_a_store_is_opened_from_a_path_or_a_list_of_its_parts(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    for given in (path, str(path), [path], (str(path),)):
+        assert Store(given).parts == (path,)
+        assert as_store(given, where="f(store)").parts == (path,)
+    assert Store(iter([path])).parts == (path,)
+    assert as_store((p for p in [path]), where="f(store)").parts == (path,)
+    store = Store(path)
+    assert as_store(store, where="f(store)") is store
+
+
+@pytest.mark.parametrize("junk", [1, None, b"store.parquet", TensorProto(), pa.array([1])])
+def test_what_is_not_a_store_is_refused_naming_the_argument(junk):
+    with pytest.raises(UnsupportedTypeError, match=r"^Store\(path\): expected a store"):
+        Store(junk)
+    with pytest.raises(UnsupportedTypeError, match=r"^f\(store\): expected a store"):
+        as_store(junk, where="f(store)")
+
+
+def test_a_list_of_parts_has_each_path_checked(tmp_path):
+    with pytest.raises(UnsupportedTypeError, match=r"^Store\(path\)\[1\]: expected a path"):
+        Store([tmp_path / "a.parquet", 1])
+    with pytest.raises(CorpusError, match="no store files given"):
+        Store([])
+
+
+def test_export_to_what_is_not_a_path_is_refused_before_writing(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    with pytest.raises(UnsupportedTypeError, match=r"^Store\.export\(dest\): expected a path"):
+        Store(path).export(1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "store.parquet"]

@@ -31,9 +31,9 @@ from onnx_arrow.corpus import (
     write_store,
 )
 from onnx_arrow.corpus.options import WriteOptions
-from onnx_arrow.corpus.sources import wheel_data_dir
+from onnx_arrow.corpus.sources import CaseRef, wheel_data_dir
 from onnx_arrow.corpus.write import BackgroundWriter, RowGroup
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
 
 def test_values_are_typed_by_the_model_not_the_bytes(node_store):
@@ -200,6 +200,57 @@ def test_import_into_a_missing_folder_names_that_folder(tmp_path):
     with pytest.raises(CorpusError, match="does not exist; create it") as info:
         write_store(FolderSource(small_corpus(tmp_path / "src")), missing / "store.parquet")
     assert str(info.value).startswith(str(missing))
+
+
+@pytest.mark.parametrize(
+    ("argument", "junk"),
+    [
+        ("cases", 1),
+        ("cases", "corpus"),
+        ("cases", [1]),
+        ("cases", pa.array([1])),
+        ("out", None),
+        ("out", 1),
+        ("options", {"row_group_bytes": 1}),
+    ],
+)
+def test_junk_arguments_are_refused_before_anything_is_written(tmp_path, argument, junk):
+    args = {"cases": [float_case("node/a", 2)], "out": tmp_path / "store.parquet"}
+    args[argument] = junk
+    with pytest.raises(UnsupportedTypeError, match=rf"^write_store\({argument}\)"):
+        write_store(**args)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_lazy_source_has_each_case_checked_as_it_is_read(tmp_path, jobs):
+    src = small_corpus(tmp_path / "src")
+    out = tmp_path / "store.parquet"
+
+    def cases():
+        yield from FolderSource(src)
+        yield "node/b"
+
+    with pytest.raises(UnsupportedTypeError, match=r"^write_store\(cases\)\[1\]: expected Case"):
+        write_store(cases(), out, jobs=jobs)
+    assert list(tmp_path.iterdir()) == [src]
+
+
+def test_a_folder_source_is_read_by_the_workers_through_the_check(tmp_path, monkeypatch):
+    loaded = []
+    load = CaseRef.load
+
+    def load_here(ref):
+        loaded.append(ref.name)
+        return load(ref)
+
+    monkeypatch.setattr(CaseRef, "load", load_here)
+    src = small_corpus(tmp_path / "src")
+    summary = write_store(FolderSource(src), tmp_path / "store.parquet", jobs=2)
+    assert summary["cases"] == 1
+    assert loaded == []  # the workers read the case, not this process
+    write_store(FolderSource(src), tmp_path / "again.parquet")
+    assert loaded == ["node/test_tiny"]
 
 
 @pytest.mark.parametrize("location", ["weights.bin", "../../outside.bin"])
