@@ -16,6 +16,7 @@ GENERATORS = {
     "type-mapping.md": ROOT / "docs" / "gen_type_mapping.py",
     "store-format.md": ROOT / "docs" / "gen_store_format.py",
     "cli.md": ROOT / "docs" / "gen_cli_reference.py",
+    "layout.md": ROOT / "docs" / "gen_layout.py",
 }
 
 QUICK_START = (
