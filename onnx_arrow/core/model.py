@@ -17,7 +17,8 @@ Kinds
 Nodes
     A value between its message and its Arrow row: :class:`Tensor` (dtype, dims,
     codes), :class:`SequenceValue`, :class:`MapValue`, :class:`OptionalValue`,
-    :class:`SparseValue`.  :func:`python_value` gives one as numpy and Python values.
+    :class:`SparseValue`.  :func:`python_value` gives one as numpy and Python values;
+    :func:`value_message` writes such a value as the message of its declared type.
 Messages
     :func:`decode_value` splits a serialized message into its node and envelope,
     :func:`encode_value` joins them back, byte for byte; :func:`flatten` and
@@ -77,7 +78,7 @@ from onnx_arrow.core.kinds import (
 )
 from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, SparseValue
-from onnx_arrow.core.python_values import python_value
+from onnx_arrow.core.python_values import python_value, value_message
 from onnx_arrow.core.statistics import (
     STATISTICS,
     Statistic,
@@ -174,6 +175,7 @@ __all__ = [
     "tensor_statistics",
     "ulp_distance",
     "unwrap",
+    "value_message",
     "value_rows",
     "walk",
 ]
