@@ -202,3 +202,24 @@ def test_a_value_that_does_not_fit_its_declared_type_is_refused_where_it_is(
     with pytest.raises(error) as info:
         value_message(value, "x", declared)
     assert words in str(info.value)
+
+
+def _as_onnx_writes(value: Any, name: str, declared: TypeProto) -> bytes:
+    """What onnx's test-data writer (``onnx.backend.test.cmd_tools``) writes for a value."""
+    if declared.HasField("map_type"):
+        return numpy_helper.from_dict(value, name).SerializeToString()
+    if declared.HasField("sequence_type"):
+        return numpy_helper.from_list(value, name).SerializeToString()
+    if declared.HasField("optional_type"):
+        return numpy_helper.from_optional(value, name).SerializeToString()
+    if isinstance(value, TensorProto):
+        return value.SerializeToString()
+    return numpy_helper.from_array(value, name).SerializeToString()
+
+
+def test_the_node_suite_is_written_as_onnx_s_test_data_writer_writes_it(node_values: Any) -> None:
+    names = {"input": "x", "output": "y"}
+    for v in node_values:
+        expected = _as_onnx_writes(v.value, names[v.io], v.type)
+        got = value_message(v.value, names[v.io], v.type).SerializeToString()
+        assert got == expected, (v.case, v.data_set, v.io, v.index)
