@@ -9,6 +9,7 @@ The declared type decides every kind; nothing is guessed from the value's Python
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -23,13 +24,20 @@ from onnx import (
 )
 
 from onnx_arrow.core.codec import Strings, decode_strings
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
 from onnx_arrow.core.graph import onnx_type_string
 from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue
 from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
-__all__ = ["Message", "python_value", "value_message"]
+__all__ = [
+    "Message",
+    "map_keys",
+    "map_pairs",
+    "python_value",
+    "string_bytes",
+    "value_message",
+]
 
 Message: TypeAlias = TensorProto | SparseTensorProto | SequenceProto | MapProto | OptionalProto
 """A value's message: what :func:`value_message` gives."""
@@ -176,14 +184,6 @@ def _sequence(value: Any, name: str, declared: TypeProto, where: str) -> Sequenc
 
 
 def _map(value: Any, name: str, declared: TypeProto, where: str) -> MapProto:
-    if isinstance(value, dict):
-        pairs = list(value.items())
-    elif isinstance(value, list | tuple) and all(
-        isinstance(p, tuple | list) and len(p) == 2 for p in value
-    ):
-        pairs = [(k, v) for k, v in value]
-    else:
-        raise _unexpected("a dict or (key, value) pairs", value, declared, where)
     key_type = declared.map_type.key_type
     key = DTYPES.get(key_type)
     if key is None:
@@ -191,6 +191,8 @@ def _map(value: Any, name: str, declared: TypeProto, where: str) -> MapProto:
             f"the declared key type of {onnx_type_string(declared)} is not a dtype",
             where=where,
         )
+    pairs = map_pairs(value, where)
+    keys = map_keys([k for k, _ in pairs], key, where)
     values_type = TypeProto(
         sequence_type=TypeProto.Sequence(elem_type=declared.map_type.value_type)
     )
@@ -199,36 +201,77 @@ def _map(value: Any, name: str, declared: TypeProto, where: str) -> MapProto:
     if name:
         message.name = name
     if key.arrow_kind is ArrowKind.BINARY:
-        message.string_keys.extend(_key_bytes(k, where) for k, _ in pairs)
-    else:
-        message.keys.extend(
-            _key_int(k, key.numpy, onnx_type_string(declared), where) for k, _ in pairs
-        )
+        message.string_keys.extend(keys.tolist())
+    else:  # MapProto holds every integer key in int64: UINT64 past 2**63 as its bit pattern
+        message.keys.extend(keys.astype(np.int64).tolist())
     message.values.CopyFrom(values)
     return message
 
 
-def _key_bytes(key: Any, where: str) -> bytes:
-    if isinstance(key, bytes | np.bytes_):
-        return bytes(key)
-    if isinstance(key, str | np.str_):
-        return str(key).encode("utf-8")
+def map_pairs(value: Any, where: str) -> list[tuple[Any, Any]]:
+    """A map's Python value as ``(key, value)`` pairs, in order: a dict's items, or a list
+    or tuple of pairs as :func:`python_value` gives (duplicate keys kept).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        ``value`` is neither, located at ``where``.
+    """
+    if isinstance(value, dict):
+        return list(value.items())
+    if isinstance(value, list | tuple) and all(
+        isinstance(p, tuple | list) and len(p) == 2 for p in value
+    ):
+        return [(k, v) for k, v in value]
     raise UnsupportedTypeError(
-        f"a map key is {_what(key)}; the declared keys are strings (bytes or str)", where=where
+        f"expected a dict or a list of (key, value) pairs for a map, got {_what(value)}",
+        where=where,
     )
 
 
-def _key_int(key: Any, numpy: Any, declared: str, where: str) -> int:
+def map_keys(keys: Sequence[Any], key: DType, where: str) -> np.ndarray[Any, Any]:
+    """Map keys as an array of their declared dtype ``key``: ``bytes`` objects for STRING
+    (a ``str`` encoded as UTF-8), the integers in range of the key dtype otherwise (Python
+    ints on the way, so UINT64 keys past 2**63 keep their value).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        A STRING key is neither bytes nor str.
+    NotRepresentableError
+        An integer key is not an integer, or out of the key dtype's range (``where: keys``).
+    """
+    if key.arrow_kind is ArrowKind.BINARY:
+        out = np.empty(len(keys), dtype=object)
+        out[:] = [string_bytes(k, f"{where}: keys") for k in keys]
+        return out
+    info = np.iinfo(key.numpy)  # type: ignore[type-var]
     try:
-        number = operator.index(key)
-        info = np.iinfo(numpy)
-        if not info.min <= number <= info.max:
+        ints = [operator.index(k) for k in keys]  # Python ints: no int64 on the way
+        if any(not info.min <= k <= info.max for k in ints):
             raise OverflowError
-    except (OverflowError, TypeError, ValueError):
+        return np.array(ints, dtype=key.numpy)
+    except (OverflowError, TypeError):
         raise NotRepresentableError(
-            f"a map key is {_what(key)}, not a key of {declared}", where=where
+            f"map keys {list(keys)[:5]} are not all {key.name} values", where=f"{where}: keys"
         ) from None
-    return number
+
+
+def string_bytes(value: Any, where: str) -> bytes:
+    """A STRING element or key as bytes: ``bytes`` as they are, a ``str`` as UTF-8.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        ``value`` is neither, located at ``where``.
+    """
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    raise UnsupportedTypeError(
+        f"a STRING element is a {type(value).__name__}; expected bytes or str", where=where
+    )
 
 
 def _optional(value: Any, name: str, declared: TypeProto, where: str) -> OptionalProto:

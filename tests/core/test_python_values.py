@@ -135,6 +135,9 @@ def test_the_declared_type_decides_where_onnx_s_helpers_would_guess() -> None:
     assert list(m.keys) == [3, 3]
     assert m.key_type == TensorProto.INT64
     assert value_message({}, "m", MAP_INT64).values.elem_type == SequenceProto.TENSOR
+    # MapProto holds every integer key in int64: UINT64 past 2**63 as its bit pattern
+    uint64 = helper.make_map_type_proto(TensorProto.UINT64, FLOAT_T)
+    assert list(value_message({2**63 + 5: f32(1.0)}, "m", uint64).keys) == [2**63 + 5 - 2**64]
     # string keys, which onnx's from_dict cannot write (it reads "k" as a numpy dtype name)
     strings = value_message({"k": [f32(1.0)], b"l": []}, "m", MAP_STRING)
     assert (strings.key_type, list(strings.string_keys)) == (TensorProto.STRING, [b"k", b"l"])
@@ -187,10 +190,10 @@ def test_a_sparse_tensor_is_its_dims_values_and_indices_as_python_value_gives() 
             {"k": f32(1.0)},
             MAP_INT64,
             NotRepresentableError,
-            "map key is str, not a key of map(int64",
+            "x: keys: map keys ['k'] are not all INT64 values",
         ),
-        ({2**63: f32(1.0)}, MAP_INT64, NotRepresentableError, "map key is int"),
-        ({1: [f32(1.0)]}, MAP_STRING, UnsupportedTypeError, "map key is int"),
+        ({2**63: f32(1.0)}, MAP_INT64, NotRepresentableError, "are not all INT64 values"),
+        ({1: [f32(1.0)]}, MAP_STRING, UnsupportedTypeError, "x: keys: a STRING element is a int"),
         ([f32(1.0)], OPT_FLOAT, UnsupportedTypeError, "x.value: expected a numpy array"),
         (f32(1.0), TypeProto(), NotRepresentableError, "x: no type is declared (undefined)"),
         ([], helper.make_sequence_type_proto(TypeProto()), NotRepresentableError, "element type"),
