@@ -120,10 +120,10 @@ def value_message(value: Any, name: str, declared: TypeProto) -> Message:
     ------
     UnsupportedTypeError
         The value is not of the form the declared type takes, located at ``name``
-        (``seq[2]``, ``m[b'k']``, ``opt.value``).
+        (``seq[2]``, ``m[b'k']``, ``opt.value``; ``the value`` if unnamed).
     NotRepresentableError
         No type is declared (at any depth), or a map key is not of the declared key
-        type.
+        type (:func:`map_keys`).
 
     Examples
     --------
@@ -186,17 +186,21 @@ def _sequence(value: Any, name: str, declared: TypeProto, where: str) -> Sequenc
 def _map(value: Any, name: str, declared: TypeProto, where: str) -> MapProto:
     key_type = declared.map_type.key_type
     key = DTYPES.get(key_type)
-    if key is None:
+    if key is None or not (
+        key.arrow_kind is ArrowKind.BINARY or np.issubdtype(key.numpy, np.integer)
+    ):
         raise NotRepresentableError(
-            f"the declared key type of {onnx_type_string(declared)} is not a dtype",
+            f"the declared key type of {onnx_type_string(declared)} is not STRING or an "
+            "integer type",
             where=where,
         )
     pairs = map_pairs(value, where)
     keys = map_keys([k for k, _ in pairs], key, where)
-    values_type = TypeProto(
-        sequence_type=TypeProto.Sequence(elem_type=declared.map_type.value_type)
-    )
-    values = _sequence([v for _, v in pairs], "", values_type, where)
+    elem = declared.map_type.value_type
+    values = SequenceProto(elem_type=_elem_type(elem, where))
+    field = getattr(values, _SEQUENCE_FIELDS[elem.WhichOneof("value") or ""])
+    for k, v in pairs:  # located by key, as pandas cells are
+        field.append(_message(v, "", elem, f"{where}[{k!r}]"))
     message = MapProto(key_type=key_type)
     if name:
         message.name = name

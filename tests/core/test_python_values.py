@@ -184,7 +184,7 @@ def test_a_sparse_tensor_is_its_dims_values_and_indices_as_python_value_gives() 
             "x: expected a list for seq(tensor(float)), got ndarray",
         ),
         ([f32(1.0), None], SEQ_FLOAT, UnsupportedTypeError, "x[1]: expected a numpy array"),
-        ({1: [f32(1.0)]}, MAP_INT64, UnsupportedTypeError, "x[0]: expected a numpy array"),
+        ({1: [f32(1.0)]}, MAP_INT64, UnsupportedTypeError, "x[1]: expected a numpy array"),
         ([[f32(1.0)], [[2.0]]], SEQ_SEQ, UnsupportedTypeError, "x[1][0]: expected a numpy array"),
         (
             {"k": f32(1.0)},
@@ -197,6 +197,13 @@ def test_a_sparse_tensor_is_its_dims_values_and_indices_as_python_value_gives() 
         ([f32(1.0)], OPT_FLOAT, UnsupportedTypeError, "x.value: expected a numpy array"),
         (f32(1.0), TypeProto(), NotRepresentableError, "x: no type is declared (undefined)"),
         ([], helper.make_sequence_type_proto(TypeProto()), NotRepresentableError, "element type"),
+        (
+            {1.5: f32(1.0)},
+            helper.make_map_type_proto(TensorProto.FLOAT, FLOAT_T),
+            NotRepresentableError,
+            "x: the declared key type of map(float,tensor(float)) is not STRING or an integer",
+        ),
+        ({b"k": f32(1.0)}, MAP_STRING, UnsupportedTypeError, "x[b'k']: expected a list"),
     ],
 )
 def test_a_value_that_does_not_fit_its_declared_type_is_refused_where_it_is(
