@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from onnx import TensorProto, TypeProto, numpy_helper
+from onnx import TypeProto
 
 
 @dataclass(frozen=True)
@@ -23,25 +23,15 @@ class NodeValue:
     index: int
     type: TypeProto
     serialized: bytes
-
-
-def _serialize(value: object, name: str, type_proto: TypeProto) -> bytes:
-    kind = type_proto.WhichOneof("value")
-    if kind == "map_type":
-        return numpy_helper.from_dict(value, name).SerializeToString()
-    if kind == "sequence_type":
-        return numpy_helper.from_list(value, name).SerializeToString()
-    if kind == "optional_type":
-        return numpy_helper.from_optional(value, name).SerializeToString()
-    if isinstance(value, TensorProto):
-        return value.SerializeToString()
-    return numpy_helper.from_array(value, name).SerializeToString()
+    value: Any  # as the case generator gives it: an ndarray, a list, a dict, None or a message
 
 
 @pytest.fixture(scope="session")
 def node_values() -> list[NodeValue]:
     """Every value of the node suite (onnx.backend.test.loader.load_node_model_tests)."""
     from onnx.backend.test.loader import load_node_model_tests
+
+    from onnx_arrow.core.model import value_message  # as the corpus writes the node suite
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -58,7 +48,13 @@ def node_values() -> list[NodeValue]:
                     info = infos[k]
                     out.append(
                         NodeValue(
-                            case.name, n, io, k, info.type, _serialize(value, info.name, info.type)
+                            case.name,
+                            n,
+                            io,
+                            k,
+                            info.type,
+                            value_message(value, info.name, info.type).SerializeToString(),
+                            value,
                         )
                     )
     return out

@@ -17,7 +17,9 @@ Kinds
 Nodes
     A value between its message and its Arrow row: :class:`Tensor` (dtype, dims,
     codes), :class:`SequenceValue`, :class:`MapValue`, :class:`OptionalValue`,
-    :class:`SparseValue`.  :func:`python_value` gives one as numpy and Python values.
+    :class:`SparseValue`.  :func:`python_value` gives one as numpy and Python values;
+    :func:`value_message` writes such a value as the message of its declared type
+    (:func:`map_pairs`, :func:`map_keys` and :func:`string_bytes` read its parts).
 Messages
     :func:`decode_value` splits a serialized message into its node and envelope,
     :func:`encode_value` joins them back, byte for byte; :func:`flatten` and
@@ -77,7 +79,13 @@ from onnx_arrow.core.kinds import (
 )
 from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, SparseValue
-from onnx_arrow.core.python_values import python_value
+from onnx_arrow.core.python_values import (
+    map_keys,
+    map_pairs,
+    python_value,
+    string_bytes,
+    value_message,
+)
 from onnx_arrow.core.statistics import (
     STATISTICS,
     Statistic,
@@ -160,6 +168,8 @@ __all__ = [
     "kind_of_arrow",
     "kind_of_type",
     "load_json",
+    "map_keys",
+    "map_pairs",
     "map_type",
     "onnx_type_string",
     "op_types",
@@ -170,10 +180,12 @@ __all__ = [
     "statistics_by_dtype",
     "storage_to_codes",
     "storage_type",
+    "string_bytes",
     "tensor_layout",
     "tensor_statistics",
     "ulp_distance",
     "unwrap",
+    "value_message",
     "value_rows",
     "walk",
 ]

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
+from onnx import ModelProto
 
-from onnx_arrow.core.model import load_json, read_regular_file
+from onnx_arrow.core.model import load_json, read_regular_file, value_message
 from onnx_arrow.corpus.arguments import check_path, checked_items
 from onnx_arrow.errors import CorpusError
 
@@ -468,24 +468,11 @@ class NodeSuiteSource:
                 ("output", outputs, model.graph.output),
             ):
                 for k, value in enumerate(values):
-                    data = _serialize_like_onnx(value, infos[k].name, infos[k].type)
+                    data = value_message(value, infos[k].name, infos[k].type).SerializeToString()
                     files.append(CorpusFile(f"{name}/test_data_set_{n}/{io}_{k}.pb", data))
         files.sort(key=lambda f: f.path)
         tolerance = Tolerance(float(case.rtol), float(case.atol))  # type: ignore[attr-defined]
         return Case(name, self.kind, files, f"{name}/model.onnx", tolerance)
-
-
-def _serialize_like_onnx(value: object, name: str, type_proto: TypeProto) -> bytes:
-    kind = type_proto.WhichOneof("value")
-    if kind == "map_type":
-        return numpy_helper.from_dict(value, name).SerializeToString()  # type: ignore[arg-type]
-    if kind == "sequence_type":
-        return numpy_helper.from_list(value, name).SerializeToString()  # type: ignore[arg-type]
-    if kind == "optional_type":
-        return numpy_helper.from_optional(value, name).SerializeToString()
-    if isinstance(value, TensorProto):
-        return value.SerializeToString()
-    return numpy_helper.from_array(value, name).SerializeToString()  # type: ignore[arg-type]
 
 
 class MergedSource:

@@ -2,12 +2,13 @@
 
 A cell is read as the column's kind says (a tensor an ndarray, a sequence a list, a
 map a dict or ``(key, value)`` pairs, a sparse tensor ``{"dims", "values", "indices"}``,
-an absent optional None); anything else is refused, located at its row.
+an absent optional None); anything else is refused, located at its row.  A map's pairs,
+its keys and STRING elements are read by the core's readers (``map_pairs``, ``map_keys``,
+``string_bytes``), the ones ``value_message`` writes a Python value's message with.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,9 @@ from onnx_arrow.core.model import (
     SparseValue,
     Tensor,
     dtype_of_numpy,
+    map_keys,
+    map_pairs,
+    string_bytes,
 )
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError, UnsupportedTypeError
 from onnx_arrow.pandas.cells import is_missing, row_label
@@ -66,7 +70,7 @@ def _tensor(cell: Any, where: str) -> Tensor:
     dims = tuple(int(d) for d in array.shape)
     if row.arrow_kind is ArrowKind.BINARY:
         codes = np.empty(array.size, dtype=object)
-        codes[:] = [_as_bytes(v, where) for v in array.reshape(-1).tolist()]
+        codes[:] = [string_bytes(v, where) for v in array.reshape(-1).tolist()]
         return Tensor(row, dims, codes)
     try:
         flat = np.ascontiguousarray(array).reshape(-1)
@@ -79,16 +83,6 @@ def _tensor(cell: Any, where: str) -> Tensor:
     if flat.dtype != row.numpy:
         flat = flat.astype(row.numpy)  # byte order only: dtype_of_numpy matched the kind
     return Tensor(row, dims, flat)
-
-
-def _as_bytes(value: Any, where: str) -> bytes:
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    raise UnsupportedTypeError(
-        f"a STRING element is a {type(value).__name__}; expected bytes or str", where=where
-    )
 
 
 def cell_value(cell: Any, kind: Kind, where: str) -> Node | None:
@@ -137,40 +131,15 @@ def _element(cell: Any, kind: Kind, where: str) -> Node | None:
 
 
 def _map(cell: Any, kind: Kind, where: str) -> MapValue:
-    if isinstance(cell, dict):
-        pairs = list(cell.items())
-    elif isinstance(cell, list | tuple) and all(
-        isinstance(p, tuple | list) and len(p) == 2 for p in cell
-    ):
-        pairs = [(k, v) for k, v in cell]
-    else:
-        raise UnsupportedTypeError(
-            f"expected a dict or a list of (key, value) pairs for a map, got {type(cell).__name__}",
-            where=where,
-        )
+    pairs = map_pairs(cell, where)
     if kind.key is None:
         if pairs:
             raise UnsupportedTypeError("holds entries but the column holds none", where=where)
         return MapValue(dtype_of_numpy(np.int64), np.empty(0, np.int64), [])
-    key = kind.key
-    if key.arrow_kind is ArrowKind.BINARY:
-        keys = np.empty(len(pairs), dtype=object)
-        keys[:] = [_as_bytes(k, f"{where}: keys") for k, _ in pairs]
-    else:
-        info = np.iinfo(key.numpy)  # type: ignore[type-var]
-        try:
-            ints = [operator.index(k) for k, _ in pairs]  # Python ints: no int64 on the way
-            if any(not info.min <= k <= info.max for k in ints):
-                raise OverflowError
-            keys = np.array(ints, dtype=key.numpy)
-        except (OverflowError, TypeError):
-            raise NotRepresentableError(
-                f"map keys {[k for k, _ in pairs][:5]} are not all {key.name} values",
-                where=f"{where}: keys",
-            ) from None
+    keys = map_keys([k for k, _ in pairs], kind.key, where)
     elem = kind.elem or TENSOR_KIND
     values = [_element(v, elem, f"{where}[{k!r}]") for k, v in pairs]
-    return MapValue(key, keys, values)
+    return MapValue(kind.key, keys, values)
 
 
 def kind_of_cells(cells: Sequence[Any], labels: pd.Index, where: str) -> Kind:

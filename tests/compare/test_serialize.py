@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from compare_helpers import stated_store
-from onnx import ModelProto
+from onnx import ModelProto, TensorProto, ValueInfoProto, helper, numpy_helper
 
 from onnx_arrow import compare as cmp
+from onnx_arrow.compare.serialize import serialized
 
 
 def test_an_actual_value_that_cannot_be_kept_says_so(tmp_path: Path) -> None:
@@ -23,4 +25,26 @@ def test_an_actual_value_that_cannot_be_kept_says_so(tmp_path: Path) -> None:
     assert pd.isna(row.actual)
     assert "the actual value is not kept: the output cannot be serialized as declared" in (
         row.detail
+    )
+
+
+def test_an_output_the_model_declares_no_type_for_is_not_guessed() -> None:
+    # a store never gets this far (it keeps such an expected output as bytes, which
+    # cannot be compared), but a value whose kind is not declared is not guessed at
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    untyped = ValueInfoProto(name="y")  # no type
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [untyped])
+    model = helper.make_model(graph)
+    for value in (np.zeros(2, np.float32), [np.zeros(2, np.float32)], {1: np.zeros(1)}):
+        assert serialized(model, 0, value, "y") == "the model declares no type for output 0"
+    assert serialized(None, 0, np.zeros(2), "y") == "the model declares no type for output 0"
+    assert serialized(model, 1, np.zeros(2), "z") == "the model declares no type for output 1"
+    typed = helper.make_model(graph)
+    typed.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]))
+    kept = serialized(typed, 0, np.zeros(2, np.float32), "y")
+    assert kept == numpy_helper.from_array(np.zeros(2, np.float32), "y").SerializeToString()
+    refused = serialized(typed, 0, [np.zeros(2, np.float32)], "y")
+    assert refused == (
+        "the output cannot be serialized as declared: UnsupportedTypeError: "
+        "y: expected a numpy array for tensor(float), got list"
     )

@@ -38,6 +38,29 @@ def test_changed_uint64_map_keys_keep_their_full_range() -> None:
             changed.onnx.to_arrow()
 
 
+def test_map_cells_are_read_as_the_core_reads_a_map_s_python_value() -> None:
+    from onnx import helper
+
+    from onnx_arrow.core.model import value_message
+
+    arr = onnx_arrow.to_arrow([_map([b"a", b"b"], TensorProto.STRING)], exact=True)
+    changed = oap.to_pandas(arr, cells="numpy")
+    cell = [("k", np.zeros(2, np.float32)), (b"l", np.ones(2, np.float32))]  # pairs, str or bytes
+    changed[0] = cell
+    (got,) = onnx_arrow.from_arrow(changed.onnx.to_arrow())
+    declared = helper.make_map_type_proto(
+        TensorProto.STRING, helper.make_tensor_type_proto(TensorProto.FLOAT, None)
+    )
+    assert list(got.string_keys) == list(value_message(cell, "m", declared).string_keys)
+    assert list(got.string_keys) == [b"k", b"l"]
+    changed[0] = [1, 2]  # neither a dict nor pairs
+    with pytest.raises(UnsupportedTypeError, match=r"^row 0: expected a dict or a list of"):
+        changed.onnx.to_arrow()
+    changed[0] = {3: np.zeros(2, np.float32)}
+    with pytest.raises(UnsupportedTypeError, match=r"^row 0: keys: a STRING element is a int"):
+        changed.onnx.to_arrow()
+
+
 def test_a_series_of_ndarrays_without_a_record() -> None:
     s = pd.Series([np.eye(2, dtype=ml_dtypes.bfloat16), None], dtype=object)
     assert s.onnx.dtype == "BFLOAT16"
