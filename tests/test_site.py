@@ -26,6 +26,7 @@ NAV = (
     "store-format.md",
     "cli.md",
     "api.md",
+    "layout.md",
 )
 #: The modules the API reference documents.
 API_MODULES = ("onnx_arrow", "onnx_arrow.corpus", "onnx_arrow.pandas", "onnx_arrow.diff")
