@@ -84,7 +84,7 @@ from onnx_arrow.core.statistics import (
     statistics_by_dtype,
     tensor_statistics,
 )
-from onnx_arrow.core.storage import storage_type
+from onnx_arrow.core.storage_form import storage_type
 from onnx_arrow.core.tensor_arrays import stacked_codes
 from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
 from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
