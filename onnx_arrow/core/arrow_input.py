@@ -278,9 +278,9 @@ def arrow_table(data: Any, *, where: str = "") -> pa.Table | pa.RecordBatch:
     )
 
 
-def arrow_type_arg(value: Any, *, where: str = "") -> pa.DataType:
-    """``value``, which must be a pyarrow ``DataType``: the one check of an argument that
-    takes an Arrow type.
+def arrow_type_arg(value: Any, *, function: str, where: str) -> pa.DataType:
+    """``value``, which must be a pyarrow ``DataType``: the one check of an argument
+    (``where``) of ``function`` that takes an Arrow type.
 
     Raises
     ------
@@ -295,7 +295,7 @@ def arrow_type_arg(value: Any, *, where: str = "") -> pa.DataType:
         else ""
     )
     raise UnsupportedTypeError(
-        f"expected a pyarrow DataType, got {_name(value)}{hint}", where=where or None
+        f"{function} takes a pyarrow DataType, got {type(value).__name__}{hint}", where=where
     )
 
 

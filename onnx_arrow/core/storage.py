@@ -73,7 +73,7 @@ def from_storage(data: Any, arrow_type: pa.DataType) -> pa.Array:
     ArrowLayoutError
         If ``data`` is not the storage form of ``arrow_type``.
     """
-    arrow_type = arrow_type_arg(arrow_type, where="arrow_type")
+    arrow_type = arrow_type_arg(arrow_type, function="from_storage", where="arrow_type")
     return typed(arrow_column(data, where="data"), arrow_type)
 
 

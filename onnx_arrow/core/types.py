@@ -26,6 +26,7 @@ import math
 import pyarrow as pa
 from onnx import TypeProto
 
+from onnx_arrow.core.arrow_input import arrow_type_arg
 from onnx_arrow.core.dtypes import DType, dtype_of
 from onnx_arrow.core.element_types import dtype_of_arrow, element_type
 from onnx_arrow.core.extension_metadata import extension_metadata
@@ -231,16 +232,7 @@ def onnx_type(arrow_type: pa.DataType, kind: Kind | None = None) -> TypeProto:
     >>> onnx_type(arrow_type(t)) == t
     True
     """
-    if not isinstance(arrow_type, pa.DataType):
-        hint = (
-            "; for the Arrow type of a TypeProto, use onnx_arrow.arrow_type"
-            if isinstance(arrow_type, TypeProto)
-            else ""
-        )
-        raise UnsupportedTypeError(
-            f"onnx_type takes a pyarrow DataType, got {type(arrow_type).__name__}{hint}",
-            where="arrow_type",
-        )
+    arrow_type = arrow_type_arg(arrow_type, function="onnx_type", where="arrow_type")
     kind = kind or _kind_of_arrow(arrow_type, None)
     out = TypeProto()
     if kind.name == OPTIONAL:
