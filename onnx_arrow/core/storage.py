@@ -5,6 +5,12 @@ Some readers do not handle extension types nested inside others (dask's
 storage anyway.  :func:`to_storage` gives that form (every extension type,
 canonical or onnx-arrow's own, replaced by its storage, at any depth) over the
 same buffers, without a copy; :func:`from_storage` puts the types back.
+:func:`to_portable` and :func:`from_portable` do the same for tables, recording the
+types in the schema metadata.
+
+These are the public entry points: they take any Arrow data through the gate of
+:mod:`onnx_arrow.core.arrow_input` (a Polars ``Series`` or ``DataFrame`` too), and
+leave the retyping itself to :mod:`onnx_arrow.core.storage_form`.
 """
 
 from __future__ import annotations
@@ -24,7 +30,6 @@ __all__ = [
     "PORTABLE_KEY",
     "from_portable",
     "from_storage",
-    "storage_type",
     "to_portable",
     "to_storage",
 ]

@@ -11,14 +11,13 @@ import pytest
 from onnx import SequenceProto, TensorProto, helper, numpy_helper
 
 import onnx_arrow
-from onnx_arrow.core.storage import storage_type
+from onnx_arrow.core.storage_form import storage_type
+from onnx_arrow.core.walk import walk
 from onnx_arrow.errors import ArrowLayoutError
 
 
 def _has_extension(t: pa.DataType) -> bool:
-    if isinstance(t, pa.BaseExtensionType):
-        return True
-    return any(_has_extension(t.field(i).type) for i in range(t.num_fields))
+    return any(isinstance(x, pa.BaseExtensionType) for x in walk(t))
 
 
 def nested_column():
