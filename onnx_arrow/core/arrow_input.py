@@ -15,14 +15,25 @@ and gives one ``pyarrow.Array`` that is
 * **valid**: its buffers are checked in full (offsets in bounds and monotonic, sizes
   consistent), so data forged or damaged outside cannot crash the interpreter;
 * **in the layouts onnx-arrow converts**: the views other engines produce
-  (``binary_view``, ``string_view``, list views) are cast to ``binary``, ``string``
-  and lists, which hold the same values;
+  (``binary_view``, ``string_view``, list views), at any depth, are cast to
+  ``binary``, ``string`` and lists, which hold the same values (the cast's result
+  is validated: where pyarrow cannot cast them, as pyarrow 26 cannot list views or
+  views under run-end encoding, the column is refused, located);
 * **readable**: an onnx-arrow extension type whose layout was wrong when pyarrow
   read it (kept as read, so that the rest of the file stays readable) is refused
   here, located;
-* **consistent in its values** where a layout constrains them, at any depth: a
-  variable-shape tensor's shapes are non-negative, agree with its ``uniform_shape``
-  and with the length of its data.  An error names the first row at fault.
+* **consistent in its values** where a layout constrains them, at any depth (under
+  every nested type :mod:`onnx_arrow.core.walk` knows, dictionaries, run-end
+  encoding and unions included): a variable-shape tensor's shapes are non-negative,
+  agree with its ``uniform_shape`` and with the length of its data.  An error names
+  the first row at fault.
+
+The entry points that retype buffers without reading them (:func:`onnx_arrow.to_storage`
+and the other storage and portable functions) take their data through the same
+import, :func:`arrow_column`, or :func:`arrow_table` for tables; every argument that
+takes an Arrow type or schema goes through :func:`arrow_type_arg` or
+:func:`arrow_schema`.  Anything else is refused with an
+:class:`~onnx_arrow.errors.UnsupportedTypeError` naming the argument.
 
 >>> import pyarrow as pa
 >>> as_array(pa.chunked_array([[1, 2], [3]])).to_pylist()
