@@ -17,8 +17,8 @@ and gives one ``pyarrow.Array`` that is
 * **in the layouts onnx-arrow converts**: the views other engines produce
   (``binary_view``, ``string_view``, list views), at any depth, are cast to
   ``binary``, ``string`` and lists, which hold the same values (the cast's result
-  is validated: where pyarrow cannot cast them, as pyarrow 26 cannot list views or
-  views under run-end encoding, the column is refused, located);
+  is validated: where pyarrow cannot cast them, as pyarrow 26 cannot views under
+  run-end encoding, the column is refused, located);
 * **readable**: an onnx-arrow extension type whose layout was wrong when pyarrow
   read it (kept as read, so that the rest of the file stays readable) is refused
   here, located;
@@ -54,7 +54,7 @@ from onnx_arrow.core.json_extension import check_readable
 from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.storage_form import storage_type, stored, typed
 from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
-from onnx_arrow.core.views import without_views
+from onnx_arrow.core.views import lists_of_views, without_views
 from onnx_arrow.core.walk import child_arrays, walk
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
 
@@ -90,15 +90,15 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
     target = without_views(read, with_storage)
     if target is not read:  # told by identity: see onnx_arrow.core.walk.map_type
         try:
-            plain = stored(chunked).cast(storage_type(target))
-            # pyarrow 26 casts list views to lists with a wrong offsets buffer: never
-            # let a cast's result be read unchecked
+            plain = _lists_of_views(stored(chunked)).cast(storage_type(target))
+            # never let a cast's result be read unchecked (pyarrow 26 casts list views to
+            # lists with a wrong offsets buffer: they are rebuilt above)
             plain.validate(full=True)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise UnsupportedTypeError(
                 f"the column is {read}, whose view layouts onnx-arrow reads as "
-                f"{target}, but this pyarrow cannot cast it so ({exc}); turn its views "
-                "into lists (or decode its run-end encoding) in the engine that made it",
+                f"{target}, but this pyarrow cannot cast it so ({exc}); decode its "
+                "run-end or dictionary encoding in the engine that made it",
                 where=where or None,
             ) from None
         chunked = typed(plain, target)
@@ -113,6 +113,15 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
         raise (exc.at(where) if where else exc) from None
     _check_values_located(chunked, where)
     return chunked
+
+
+def _lists_of_views(data: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """:func:`~onnx_arrow.core.views.lists_of_views` of an array or of every chunk."""
+    if isinstance(data, pa.Array):
+        return lists_of_views(data)
+    if data.num_chunks == 0:
+        return data
+    return pa.chunked_array([lists_of_views(c) for c in data.chunks])
 
 
 _VARIABLE_SHAPE: Final = frozenset({"arrow.variable_shape_tensor", "onnx.variable_shape_tensor"})

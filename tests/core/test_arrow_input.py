@@ -247,7 +247,7 @@ def test_views_inside_run_end_encoding_are_refused_located() -> None:
     )
     with pytest.raises(UnsupportedTypeError, match=r"^col: the column is run_end_encoded.*"):
         as_array(viewed, where="col")
-    with pytest.raises(UnsupportedTypeError, match="run-end encoding"):
+    with pytest.raises(UnsupportedTypeError, match="decode its run-end or dictionary encoding"):
         onnx_arrow.from_arrow(viewed)
 
 
@@ -282,25 +282,37 @@ def test_values_inside_unions_are_checked_to_the_row() -> None:
 
 
 @pytest.mark.parametrize("make", [pa.list_view, pa.large_list_view])
-def test_list_views_are_read_exactly_or_refused_located(make) -> None:
-    """pyarrow 26 casts list views to lists with a wrong offsets buffer: the result is
-    checked, so a list view column reads exactly or is refused, never read wrong."""
-    values = pa.array([10, 11, 12], pa.int64())
+def test_list_views_are_read_as_lists_of_the_same_values(make) -> None:
+    """pyarrow 26 casts list views to lists with a wrong offsets buffer: they are rebuilt
+    from their sizes, at any depth, out of order and sliced too."""
     views = pa.array([[10], None, [], [11, 12]], make(pa.int64()))
     out_of_order = pa.ListViewArray.from_arrays(
-        pa.array([2, 0, 1], pa.int32()), pa.array([1, 1, 0], pa.int32()), values
+        pa.array([2, 0, 1], pa.int32()), pa.array([1, 1, 0], pa.int32()), pa.array([10, 11, 12])
     )
-    for array in (views, views.slice(1), out_of_order, pa.StructArray.from_arrays([views], ["a"])):
-        refused = ""
-        try:
-            got = as_array(array, where="col")
-        except UnsupportedTypeError as exc:
-            refused = str(exc)
-        if refused:
-            assert refused.startswith("col: the column is ")
-            assert "turn its views into lists" in refused
-        else:
-            assert got.to_pylist() == array.to_pylist()
+    nested = pa.array([[[b"a"]], None, [[b"b", b"c"], None]], pa.list_(make(pa.binary_view())))
+    for array in (
+        views,
+        views.slice(1),
+        out_of_order,
+        pa.StructArray.from_arrays([views], ["a"]).slice(1),
+        nested,
+        nested.slice(1),
+        pa.chunked_array([views, views.slice(2)]),
+    ):
+        got = as_array(array, where="col")
+        got.validate(full=True)
+        assert got.to_pylist() == array.to_pylist()
+        assert "view" not in str(got.type)
+
+
+def test_a_sequence_column_of_list_views_converts() -> None:
+    seq = onnx_arrow.to_arrow(
+        [numpy_helper.from_list([np.zeros(2, np.int64), np.ones(3, np.int64)], "s")]
+    )
+    viewed = pa.ListViewArray.from_arrays(
+        pa.array([0], pa.int32()), pa.array([2], pa.int32()), seq.values
+    )
+    assert onnx_arrow.from_arrow(viewed) == onnx_arrow.from_arrow(seq)
 
 
 def test_message_kinds_and_unreadable_types_inside_a_dictionary_are_refused() -> None:
