@@ -1,4 +1,5 @@
-"""Opening files that may come from anyone: how they are opened, and what a file is.
+"""Opening files that may come from anyone: the one check of a path argument, how files
+are opened, and what a file is.
 
 Shared by :func:`onnx_arrow.read_pb`, the external data reader and the corpus reader,
 which each read only regular files and say what else they found.
@@ -9,11 +10,36 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
-from onnx_arrow.errors import CorpusError
+from onnx_arrow.errors import CorpusError, UnsupportedTypeError
 
-__all__ = ["NO_FOLLOW", "OPEN_FLAGS", "file_kind", "read_regular_file"]
+__all__ = ["NO_FOLLOW", "OPEN_FLAGS", "as_path", "file_kind", "read_regular_file"]
+
+
+def as_path(value: Any, *, where: str) -> str:
+    """``value`` as a path: the one check of every argument that takes a path.
+
+    A ``str``, an ``os.PathLike`` (``pathlib.Path``) or ``bytes`` (decoded as the file
+    system does) is a path; anything else is refused, naming the argument ``where``.
+
+    >>> import pathlib
+    >>> as_path(pathlib.Path("input_0.pb"), where="path")
+    'input_0.pb'
+    >>> as_path(1, where="path")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    onnx_arrow.errors.UnsupportedTypeError: path: expected a path (a str ...), got int
+    """
+    if isinstance(value, str | bytes | os.PathLike):
+        path = os.fspath(value)
+        return path if isinstance(path, str) else os.fsdecode(path)
+    raise UnsupportedTypeError(
+        "expected a path (a str or os.PathLike such as pathlib.Path), got "
+        f"{type(value).__qualname__}",
+        where=where,
+    )
+
 
 #: Never block on a FIFO (it changes nothing for a regular file), never leak into child
 #: processes, bytes as they are (Windows).

@@ -15,14 +15,25 @@ and gives one ``pyarrow.Array`` that is
 * **valid**: its buffers are checked in full (offsets in bounds and monotonic, sizes
   consistent), so data forged or damaged outside cannot crash the interpreter;
 * **in the layouts onnx-arrow converts**: the views other engines produce
-  (``binary_view``, ``string_view``, list views) are cast to ``binary``, ``string``
-  and lists, which hold the same values;
+  (``binary_view``, ``string_view``, list views), at any depth, are cast to
+  ``binary``, ``string`` and lists, which hold the same values (the cast's result
+  is validated: where pyarrow cannot cast them, as pyarrow 26 cannot views under
+  run-end encoding, the column is refused, located);
 * **readable**: an onnx-arrow extension type whose layout was wrong when pyarrow
   read it (kept as read, so that the rest of the file stays readable) is refused
   here, located;
-* **consistent in its values** where a layout constrains them, at any depth: a
-  variable-shape tensor's shapes are non-negative, agree with its ``uniform_shape``
-  and with the length of its data.  An error names the first row at fault.
+* **consistent in its values** where a layout constrains them, at any depth (under
+  every nested type :mod:`onnx_arrow.core.walk` knows, dictionaries, run-end
+  encoding and unions included): a variable-shape tensor's shapes are non-negative,
+  agree with its ``uniform_shape`` and with the length of its data.  An error names
+  the first row at fault.
+
+The entry points that retype buffers without reading them (:func:`onnx_arrow.to_storage`
+and the other storage and portable functions) take their data through the same
+import, :func:`arrow_column`, or :func:`arrow_table` for tables; every argument that
+takes an Arrow type or schema goes through :func:`arrow_type_arg` or
+:func:`arrow_schema`.  Anything else is refused with an
+:class:`~onnx_arrow.errors.UnsupportedTypeError` naming the argument.
 
 >>> import pyarrow as pa
 >>> as_array(pa.chunked_array([[1, 2], [3]])).to_pylist()
@@ -41,12 +52,13 @@ import pyarrow as pa
 from onnx_arrow.core.extension_metadata import extension_metadata, with_storage
 from onnx_arrow.core.json_extension import check_readable
 from onnx_arrow.core.message_type import MessageType
-from onnx_arrow.core.storage import from_storage, storage_type, to_storage
+from onnx_arrow.core.storage_form import storage_type, stored, typed
 from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
-from onnx_arrow.core.views import without_views
+from onnx_arrow.core.views import lists_of_views, without_views
+from onnx_arrow.core.walk import child_arrays, walk
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
 
-__all__ = ["as_array"]
+__all__ = ["arrow_column", "arrow_schema", "arrow_table", "arrow_type_arg", "as_array"]
 
 _ACCEPTED = (
     "a pyarrow Array, ChunkedArray, or Table or RecordBatch of one column, or an object "
@@ -64,7 +76,7 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
     ArrowLayoutError
         If its buffers are inconsistent, or an onnx-arrow type in it has a wrong layout.
     """
-    chunked = _arrow(data, where)
+    chunked = arrow_column(data, where=where)
     try:
         chunked.validate(full=True)
     except (pa.ArrowInvalid, pa.ArrowException) as exc:
@@ -74,9 +86,22 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
             where=where or None,
         ) from exc
     check_readable(chunked.type, where=where)
-    target = without_views(chunked.type, with_storage)
-    if target != chunked.type:
-        chunked = from_storage(to_storage(chunked).cast(storage_type(target)), target)
+    read = chunked.type
+    target = without_views(read, with_storage)
+    if target is not read:  # told by identity: see onnx_arrow.core.walk.map_type
+        try:
+            plain = _lists_of_views(stored(chunked)).cast(storage_type(target))
+            # never let a cast's result be read unchecked (pyarrow 26 casts list views to
+            # lists with a wrong offsets buffer: they are rebuilt above)
+            plain.validate(full=True)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise UnsupportedTypeError(
+                f"the column is {read}, whose view layouts onnx-arrow reads as "
+                f"{target}, but this pyarrow cannot cast it so ({exc}); decode its "
+                "run-end or dictionary encoding in the engine that made it",
+                where=where or None,
+            ) from None
+        chunked = typed(plain, target)
     if isinstance(chunked, pa.ChunkedArray):
         if chunked.num_chunks == 0:
             # combine_chunks() cannot build an empty array of nested extension types
@@ -88,6 +113,15 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
         raise (exc.at(where) if where else exc) from None
     _check_values_located(chunked, where)
     return chunked
+
+
+def _lists_of_views(data: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """:func:`~onnx_arrow.core.views.lists_of_views` of an array or of every chunk."""
+    if isinstance(data, pa.Array):
+        return lists_of_views(data)
+    if data.num_chunks == 0:
+        return data
+    return pa.chunked_array([lists_of_views(c) for c in data.chunks])
 
 
 _VARIABLE_SHAPE: Final = frozenset({"arrow.variable_shape_tensor", "onnx.variable_shape_tensor"})
@@ -117,31 +151,12 @@ def _check_values_located(array: pa.Array, where: str) -> None:
 
 
 def _check_values(array: pa.Array) -> None:
+    """Check the values of ``array`` and of every array nested in it (see the module docs)."""
     t = array.type
-    if isinstance(t, pa.BaseExtensionType):
-        if t.extension_name in _VARIABLE_SHAPE:
-            _check_variable_shapes(array)
-        _check_values(array.storage)
-    elif pa.types.is_struct(t):
-        for child in array.flatten():
-            _check_values(child)
-    elif pa.types.is_map(t):
-        _check_values(_list_values(array).field(0))
-        _check_values(_list_values(array).field(1))
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        _check_values(_list_values(array))
-    elif pa.types.is_fixed_size_list(t):
-        size = t.list_size
-        _check_values(array.values.slice(array.offset * size, len(array) * size))
-
-
-def _list_values(array: pa.Array) -> pa.Array:
-    """The elements the rows of a list array span (null rows' too: validated, so safe)."""
-    offsets = array.offsets
-    if len(offsets) == 0:
-        return array.values.slice(0, 0)
-    start, stop = offsets[0].as_py(), offsets[-1].as_py()
-    return array.values.slice(start, stop - start)
+    if isinstance(t, pa.BaseExtensionType) and t.extension_name in _VARIABLE_SHAPE:
+        _check_variable_shapes(array)
+    for child in child_arrays(array):
+        _check_values(child)
 
 
 def _layout_kind(t: pa.DataType) -> str | None:
@@ -159,18 +174,9 @@ def _layout_kind(t: pa.DataType) -> str | None:
 
 def _check_message_kinds(t: pa.DataType) -> None:
     """:func:`_check_message_kind` of every ``onnx.message`` type in ``t``."""
-    if isinstance(t, MessageType):
-        _check_message_kind(t)
-    if isinstance(t, pa.BaseExtensionType):
-        _check_message_kinds(t.storage_type)
-    elif pa.types.is_struct(t):
-        for f in t:
-            _check_message_kinds(f.type)
-    elif pa.types.is_map(t):
-        _check_message_kinds(t.key_type)
-        _check_message_kinds(t.item_type)
-    elif hasattr(t, "value_type") and not pa.types.is_dictionary(t):
-        _check_message_kinds(t.value_type)
+    for x in walk(t):
+        if isinstance(x, MessageType):
+            _check_message_kind(x)
 
 
 def _check_message_kind(t: MessageType) -> None:
@@ -226,7 +232,17 @@ def _check_variable_shapes(array: pa.Array) -> None:
         )
 
 
-def _arrow(data: Any, where: str) -> pa.Array | pa.ChunkedArray:
+def arrow_column(data: Any, *, where: str = "") -> pa.Array | pa.ChunkedArray:
+    """``data`` as a pyarrow ``Array`` or ``ChunkedArray``, imported but not checked: the
+    first step of :func:`as_array`, for what only retypes buffers (:func:`to_storage`).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If ``data`` is no Arrow data, or a table of other than one column.
+    ArrowLayoutError
+        If pyarrow cannot import it.
+    """
     if isinstance(data, pa.Array | pa.ChunkedArray):
         return data
     if isinstance(data, pa.Table | pa.RecordBatch):
@@ -248,9 +264,79 @@ def _arrow(data: Any, where: str) -> pa.Array | pa.ChunkedArray:
                 where=where or None,
             ) from exc
     raise UnsupportedTypeError(
-        f"expected {_ACCEPTED}, got {type(data).__module__}.{type(data).__qualname__}",
+        f"expected {_ACCEPTED}, got {_name(data)}",
         where=where or None,
     )
+
+
+def arrow_table(data: Any, *, where: str = "") -> pa.Table | pa.RecordBatch:
+    """``data`` as a pyarrow ``Table`` or ``RecordBatch``: one of those, or a table-like
+    object of the Arrow PyCapsule interface (a Polars ``DataFrame``), imported.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If ``data`` is no Arrow table.
+    ArrowLayoutError
+        If pyarrow cannot import it.
+    """
+    if isinstance(data, pa.Table | pa.RecordBatch):
+        return data
+    if hasattr(data, "__arrow_c_stream__") and hasattr(data, "columns"):
+        try:
+            return pa.table(data)
+        except pa.ArrowException as exc:
+            raise ArrowLayoutError(
+                f"pyarrow cannot import this {type(data).__qualname__}'s Arrow data ({exc}); "
+                "check what produced it",
+                where=where or None,
+            ) from exc
+    raise UnsupportedTypeError(
+        "expected a pyarrow Table or RecordBatch, or a table with __arrow_c_stream__ (a "
+        f"Polars DataFrame), got {_name(data)}",
+        where=where or None,
+    )
+
+
+def arrow_type_arg(value: Any, *, function: str, where: str) -> pa.DataType:
+    """``value``, which must be a pyarrow ``DataType``: the one check of an argument
+    (``where``) of ``function`` that takes an Arrow type.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If it is anything else (an ``onnx.TypeProto`` with a hint to ``arrow_type``).
+    """
+    if isinstance(value, pa.DataType):
+        return value
+    hint = (
+        "; for the Arrow type of a TypeProto, use onnx_arrow.arrow_type"
+        if type(value).__name__ == "TypeProto"
+        else ""
+    )
+    raise UnsupportedTypeError(
+        f"{function} takes a pyarrow DataType, got {type(value).__name__}{hint}", where=where
+    )
+
+
+def arrow_schema(value: Any, *, where: str = "") -> pa.Schema:
+    """``value``, which must be a pyarrow ``Schema``.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If it is anything else.
+    """
+    if isinstance(value, pa.Schema):
+        return value
+    raise UnsupportedTypeError(
+        f"expected a pyarrow Schema (e.g. table.schema), got {_name(value)}",
+        where=where or None,
+    )
+
+
+def _name(value: Any) -> str:
+    return f"{type(value).__module__}.{type(value).__qualname__}"
 
 
 def _imported(data: Any, where: str) -> pa.Array | pa.ChunkedArray:

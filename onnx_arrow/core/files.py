@@ -13,7 +13,7 @@ import pyarrow as pa
 from onnx import TensorProto, TypeProto
 
 from onnx_arrow.core import _wire
-from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
+from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, as_path, file_kind
 from onnx_arrow.core.tensor_wire import FIXED_WIDTH_FIELDS
 from onnx_arrow.core.values import resolve_declared, to_arrow_serialized
 from onnx_arrow.errors import InvalidMessageError
@@ -63,7 +63,9 @@ def read_pb(
         names the path.
     """
     declared = resolve_declared(declared, type, "read_pb")
-    where = os.fspath(path)
+    where = as_path(path, where="path")
+    if base_dir is not None:
+        base_dir = as_path(base_dir, where="base_dir")
     data = _read_aligned(where, max_bytes, follow_symlinks)
     # which message the file holds comes from the declared type, never from the bytes
     kind = None if declared is not None else "tensor"

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from onnx_arrow.core._json import load_json
 from onnx_arrow.core.views import without_views
+from onnx_arrow.core.walk import walk
 from onnx_arrow.errors import ArrowLayoutError
 
 __all__ = [
@@ -172,19 +173,7 @@ def expect_storage(name: str, got: pa.DataType, expected: pa.DataType) -> None:
 
 def check_readable(arrow_type: pa.DataType, *, where: str = "") -> None:
     """Raise the located error of any onnx-arrow type in ``arrow_type`` whose layout was
-    wrong when it was read (see ``__arrow_ext_deserialize__``)."""
-    t = arrow_type
-    if isinstance(t, JsonExtensionType):
-        if t.unreadable is not None:
+    wrong when it was read (see ``__arrow_ext_deserialize__``), the first in pre-order."""
+    for t in walk(arrow_type):
+        if isinstance(t, JsonExtensionType) and t.unreadable is not None:
             raise t.unreadable.at(where) if where else t.unreadable
-        check_readable(t.storage_type, where=where)
-    elif isinstance(t, pa.BaseExtensionType):
-        check_readable(t.storage_type, where=where)
-    elif pa.types.is_map(t):
-        check_readable(t.key_type, where=where)
-        check_readable(t.item_type, where=where)
-    elif pa.types.is_struct(t):
-        for f in t:
-            check_readable(f.type, where=where)
-    elif hasattr(t, "value_type") and not pa.types.is_dictionary(t):
-        check_readable(t.value_type, where=where)

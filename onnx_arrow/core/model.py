@@ -44,6 +44,7 @@ Statistics and files
     :func:`tensor_statistics`, :func:`statistics_by_dtype` and :data:`STATISTICS`;
     :func:`ulp_distance` (:class:`UlpDistance`) for the floating dtypes
     (:data:`FLOATING`, :func:`is_floating`);
+    :func:`as_path`, the one check of an argument that takes a path;
     :data:`OPEN_FLAGS`, :data:`NO_FOLLOW` and :func:`file_kind` for opening files
     from anyone; :func:`load_json` for JSON metadata from anyone (size, encoding and
     depth checked).
@@ -52,7 +53,7 @@ Statistics and files
 from __future__ import annotations
 
 from onnx_arrow.core._json import load_json
-from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, file_kind
+from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, as_path, file_kind
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, codes_to_storage, storage_to_codes
@@ -92,7 +93,7 @@ from onnx_arrow.core.statistics import (
     statistics_by_dtype,
     tensor_statistics,
 )
-from onnx_arrow.core.storage import storage_type
+from onnx_arrow.core.storage_form import storage_type
 from onnx_arrow.core.tensor_arrays import stacked_codes
 from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
 from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
@@ -144,6 +145,7 @@ __all__ = [
     "UlpDistance",
     "arrow_type",
     "as_array",
+    "as_path",
     "assemble",
     "build_array",
     "check_strings",

@@ -5,64 +5,42 @@ Some readers do not handle extension types nested inside others (dask's
 storage anyway.  :func:`to_storage` gives that form (every extension type,
 canonical or onnx-arrow's own, replaced by its storage, at any depth) over the
 same buffers, without a copy; :func:`from_storage` puts the types back.
+:func:`to_portable` and :func:`from_portable` do the same for tables, recording the
+types in the schema metadata.
+
+These are the public entry points: they take any Arrow data through the gate of
+:mod:`onnx_arrow.core.arrow_input` (a Polars ``Series`` or ``DataFrame`` too), and
+leave the retyping itself to :mod:`onnx_arrow.core.storage_form`.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from typing import Final, TypeVar
+from typing import Any, Final
 
 import pyarrow as pa
 
 from onnx_arrow.core._json import load_json
+from onnx_arrow.core.arrow_input import arrow_column, arrow_schema, arrow_table, arrow_type_arg
+from onnx_arrow.core.storage_form import Data, storage_type, stored, typed
 from onnx_arrow.errors import ArrowLayoutError
 
 __all__ = [
     "PORTABLE_KEY",
     "from_portable",
     "from_storage",
-    "storage_type",
     "to_portable",
     "to_storage",
 ]
 
-Data = TypeVar("Data", pa.Array, pa.ChunkedArray, pa.Table, pa.RecordBatch)
-
-
-def storage_type(arrow_type: pa.DataType) -> pa.DataType:
-    """``arrow_type`` with every extension type replaced by its storage, at any depth.
-
-    >>> import pyarrow as pa
-    >>> storage_type(pa.list_(pa.fixed_shape_tensor(pa.bool8(), [2])))
-    ListType(list<item: fixed_size_list<item: int8>[2]>)
-    """
-    t = arrow_type
-    if isinstance(t, pa.BaseExtensionType):
-        return storage_type(t.storage_type)
-    if pa.types.is_list(t):
-        return pa.list_(t.value_field.with_type(storage_type(t.value_type)))
-    if pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(storage_type(t.value_type)))
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(t.value_field.with_type(storage_type(t.value_type)), t.list_size)
-    if pa.types.is_map(t):
-        return pa.map_(
-            t.key_field.with_type(storage_type(t.key_type)),
-            t.item_field.with_type(storage_type(t.item_type)),
-            t.keys_sorted,
-        )
-    if pa.types.is_struct(t):
-        return pa.struct([f.with_type(storage_type(f.type)) for f in t])
-    return t
-
-
-def _schema(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([f.with_type(storage_type(f.type)) for f in schema], metadata=schema.metadata)
-
 
 def to_storage(data: Data) -> Data:
     """The storage-only form of an array, chunked array, table or record batch (zero-copy).
+
+    Other Arrow data (a Polars ``Series`` or ``DataFrame``, anything with
+    ``__arrow_c_array__`` or ``__arrow_c_stream__``) is taken as pyarrow imports it: a
+    table-like object as a ``Table``, a column as an ``Array`` or ``ChunkedArray``.
 
     >>> import numpy as np, onnx_arrow
     >>> from onnx import numpy_helper
@@ -72,55 +50,36 @@ def to_storage(data: Data) -> Data:
     >>> exact = onnx_arrow.to_arrow([numpy_helper.from_array(np.ones(2, np.float32))], exact=True)
     >>> to_storage(exact).type
     StructType(struct<value: fixed_size_list<item: float>[2], envelope: binary>)
-    """
-    if isinstance(data, pa.Array):
-        return _retyped(data, storage_type(data.type))
-    if isinstance(data, pa.ChunkedArray):
-        target = storage_type(data.type)
-        return pa.chunked_array([_retyped(c, target) for c in data.chunks], type=target)
-    if isinstance(data, pa.Table):
-        columns = [to_storage(c) for c in data.columns]
-        return pa.Table.from_arrays(columns, schema=_schema(data.schema))
-    if isinstance(data, pa.RecordBatch):
-        columns = [to_storage(c) for c in data.columns]
-        return pa.RecordBatch.from_arrays(columns, schema=_schema(data.schema))
-    raise TypeError(
-        f"expected a pyarrow Array, ChunkedArray, Table or RecordBatch, got {type(data)}"
-    )
-
-
-def from_storage(data: pa.Array | pa.ChunkedArray, arrow_type: pa.DataType) -> pa.Array:
-    """Give a storage-only column its types back (zero-copy).
 
     Raises
     ------
+    UnsupportedTypeError
+        If ``data`` is no Arrow data.
+    """
+    if not isinstance(data, pa.Array | pa.ChunkedArray | pa.Table | pa.RecordBatch):
+        imported: Any = (
+            arrow_table(data, where="data")
+            if hasattr(data, "columns") and hasattr(data, "__arrow_c_stream__")
+            else arrow_column(data, where="data")
+        )
+        return stored(imported)
+    return stored(data)
+
+
+def from_storage(data: Any, arrow_type: pa.DataType) -> pa.Array:
+    """Give a storage-only column its types back (zero-copy).
+
+    ``data`` is any Arrow column :func:`to_storage` takes (a Polars ``Series`` too).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If ``data`` is no Arrow column, or ``arrow_type`` no pyarrow ``DataType``.
     ArrowLayoutError
         If ``data`` is not the storage form of ``arrow_type``.
     """
-    expected = storage_type(arrow_type)
-    if data.type != expected:
-        raise ArrowLayoutError(
-            f"the column is {data.type}, but the storage of {arrow_type} is {expected}"
-        )
-    if isinstance(data, pa.ChunkedArray):
-        return pa.chunked_array([_retyped(c, arrow_type) for c in data.chunks], type=arrow_type)
-    return _retyped(data, arrow_type)
-
-
-class _Retyped:
-    """An array's buffers under another, layout-compatible type (Arrow C data interface)."""
-
-    def __init__(self, array: pa.Array, arrow_type: pa.DataType) -> None:
-        self._array = array
-        self._type = arrow_type
-
-    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
-        return pa.field("", self._type).__arrow_c_schema__(), self._array.__arrow_c_array__()[1]
-
-
-def _retyped(array: pa.Array, arrow_type: pa.DataType) -> pa.Array:
-    # Array.view would do, but it loses the length of nested null arrays (list<null>)
-    return pa.array(_Retyped(array, arrow_type))
+    arrow_type = arrow_type_arg(arrow_type, function="from_storage", where="arrow_type")
+    return typed(arrow_column(data, where="data"), arrow_type)
 
 
 # --- portable tables -----------------------------------------------------------------------------
@@ -132,7 +91,7 @@ PORTABLE_KEY: Final = b"onnx_arrow.portable"
 PORTABLE_VERSION: Final = 1
 
 
-def to_portable(table: pa.Table | pa.RecordBatch) -> pa.Table:
+def to_portable(table: Any) -> pa.Table:
     """A table that engines which keep storage only read with the exact values.
 
     Every column is its storage (:func:`to_storage`: plain lists, structs, maps and
@@ -150,10 +109,9 @@ def to_portable(table: pa.Table | pa.RecordBatch) -> pa.Table:
     >>> from_portable(portable).equals(t)
     True
     """
+    table = arrow_table(table, where="table")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    if not isinstance(table, pa.Table):
-        raise TypeError(f"expected a pyarrow Table or RecordBatch, got {type(table).__name__}")
     columns = {
         f.name: base64.b64encode(pa.schema([f]).serialize().to_pybytes()).decode("ascii")
         for f in table.schema
@@ -161,21 +119,28 @@ def to_portable(table: pa.Table | pa.RecordBatch) -> pa.Table:
     }
     metadata = dict(table.schema.metadata or {})
     metadata[PORTABLE_KEY] = json.dumps({"version": PORTABLE_VERSION, "columns": columns})
-    return to_storage(table).replace_schema_metadata(metadata)
+    return stored(table).replace_schema_metadata(metadata)
 
 
-def from_portable(table: pa.Table | pa.RecordBatch, schema: pa.Schema | None = None) -> pa.Table:
+def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     """The typed table of :func:`to_portable`, from the table itself or as an engine gave it
     back: the types come from its metadata, or from ``schema`` where the engine dropped it.
 
     Each column is checked against the storage of its type first (the large and view
     layouts engines produce are cast to it; anything else is an error naming the column).
 
+    ``table`` is any table :func:`to_portable` takes (a Polars ``DataFrame`` too).
+
     Raises
     ------
+    UnsupportedTypeError
+        If ``table`` is no Arrow table, or ``schema`` no pyarrow ``Schema``.
     ArrowLayoutError
         If the metadata is unreadable, or a column is not the storage of its type.
     """
+    table = arrow_table(table, where="table")
+    if schema is not None:
+        schema = arrow_schema(schema, where="schema")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
     types = _portable_types(table) if schema is None else {f.name: f for f in schema}
@@ -195,7 +160,7 @@ def from_portable(table: pa.Table | pa.RecordBatch, schema: pa.Schema | None = N
                 f"{target} ({exc})",
                 where=f"column {f.name!r}",
             ) from None
-        columns.append(from_storage(plain, target))
+        columns.append(typed(plain, target))
         fields.append(original)
     metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=metadata or None))

@@ -26,6 +26,7 @@ import math
 import pyarrow as pa
 from onnx import TypeProto
 
+from onnx_arrow.core.arrow_input import arrow_type_arg
 from onnx_arrow.core.dtypes import DType, dtype_of
 from onnx_arrow.core.element_types import dtype_of_arrow, element_type
 from onnx_arrow.core.extension_metadata import extension_metadata
@@ -47,6 +48,7 @@ from onnx_arrow.core.tensor_types import (
     variable_shape_tensor,
 )
 from onnx_arrow.core.tensors import MAX_ELEMENTS
+from onnx_arrow.core.walk import child_arrays
 from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
 __all__ = [
@@ -176,13 +178,6 @@ def kind_of_arrow(arrow_type: pa.DataType, array: pa.Array | None = None) -> Kin
     return Kind(OPTIONAL, kind) if nullable and kind.name != OPTIONAL else kind
 
 
-def _list_values(array: pa.Array) -> pa.Array:
-    # the elements of the rows (flatten() would build arrays, which fails for C++-only types)
-    offsets = array.offsets
-    start, stop = offsets[0].as_py(), offsets[-1].as_py()
-    return array.values.slice(start, stop - start)
-
-
 def _child_kind(t: pa.DataType, array: pa.Array | None) -> Kind | None:
     # list<null>: sequences that are all empty, of an element kind only a declaration knows
     return None if pa.types.is_null(t) else kind_of_arrow(t, array)
@@ -194,11 +189,12 @@ def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:
     if tensor_layout(t) is not None:
         return Kind(TENSOR)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        child = None if array is None else _list_values(array)
+        # the elements the rows span (of these rows only: a slice's kind is its own)
+        child = None if array is None else child_arrays(array)[0]
         return Kind(SEQUENCE, _child_kind(t.value_type, child))
     if pa.types.is_map(t):
         key = dtype_of_arrow(t.key_type)
-        child = None if array is None else array.items
+        child = None if array is None else child_arrays(array)[1]
         return Kind(MAP, _child_kind(t.item_type, child), key)
     if pa.types.is_struct(t) and [f.name for f in t] == ["value"]:
         child = None if array is None else array.field("value")
@@ -231,16 +227,7 @@ def onnx_type(arrow_type: pa.DataType, kind: Kind | None = None) -> TypeProto:
     >>> onnx_type(arrow_type(t)) == t
     True
     """
-    if not isinstance(arrow_type, pa.DataType):
-        hint = (
-            "; for the Arrow type of a TypeProto, use onnx_arrow.arrow_type"
-            if isinstance(arrow_type, TypeProto)
-            else ""
-        )
-        raise UnsupportedTypeError(
-            f"onnx_type takes a pyarrow DataType, got {type(arrow_type).__name__}{hint}",
-            where="arrow_type",
-        )
+    arrow_type = arrow_type_arg(arrow_type, function="onnx_type", where="arrow_type")
     kind = kind or _kind_of_arrow(arrow_type, None)
     out = TypeProto()
     if kind.name == OPTIONAL:

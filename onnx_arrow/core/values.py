@@ -26,6 +26,7 @@ import pyarrow as pa
 from google.protobuf.message import Message
 from onnx import TypeProto
 
+from onnx_arrow.core._open import as_path
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, decode_strings
@@ -127,6 +128,8 @@ def to_arrow(
     'onnx.variable_shape_tensor'
     """
     declared = resolve_declared(declared, type, "to_arrow")
+    if base_dir is not None:
+        base_dir = as_path(base_dir, where="base_dir")
     if isinstance(values, Message):
         raise UnsupportedTypeError(
             f"values is one {values.DESCRIPTOR.name}, not a sequence of messages; pass a list "
@@ -365,7 +368,19 @@ def to_arrow_scalar(
 
 
 def from_arrow_scalar(scalar: pa.Scalar, declared: TypeProto | None = None) -> Message:
-    """The message of one Arrow scalar (see :func:`to_arrow_scalar`)."""
+    """The message of one Arrow scalar (see :func:`to_arrow_scalar`).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If ``scalar`` is no pyarrow ``Scalar`` (a column's row: ``column[i]``).
+    """
+    if not isinstance(scalar, pa.Scalar):
+        raise UnsupportedTypeError(
+            "expected a pyarrow Scalar, one row of a column (column[i]); for a whole column "
+            f"use onnx_arrow.from_arrow, got {builtins.type(scalar).__qualname__}",
+            where="scalar",
+        )
     return from_arrow(pa.repeat(scalar, 1), declared)[0]
 
 

@@ -10,8 +10,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import onnx_arrow
+from onnx_arrow.core.model import child_fields
 from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata
 from onnx_arrow.corpus.options import WriteOptions
+from onnx_arrow.errors import UnsupportedTypeError
 
 __all__ = ["open_writer"]
 
@@ -27,11 +29,16 @@ _FLOAT_ENCODING: Final = {
 def _leaf_paths(name: str, type_: pa.DataType) -> list[str]:
     """The Parquet column paths of an Arrow field: ``data_float.list.element`` ... (Parquet's
     compliant nesting, which pyarrow writes, names every list item ``element``)."""
-    if pa.types.is_list(type_) or pa.types.is_fixed_size_list(type_):
-        return _leaf_paths(f"{name}.list.element", type_.value_type)
+    fields = child_fields(type_)
+    if not fields:
+        return [name]
     if pa.types.is_struct(type_):
-        return [p for f in type_ for p in _leaf_paths(f"{name}.{f.name}", f.type)]
-    return [name]
+        return [p for f in fields for p in _leaf_paths(f"{name}.{f.name}", f.type)]
+    if pa.types.is_list(type_) or pa.types.is_fixed_size_list(type_):
+        return [p for f in fields for p in _leaf_paths(f"{name}.list.element", f.type)]
+    raise UnsupportedTypeError(
+        f"the store's Parquet writer has no column paths for {type_}", where=name
+    )
 
 
 #: Every Parquet column of the store, in schema order.

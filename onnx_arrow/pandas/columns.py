@@ -21,6 +21,8 @@ from onnx_arrow.core.model import (
     MessageType,
     SparseTensorType,
     as_array,
+    child_fields,
+    children,
     dtype_of_arrow,
     stacked_codes,
     tensor_layout,
@@ -98,19 +100,27 @@ def read_input(data: Any, where: str) -> pa.Table | pa.Array | pa.ChunkedArray:
 
 def leaf_dtype(t: pa.DataType) -> DType | None:
     """The dtype of the tensors a column of type ``t`` holds (a map's values, not its keys)."""
-    if isinstance(t, MessageType):
-        return leaf_dtype(t.value_type)
     tensor = tensor_layout(t)
     if tensor is not None:
         return dtype_of_arrow(tensor.value_type)
-    if isinstance(t, SparseTensorType):
-        return leaf_dtype(t.storage_type.field("values").type)
+    step = _value_child(t)
+    return None if step is None else leaf_dtype(step)
+
+
+def _value_child(t: pa.DataType) -> pa.DataType | None:
+    """The child type on the one value path of a column: a message's value, a sparse
+    tensor's values, a list's item, a map's item, a single-field struct's field; None
+    where the path ends."""
+    if isinstance(t, MessageType | SparseTensorType):
+        (storage,) = children(t)
+        name = "value" if isinstance(t, MessageType) else "values"
+        return next(f.type for f in child_fields(storage) if f.name == name)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return leaf_dtype(t.value_type)
+        return children(t)[0]
     if pa.types.is_map(t):
-        return leaf_dtype(t.item_type)
+        return children(t)[1]  # the items, not the keys
     if pa.types.is_struct(t) and t.num_fields == 1:
-        return leaf_dtype(t.field(0).type)
+        return children(t)[0]
     return None
 
 

@@ -215,3 +215,120 @@ def test_a_capsule_pyarrow_cannot_import_is_a_located_error_that_says_why() -> N
 
     with pytest.raises(ArrowLayoutError, match=r"\(no schema\); check what produced it$"):
         onnx_arrow.from_arrow(Broken())
+
+
+def _bad_shapes() -> pa.Array:
+    """A variable-shape tensor column whose row 1 claims 3 elements but holds 2."""
+    from onnx_arrow.core import tensor_types as tt
+
+    storage = pa.StructArray.from_arrays(
+        [
+            pa.array([[1.0, 2.0], [3.0, 4.0], [5.0]], pa.list_(pa.float32())),
+            pa.array([[2], [3], [1]], pa.list_(pa.int32(), 1)),
+        ],
+        names=["data", "shape"],
+    )
+    return tt.ragged_from_storage(tt.variable_shape_tensor(pa.float32(), 1), storage)
+
+
+def test_views_inside_a_dictionary_are_converted() -> None:
+    viewed = pa.array([b"xyz", b"a" * 20, b"xyz"], pa.binary_view()).dictionary_encode()
+    got = as_array(viewed)
+    assert got.type == pa.dictionary(pa.int32(), pa.binary())
+    assert got.to_pylist() == [b"xyz", b"a" * 20, b"xyz"]
+    # not an ONNX value: refused, located, never a crash
+    with pytest.raises(UnsupportedTypeError, match="is not the Arrow form of an ONNX value"):
+        onnx_arrow.from_arrow(viewed)
+
+
+def test_views_inside_run_end_encoding_are_refused_located() -> None:
+    viewed = pa.RunEndEncodedArray.from_arrays(
+        pa.array([2, 3], pa.int32()), pa.array([b"x", b"y"], pa.binary_view())
+    )
+    with pytest.raises(UnsupportedTypeError, match=r"^col: the column is run_end_encoded.*"):
+        as_array(viewed, where="col")
+    with pytest.raises(UnsupportedTypeError, match="decode its run-end or dictionary encoding"):
+        onnx_arrow.from_arrow(viewed)
+
+
+def test_values_inside_a_dictionary_or_run_end_encoding_are_checked_to_the_row() -> None:
+    bad = _bad_shapes()
+    with pytest.raises(ArrowLayoutError, match=r"^col: row 1: .*needs 3 elements, data holds 2"):
+        as_array(bad, where="col")
+    indices = pa.array([0, 0, 2, 1], pa.int32())
+    in_dictionary = pa.DictionaryArray.from_arrays(indices, bad)
+    with pytest.raises(ArrowLayoutError, match=r"^col: row 3: .*needs 3 elements"):
+        as_array(in_dictionary, where="col")
+    runs = pa.RunEndEncodedArray.from_arrays(pa.array([2, 3, 5], pa.int32()), bad)
+    with pytest.raises(ArrowLayoutError, match=r"^col: row 2: .*needs 3 elements"):
+        as_array(runs, where="col")
+    assert as_array(runs.slice(0, 2)).to_pylist() == runs.slice(0, 2).to_pylist()
+    assert len(as_array(in_dictionary.slice(0, 3))) == 3
+
+
+def test_values_inside_unions_are_checked_to_the_row() -> None:
+    bad = _bad_shapes()
+    ints = pa.array([0, 0, 0], pa.int8())
+    sparse = pa.UnionArray.from_sparse(pa.array([1, 0, 0], pa.int8()), [bad, ints], ["t", "i"])
+    with pytest.raises(ArrowLayoutError, match=r"^row 1: .*needs 3 elements"):
+        as_array(sparse)
+    # row 0 selects the int, so the sparse union's row 1 alone is at fault
+    dense = pa.UnionArray.from_dense(
+        pa.array([1, 1, 0], pa.int8()), pa.array([0, 1, 1], pa.int32()), [bad, ints], ["t", "i"]
+    )
+    with pytest.raises(ArrowLayoutError, match=r"^row 2: .*needs 3 elements"):
+        as_array(dense)
+    assert len(as_array(dense.slice(0, 2))) == 2
+
+
+@pytest.mark.parametrize("make", [pa.list_view, pa.large_list_view])
+def test_list_views_are_read_as_lists_of_the_same_values(make) -> None:
+    """pyarrow 26 casts list views to lists with a wrong offsets buffer: they are rebuilt
+    from their sizes, at any depth, out of order and sliced too."""
+    views = pa.array([[10], None, [], [11, 12]], make(pa.int64()))
+    out_of_order = pa.ListViewArray.from_arrays(
+        pa.array([2, 0, 1], pa.int32()), pa.array([1, 1, 0], pa.int32()), pa.array([10, 11, 12])
+    )
+    nested = pa.array([[[b"a"]], None, [[b"b", b"c"], None]], pa.list_(make(pa.binary_view())))
+    for array in (
+        views,
+        views.slice(1),
+        out_of_order,
+        pa.StructArray.from_arrays([views], ["a"]).slice(1),
+        nested,
+        nested.slice(1),
+        pa.chunked_array([views, views.slice(2)]),
+    ):
+        got = as_array(array, where="col")
+        got.validate(full=True)
+        assert got.to_pylist() == array.to_pylist()
+        assert "view" not in str(got.type)
+
+
+def test_a_sequence_column_of_list_views_converts() -> None:
+    seq = onnx_arrow.to_arrow(
+        [numpy_helper.from_list([np.zeros(2, np.int64), np.ones(3, np.int64)], "s")]
+    )
+    viewed = pa.ListViewArray.from_arrays(
+        pa.array([0], pa.int32()), pa.array([2], pa.int32()), seq.values
+    )
+    assert onnx_arrow.from_arrow(viewed) == onnx_arrow.from_arrow(seq)
+
+
+def test_message_kinds_and_unreadable_types_inside_a_dictionary_are_refused() -> None:
+    from onnx_arrow.core.message_type import MessageType
+
+    storage = pa.StructArray.from_arrays(
+        [pa.array([[1]], pa.list_(pa.int64())), pa.array([b""], pa.binary())],
+        names=["value", "envelope"],
+    )
+    wrong = pa.ExtensionArray.from_storage(MessageType(storage.type[0].type, ["map"]), storage)
+    in_dictionary = pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), wrong)
+    with pytest.raises(ArrowLayoutError, match=r"^col: the onnx.message metadata says map"):
+        as_array(in_dictionary, where="col")
+    unreadable = MessageType.__arrow_ext_deserialize__(pa.int32(), b'{"version": 1}')
+    assert unreadable.unreadable is not None
+    column = pa.ExtensionArray.from_storage(unreadable, pa.array([1], pa.int32()))
+    in_dictionary = pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), column)
+    with pytest.raises(ArrowLayoutError, match=r"^col: onnx.message: metadata has no 'kind'"):
+        as_array(in_dictionary, where="col")

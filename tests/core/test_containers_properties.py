@@ -41,7 +41,7 @@ from wire_reference import len_field
 import onnx_arrow
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
 from onnx_arrow.core.kinds import MAP_KEY_TYPES
-from onnx_arrow.core.storage import storage_type
+from onnx_arrow.core.storage_form import storage_type
 
 ROWS = list(DTYPES.values())
 KEY_ROWS = sorted((dtype_of(name) for name in MAP_KEY_TYPES), key=lambda row: row.onnx)

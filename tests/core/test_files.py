@@ -208,3 +208,18 @@ def test_truncated_file_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(InvalidMessageError, match="truncated") as info:
         read_pb(path)
     assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("junk", [1, None, [1], TensorProto()])
+def test_a_path_argument_that_is_no_path_is_refused_naming_it(tmp_path: Path, junk: Any) -> None:
+    from onnx_arrow.errors import UnsupportedTypeError
+
+    pb = tmp_path / "input_0.pb"
+    pb.write_bytes(numpy_helper.from_array(np.arange(3, dtype=np.int64)).SerializeToString())
+    with pytest.raises(UnsupportedTypeError, match=r"^path: expected a path \(a str or os"):
+        read_pb(junk)
+    if junk is not None:
+        with pytest.raises(UnsupportedTypeError, match=r"^base_dir: expected a path"):
+            read_pb(pb, base_dir=junk)
+    # bytes and os.PathLike are paths, as os.fspath takes them
+    assert read_pb(os.fsencode(pb)).equals(read_pb(str(pb)))

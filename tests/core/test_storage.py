@@ -11,14 +11,13 @@ import pytest
 from onnx import SequenceProto, TensorProto, helper, numpy_helper
 
 import onnx_arrow
-from onnx_arrow.core.storage import storage_type
+from onnx_arrow.core.storage_form import storage_type
+from onnx_arrow.core.walk import walk
 from onnx_arrow.errors import ArrowLayoutError
 
 
 def _has_extension(t: pa.DataType) -> bool:
-    if isinstance(t, pa.BaseExtensionType):
-        return True
-    return any(_has_extension(t.field(i).type) for i in range(t.num_fields))
+    return any(isinstance(x, pa.BaseExtensionType) for x in walk(t))
 
 
 def nested_column():
@@ -163,3 +162,48 @@ def test_from_portable_says_what_is_missing_or_wrong() -> None:
     wrong = pa.table({"float": pa.array([[1.0]] * 3)})
     with pytest.raises(ArrowLayoutError, match="column 'float': the column is list<item: double>"):
         onnx_arrow.from_portable(wrong, table.schema)
+
+
+def test_polars_data_goes_in_wherever_pyarrow_data_does() -> None:
+    """A Polars Series or DataFrame is taken through the Arrow PyCapsule protocol, as
+    from_arrow takes it: a Series as a column, a DataFrame as a table."""
+    pl = pytest.importorskip("polars")
+    array = onnx_arrow.to_arrow([numpy_helper.from_array(np.arange(4, dtype=np.int32))])
+    storage = onnx_arrow.to_storage(array)
+    series = pl.from_arrow(storage)
+    assert onnx_arrow.to_storage(series).to_pylist() == storage.to_pylist()
+    back = onnx_arrow.from_storage(series, array.type)
+    assert onnx_arrow.from_arrow(back) == onnx_arrow.from_arrow(array)
+    frame = pl.from_arrow(pa.table({"x": storage}))
+    plain = onnx_arrow.to_storage(frame)
+    assert isinstance(plain, pa.Table)
+    assert plain.column_names == ["x"]
+    table = pa.table({"x": array})
+    portable = onnx_arrow.to_portable(pl.from_arrow(onnx_arrow.to_portable(table)))
+    assert portable.schema.field("x").type == storage.type
+    # Polars keeps no schema metadata: the schema is passed back
+    restored = onnx_arrow.from_portable(pl.from_arrow(portable), table.schema)
+    assert restored.column("x").type == array.type
+    assert onnx_arrow.from_arrow(restored.column("x")) == onnx_arrow.from_arrow(array)
+
+
+@pytest.mark.parametrize(
+    "junk", [1, None, [1], "x", pa.int64(), helper.make_tensor_type_proto(1, [2])]
+)
+def test_junk_is_refused_naming_the_argument(junk: object) -> None:
+    from onnx_arrow.errors import UnsupportedTypeError
+
+    array = onnx_arrow.to_arrow([numpy_helper.from_array(np.arange(4, dtype=np.int32))])
+    table = pa.table({"x": array})
+    calls = {
+        "data": lambda: onnx_arrow.to_storage(junk),
+        "table": lambda: onnx_arrow.to_portable(junk),
+    }
+    if junk is not None:
+        calls["arrow_type"] = lambda: onnx_arrow.from_storage(onnx_arrow.to_storage(array), junk)
+        calls["schema"] = lambda: onnx_arrow.from_portable(onnx_arrow.to_portable(table), junk)
+    for where, call in calls.items():
+        if isinstance(junk, pa.DataType) and where == "arrow_type":
+            continue  # a type: the storage does not fit it, an ArrowLayoutError
+        with pytest.raises(UnsupportedTypeError, match=rf"^{where}: "):
+            call()

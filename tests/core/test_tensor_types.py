@@ -27,7 +27,7 @@ from onnx_arrow.core import extension_metadata as em
 from onnx_arrow.core import message_type as mt
 from onnx_arrow.core import tensor_types as tt
 from onnx_arrow.core.dtypes import DType, dtype_of
-from onnx_arrow.core.storage import storage_type
+from onnx_arrow.core.storage_form import storage_type
 from onnx_arrow.errors import ArrowLayoutError, NotRepresentableError
 
 # --- canonical first, where it fits ----------------------------------------------------------

@@ -204,3 +204,19 @@ def test_fit_declared_gives_the_declared_kind_and_refuses_where_they_differ() ->
     assert str(info.value).startswith(
         "declared.sequence_type.tensor_type.elem_type: declared FLOAT, but the column holds INT64"
     )
+
+
+def test_the_kind_of_a_slice_is_read_from_its_own_rows() -> None:
+    """A map's items outside a slice (here a null one) do not make the slice's kind."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    import onnx_arrow
+
+    seq = onnx_arrow.to_arrow([numpy_helper.from_list([np.zeros(2, np.float32)])])
+    items = pa.concat_arrays([seq, pa.nulls(1, seq.type)])
+    maps = pa.MapArray.from_arrays(pa.array([0, 1, 2], pa.int32()), pa.array([1, 2]), items)
+    first = maps.slice(0, 1)
+    alone = pa.concat_arrays([first])
+    assert kind_of_arrow(maps.type, first) == kind_of_arrow(alone.type, alone)
+    assert kind_of_arrow(maps.type, maps) != kind_of_arrow(alone.type, alone)

@@ -297,3 +297,22 @@ def test_to_arrow_takes_a_sequence_and_says_so(value: object) -> None:
 def test_to_arrow_of_a_bare_message_names_its_class() -> None:
     with pytest.raises(UnsupportedTypeError, match=r"^values: values is one TensorProto, not a"):
         to_arrow(floats(2))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [1, None, [1], numpy_helper.from_array(np.zeros(2)), pa.array([1]), pa.chunked_array([[1]])],
+)
+def test_from_arrow_scalar_takes_a_scalar_only(junk: object) -> None:
+    with pytest.raises(
+        onnx_arrow.UnsupportedTypeError, match=r"^scalar: expected a pyarrow Scalar"
+    ):
+        onnx_arrow.from_arrow_scalar(junk)
+
+
+def test_base_dir_is_checked_once_even_without_external_data() -> None:
+    t = numpy_helper.from_array(np.zeros(2, np.float32))
+    with pytest.raises(onnx_arrow.UnsupportedTypeError, match=r"^base_dir: expected a path"):
+        onnx_arrow.to_arrow([t], base_dir=3)
+    with pytest.raises(onnx_arrow.UnsupportedTypeError, match=r"^base_dir: expected a path"):
+        onnx_arrow.to_arrow_scalar(t, base_dir=[1])

@@ -62,3 +62,38 @@ def test_an_extension_type_over_a_view_storage_is_rebuilt_by_the_hook() -> None:
     assert viewed.storage_type == viewed_storage
     assert without_views(viewed) is viewed
     assert without_views(viewed, with_storage) == MessageType(pa.int8())
+
+
+def _lists(values: list, t: pa.DataType) -> None:
+    from onnx_arrow.core.views import lists_of_views
+
+    array = pa.array(values, t)
+    for part in (array, array.slice(1)):
+        got = lists_of_views(part)
+        got.validate(full=True)
+        assert got.to_pylist() == part.to_pylist()
+        assert got.type == without_views(part.type)
+        assert "list_view" not in str(got.type)
+
+
+@pytest.mark.parametrize(
+    ("values", "t"),
+    [
+        ([[1], None, [2, 3]], pa.list_view(pa.int64())),
+        ([[1], None, [2, 3]], pa.large_list_view(pa.int64())),
+        ([[[1]], [[2, 3]], None], pa.list_(pa.list_view(pa.int64()))),
+        ([[[1]], [[2, 3], None], None], pa.large_list(pa.large_list_view(pa.int8()))),
+        ([[[1], [2]], None, [[3], None]], pa.list_(pa.list_view(pa.int64()), 2)),
+        ([[("k", [1])], None, [("j", [2, 3])]], pa.map_(pa.string(), pa.list_view(pa.int64()))),
+        ([{"a": [1]}, None, {"a": [2, 3]}], pa.struct([("a", pa.list_view(pa.int64()))])),
+    ],
+)
+def test_list_views_of_arrays_become_lists_at_any_depth(values: list, t: pa.DataType) -> None:
+    _lists(values, t)
+
+
+def test_an_array_without_list_views_is_kept() -> None:
+    from onnx_arrow.core.views import lists_of_views
+
+    array = pa.array([[b"a"]], pa.list_(pa.binary_view()))
+    assert lists_of_views(array) is array

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from onnx_arrow.core import walk as walk_module
-from onnx_arrow.core.walk import child_fields, children, map_type, walk
+from onnx_arrow.core.walk import child_arrays, child_fields, children, map_type, walk
 from onnx_arrow.errors import UnsupportedTypeError
 
 LEAF = pa.int8()
@@ -221,3 +221,65 @@ def test_a_change_under_an_extension_inside_a_dictionary_is_seen() -> None:
     assert str(got) == str(
         pa.dictionary(pa.int16(), pa.list_(pa.fixed_shape_tensor(pa.int64(), [2])))
     )
+
+
+def _array_of(name: str) -> pa.Array:
+    """A three-row array of each constructor over int8 leaves 0, 1, 2 ... (one row each)."""
+    t = CONSTRUCTORS[name](LEAF)
+    leaves = pa.array([0, 1, 2], LEAF)
+    if name in ("list", "large_list", "list_view", "large_list_view"):
+        return pa.array([[0], [1], [2]], t)
+    if name == "fixed_size_list":
+        return pa.array([[0, 0, 0], [1, 1, 1], [2, 2, 2]], t)
+    if name == "map":
+        return pa.array([[("k", 0)], [("k", 1)], [("k", 2)]], t)
+    if name == "struct":
+        return pa.StructArray.from_arrays([leaves, pa.array(["a", "b", "c"])], fields=list(t))
+    if name == "sparse_union":
+        return pa.UnionArray.from_sparse(
+            pa.array([0, 0, 0], pa.int8()), [leaves, pa.array(["a", "b", "c"])], ["a", "b"]
+        )
+    if name == "dense_union":
+        return pa.UnionArray.from_dense(
+            pa.array([7, 7, 7], pa.int8()),
+            pa.array([2, 0, 1], pa.int32()),
+            [pa.array([1, 2, 0], LEAF), pa.array([], pa.string())],
+            ["a", "b"],
+            [7, 3],
+        )
+    if name == "dictionary":
+        return pa.DictionaryArray.from_arrays(pa.array([0, 1, 2], pa.int16()), leaves)
+    if name == "run_end_encoded":
+        return pa.RunEndEncodedArray.from_arrays(pa.array([1, 2, 3], pa.int32()), leaves)
+    assert name == "extension"
+    storage = pa.array([[k] * 4 for k in range(3)], pa.list_(LEAF, 4))
+    return pa.ExtensionArray.from_storage(t, storage)
+
+
+def _leaf_values(array: pa.Array) -> list[int]:
+    """The int8 leaves under ``array``, reached through child_arrays alone."""
+    if array.type == LEAF:
+        return [v for v in array.to_pylist() if v is not None]
+    return [v for child in child_arrays(array) for v in _leaf_values(child)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_child_arrays_match_child_fields(name: str) -> None:
+    array = _array_of(name)
+    got = child_arrays(array)
+    assert tuple(a.type for a in got) == children(array.type)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_child_arrays_hold_the_values_the_rows_span(name: str) -> None:
+    """A slice's child arrays hold the values of its rows only (so a check of values
+    can be located to a row by slicing)."""
+    array = _array_of(name)
+    assert sorted(set(_leaf_values(array))) == [0, 1, 2]
+    assert set(_leaf_values(array.slice(1, 1))) == {1}
+    assert set(_leaf_values(array.slice(2))) == {2}
+
+
+@pytest.mark.parametrize("t", [pa.int8(), pa.string(), pa.binary_view(), pa.null()])
+def test_an_array_that_is_not_nested_has_no_child_arrays(t: pa.DataType) -> None:
+    assert child_arrays(pa.nulls(2, t)) == ()
