@@ -21,6 +21,7 @@ from onnx_arrow.jupyter.pictures import side_by_side
 from onnx_arrow.jupyter.render import render_html, render_text
 from onnx_arrow.jupyter.sections import Section
 from onnx_arrow.jupyter.values import value_sections
+from onnx_arrow.text import number
 
 __all__ = ["ReportView", "report_view"]
 
@@ -78,11 +79,10 @@ class ReportView:
         data_set = row.get("data_set")
         where = f"output {index}" + ("" if data_set is None else f" of test_data_set_{data_set}")
         fields = [("store", str(self.store.path))]
-        fields += [(label, str(row[k])) for k, label in _REPORT_FIELDS if _present(row.get(k))]
+        fields += [(label, _shown(row[k])) for k, label in _REPORT_FIELDS if _present(row.get(k))]
         if _present(row.get("rtol")):
-            fields.append(
-                ("tolerance", f"rtol {row['rtol']:g}, atol {row['atol']:g} ({row['tolerance']})")
-            )
+            rtol, atol = _shown(row["rtol"]), _shown(row.get("atol"))
+            fields.append(("tolerance", f"rtol {rtol}, atol {atol} ({row.get('tolerance')})"))
         head = Section(f"{case}: {where} {row.get('name')!r}", fields)
         out = [head]
         if index is None:
@@ -144,6 +144,15 @@ class ReportView:
 
     def __repr__(self) -> str:
         return render_text(self.sections())
+
+
+def _shown(value: Any) -> str:
+    """A field of the row as text: a number in the shortest form that reads back."""
+    if isinstance(value, float | np.floating | int | np.integer) and not isinstance(
+        value, bool | np.bool_
+    ):
+        return number(value)
+    return str(value)
 
 
 def _present(value: Any) -> bool:

@@ -195,3 +195,12 @@ def test_a_dataframe_report_is_checked_as_a_file_is(tmp_path: Path) -> None:
     forged.attrs["onnx_arrow"] = {"store": 5}
     with pytest.raises(CompareError, match=r"^the report: the report's store is 5"):
         report_view(forged, 0)
+
+
+def test_numbers_of_a_row_are_shown_so_that_they_read_back(tmp_path: Path) -> None:
+    store = Store(hostile_store(tmp_path))
+    shown = text(ReportView(store, _row(rtol=1.5686274509803921, atol=1e-7, max_abs_error=1e-9)))
+    assert re.search(r"^  tolerance +rtol 1.5686274509803921, atol 1e-07 \(default\)$", shown, re.M)
+    assert re.search(r"^  max abs error +1e-09$", shown, re.M)
+    frame = _report(hostile_store(tmp_path), atol=1e-7)
+    assert "atol 1e-07" in text(report_view(frame, 0))
