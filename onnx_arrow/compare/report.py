@@ -337,8 +337,9 @@ def _as_table(report: object, where: str) -> pa.Table:
             f"report write_report wrote; got {type(report).__module__}.{type(report).__name__}",
             where=where,
         )
-    try:
-        return pa.Table.from_pandas(report, preserve_index=False)
+    try:  # the report's columns only: a column a user added is theirs
+        names = [name for name in REPORT_SCHEMA.names if name in report.columns]
+        return pa.Table.from_pandas(report[names], preserve_index=False)
     except (pa.ArrowException, TypeError, ValueError) as exc:
         raise CompareError(
             f"the report's columns do not convert to Arrow ({exc}); it is not a compare "

@@ -184,6 +184,7 @@ def test_report_view_refuses_arguments_of_the_wrong_kind(tmp_path: Path) -> None
 
 
 def test_a_dataframe_report_is_checked_as_a_file_is(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
     from onnx_arrow.compare import CompareError
 
     path = hostile_store(tmp_path)
@@ -191,6 +192,13 @@ def test_a_dataframe_report_is_checked_as_a_file_is(tmp_path: Path) -> None:
     dropped.attrs["onnx_arrow"] = {"store": [str(path)]}
     with pytest.raises(CompareError, match=r"^the report: row 0: the report has no column"):
         report_view(dropped, 0)
+    extra = _report(path)
+    extra["notes"] = [object()]  # a column of the user's own, not the report's
+    assert text(report_view(extra, 0)) == text(report_view(_report(path), 0))
+    mixed = _report(path)
+    mixed["case"] = pd.Series([b"\xff"], dtype=object)
+    with pytest.raises(CompareError, match=r"^the report: row 0: the report's column 'case'"):
+        report_view(mixed, 0)
     forged = _report(path)
     forged.attrs["onnx_arrow"] = {"store": 5}
     with pytest.raises(CompareError, match=r"^the report: the report's store is 5"):
