@@ -17,14 +17,19 @@ built-in default corpus) and gives one row per path of either side with a status
 
 ULP distances are :func:`onnx_arrow.core.model.ulp_distance`'s: on the codes, for every
 floating dtype, -0.0 and +0.0 0 apart, NaN equal to NaN.  Two stores are compared
-through their columns: paths, sizes and the digests of the files' bytes first; only the
-cases with a file whose digest differs are read, their values compared decoded.
+through their files: each rebuilt from its rows as every reader of a store rebuilds it
+(the rows validated, the bytes checked against the digest the row records), its size and
+digest taken from the bytes read; only the cases with a file whose digest differs are
+compared further, their values decoded.  A row that does not validate, a model that does
+not parse or a path held twice is a :class:`~onnx_arrow.errors.CorpusError` naming the
+store and the path.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fnmatch
+import hashlib
 import os
 import tempfile
 from collections import Counter
@@ -35,6 +40,7 @@ from typing import Any, Final
 
 import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
+from google.protobuf.message import DecodeError
 from onnx import ModelProto
 
 import onnx_arrow
@@ -345,20 +351,31 @@ _Listed = tuple[str, str, int, bytes]  # case, role, bytes, digest
 
 
 def _listing(store: Store) -> dict[str, _Listed]:
-    """Per path: its case, role, size and digest, from four columns of the store."""
-    table = store.read_columns(
-        ["test_case", "path", "role", "nbytes", "digest"], roles=["model", "value", "file"]
-    )
-    columns = [table.column(c).to_pylist() for c in ("path", "test_case", "role", "nbytes")]
-    digests = table.column("digest").to_pylist()
+    """Per path: its case, role, size and digest, each file rebuilt from the store's rows as
+    every reader of the store rebuilds it (its rows validated, the bytes checked against
+    the digest the row records) and its size and digest taken from the bytes read: a row
+    changed after the store was written is refused, never called identical."""
+    table = store.read_columns(["path", "role", "digest"], roles=["model", "value", "file"])
+    paths, digests = table.column("path").to_pylist(), table.column("digest").to_pylist()
     if None in digests:  # every file row has one: without it, equal could not be told
-        path = columns[0][digests.index(None)]
         raise CorpusError(
             "the row has no digest; the store is damaged or was changed after it was "
             "written: import the corpus again",
-            where=f"{store.path}: {path}",
+            where=f"{store.path}: {paths[digests.index(None)]}",
         )
-    return {p: (c, r, n, d) for p, c, r, n, d in zip(*columns, digests, strict=True)}
+    roles = dict(zip(paths, table.column("role").to_pylist(), strict=True))
+    listed: dict[str, _Listed] = {}
+    for file in store.files():
+        if file.path in listed:
+            raise CorpusError(
+                f"the store holds this path twice (cases {listed[file.path][0]!r} and "
+                f"{file.case!r}); the store is damaged or was changed after it was written: "
+                "import the corpus again",
+                where=f"{store.path}: {file.path}",
+            )
+        digest = hashlib.blake2b(file.data, digest_size=16).digest()
+        listed[file.path] = (file.case, roles[file.path], len(file.data), digest)
+    return listed
 
 
 def _rows(
@@ -412,12 +429,13 @@ def _case_rows(
         }
         if role == "model" and old_role == "model":
             changes = model_changes(
-                ModelProto.FromString(old_contents[path]), ModelProto.FromString(new_contents[path])
+                _model(old_contents[path], f"{old.path}: {path}"),
+                _model(new_contents[path], f"{new.path}: {path}"),
             )
             yield {**row, "status": "model-changed", "detail": "; ".join(changes)}
             continue
         if path in old_values and path in new_values:
-            found = _compare(old_values[path], new_values[path])
+            found = _compare(old_values[path], new_values[path], old.path, new.path)
             yield {
                 **row,
                 "status": found.status,
@@ -444,13 +462,32 @@ def _contents(store: Store, case: str, paths: set[str]) -> dict[str, bytes]:
     }
 
 
+def _model(content: bytes, where: str) -> ModelProto:
+    """A model row's bytes parsed; bytes that do not parse are a located error."""
+    try:
+        return ModelProto.FromString(content)
+    except DecodeError as exc:
+        raise CorpusError(
+            f"the model does not parse ({exc}); the store is damaged or was changed after it "
+            "was written: import the corpus again",
+            where=where,
+        ) from None
+
+
 def _values(store: Store, case: str, paths: set[str]) -> dict[str, StoredValue]:
     if not paths:
         return {}
     return {v.path: v for v in store.values(case) if v.path in paths}
 
 
-def _compare(old: StoredValue, new: StoredValue) -> _Finding:
+def _compare(old: StoredValue, new: StoredValue, old_store: Path, new_store: Path) -> _Finding:
+    for value, store in ((old, old_store), (new, new_store)):
+        if not isinstance(value.onnx_type, str):
+            raise CorpusError(
+                "the value row has no onnx_type; the store is damaged or was changed after "
+                "it was written: import the corpus again",
+                where=f"{store}: {value.path}",
+            )
     found = _Finding()
     if old.onnx_type != new.onnx_type and not (
         old.onnx_type.startswith("tensor(") and new.onnx_type.startswith("tensor(")

@@ -26,13 +26,30 @@ def dtype_name(dtype: np.dtype[Any]) -> str:
 
 
 def number(x: Any) -> str:
-    """An integer as itself, a float in at most 6 significant digits."""
+    """A number in the shortest form that reads back as the same value of its own
+    precision: an integer (or an integral float below 1e15) as itself, a float64 as
+    ``repr`` gives it (``1e-07``, never ``0``), a float16 or float32 as numpy's shortest
+    form of it (float32's 0.1 as ``0.1``, not 0.10000000149), a float of fewer bits
+    (bfloat16, float8 ...) as the float32 it is exactly.
+
+    >>> number(1e-7), number(np.float32(0.1)), number(2.0), number(1.5686274509803921)
+    ('1e-07', '0.1', '2', '1.5686274509803921')
+    """
     if isinstance(x, (int, np.integer)):
         return str(int(x))
+    if isinstance(x, np.generic) and not isinstance(x, np.floating):
+        try:  # the floats of ml_dtypes: exact as float32, whose shortest form reads back
+            row = dtype_of_numpy(x.dtype)
+        except OnnxArrowError:
+            row = None
+        if row is not None and row.arrow_kind in DECODED_FLOATS:
+            x = np.float32(x)
     value = float(x)
     if value.is_integer() and abs(value) < 1e15:
         return str(int(value))
-    return f"{value:.6g}"
+    if isinstance(x, np.floating) and x.dtype != np.float64:
+        return str(x)  # numpy's shortest form of the value in its own precision
+    return repr(value)
 
 
 def numeric(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
@@ -66,11 +83,17 @@ def statistics(array: np.ndarray[Any, Any]) -> list[tuple[str, str]]:
     if row.arrow_kind is ArrowKind.COMPLEX:
         return [("mean", str(complex(array.mean(dtype=np.complex128))))]
     stats = tensor_statistics(row, [array])
+    own = numeric(array)
+    exact = own.dtype if own is not None and own.dtype.kind == "f" else None
+
+    def extreme(value: Any) -> str:  # an element: in the precision of the tensor's own
+        return number(value if exact is None else np.asarray(value).astype(exact)[()])
+
     if stats["min"].defined[0]:
         out = [
-            ("min", number(stats["min"].values[0])),
-            ("max", number(stats["max"].values[0])),
-            ("mean", f"{stats['mean'].values[0]:.6g}"),
+            ("min", extreme(stats["min"].values[0])),
+            ("max", extreme(stats["max"].values[0])),
+            ("mean", number(float(stats["mean"].values[0]))),
         ]
     else:
         out = [("min", "nan"), ("max", "nan"), ("mean", "nan")]  # every element is NaN

@@ -260,3 +260,124 @@ def test_a_store_row_without_its_digest_is_refused(
     pq.write_table(forged.replace_schema_metadata(table.schema.metadata), tmp_path / "bad.parquet")
     with pytest.raises(CorpusError, match=r"bad\.parquet: node/.*: the row has no digest"):
         diff(good, tmp_path / "bad.parquet")
+
+
+def _forged(good: Path, out: Path, change: Any) -> Path:
+    """The store ``good`` with its table changed by ``change`` (its metadata kept)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(good)
+    pq.write_table(change(table).replace_schema_metadata(table.schema.metadata), out)
+    return out
+
+
+def _row_of(table: Any, path: str) -> int:
+    return table.column("path").to_pylist().index(path)
+
+
+def _set(table: Any, column: str, row: int, value: Any) -> Any:
+    import pyarrow as pa
+
+    values = table.column(column).to_pylist()
+    values[row] = value
+    k = table.schema.get_field_index(column)
+    return table.set_column(k, table.field(k), pa.array(values, table.field(k).type))
+
+
+@pytest.fixture(scope="module")
+def one_store(sides: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    good = tmp_path_factory.mktemp("good") / "good.parquet"
+    write_store(FolderSource(sides[0]), good)
+    return good
+
+
+def test_a_model_changed_under_its_old_digest_is_refused(one_store: Path, tmp_path: Path) -> None:
+    from onnx_arrow.errors import CorpusError
+
+    model = "node/test_opset/model.onnx"
+    _case(tmp_path, "test_opset", np.zeros(1, F32), np.zeros(1, F32), opset=22)
+    changed = (tmp_path / "node" / "test_opset" / "model.onnx").read_bytes()  # other bytes
+
+    def change(table: Any) -> Any:
+        return _set(table, "content", _row_of(table, model), changed)
+
+    bad = _forged(one_store, tmp_path / "bad.parquet", change)
+    with pytest.raises(CorpusError, match=rf"bad\.parquet: .*: {model}: .*digest differs"):
+        diff(one_store, bad)
+    with pytest.raises(CorpusError, match=rf"bad\.parquet: .*: {model}: .*digest differs"):
+        diff(bad, one_store)
+
+
+def test_a_model_that_does_not_parse_is_a_located_error(one_store: Path, tmp_path: Path) -> None:
+    import hashlib
+
+    from onnx_arrow.errors import CorpusError
+
+    model = "node/test_opset/model.onnx"
+    garbage = b"\xff\xff\xff\xff not a model"
+
+    def change(table: Any) -> Any:
+        row = _row_of(table, model)
+        digest = hashlib.blake2b(garbage, digest_size=16).digest()
+        table = _set(table, "content", row, garbage)
+        return _set(_set(table, "digest", row, digest), "nbytes", row, len(garbage))
+
+    bad = _forged(one_store, tmp_path / "bad.parquet", change)
+    with pytest.raises(CorpusError, match=rf"bad\.parquet: {model}: the model does not parse"):
+        diff(one_store, bad)
+
+
+def test_a_value_row_that_does_not_validate_is_refused(one_store: Path, tmp_path: Path) -> None:
+    from onnx_arrow.errors import CorpusError
+
+    value = "node/test_same/test_data_set_0/output_0.pb"
+
+    def change(table: Any) -> Any:
+        return _set(table, "value_kind", _row_of(table, value), "banana")
+
+    bad = _forged(one_store, tmp_path / "bad.parquet", change)
+    with pytest.raises(CorpusError, match=rf"bad\.parquet: .*: {value}: .*banana"):
+        diff(one_store, bad)
+
+
+def test_a_value_row_without_its_declared_type_is_refused(one_store: Path, tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from onnx_arrow.errors import CorpusError
+
+    value = "node/test_drift/test_data_set_0/output_0.pb"
+    new = tmp_path / "new.parquet"
+    x = np.array([0.5, -1.0, 2.0], F32)
+    root = tmp_path / "new"
+    _case(root, "test_drift", x, np.nextafter(x, F32(np.inf)))
+    write_store(FolderSource(root), new)
+
+    def change(table: Any) -> Any:
+        row = _row_of(table, value)
+        k = table.schema.get_field_index("onnx_type")
+        types = table.column("onnx_type").to_pylist()
+        types[row] = None
+        return table.set_column(k, table.field(k), pa.array(types, pa.string()))
+
+    bad = _forged(new, tmp_path / "bad.parquet", change)
+    with pytest.raises(CorpusError, match=rf"bad\.parquet: {value}: the value row has no onnx"):
+        diff(one_store, bad)
+
+
+def test_a_path_held_twice_is_refused(one_store: Path, tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from onnx_arrow.errors import CorpusError
+
+    readme = "node/test_same/README"
+
+    def change(table: Any) -> Any:
+        row = _row_of(table, readme)
+        pieces = [table.slice(0, row + 1), table.slice(row, 1), table.slice(row + 1)]
+        return pa.concat_tables(pieces)
+
+    bad = _forged(one_store, tmp_path / "bad.parquet", change)
+    with pytest.raises(CorpusError, match=rf"bad\.parquet: {readme}: .*this path twice"):
+        diff(one_store, bad)
+    with pytest.raises(CorpusError, match=rf"bad\.parquet: {readme}: .*this path twice"):
+        diff(bad, one_store)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -24,15 +25,22 @@ def test_notebook_runs(path: Path, tmp_path: Path) -> None:
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code"), (
         f"{path.name} is saved with outputs; clear them"
     )
+    here, temp = tmp_path / "here", tmp_path / "temp"
+    here.mkdir()
+    temp.mkdir()
     client = nbclient.NotebookClient(
         notebook,
         timeout=120,
         kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
+        resources={"metadata": {"path": str(here)}},
     )
-    client.execute()  # raises CellExecutionError naming the cell that failed
+    # the kernel's temporary directory is one of its own, to see what it leaves there
+    env = {**os.environ, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+    client.execute(env=env)  # raises CellExecutionError naming the cell that failed
     # run where it sits, a notebook leaves nothing in the clone
-    assert not list(tmp_path.iterdir()), f"{path.name} wrote {sorted(tmp_path.iterdir())}"
+    assert not list(here.iterdir()), f"{path.name} wrote {sorted(here.iterdir())}"
+    # and removes what it wrote in the temporary directory
+    assert not list(temp.iterdir()), f"{path.name} left {sorted(temp.iterdir())}"
 
 
 #: The extra the README names for the notebooks.

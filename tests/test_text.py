@@ -9,7 +9,7 @@ import pytest
 
 from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.core.model import DECODED_FLOATS
-from onnx_arrow.text import dtype_name, size, statistics
+from onnx_arrow.text import dtype_name, number, size, statistics
 
 
 @pytest.mark.parametrize(
@@ -74,3 +74,49 @@ def test_decoded_floats_are_exactly_the_dtypes_float32_holds() -> None:
             wide = codes.astype(np.float32)
             finite = np.isfinite(wide)
             assert np.array_equal(wide[finite].astype(row.numpy), codes[finite]), row.name
+
+
+# --- numbers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        1e-7,
+        0.1,
+        1 / 3,
+        1.5686274509803921,
+        -2.5e-300,
+        1e20,
+        np.float64(1e-7),
+        np.float32(0.1),
+        np.float32(1e-7),
+        np.float32(3.4028235e38),
+        np.float16(0.1),
+        ml_dtypes.bfloat16(0.1),
+        ml_dtypes.float8_e4m3fn(0.1),
+    ],
+)
+def test_a_number_reads_back_as_the_same_value_of_its_precision(value: object) -> None:
+    shown = number(value)
+    dtype = np.asarray(value).dtype
+    assert np.asarray(float(shown)).astype(dtype) == np.asarray(value), (value, shown)
+    assert shown != "0"
+
+
+def test_a_number_is_the_shortest_form_of_its_own_precision() -> None:
+    assert number(1e-7) == "1e-07"  # not 0, not 1e-07 rounded to 6 digits of 0
+    assert number(np.float32(0.1)) == "0.1"  # not 0.10000000149011612
+    assert number(1.5686274509803921) == "1.5686274509803921"  # not 1.56863
+    assert number(ml_dtypes.bfloat16(1.5)) == "1.5"
+    assert number(2.0) == "2"
+    assert number(np.int64(-3)) == "-3"
+    assert number(float("nan")) == "nan"
+    assert number(float("-inf")) == "-inf"
+
+
+def test_statistics_read_back_exactly() -> None:
+    values = np.array([0.1, 1e-7, 0.3], np.float32)
+    shown = dict(statistics(values))
+    assert (shown["min"], shown["max"]) == ("1e-07", "0.3")
+    assert float(shown["mean"]) == float(np.mean(values, dtype=np.float64))

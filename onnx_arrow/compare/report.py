@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+import stat
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 import numpy as np
 import onnx
 import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import onnx_arrow
@@ -21,7 +23,7 @@ from onnx_arrow.compare.runs import DataSetRun, kept_message, output_name
 from onnx_arrow.compare.serialize import serialized
 from onnx_arrow.compare.similarity import compare_value, detail_text
 from onnx_arrow.compare.statuses import DIFFERS, PASSING, STATUSES
-from onnx_arrow.core.model import op_types
+from onnx_arrow.core.model import file_kind, load_json, op_types
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.errors import CompareError, CorpusError
@@ -29,8 +31,12 @@ from onnx_arrow.errors import CompareError, CorpusError
 __all__ = [
     "COMPARE_COLUMNS",
     "REPORT_METADATA_KEY",
+    "REPORT_SCHEMA",
+    "check_made",
+    "check_report",
     "output_rows",
     "provenance",
+    "read_report",
     "report_frame",
     "skipped_row",
     "status_counts",
@@ -207,3 +213,220 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike[str]) -> None:
         table = table.replace_schema_metadata(meta)
     with atomic_file(out, what="the report") as tmp:
         pq.write_table(table, tmp)
+
+
+# --- reading a report back -------------------------------------------------------------
+
+#: The Arrow schema of a report: each column of :data:`COMPARE_COLUMNS` with the type of
+#: what it holds, as :func:`write_report` writes it.  A report read back is checked
+#: against it (:func:`check_report`): a column of another kind of type is refused; one of
+#: a wider or narrower type of the same kind (``large_string``, ``int32``), or all null,
+#: is cast to it.
+REPORT_SCHEMA: Final = pa.schema(
+    [
+        ("case", pa.string()),
+        ("op_types", pa.list_(pa.string())),
+        ("data_set", pa.int64()),
+        ("index", pa.int64()),
+        ("name", pa.string()),
+        ("onnx_type", pa.string()),
+        ("status", pa.string()),
+        ("dtype_expected", pa.string()),
+        ("dtype_actual", pa.string()),
+        ("shape_expected", pa.list_(pa.int64())),
+        ("shape_actual", pa.list_(pa.int64())),
+        ("max_abs_error", pa.float64()),
+        ("max_rel_error", pa.float64()),
+        ("n_beyond_tolerance", pa.int64()),
+        ("nan_expected", pa.int64()),
+        ("nan_actual", pa.int64()),
+        ("rtol", pa.float64()),
+        ("atol", pa.float64()),
+        ("tolerance", pa.string()),
+        ("worst_index", pa.string()),
+        ("worst_expected", pa.string()),
+        ("worst_actual", pa.string()),
+        ("error", pa.string()),
+        ("detail", pa.string()),
+        ("actual", pa.binary()),
+    ]
+)
+
+#: The kinds of Arrow types a report column may come as, by the kind of its schema type.
+_KINDS: Final = (
+    pa.types.is_string,
+    pa.types.is_large_string,
+    pa.types.is_string_view,
+    pa.types.is_binary,
+    pa.types.is_large_binary,
+    pa.types.is_binary_view,
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_list,
+    pa.types.is_large_list,
+    pa.types.is_list_view,
+)
+_KIND_GROUPS: Final = (_KINDS[0:3], _KINDS[3:6], _KINDS[6:7], _KINDS[7:8], _KINDS[8:11])
+
+
+def _fits(got: pa.DataType, want: pa.DataType) -> bool:
+    """Whether a column of type ``got`` holds what ``want`` holds: the same type, all null,
+    or a type of the same kind (a string of any width, an integer of any width, a list of
+    such items)."""
+    if got == want or pa.types.is_null(got):
+        return True
+    for group in _KIND_GROUPS:
+        if any(test(want) for test in group):
+            if not any(test(got) for test in group):
+                return False
+            if pa.types.is_list(want):
+                return _fits(got.value_type, want.value_type)
+            return True
+    return False
+
+
+def check_report(
+    report: pa.Table | pd.DataFrame, *, where: str, metadata: object = None
+) -> pa.Table:
+    """A compare report as an Arrow table of :data:`REPORT_SCHEMA`, checked: every column
+    there, each of its type (see :data:`REPORT_SCHEMA`), every row naming its case with a
+    status of :data:`STATUSES` and no negative ``data_set`` or ``index``; and what the
+    report was made from (``metadata``: a DataFrame's ``attrs["onnx_arrow"]``, a file's
+    :data:`REPORT_METADATA_KEY` parsed) a JSON object whose ``store``, if any, lists the
+    store's files.
+
+    Raises
+    ------
+    CompareError
+        Located at ``where`` (the report's path, or ``the report``), saying what is wrong.
+    """
+    table = report if isinstance(report, pa.Table) else _as_table(report, where)
+    missing = [name for name in REPORT_SCHEMA.names if name not in table.column_names]
+    if missing:
+        raise CompareError(
+            f"the report has no column {', '.join(map(repr, missing))}; it is not a compare "
+            "report, or was changed after it was written",
+            where=where,
+        )
+    columns = []
+    for field in REPORT_SCHEMA:
+        column = table.column(field.name)
+        if not _fits(column.type, field.type):
+            raise CompareError(
+                f"the report's column {field.name!r} is {column.type}, where a compare "
+                f"report has {field.type}; it is not a compare report, or was changed",
+                where=where,
+            )
+        try:
+            columns.append(column.cast(field.type, safe=True))
+        except (pa.ArrowException, OverflowError) as exc:
+            raise CompareError(
+                f"the report's column {field.name!r} does not fit {field.type} ({exc})",
+                where=where,
+            ) from None
+    checked = pa.Table.from_arrays(columns, schema=REPORT_SCHEMA)
+    _check_rows(checked, where)
+    check_made(metadata, where=where)
+    return checked
+
+
+def _as_table(report: object, where: str) -> pa.Table:
+    if not isinstance(report, pd.DataFrame):
+        raise CompareError(
+            "expected a compare report: the DataFrame compare gives, or the path of a "
+            f"report write_report wrote; got {type(report).__module__}.{type(report).__name__}",
+            where=where,
+        )
+    try:  # the report's columns only: a column a user added is theirs
+        names = [name for name in REPORT_SCHEMA.names if name in report.columns]
+        return pa.Table.from_pandas(report[names], preserve_index=False)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise CompareError(
+            f"the report's columns do not convert to Arrow ({exc}); it is not a compare "
+            "report, or was changed",
+            where=where,
+        ) from None
+
+
+def _check_rows(table: pa.Table, where: str) -> None:
+    """Every row names its case, has a known status, no negative data set or output."""
+
+    def first(mask: Any) -> int | None:
+        hits = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+        return int(hits[0]) if hits.size else None
+
+    case, status = table.column("case"), table.column("status")
+    checks = (
+        (pc.is_null(case), "has no case"),
+        (pc.invert(pc.fill_null(pc.is_in(status, pa.array(STATUSES)), False)),
+         f"has a status that is not one of {', '.join(STATUSES)}"),
+        (pc.fill_null(pc.less(table.column("data_set"), 0), False), "has a negative data_set"),
+        (pc.fill_null(pc.less(table.column("index"), 0), False), "has a negative index"),
+    )  # fmt: skip
+    for mask, what in checks:
+        row = first(mask)
+        if row is not None:
+            raise CompareError(
+                f"row {row} {what}; the report was changed after it was written", where=where
+            )
+
+
+def check_made(made: object, *, where: str) -> dict[str, Any]:
+    """What a report says it was made from: a JSON object (empty when None) whose
+    ``store``, if it has one, is a non-empty list of paths; else a located
+    :class:`CompareError`."""
+    if made is None:
+        return {}
+    if not isinstance(made, Mapping) or not all(isinstance(k, str) for k in made):
+        raise CompareError(
+            "what the report was made from is not a JSON object; the report's metadata was "
+            "changed after it was written",
+            where=where,
+        )
+    parts = made.get("store")
+    if parts is not None and (
+        not isinstance(parts, list) or not parts or not all(isinstance(p, str) for p in parts)
+    ):
+        raise CompareError(
+            f"the report's store is {parts!r:.60}, not a list of its files; the "
+            "report's metadata was changed after it was written",
+            where=where,
+        )
+    return dict(made)
+
+
+def read_report(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A report :func:`write_report` wrote, read back as the DataFrame :func:`compare`
+    gives (its ``attrs["onnx_arrow"]`` what the report was made from and with), checked
+    by :func:`check_report` first; its metadata parsed within limits.
+
+    Raises
+    ------
+    CompareError
+        If the file cannot be opened, is not a regular file, does not read as Parquet,
+        or is not a compare report; located at ``path``.
+    """
+    where = os.fspath(path)
+    try:
+        mode = os.stat(where).st_mode
+    except OSError as exc:
+        raise CompareError(f"cannot open the report ({exc.strerror})", where=where) from None
+    if not stat.S_ISREG(mode):
+        raise CompareError(f"{file_kind(mode)}, not a report's Parquet file", where=where)
+    try:
+        file = pq.ParquetFile(where)
+        meta = file.schema_arrow.metadata or {}
+        names = [n for n in REPORT_SCHEMA.names if n in file.schema_arrow.names]
+        table = file.read(columns=names)
+    except (OSError, pa.ArrowException) as exc:
+        raise CompareError(f"cannot read the report as Parquet ({exc})", where=where) from None
+    raw = meta.get(REPORT_METADATA_KEY.encode())
+    made = (
+        None
+        if raw is None
+        else load_json(raw, what="the report's metadata", where=where, error=CompareError)
+    )
+    checked = check_report(table, where=where, metadata=made)
+    df = report_frame(checked.to_pylist())
+    df.attrs["onnx_arrow"] = check_made(made, where=where)
+    return df

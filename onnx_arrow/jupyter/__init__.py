@@ -11,14 +11,17 @@ aligned plain text for terminals.  They take
   them: Arrow type, ONNX kind, dtype, rows, the shape and statistics of the first rows;
 * a row of a ``compare`` report, through :func:`report_view`: its status, tolerance and
   worst element, the expected and the actual value, and pictures of both and of their
-  difference;
+  difference (the report checked as it is read: its columns and their types, its rows
+  and its metadata);
 * a single value: a :class:`~onnx_arrow.corpus.rows.StoredValue`, a ``TensorProto``,
   ``SequenceProto``, ``MapProto``, ``OptionalProto`` or ``SparseTensorProto``, or a numpy
   array.
 
 A 2-D numeric tensor (or the last two axes of its first item) gets a heatmap, with a
 legend: the colour scale from its lowest to its highest finite value, and NaN, +inf and
--inf each in a colour of its own that the colormap never uses (magenta, red, cyan).  A
+-inf each in a colour of its own that the colormap never uses (magenta, red, cyan); the
+two values of a report row or a diff, side by side, share one scale, and their legends
+say so.  A
 plane much longer than wide (``[1, 1000]`` logits) is folded into rows, in order; a large
 one is sampled, and a NaN or inf anywhere in a sampled block still shows.  A tensor that
 is likely an image (``[H, W, 3|4]``, ``[1|3, H, W]``, or the first item of

@@ -40,7 +40,8 @@ def preview_text(array: np.ndarray[Any, Any], limit: int = PREVIEW_ELEMENTS) -> 
     """The first ``limit`` elements of ``array`` in one line, and its size if cut."""
     flat = array.reshape(-1)[:limit]
     values = numeric(flat)
-    shown = [element_text(x) for x in (flat if values is None else values).tolist()]
+    # numpy's scalars, not tolist()'s floats: a float32 shown in its own shortest form
+    shown = [element_text(x) for x in (flat if values is None else values)]
     if array.size > limit:
         shown.append(f"... ({array.size} elements)")
     return "[" + ", ".join(shown) + "]"

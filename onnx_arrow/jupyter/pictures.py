@@ -120,22 +120,39 @@ def _fold(plane: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray
     return flat.reshape(rows, width), pad.reshape(rows, width), what
 
 
-def _heatmap_plane(
-    values: np.ndarray[Any, Any],
-) -> tuple[np.ndarray[Any, Any], str, tuple[str, str] | None, list[tuple[str, str]]]:
-    """The RGB heatmap of the last two axes of the first item; what it shows, its scale
-    (lowest and highest finite value) and the colours of what is not on the scale."""
+def _plane(values: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], str]:
+    """The plane a heatmap draws: the last two axes of the first item (magnitudes of
+    complex values), folded when long; the mask of its padding, and what it shows."""
     lead = (0,) * (values.ndim - 2)
     what = "heatmap" if not lead else f"heatmap of [{', '.join(['0'] * len(lead))}, :, :]"
     plane = values[lead]
     if plane.dtype.kind == "c":
         plane = np.abs(plane)
         what += " (magnitudes)"
-    plane = plane.astype(np.float64)
-    plane, pad, folded = _fold(plane)
-    what += folded
+    plane, pad, folded = _fold(plane.astype(np.float64))
+    return plane, pad, what + folded
+
+
+def _finite_range(values: np.ndarray[Any, Any]) -> tuple[float, float] | None:
+    """The lowest and highest finite value of the plane a heatmap of ``values`` draws."""
+    plane, pad, _ = _plane(values)
     finite = np.isfinite(plane) & ~pad
-    if finite.any():
+    if not finite.any():
+        return None
+    return float(plane[finite].min()), float(plane[finite].max())
+
+
+def _heatmap_plane(
+    values: np.ndarray[Any, Any], bounds: tuple[float, float] | None = None
+) -> tuple[np.ndarray[Any, Any], str, tuple[str, str] | None, list[tuple[str, str]]]:
+    """The RGB heatmap of the last two axes of the first item; what it shows, its scale
+    (``bounds``, else its lowest and highest finite value) and the colours of what is not
+    on the scale."""
+    plane, pad, what = _plane(values)
+    finite = np.isfinite(plane) & ~pad
+    if bounds is not None:
+        lo, hi = bounds
+    elif finite.any():
         lo, hi = float(plane[finite].min()), float(plane[finite].max())
     else:
         lo = hi = 0.0
@@ -159,7 +176,7 @@ def _heatmap_plane(
         if mask.any():
             pixels[_block_any(mask, steps)] = color
             keys.append((label, hex_color(color)))
-    scale = (number(lo), number(hi)) if finite.any() else None
+    scale = (number(lo), number(hi)) if bounds is not None or finite.any() else None
     return pixels, what, scale, keys[::-1]
 
 
@@ -169,31 +186,51 @@ def _nth(k: int) -> str:
     return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
 
 
-def picture_of(array: np.ndarray[Any, Any]) -> Picture | None:
+def picture_of(
+    array: np.ndarray[Any, Any], *, bounds: tuple[float, float] | None = None
+) -> Picture | None:
     """The picture of a numeric tensor of at least two dimensions: an image if it likely
-    is one, else a heatmap with its legend; None for any other value."""
+    is one, else a heatmap with its legend; None for any other value.  With ``bounds``
+    (lowest, highest), always a heatmap, on that colour scale."""
     values = numeric(array)
     if values is None or values.ndim < 2 or values.size == 0:
         return None
-    image = _image_plane(values)
+    image = None if bounds is not None else _image_plane(values)
     scale: tuple[str, str] | None = None
     keys: list[tuple[str, str]] = []
     if image is not None:
         pixels, caption = image
         kind = "image"
     else:
-        pixels, caption, scale, keys = _heatmap_plane(values)
+        pixels, caption, scale, keys = _heatmap_plane(values, bounds)
         kind = "heatmap"
     pixels = _upscale(pixels)
     height, width = pixels.shape[:2]
     return Picture(png(pixels), caption, width, height, kind=kind, scale=scale, keys=keys)
 
 
+def _shared_bounds(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> tuple[float, float] | None:
+    """One colour scale for the heatmaps of two tensors of one shape, from the lowest to the
+    highest finite value of either; None when both are drawn as images (whose colours mean
+    the same on both sides already) or neither has a finite value to draw."""
+    va, vb = numeric(a), numeric(b)
+    if va is None or vb is None or va.ndim < 2 or va.size == 0:
+        return None
+    if _image_plane(va) is not None and _image_plane(vb) is not None:
+        return None
+    ranges = [r for r in (_finite_range(va), _finite_range(vb)) if r is not None]
+    if not ranges:
+        return None
+    return min(lo for lo, _ in ranges), max(hi for _, hi in ranges)
+
+
 def side_by_side(
     a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], labels: tuple[str, str]
 ) -> Section:
     """Pictures of two tensors and of their difference (ULP distance for floats, NaN where
-    exactly one side is NaN; 1 where other values differ)."""
+    exactly one side is NaN; 1 where other values differ).  The two tensors' heatmaps share
+    one colour scale, so that the same colour is the same value on both sides; their
+    legends say so."""
     section = Section("side by side", level=1)
     if a.shape != b.shape or a.dtype != b.dtype:
         section.note = (
@@ -210,11 +247,15 @@ def side_by_side(
         difference = (a.reshape(-1) != b.reshape(-1)).astype(np.float64)
         what, unit = "elements that differ", f"{int(difference.sum())} of {a.size}"
     difference = difference.reshape(a.shape)
-    for label, values in ((labels[0], a), (labels[1], b), (what, difference)):
-        picture = picture_of(values)
+    shared = _shared_bounds(a, b)
+    sides = ((labels[0], a, shared), (labels[1], b, shared), (what, difference, None))
+    for label, values, bounds in sides:
+        picture = picture_of(values, bounds=bounds)
         if picture is not None:
             extra = f", {unit}" if label == what else ""
             picture.caption = f"{label}: {picture.caption}{extra}"
+            if bounds is not None:
+                picture.scale_note = f"one scale for {labels[0]} and {labels[1]}"
             section.pictures.append(picture)
     if not section.pictures:
         section.note = f"{what}: {unit} (no picture for fewer than 2 dimensions)"

@@ -57,10 +57,14 @@ def _legend(p: Picture) -> str:
     parts = []
     if p.scale is not None:
         lo, hi = p.scale
+        shared = f" ({p.scale_note})" if p.scale_note else ""
         parts.append(
             f'<span>{_e(lo)}<span class="oa-bar" role="img" aria-label="colour scale, '
-            f'{_e(lo)} to {_e(hi)}" style="background:{_COLOR_BAR}"></span>{_e(hi)}</span>'
+            f'{_e(lo)} to {_e(hi)}{_e(shared)}" style="background:{_COLOR_BAR}"></span>'
+            f"{_e(hi)}</span>"
         )
+        if p.scale_note:
+            parts.append(f"<span>{_e(p.scale_note)}</span>")
     for label, color in p.keys:
         parts.append(
             f'<span><span class="oa-swatch" style="background:{color}"></span>{_e(label)}</span>'

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from typing import Any, Final
 
 import numpy as np
@@ -12,13 +13,15 @@ from google.protobuf.message import Message
 from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
 
 import onnx_arrow
-from onnx_arrow.core.model import declared_type, load_json
+from onnx_arrow.core.model import declared_type
+from onnx_arrow.corpus.arguments import type_name
 from onnx_arrow.corpus.store import Store
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 from onnx_arrow.jupyter.pictures import side_by_side
 from onnx_arrow.jupyter.render import render_html, render_text
 from onnx_arrow.jupyter.sections import Section
 from onnx_arrow.jupyter.values import value_sections
+from onnx_arrow.text import number
 
 __all__ = ["ReportView", "report_view"]
 
@@ -57,7 +60,17 @@ class ReportView:
     """
 
     def __init__(self, store: Store, row: dict[str, Any]) -> None:
-        self.store, self.row = store, row
+        if not isinstance(store, Store):
+            raise UnsupportedTypeError(
+                f"expected a Store, got {type_name(store)}", where="ReportView(store)"
+            )
+        if not isinstance(row, Mapping) or not isinstance(row.get("case"), str):
+            raise UnsupportedTypeError(
+                "expected a row of a compare report, a dict naming its case (str), got "
+                f"{type_name(row) if not isinstance(row, Mapping) else 'a row without one'}",
+                where="ReportView(row)",
+            )
+        self.store, self.row = store, dict(row)
 
     def sections(self) -> list[Section]:
         """The facts the displays show."""
@@ -66,11 +79,10 @@ class ReportView:
         data_set = row.get("data_set")
         where = f"output {index}" + ("" if data_set is None else f" of test_data_set_{data_set}")
         fields = [("store", str(self.store.path))]
-        fields += [(label, str(row[k])) for k, label in _REPORT_FIELDS if _present(row.get(k))]
+        fields += [(label, _shown(row[k])) for k, label in _REPORT_FIELDS if _present(row.get(k))]
         if _present(row.get("rtol")):
-            fields.append(
-                ("tolerance", f"rtol {row['rtol']:g}, atol {row['atol']:g} ({row['tolerance']})")
-            )
+            rtol, atol = _shown(row["rtol"]), _shown(row.get("atol"))
+            fields.append(("tolerance", f"rtol {rtol}, atol {atol} ({row.get('tolerance')})"))
         head = Section(f"{case}: {where} {row.get('name')!r}", fields)
         out = [head]
         if index is None:
@@ -134,6 +146,15 @@ class ReportView:
         return render_text(self.sections())
 
 
+def _shown(value: Any) -> str:
+    """A field of the row as text: a number in the shortest form that reads back."""
+    if isinstance(value, float | np.floating | int | np.integer) and not isinstance(
+        value, bool | np.bool_
+    ):
+        return number(value)
+    return str(value)
+
+
 def _present(value: Any) -> bool:
     """Not None and not a missing value (pandas' NA, NaN)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -145,36 +166,62 @@ def _present(value: Any) -> bool:
     return True
 
 
-def report_view(report: Any, row: int, store: Store | str | None = None) -> ReportView:
+def report_view(
+    report: Any, row: int, store: Store | str | os.PathLike[str] | None = None
+) -> ReportView:
     """A displayable row of a ``compare`` report (see :class:`ReportView`).
 
     ``report`` is the DataFrame :func:`onnx_arrow.compare.compare` gives or the path of a
     report it wrote; ``row`` the row's position.  ``store`` is the store of the expected
     outputs; without it, the one the report names in its metadata.
 
+    The report is checked as it is read (:func:`onnx_arrow.compare.report.check_report`):
+    its columns and their types against the report's schema, its rows, and what it says
+    it was made from (the file's metadata parsed within limits).
+
     Raises
     ------
+    CompareError
+        If the report does not read, is not a compare report (a column missing or of
+        another type, a row without its case) or its metadata is not what
+        :func:`~onnx_arrow.compare.write_report` writes; located at the report.
     OnnxArrowError
         If the report names no store and none is given, or ``row`` is out of range.
+    UnsupportedTypeError
+        If ``report``, ``row`` or ``store`` is of a type it cannot be.
     """
-    import pyarrow.parquet as pq
+    # compare imports pandas and its backends: only when a report is shown
+    import pandas as pd
+
+    from onnx_arrow.compare.report import check_made, check_report, read_report
 
     if isinstance(report, str | os.PathLike):
-        table = pq.read_table(report)
-        meta = (table.schema.metadata or {}).get(b"onnx_arrow.report")
-        made = (
-            load_json(meta, what="the report's metadata", where=str(report), error=OnnxArrowError)
-            if meta
-            else {}
-        )
-        n = table.num_rows
-        record = table.slice(row, 1).to_pylist()[0] if 0 <= row < n else None
+        where = os.fspath(report)
+        report = read_report(report)
+    elif isinstance(report, pd.DataFrame):
+        where = "the report"
     else:
-        made = report.attrs.get("onnx_arrow", {})
-        n = len(report)
-        record = report.iloc[row].to_dict() if 0 <= row < n else None
-    if record is None:
+        raise UnsupportedTypeError(
+            "expected a compare report: the DataFrame compare gives or the path of a report "
+            f"it wrote, got {type_name(report)}",
+            where="report_view(report)",
+        )
+    if not isinstance(row, int | np.integer) or isinstance(row, bool):
+        raise UnsupportedTypeError(
+            f"expected a row's position (int), got {type_name(row)}", where="report_view(row)"
+        )
+    if store is not None and not isinstance(store, Store | str | os.PathLike):
+        raise UnsupportedTypeError(
+            "expected the store of the expected outputs (a Store, or its path), got "
+            f"{type_name(store)}",
+            where="report_view(store)",
+        )
+    made = check_made(report.attrs.get("onnx_arrow"), where=where)
+    n = len(report)
+    if not 0 <= row < n:
         raise OnnxArrowError(f"row {row} is outside the report's {n} rows")
+    table = check_report(report.iloc[[int(row)]], where=f"{where}: row {row}", metadata=made)
+    record = table.to_pylist()[0]
     if store is None:
         parts = made.get("store")
         if not parts:

@@ -19,6 +19,8 @@ class Picture:
     kind: str = "heatmap"
     #: A heatmap's colour scale: its lowest and highest finite value.
     scale: tuple[str, str] | None = None
+    #: What the scale is shared with, said in the legend: ``one scale for old and new``.
+    scale_note: str | None = None
     #: The colours off the scale the picture shows: (label, "#rrggbb").
     keys: list[tuple[str, str]] = field(default_factory=list)
 

@@ -149,3 +149,44 @@ def test_a_report_row_is_shown_with_expected_actual_and_their_difference(tmp_pat
     df.attrs.clear()
     with pytest.raises(OnnxArrowError, match="names no store"):
         jupyter.report_view(df, 0)
+
+
+def test_the_report_schema_has_every_column_of_a_report(store: Store) -> None:
+    import pyarrow as pa
+
+    from onnx_arrow.compare.report import REPORT_SCHEMA, check_report
+
+    assert tuple(REPORT_SCHEMA.names) == cmp.COMPARE_COLUMNS
+    df = cmp.compare(store, cases=["test_abs", "test_scatter*"])
+    table = check_report(df, where="the report", metadata=df.attrs["onnx_arrow"])
+    assert table.schema == REPORT_SCHEMA
+    assert table.column("status").to_pylist() == df.status.tolist()
+    widened = pa.Table.from_pandas(df, preserve_index=False)
+    assert check_report(widened, where="x").equals(table)
+
+
+def test_a_written_report_reads_back_as_compare_gave_it(store: Store, tmp_path: Path) -> None:
+    from onnx_arrow.compare.report import read_report
+
+    df = cmp.compare(store, keep_actual="all")
+    cmp.write_report(df, tmp_path / "report.parquet")
+    back = read_report(tmp_path / "report.parquet")
+    assert back.attrs["onnx_arrow"] == json.loads(json.dumps(df.attrs["onnx_arrow"], default=str))
+    for column in cmp.COMPARE_COLUMNS:
+        if column in ("op_types", "shape_expected", "shape_actual"):
+            as_lists = [None if v is None else list(v) for v in df[column]]
+            assert [None if v is None else list(v) for v in back[column]] == as_lists
+        else:
+            pd.testing.assert_series_equal(back[column], df[column], check_names=True)
+
+
+def test_a_report_of_another_kind_is_refused_where_it_is_read(tmp_path: Path) -> None:
+    from onnx_arrow.compare.report import read_report
+    from onnx_arrow.diff import diff
+
+    left = tmp_path / "a"
+    (left / "c").mkdir(parents=True)
+    (left / "c" / "README").write_text("x")
+    cmp.write_report(diff(left, left), tmp_path / "diff.parquet")
+    with pytest.raises(cmp.CompareError, match=r"diff\.parquet: the report has no column"):
+        read_report(tmp_path / "diff.parquet")

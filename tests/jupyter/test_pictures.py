@@ -175,3 +175,37 @@ def test_side_by_side_of_integers_counts_the_elements_that_differ() -> None:
     other = side_by_side(a, a.astype(np.int32), ("old", "new"))
     assert other.note == "no difference picture: int64[2, 3] vs int32[2, 3]"
     assert not other.pictures
+
+
+def test_side_by_side_pictures_share_one_colour_scale() -> None:
+    expected = np.linspace(1.0, 16.0, 16, dtype=np.float32).reshape(4, 4)
+    actual = expected.copy()
+    actual[3, 3] = 14.95  # the largest element off by 1.05: its own scale would hide it
+    section = side_by_side(expected, actual, ("expected", "actual"))
+    first, second, difference = section.pictures
+    assert first.scale == second.scale == ("1", "16")
+    assert first.scale_note == second.scale_note == "one scale for expected and actual"
+    assert difference.scale_note is None
+    width, _, _, a = decode(first.png)
+    _, _, _, b = decode(second.png)
+    cell = width // 4
+    assert tuple(a[0, 0]) == tuple(b[0, 0]) == tuple(jupyter.COLORMAP[0])
+    assert tuple(a[3 * cell, 3 * cell]) == tuple(jupyter.COLORMAP[255])
+    assert tuple(b[3 * cell, 3 * cell]) != tuple(jupyter.COLORMAP[255])
+    from onnx_arrow.jupyter.render import render_html
+
+    legend = render_html([section])
+    assert legend.count("one scale for expected and actual") == 4  # two labels, two legends
+
+
+def test_images_keep_their_own_colours_side_by_side() -> None:
+    image = np.zeros((16, 16, 3), np.uint8)
+    image[4:12, 4:12] = 200
+    section = side_by_side(image, image // 2, ("expected", "actual"))
+    assert [p.kind for p in section.pictures[:2]] == ["image", "image"]
+    assert section.pictures[0].scale_note is None
+    gray = image[None, :, :, 0] / 255.0  # an image channels first; twice it is not one
+    mixed = side_by_side(gray, gray * 2, ("expected", "actual"))
+    assert [p.kind for p in mixed.pictures[:2]] == ["heatmap", "heatmap"]
+    assert mixed.pictures[0].scale == mixed.pictures[1].scale
+    assert mixed.pictures[1].scale == ("0", repr(400 / 255))  # the scale reads back exactly
