@@ -115,8 +115,9 @@ def register(commands: Any) -> None:
     dataset.add_argument(
         "--append",
         action="store_true",
-        help="add the corpus to the dataset store OUT as new parts (the others are not "
-        "rewritten; a case OUT holds already is refused)",
+        help="add the corpus to the dataset store OUT as new parts, laid out as OUT's are "
+        "(in a folder per kind, or not); the others are not rewritten, and a case OUT holds "
+        "already is refused",
     )
     imp.add_argument("--force", action="store_true", help="replace OUT if it exists")
     jobs_option(imp, _JOBS)

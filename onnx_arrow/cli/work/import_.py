@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 options=options,
                 part_bytes=args.part_bytes,
                 part_cases=args.part_cases,
-                by_kind=args.partition_by == "kind",
+                by_kind=True if args.partition_by == "kind" else None,  # None: as OUT's
                 append=args.append,
                 replace=args.force,
                 progress=lambda c: step(c.name),
