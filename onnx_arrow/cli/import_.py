@@ -26,6 +26,8 @@ examples:
       a dataset store: a folder per kind, parts of 500 cases
   onnx-arrow import --append my-tests/ corpus/
       add the cases of my-tests/ to the dataset store corpus/ as new parts
+  onnx-arrow import --case 'test_add*' --case 'real/*' onnx/backend/test/data some.parquet
+      only the cases the patterns find
 
 An existing OUT is kept (exit status 1) unless --force is given; the store is
 written beside OUT and renamed into place when complete, so an error or Ctrl-C
@@ -71,6 +73,14 @@ def register(commands: Any) -> None:
         "src", nargs="?", metavar="SRC", help="corpus folder (default: the built-in corpus)"
     )
     imp.add_argument("out", metavar="OUT", help="the Parquet store to write")
+    imp.add_argument(
+        "--case",
+        action="append",
+        metavar="PATTERN",
+        help="only the cases matching this glob (node/test_add*, or test_add* without the "
+        "kind folder, as compare --case); repeat for more.  A pattern that finds no case "
+        "is an error",
+    )
     imp.add_argument(
         "--keep-undecodable",
         action="store_true",
