@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from onnx_arrow.corpus.arguments import check_path, type_name
-from onnx_arrow.corpus.options import WriteOptions
+from onnx_arrow.corpus.options import WriteOptions, check_callback, check_count
 from onnx_arrow.corpus.parquet import open_writer
 from onnx_arrow.corpus.parts import PART_NAME
 from onnx_arrow.corpus.sources import Case, CorpusError, checked_cases
@@ -84,6 +84,9 @@ def write_dataset(
     UnsupportedTypeError
         If an argument is of the wrong kind, before anything is written; or a case is
         not a :class:`Case` or :class:`CaseRef`, when it is read (its position is named).
+    CorpusError
+        If ``jobs``, ``part_bytes`` or ``part_cases`` is under 1, before anything is
+        written; or as above.
     FileWriteError
         If the file system refuses a part (a full disk): an error at ``out``, which is
         left as it was.
@@ -91,6 +94,10 @@ def write_dataset(
     cases = checked_cases(cases, where="write_dataset(cases)")
     target = Path(check_path(out, where="write_dataset(out)"))
     options = check_options(options, where="write_dataset(options)")
+    progress = check_callback(progress, where="write_dataset(progress)")
+    jobs = check_count(jobs, where="write_dataset(jobs)")
+    part_bytes = check_count(part_bytes, where="write_dataset(part_bytes)", optional=True)
+    part_cases = check_count(part_cases, where="write_dataset(part_cases)", optional=True)
     if by_kind is not None and not isinstance(by_kind, bool):
         raise UnsupportedTypeError(
             f"expected True, False or None, got {type_name(by_kind)}",

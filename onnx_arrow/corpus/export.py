@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from onnx_arrow.corpus.arguments import check_path
+from onnx_arrow.corpus.options import check_callback, check_count
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.corpus.tree import (
     TreeWriter,
@@ -39,9 +40,10 @@ def export_store(
     temporary folder beside ``dest`` and renamed into place when complete (see
     :func:`onnx_arrow.corpus.tree.tree_writer`).  ``jobs`` processes write the row
     groups in parallel.  ``progress`` is called with each file written (it has a
-    ``case`` and a ``path``); returns how many files and bytes were written.  A
-    ``store`` or ``dest`` of the wrong kind is refused before anything is written, with
-    an :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it; so are the store's
+    ``case`` and a ``path``); returns how many files and bytes were written.  An
+    argument of the wrong kind is refused before anything is written, with an
+    :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it (``jobs`` under 1 with a
+    :class:`~onnx_arrow.errors.CorpusError`); so are the store's
     paths if they do not form a tree of files ``dest`` can take (see
     :func:`onnx_arrow.corpus.tree.check_tree_paths`: a path twice, with ``force`` too, or
     a name too long), with a :class:`~onnx_arrow.errors.CorpusError`.  What the file
@@ -49,6 +51,8 @@ def export_store(
     """
     check_path(dest, where="export_store(dest)")
     store = as_store(store, where="export_store(store)")
+    progress = check_callback(progress, where="export_store(progress)")
+    jobs = check_count(jobs, where="export_store(jobs)")
     where = str(store.path)
     check_tree_paths(_file_paths(store), where=where, longest=name_max(dest))
     groups = store.num_row_groups

@@ -43,6 +43,7 @@ from onnx import ModelProto, TensorProto, TypeProto, numpy_helper
 
 from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.corpus.arguments import check_path, checked_items
+from onnx_arrow.corpus.options import check_count
 from onnx_arrow.errors import CorpusError, OnnxArrowWarning
 
 __all__ = [
@@ -340,7 +341,7 @@ class FolderSource:
         cases: Iterable[str] | None = None,
     ):
         self.root = Path(check_path(root, where="FolderSource(root)"))
-        self.max_file_bytes = max_file_bytes
+        self.max_file_bytes = check_count(max_file_bytes, where="FolderSource(max_file_bytes)")
         self.cases = check_patterns(cases, where="FolderSource(cases)")
         #: The number of cases, known once the folder is listed (for progress).
         self.count: int | None = None
