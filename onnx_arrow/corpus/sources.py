@@ -267,6 +267,18 @@ def _unmatched(patterns: tuple[str, ...], names: Iterable[str], *, where: str | 
             )
 
 
+def _listed(folder: str, where: str) -> list[os.DirEntry[str]]:
+    """The entries of a corpus folder, or an error at ``where`` that says why it cannot be
+    listed (no permission, gone since)."""
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except OSError as exc:
+        raise CorpusError(
+            f"the folder cannot be listed ({exc.strerror or exc})", where=where
+        ) from None
+
+
 @dataclass(frozen=True)
 class CaseRef:
     """A case of a corpus folder, not read yet: what a worker needs to read it.
@@ -295,15 +307,14 @@ class CaseRef:
         stack = list(self.folders)
         while stack:
             folder = stack.pop()
-            with os.scandir(root + folder) as entries:
-                for entry in entries:
-                    rel = f"{folder}/{entry.name}"
-                    check_name(entry.name, rel)
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(rel)
-                    else:
-                        data = read_regular_file(entry.path, max_bytes=cap, where=rel)
-                        files.append(CorpusFile(rel, data))
+            for entry in _listed(root + folder, folder):
+                rel = f"{folder}/{entry.name}"
+                check_name(entry.name, rel)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                else:
+                    data = read_regular_file(entry.path, max_bytes=cap, where=rel)
+                    files.append(CorpusFile(rel, data))
         files.sort(key=operator.attrgetter("path"))
         tolerance = None
         if self.tolerance_file is not None:
@@ -473,15 +484,14 @@ class FolderSource:
             dirs: list[tuple[str, str]] = []
             names: list[str] = []
             links: set[str] = set()
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    check_name(entry.name, prefix + entry.name)
-                    if entry.is_dir(follow_symlinks=False):
-                        dirs.append((prefix + entry.name, entry.path))
-                    else:
-                        names.append(entry.name)
-                        if entry.is_symlink():
-                            links.add(entry.name)
+            for entry in _listed(folder, rel or str(self.root)):
+                check_name(entry.name, prefix + entry.name)
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append((prefix + entry.name, entry.path))
+                else:
+                    names.append(entry.name)
+                    if entry.is_symlink():
+                        links.add(entry.name)
             if "model.onnx" in names or "data.json" in names:
                 model = prefix + "model.onnx" if "model.onnx" in names else None
                 add(rel, model, [prefix + n for n in names], [d for d, _ in dirs])

@@ -452,3 +452,28 @@ def test_the_default_source_is_the_node_suite_and_the_wheel_model_tests() -> Non
     assert isinstance(folder, FolderSource)
     assert folder.root == wheel_data_dir()
     assert {"light", "real", "simple"} <= {p.name for p in wheel_data_dir().iterdir()}
+
+
+def test_a_folder_that_cannot_be_listed_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    (ref,) = list(FolderSource(root).refs())
+    shutil.rmtree(root / "node" / "test_tiny" / "test_data_set_0")  # gone since it was listed
+    with pytest.raises(
+        CorpusError,
+        match=r"^node/test_tiny/test_data_set_0: the folder cannot be listed \(No such file",
+    ):
+        ref.load()
+    real = os.scandir
+
+    def refused(path: str) -> object:
+        if str(path).endswith("node"):
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", refused)
+    with pytest.raises(
+        CorpusError, match=r"^node: the folder cannot be listed \(Permission denied"
+    ):
+        list(FolderSource(root))
