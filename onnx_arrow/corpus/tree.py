@@ -153,8 +153,8 @@ def check_tree_paths(paths: Iterable[str | None], *, where: str, longest: int = 
         for part in parts:
             if len(part.encode("utf-8")) > longest:
                 raise CorpusError(
-                    f"{path!r} holds a name of {len(part.encode('utf-8'))} bytes; the file "
-                    f"system written to takes names of up to {longest} bytes",
+                    f"{path!r} holds a name too long for the file system written to: "
+                    f"{len(part.encode('utf-8'))} bytes, where it takes up to {longest}",
                     where=where,
                 )
         folders.update("/".join(parts[:k]) for k in range(1, len(parts)))

@@ -139,8 +139,8 @@ def test_a_name_too_long_for_the_file_system_is_a_located_error(
         (["a/x", "b", "a/x"], r"^store: 'a/x' is there twice; each path names one file"),
         (["a/b/x", "a/b"], r"^store: 'a/b' is a file and the folder of other files too"),
         (["a/b", "a/b/x"], r"^store: 'a/b' is a file and the folder of other files too"),
-        (["a/" + "n" * 21], r"^store: 'a/n+' holds a name of 21 bytes; the file system written "
-         "to takes names of up to 20 bytes"),
+        (["a/" + "n" * 21], r"^store: 'a/n+' holds a name too long for the file system written "
+         "to: 21 bytes, where it takes up to 20$"),
     ],
     ids=["unsafe", "twice", "file after folder", "folder after file", "long name"],
 )  # fmt: skip
