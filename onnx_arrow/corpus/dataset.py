@@ -86,10 +86,8 @@ def write_dataset(
         not a :class:`Case` or :class:`CaseRef`, when it is read (its position is named).
     CorpusError
         If ``jobs``, ``part_bytes`` or ``part_cases`` is under 1, before anything is
-        written; or as above.
-    FileWriteError
-        If the file system refuses a part (a full disk): an error at ``out``, which is
-        left as it was.
+        written.  If the file system refuses a part (a full disk), an error at ``out``
+        (an ``OSError`` too, of the same ``errno``), which is left as it was.
     """
     cases = checked_cases(cases, where="write_dataset(cases)")
     target = Path(check_path(out, where="write_dataset(out)"))

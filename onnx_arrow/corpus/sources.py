@@ -328,6 +328,10 @@ class CaseRef:
 class FolderSource:
     """The cases of a corpus folder, in sorted order, read one case at a time.
 
+    A symbolic link where cases are looked for is skipped with an
+    :class:`~onnx_arrow.errors.OnnxArrowWarning` naming it (``skipped`` lists them once
+    the folder is listed); a folder with no case but such links is an error that says so.
+
     Parameters
     ----------
     root
@@ -338,10 +342,6 @@ class FolderSource:
         Glob patterns: only the cases one of them matches (see :func:`case_matches`);
         a pattern that matches no case is an error when the folder is listed.  None
         (the default): every case.
-
-    A symbolic link where cases are looked for is skipped with an
-    :class:`~onnx_arrow.errors.OnnxArrowWarning` naming it (``skipped`` lists them once
-    the folder is listed); a folder with no case but such links is an error that says so.
     """
 
     def __init__(
