@@ -278,3 +278,29 @@ def test_import_passes_the_patterns_to_the_default_corpus(
         "no case matches 'test_x'; the corpus's cases are named like 'node/test_abs'"
     )
     assert Store(out).cases() == ["node/test_abs"]  # kept as it was
+
+
+@pytest.mark.parametrize("dataset", [False, True])
+def test_import_onto_a_full_disk_names_the_store_and_says_the_disk_is_full(
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    dataset: bool,
+) -> None:
+    import pyarrow.parquet as pq
+
+    # the full disk as pyarrow reports it, at the one call that writes a row group
+    def full(self: object, table: object, row_group_size: object = None) -> None:
+        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    out = tmp_path / ("store" if dataset else "s.parquet")
+    argv = ["import", *(["--dataset"] if dataset else []), str(corpus), str(out)]
+    assert main(argv) == 1
+    assert error_line(capsys.readouterr().err) == (
+        f"onnx-arrow: error: {out}: writing the store failed: the disk is full (Error writing "
+        "bytes to file. Detail: [errno 28] No space left on device); free space on it, or "
+        "write to another disk"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
