@@ -89,7 +89,8 @@ store byte for byte.  This page is the format, version
   `part-00000.parquet` ... (read in the order of the number), optionally in a folder per
   kind (`node/part-00001.parquet`: the folder is named by the kind alone, not `kind=node`,
   as the `kind` column is in the files already).  A case never spans two parts; parts
-  added later (`onnx-arrow import --append`) take the next numbers.
+  added later (`onnx-arrow import --append`) take the next numbers, and the layout of
+  the parts before them (at the root, or in a folder per kind).
 * **A row per file**, and for a container value one more row per tensor inside it
   (`element` rows).  Rows are ordered by `test_case`, then by `path`; the element rows of a
   value come right after its value row, in depth-first order of the value's structure

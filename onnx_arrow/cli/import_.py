@@ -26,6 +26,8 @@ examples:
       a dataset store: a folder per kind, parts of 500 cases
   onnx-arrow import --append my-tests/ corpus/
       add the cases of my-tests/ to the dataset store corpus/ as new parts
+  onnx-arrow import --case 'test_add*' --case 'real/*' onnx/backend/test/data some.parquet
+      only the cases the patterns find
 
 An existing OUT is kept (exit status 1) unless --force is given; the store is
 written beside OUT and renamed into place when complete, so an error or Ctrl-C
@@ -72,6 +74,14 @@ def register(commands: Any) -> None:
     )
     imp.add_argument("out", metavar="OUT", help="the Parquet store to write")
     imp.add_argument(
+        "--case",
+        action="append",
+        metavar="PATTERN",
+        help="only the cases matching this glob (node/test_add*, or test_add* without the "
+        "kind folder, as compare --case); repeat for more.  A pattern that finds no case "
+        "is an error",
+    )
+    imp.add_argument(
         "--keep-undecodable",
         action="store_true",
         help="keep a value file that does not decode as its declared type as bytes (with a "
@@ -115,8 +125,9 @@ def register(commands: Any) -> None:
     dataset.add_argument(
         "--append",
         action="store_true",
-        help="add the corpus to the dataset store OUT as new parts (the others are not "
-        "rewritten; a case OUT holds already is refused)",
+        help="add the corpus to the dataset store OUT as new parts, laid out as OUT's are "
+        "(in a folder per kind, or not); the others are not rewritten, and a case OUT holds "
+        "already is refused",
     )
     imp.add_argument("--force", action="store_true", help="replace OUT if it exists")
     jobs_option(imp, _JOBS)

@@ -11,8 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from onnx_arrow.corpus.arguments import check_path
+from onnx_arrow.corpus.options import check_callback, check_count
 from onnx_arrow.corpus.store import Store, as_store
-from onnx_arrow.corpus.tree import TreeWriter, tree_writer, write_tree
+from onnx_arrow.corpus.tree import (
+    TreeWriter,
+    check_tree_paths,
+    name_max,
+    tree_writer,
+    write_tree,
+)
 from onnx_arrow.corpus.workers import held_interrupt, no_interrupt, process_context
 
 __all__ = ["export_store"]
@@ -33,13 +40,21 @@ def export_store(
     temporary folder beside ``dest`` and renamed into place when complete (see
     :func:`onnx_arrow.corpus.tree.tree_writer`).  ``jobs`` processes write the row
     groups in parallel.  ``progress`` is called with each file written (it has a
-    ``case`` and a ``path``); returns how many files and bytes were written.  A
-    ``store`` or ``dest`` of the wrong kind is refused before anything is written, with
-    an :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it.
+    ``case`` and a ``path``); returns how many files and bytes were written.  An
+    argument of the wrong kind is refused before anything is written, with an
+    :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it (``jobs`` under 1 with a
+    :class:`~onnx_arrow.errors.CorpusError`); so are the store's
+    paths if they do not form a tree of files ``dest`` can take (see
+    :func:`onnx_arrow.corpus.tree.check_tree_paths`: a path twice, with ``force`` too, or
+    a name too long), with a :class:`~onnx_arrow.errors.CorpusError`.  What the file
+    system refuses while writing (a full disk) is an error naming the file in ``dest``.
     """
     check_path(dest, where="export_store(dest)")
     store = as_store(store, where="export_store(store)")
+    progress = check_callback(progress, where="export_store(progress)")
+    jobs = check_count(jobs, where="export_store(jobs)")
     where = str(store.path)
+    check_tree_paths(_file_paths(store), where=where, longest=name_max(dest))
     groups = store.num_row_groups
     if jobs <= 1 or groups <= 1:
         return write_tree(store.files(), dest, force=force, progress=progress, where=where)
@@ -68,6 +83,14 @@ def export_store(
                 future.cancel()
             raise
     return counts
+
+
+def _file_paths(store: Store) -> list[str | None]:
+    """The path of every file of the store (its rows but the element rows, whose paths
+    are their value's), read before anything is written."""
+    table = store.read_columns(["path"], roles=["model", "value", "file"])
+    paths: list[str | None] = table.column("path").to_pylist()
+    return paths
 
 
 @dataclass(frozen=True)

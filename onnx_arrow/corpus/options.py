@@ -1,4 +1,5 @@
-"""How a store is written: :class:`WriteOptions` and the sizes it starts from.
+"""How a store is written: :class:`WriteOptions`, the sizes it starts from, and the checks
+of the numbers and callbacks the writers take.
 
 Apart from the rest of the corpus store so that the command line can show the
 defaults in its help without importing pyarrow, onnx or the store itself.
@@ -6,10 +7,19 @@ defaults in its help without importing pyarrow, onnx or the store itself.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["LARGE_CASE_SHARE", "ROW_GROUP_BYTES", "WriteOptions"]
+from onnx_arrow.errors import CorpusError, UnsupportedTypeError
+
+__all__ = [
+    "LARGE_CASE_SHARE",
+    "ROW_GROUP_BYTES",
+    "WriteOptions",
+    "check_callback",
+    "check_count",
+]
 
 #: Source bytes gathered into one row group (whole cases only): large enough for zstd to
 #: find repeated tensors, small enough that reading one case reads little else.
@@ -18,12 +28,67 @@ ROW_GROUP_BYTES: Final = 4 << 20
 #: large tensors, zstd has nothing to gain across cases, and reading one case reads it
 #: alone (benchmarks/bench_throughput.py measures reading one case).
 LARGE_CASE_SHARE: Final = 4
+#: The compressions Parquet writers know (pyarrow's names, in any case).
+_COMPRESSIONS: Final = ("zstd", "snappy", "gzip", "brotli", "lz4", "lz4_raw", "none")
+
+
+def _kind(value: object) -> str:
+    kind = type(value)
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+
+
+def check_count(value: object, *, where: str, low: int = 1, optional: bool = False) -> Any:
+    """``value`` as an ``int`` if it is a whole number of ``low`` or more (or None, when
+    ``optional``); else an :class:`~onnx_arrow.errors.UnsupportedTypeError` (not a whole
+    number) or a :class:`~onnx_arrow.errors.CorpusError` (too small) at ``where`` (the
+    argument, as ``write_store(jobs)``).
+
+    >>> check_count(2, where="write_store(jobs)")
+    2
+    >>> check_count(0, where="write_store(jobs)")
+    Traceback (most recent call last):
+    ...
+    onnx_arrow.errors.CorpusError: write_store(jobs): 0 is less than 1
+    """
+    if value is None and optional:
+        return None
+    try:
+        number = None if isinstance(value, bool) else operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        number = None
+    if number is None:
+        also = " or None" if optional else ""
+        raise UnsupportedTypeError(
+            f"expected a whole number (int) of {low} or more{also}, got {_kind(value)}",
+            where=where,
+        )
+    if number < low:
+        raise CorpusError(f"{number} is less than {low}", where=where)
+    return number
+
+
+def check_callback(value: object, *, where: str) -> Any:
+    """``value`` if it is None or callable (a ``progress`` callback), else an error at
+    ``where``."""
+    if value is None or callable(value):
+        return value
+    raise UnsupportedTypeError(
+        f"expected a function of one argument, or None, got {_kind(value)}", where=where
+    )
 
 
 @dataclass(frozen=True)
 class WriteOptions:
     """How a store is written: compression, the size of a row group, and what to do with a
-    value file that cannot be decoded (an error, or kept as bytes with a warning)."""
+    value file that cannot be decoded (an error, or kept as bytes with a warning).
+
+    Each field is checked when the options are made: a value of the wrong type is an
+    :class:`~onnx_arrow.errors.UnsupportedTypeError`, a size under 1 a
+    :class:`~onnx_arrow.errors.CorpusError`, each naming the field."""
 
     compression: str = "zstd"
     #: Level 3: on the node suite 2% larger than level 6, with less compression work for the
@@ -36,6 +101,31 @@ class WriteOptions:
     float_compression_level: int | None = 1
     row_group_bytes: int = ROW_GROUP_BYTES
     keep_undecodable: bool = False
-    #: Close a row group at this many cases too (None: by bytes only): row groups of a few
-    #: cases each are the unit engines hand to their workers.
+    #: Close a row group at this many cases too (None: by bytes only): row groups are what
+    #: engines hand to their workers.
     row_group_cases: int | None = None
+
+    def __post_init__(self) -> None:
+        where = "WriteOptions({})".format
+        if not isinstance(self.compression, str) or self.compression.lower() not in _COMPRESSIONS:
+            raise UnsupportedTypeError(
+                f"expected one of {', '.join(_COMPRESSIONS)}, got {self.compression!r}",
+                where=where("compression"),
+            )
+        for name, optional in (("compression_level", False), ("float_compression_level", True)):
+            value = getattr(self, name)
+            if not (value is None and optional) and (
+                isinstance(value, bool) or not isinstance(value, int)
+            ):
+                raise UnsupportedTypeError(
+                    f"expected a compression level (int){' or None' if optional else ''}, "
+                    f"got {_kind(value)}",
+                    where=where(name),
+                )
+        check_count(self.row_group_bytes, where=where("row_group_bytes"))
+        check_count(self.row_group_cases, where=where("row_group_cases"), optional=True)
+        if not isinstance(self.keep_undecodable, bool):
+            raise UnsupportedTypeError(
+                f"expected True or False, got {_kind(self.keep_undecodable)}",
+                where=where("keep_undecodable"),
+            )

@@ -15,11 +15,18 @@ value is kept as it is.  Which message a ``.pb`` holds comes from the
 model's graph input or output at that index, never from the bytes.
 
 Files are read defensively: regular files only (a FIFO, a device or a symlink is
-refused, so nothing hangs or reads without end), each capped in size.
+refused, so nothing hangs or reads without end), each capped in size.  Symbolic links
+are never followed: one inside a case folder is refused when the case is read, and one
+where cases are looked for (a link to a case folder) is skipped, with a warning that
+says so (an error, if no case is left).
+
+A source can take some of its cases only: those whose names match glob patterns
+(:func:`case_matches`, as ``compare --case`` takes them).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import heapq
 import math
@@ -30,13 +37,14 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from onnx import ModelProto
 
 from onnx_arrow.core.model import load_json, read_regular_file, value_message
 from onnx_arrow.corpus.arguments import check_path, checked_items
-from onnx_arrow.errors import CorpusError
+from onnx_arrow.corpus.options import check_count
+from onnx_arrow.errors import CorpusError, OnnxArrowWarning
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -48,8 +56,10 @@ __all__ = [
     "MergedSource",
     "NodeSuiteSource",
     "Tolerance",
+    "case_matches",
     "case_refs",
     "check_name",
+    "check_patterns",
     "checked_cases",
     "default_source",
     "tolerance_of",
@@ -223,6 +233,52 @@ def check_name(name: str, rel: str) -> None:
         )
 
 
+def case_matches(name: str, pattern: str) -> bool:
+    """Whether the glob ``pattern`` matches the case ``name``: the whole name
+    (``node/test_abs``, ``node/test_add*``) or the name without its kind folder
+    (``test_abs``), as ``compare --case`` matches.
+
+    >>> case_matches("node/test_add_bcast", "test_add*"), case_matches("node/test_abs", "real/*")
+    (True, False)
+    """
+    return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(
+        name.split("/", 1)[-1], pattern
+    )
+
+
+def check_patterns(patterns: object, *, where: str) -> tuple[str, ...] | None:
+    """``patterns`` (glob patterns of case names, or None for every case) as a tuple, or an
+    error at ``where`` (the argument, as ``FolderSource(cases)``)."""
+    if patterns is None:
+        return None
+    return tuple(checked_items(patterns, str, what="glob patterns (str)", where=where))
+
+
+def _unmatched(patterns: tuple[str, ...], names: Iterable[str], *, where: str | None) -> None:
+    """Refuse a pattern that matches none of ``names``, saying what the names look like."""
+    names = list(names)
+    for pattern in patterns:
+        if not any(case_matches(n, pattern) for n in names):
+            raise CorpusError(
+                f"no case matches {pattern!r}; the corpus's cases are named like {names[0]!r}"
+                if names
+                else f"no case matches {pattern!r}: the corpus holds none",
+                where=where,
+            )
+
+
+def _listed(folder: str, where: str) -> list[os.DirEntry[str]]:
+    """The entries of a corpus folder, or an error at ``where`` that says why it cannot be
+    listed (no permission, gone since)."""
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except OSError as exc:
+        raise CorpusError(
+            f"the folder cannot be listed ({exc.strerror or exc})", where=where
+        ) from None
+
+
 @dataclass(frozen=True)
 class CaseRef:
     """A case of a corpus folder, not read yet: what a worker needs to read it.
@@ -251,15 +307,14 @@ class CaseRef:
         stack = list(self.folders)
         while stack:
             folder = stack.pop()
-            with os.scandir(root + folder) as entries:
-                for entry in entries:
-                    rel = f"{folder}/{entry.name}"
-                    check_name(entry.name, rel)
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(rel)
-                    else:
-                        data = read_regular_file(entry.path, max_bytes=cap, where=rel)
-                        files.append(CorpusFile(rel, data))
+            for entry in _listed(root + folder, folder):
+                rel = f"{folder}/{entry.name}"
+                check_name(entry.name, rel)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                else:
+                    data = read_regular_file(entry.path, max_bytes=cap, where=rel)
+                    files.append(CorpusFile(rel, data))
         files.sort(key=operator.attrgetter("path"))
         tolerance = None
         if self.tolerance_file is not None:
@@ -273,19 +328,37 @@ class CaseRef:
 class FolderSource:
     """The cases of a corpus folder, in sorted order, read one case at a time.
 
+    A symbolic link where cases are looked for is skipped with an
+    :class:`~onnx_arrow.errors.OnnxArrowWarning` naming it (``skipped`` lists them once
+    the folder is listed); a folder with no case but such links is an error that says so.
+
     Parameters
     ----------
     root
         The corpus folder (kind folders, case folders, or one case).
     max_file_bytes
         Largest file accepted; a larger one is an error naming it.
+    cases
+        Glob patterns: only the cases one of them matches (see :func:`case_matches`);
+        a pattern that matches no case is an error when the folder is listed.  None
+        (the default): every case.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, max_file_bytes: int = MAX_FILE_BYTES):
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        cases: Iterable[str] | None = None,
+    ):
         self.root = Path(check_path(root, where="FolderSource(root)"))
-        self.max_file_bytes = max_file_bytes
+        self.max_file_bytes = check_count(max_file_bytes, where="FolderSource(max_file_bytes)")
+        self.cases = check_patterns(cases, where="FolderSource(cases)")
         #: The number of cases, known once the folder is listed (for progress).
         self.count: int | None = None
+        #: The symbolic links skipped, relative to the root, known once it is listed.
+        self.skipped: list[str] = []
+        self._warned = False
         if not self.root.is_dir():
             raise CorpusError("not a folder; pass a corpus folder", where=str(root))
 
@@ -316,6 +389,14 @@ class FolderSource:
                 )
             }
             named = {f"{name}/{m}": f"{name}/{d}" for m, d in named.items()}
+        self._say_skipped(any(_is_case(model, paths) for model, paths, _ in layout.values()))
+        if self.cases is not None:
+            _unmatched(self.cases, sorted(layout), where=str(self.root))
+            layout = {
+                name: found
+                for name, found in layout.items()
+                if any(case_matches(name, p) for p in self.cases)
+            }
         self.count = len(layout)
         for name, (model, paths, folders) in sorted(layout.items()):
             yield CaseRef(
@@ -327,6 +408,25 @@ class FolderSource:
                 self.max_file_bytes,
                 None if model is None else named.get(model),
             )
+
+    def _say_skipped(self, any_case: bool) -> None:
+        """Say which symbolic links the listing skipped: a warning (once), or the error of
+        a folder that holds no case but links."""
+        if not self.skipped:
+            return
+        count = len(self.skipped)
+        shown = ", ".join(self.skipped[:3]) + (", ..." if count > 3 else "")
+        links = "1 symbolic link" if count == 1 else f"{count} symbolic links"
+        why = (
+            f"{links} skipped ({shown}): a corpus is read without following links, so "
+            "that nothing outside it is read; import the folder a link points to, or copy "
+            "it in"
+        )
+        if not any_case:
+            raise CorpusError(f"no case in the folder or below it; {why}", where=str(self.root))
+        if not self._warned:  # once, however often the folder is listed
+            self._warned = True
+            warnings.warn(f"{self.root}: {why}", OnnxArrowWarning, stacklevel=3)
 
     def _named_models(
         self, layout: dict[str, tuple[str | None, list[str], list[str]]]
@@ -361,9 +461,11 @@ class FolderSource:
         file below it.  Other folders are listed further; their own files are
         ``light/`` cases (``NAME.onnx`` with ``NAME_input_K.pb`` beside it) or, for
         the rest, a case named after the folder.  Symlinks (to files or folders)
-        are listed, not followed, so that reading them is refused with a clear error.
+        are never followed: in a case folder they are listed, so that reading them is
+        refused with a clear error; elsewhere they are skipped (``skipped``).
         """
         out: dict[str, tuple[str | None, list[str], list[str]]] = {}
+        skipped: list[str] = []
 
         def add(name: str, model: str | None, paths: list[str], folders: list[str]) -> None:
             if name not in out:
@@ -381,18 +483,22 @@ class FolderSource:
             prefix = rel + "/" if rel else ""
             dirs: list[tuple[str, str]] = []
             names: list[str] = []
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    check_name(entry.name, prefix + entry.name)
-                    if entry.is_dir(follow_symlinks=False):
-                        dirs.append((prefix + entry.name, entry.path))
-                    else:
-                        names.append(entry.name)
+            links: set[str] = set()
+            for entry in _listed(folder, rel or str(self.root)):
+                check_name(entry.name, prefix + entry.name)
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append((prefix + entry.name, entry.path))
+                else:
+                    names.append(entry.name)
+                    if entry.is_symlink():
+                        links.add(entry.name)
             if "model.onnx" in names or "data.json" in names:
                 model = prefix + "model.onnx" if "model.onnx" in names else None
                 add(rel, model, [prefix + n for n in names], [d for d, _ in dirs])
                 continue
             stack += dirs
+            skipped += (prefix + n for n in links)
+            names = [n for n in names if n not in links]
             # NAME.onnx with NAME_input_K.pb / NAME_output_K.pb beside it (the light/ layout)
             present = set(names)
             light: dict[str, list[str]] = {}
@@ -409,7 +515,16 @@ class FolderSource:
                     rest.difference_update(f[len(prefix) :] for f in files)
             if rest:
                 add(rel, None, [prefix + n for n in sorted(rest)], [])
+        self.skipped = sorted(skipped)
         return out
+
+
+def _is_case(model: str | None, paths: list[str]) -> bool:
+    """Whether a folder's files make a test case: a model, or a ``data.json`` (a model
+    test whose model onnx downloads, ``real/``)."""
+    return model is not None or any(
+        p == TOLERANCE_FILE or p.endswith("/" + TOLERANCE_FILE) for p in paths
+    )
 
 
 class NodeSuiteSource:
@@ -475,25 +590,50 @@ class NodeSuiteSource:
         return Case(name, self.kind, files, f"{name}/model.onnx", tolerance)
 
 
+#: A case as a source hands it out: read, or a reference a worker reads.
+R = TypeVar("R", bound="Case | CaseRef")
+
+
 class MergedSource:
     """Several sources whose cases are each sorted by name, merged into one sorted stream.
 
     Each source is checked as :func:`checked_cases` does: anything that is not a source
-    (an iterable of :class:`Case` or :class:`CaseRef`) is refused here.
+    (an iterable of :class:`Case` or :class:`CaseRef`) is refused here.  With ``cases``
+    (glob patterns, see :func:`case_matches`), only the cases one of them matches; a
+    pattern that matched no case is an error once the stream has ended.
     """
 
-    def __init__(self, *sources: Iterable[Case]) -> None:
+    def __init__(self, *sources: Iterable[Case], cases: Iterable[str] | None = None) -> None:
         self.sources = sources
+        self.cases = check_patterns(cases, where="MergedSource(cases)")
         self._checked = [
             checked_cases(s, where=f"MergedSource(sources[{k}])") for k, s in enumerate(sources)
         ]
 
     def __iter__(self) -> Iterator[Case]:
-        return heapq.merge(*self._checked, key=lambda case: case.name)
+        return self._selected(heapq.merge(*self._checked, key=lambda case: case.name))
 
     def refs(self) -> Iterator[Case | CaseRef]:
         """The cases, merged by name, as each source hands them out (see :func:`case_refs`)."""
-        return heapq.merge(*(case_refs(s) for s in self._checked), key=lambda ref: ref.name)
+        merged = heapq.merge(*(case_refs(s) for s in self._checked), key=lambda ref: ref.name)
+        return self._selected(merged)
+
+    def _selected(self, refs: Iterator[R]) -> Iterator[R]:
+        """The cases ``cases`` matches; a pattern that matched none is refused at the end."""
+        if self.cases is None:
+            yield from refs
+            return
+        matched: set[str] = set()
+        first: str | None = None
+        for ref in refs:
+            first = first or ref.name
+            hits = {p for p in self.cases if case_matches(ref.name, p)}
+            if hits:
+                matched |= hits
+                yield ref
+        missing = tuple(p for p in self.cases if p not in matched)
+        if missing:
+            _unmatched(missing, [] if first is None else [first], where=None)
 
 
 def case_refs(source: Iterable[Case]) -> Iterator[Case | CaseRef]:
@@ -544,6 +684,7 @@ def wheel_data_dir() -> Path:
     return Path(onnx.backend.test.__file__).parent / "data"
 
 
-def default_source() -> MergedSource:
-    """The built-in default corpus: the installed onnx's node suite plus its wheel's model kinds."""
-    return MergedSource(NodeSuiteSource(), FolderSource(wheel_data_dir()))
+def default_source(*, cases: Iterable[str] | None = None) -> MergedSource:
+    """The built-in default corpus: the installed onnx's node suite plus its wheel's model
+    kinds; with ``cases`` (glob patterns, see :func:`case_matches`), the cases they match."""
+    return MergedSource(NodeSuiteSource(), FolderSource(wheel_data_dir()), cases=cases)

@@ -3,13 +3,16 @@
 Shared by the store export and the node-suite writer.  Paths are checked before
 anything is written: relative, no ``..``, no empty or ``.`` component, no
 backslash, NUL or drive letter, so a store from someone else cannot write
-outside the folder.
+outside the folder; each names one file, never a file twice or a file and a folder.
+What the file system refuses (a full disk, a name too long) is a
+:class:`FileWriteError` naming the file as the caller named it, never a temporary one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -18,23 +21,85 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from onnx_arrow.core.model import NO_FOLLOW
 from onnx_arrow.corpus.sources import CorpusError
 
 __all__ = [
+    "FileWriteError",
     "TreeFile",
     "TreeWriter",
     "atomic_file",
     "check_file_target",
+    "check_tree_paths",
     "current_umask",
+    "file_write_error",
+    "name_max",
     "safe_relative",
     "tree_writer",
     "write_tree",
 ]
 
 _SAFE_PART: Final = re.compile(r"[^/\\\x00]+")
+#: The longest file name most file systems take, in bytes (``NAME_MAX``), where the
+#: file system does not say.
+_NAME_MAX: Final = 255
+#: Errors of a file system that is full (no space left, or the user's quota used up).
+_DISK_FULL: Final = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+class FileWriteError(CorpusError, OSError):
+    """Writing a file failed in the file system: a full disk, a name too long, a file
+    not allowed.  Located at the file as the caller named it (never a temporary file
+    beside it), and an ``OSError`` too, of the same ``errno``, with ``filename`` the file.
+    """
+
+    def __init__(self, message: str, *, where: str | None = None, code: int | None = None):
+        super().__init__(message, where=where)
+        self.errno = code
+        self.strerror = message
+        self.filename = where
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # OSError's own form would print errno and filename again
+
+    def __reduce__(self) -> tuple[Any, ...]:  # sent back by an export worker
+        return (_file_write_error, (self.message, self.where, self.errno))
+
+
+def _file_write_error(message: str, where: str | None, code: int | None) -> FileWriteError:
+    return FileWriteError(message, where=where, code=code)
+
+
+def file_write_error(exc: BaseException, *, where: str, what: str = "") -> FileWriteError:
+    """``exc``, an error of the file system (an ``OSError``, or one of pyarrow's that says
+    only ``[errno 28]`` in its text), put in words and located at ``where``; ``what``
+    (``"writing the store failed: "``) comes before the reason."""
+    code = getattr(exc, "errno", None)
+    if not isinstance(code, int):
+        found = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+        code = int(found.group(1)) if found else None
+    detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    if code in _DISK_FULL:
+        why = f"the disk is full ({detail}); free space on it, or write to another disk"
+    elif code == errno.ENAMETOOLONG:
+        why = f"a name in the path is longer than the file system takes ({detail})"
+    else:
+        why = detail
+    return FileWriteError(what + why, where=where, code=code)
+
+
+def name_max(folder: str | os.PathLike[str]) -> int:
+    """The longest file name, in bytes, that the file system of ``folder`` (or of the
+    nearest folder above it that exists) takes."""
+    place = Path(folder).absolute()
+    while not place.is_dir() and place != place.parent:
+        place = place.parent
+    try:
+        return int(os.pathconf(place, "PC_NAME_MAX"))
+    except (AttributeError, OSError, ValueError):  # not a POSIX system, or no limit stated
+        return _NAME_MAX
 
 
 class TreeFile(Protocol):
@@ -66,6 +131,42 @@ def safe_relative(path: str, *, where: str) -> tuple[str, ...]:
     return parts
 
 
+def check_tree_paths(paths: Iterable[str | None], *, where: str, longest: int = _NAME_MAX) -> None:
+    """Refuse, before anything is written, paths that do not form a tree of files: one
+    that is not safe (see :func:`safe_relative`), one given twice, one that is also the
+    folder of another, or with a name over ``longest`` bytes (see :func:`name_max`).
+    ``None`` (a path missing) is left to whoever reads the file.  Errors are located at
+    ``where`` (the store)."""
+    seen: set[str] = set()
+    folders: set[str] = set()
+    for path in paths:
+        if path is None:
+            continue
+        parts = safe_relative(path, where=where)
+        if path in seen:
+            raise CorpusError(
+                f"{path!r} is there twice; each path names one file (was the store changed "
+                "after it was written? import the corpus again)",
+                where=where,
+            )
+        seen.add(path)
+        for part in parts:
+            if len(part.encode("utf-8")) > longest:
+                raise CorpusError(
+                    f"{path!r} holds a name too long for the file system written to: "
+                    f"{len(part.encode('utf-8'))} bytes, where it takes up to {longest}",
+                    where=where,
+                )
+        folders.update("/".join(parts[:k]) for k in range(1, len(parts)))
+    both = min(seen & folders, default=None)
+    if both is not None:
+        raise CorpusError(
+            f"{both!r} is a file and the folder of other files too; each path names one "
+            "file or one folder",
+            where=where,
+        )
+
+
 def current_umask() -> int:
     """The process's file mode creation mask (read without changing it for long)."""
     mask = os.umask(0o022)
@@ -94,11 +195,14 @@ def atomic_file(path: str | os.PathLike[str], *, what: str) -> Iterator[str]:
     is removed and ``path`` is left as it was.
 
     Refused before anything is written: ``path`` a folder, or its folder missing (else
-    the error would name the temporary file).  An error writing that names no file (as
-    Parquet's do) is given ``path``.
+    the error would name the temporary file).  An error of the file system that names no
+    file (as Parquet's do) or the temporary one is a :class:`FileWriteError` at ``path``.
     """
     out = check_file_target(path, what=what)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    except OSError as exc:
+        raise file_write_error(exc, where=str(out), what=f"writing {what} failed: ") from None
     os.close(fd)
     try:
         yield tmp
@@ -107,9 +211,12 @@ def atomic_file(path: str | os.PathLike[str], *, what: str) -> Iterator[str]:
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename is None:
-            why = exc.strerror or str(exc)
-            raise OSError(exc.errno, f"writing {what} failed: {why}", str(out)) from exc
+        if (
+            isinstance(exc, OSError)
+            and not isinstance(exc, FileWriteError)
+            and exc.filename in (None, tmp)
+        ):
+            raise file_write_error(exc, where=str(out), what=f"writing {what} failed: ") from exc
         raise
 
 
@@ -134,17 +241,21 @@ class TreeWriter:
     """Writes files under the folder ``base``: each path checked, each folder created once.
 
     With ``replace``, a file of the same path is replaced whole or not at all; without it,
-    a path written twice is an error, never an overwrite.  Several writers (in several
-    processes) may write into one folder, each its own files.  Inside ``base`` no
-    symbolic link is followed: a folder or file of the tree that is one is an error, and
-    a replaced file is a new file (a hard link to a file elsewhere is not written
-    through).
+    a path written twice is an error, never an overwrite (with it too, for the paths this
+    writer wrote).  Several writers (in several processes) may write into one folder, each
+    its own files.  Inside ``base`` no symbolic link is followed: a folder or file of the
+    tree that is one is an error, and a replaced file is a new file (a hard link to a file
+    elsewhere is not written through).  What the file system refuses is a
+    :class:`FileWriteError` at the file under ``dest``, the folder as the caller named it
+    (``base`` may be a temporary folder to be renamed to it).
     """
 
     base: str
     replace: bool
     where: str
+    dest: str = ""
     _folders: set[str] = field(default_factory=set, repr=False)  # created, paths checked
+    _written: set[str] = field(default_factory=set, repr=False)  # with replace
 
     def write(self, f: TreeFile) -> int:
         """Write one file; returns its size."""
@@ -153,45 +264,65 @@ class TreeWriter:
             safe_relative(f.path, where=self.where)
         elif name in (".", "..") or not _SAFE_PART.fullmatch(name):
             safe_relative(f.path, where=self.where)  # raises
+        if f.path in self._written:
+            raise self._twice(f.path)
         fd = self._open_folder(folder, f.path)
         try:
             self._folders.add(folder)
             if self.replace:
-                tmp = f".{name}.partial"
-                try:
-                    _write_new(tmp, fd, f.data)
-                    os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-                except BaseException:  # a full disk or Ctrl-C leaves the folder as it was
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp, dir_fd=fd)
-                    raise
+                self._replace(name, fd, f)
+                self._written.add(f.path)
                 return len(f.data)
             try:
                 _write_new(name, fd, f.data)
             except FileExistsError:
-                raise CorpusError(
-                    f"{f.path!r} is already written (it comes twice, or is a folder too); "
-                    "each path names one file or one folder",
-                    where=self.where,
-                ) from None
+                raise self._twice(f.path) from None
             except OSError as exc:
                 if _is_link(name, fd):
                     raise self._link_error(f.path) from None
-                raise OSError(exc.errno, exc.strerror, f"{self.base}/{f.path}") from None
+                raise self._os_error(exc, f.path) from None
             return len(f.data)
         finally:
             os.close(fd)
 
+    def _replace(self, name: str, fd: int, f: TreeFile) -> None:
+        """Write ``f`` as ``name`` in the open folder ``fd``, over a file of that name."""
+        tmp = f".{name}.partial"
+        if len(tmp.encode("utf-8")) > _NAME_MAX:  # a long name: a short one beside it
+            tmp = f".{hashlib.sha256(name.encode('utf-8')).hexdigest()[:32]}.partial"
+        try:
+            _write_new(tmp, fd, f.data)
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException as exc:  # a full disk or Ctrl-C leaves the folder as it was
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=fd)
+            if not isinstance(exc, OSError):
+                raise
+            if exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+                raise CorpusError(
+                    f"{f.path!r} is a folder in {self.dest or self.base}; a file cannot "
+                    "replace it: remove it, or write into an empty folder",
+                    where=self.where,
+                ) from None
+            raise self._os_error(exc, f.path) from None
+
     def _open_folder(self, folder: str, path: str) -> int:
         """The folder of ``path`` (``folder``, relative to ``base``), created as needed and
         entered component by component without following a link; an open descriptor."""
-        fd = os.open(self.base, _DIR_FLAGS & ~NO_FOLLOW)  # base itself is the caller's
+        try:
+            fd = os.open(self.base, _DIR_FLAGS & ~NO_FOLLOW)  # base itself is the caller's
+        except OSError as exc:
+            raise self._os_error(exc, "") from None
         try:
             done = []
             for part in folder.split("/") if folder else ():
                 done.append(part)
-                with contextlib.suppress(FileExistsError):
+                try:
                     os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                except OSError as exc:
+                    raise self._os_error(exc, "/".join(done)) from None
                 try:
                     inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
                 except OSError as exc:
@@ -203,15 +334,27 @@ class TreeWriter:
                             "each path names one file or one folder",
                             where=self.where,
                         ) from None
-                    raise OSError(
-                        exc.errno, exc.strerror, f"{self.base}/{'/'.join(done)}"
-                    ) from None
+                    raise self._os_error(exc, "/".join(done)) from None
                 os.close(fd)
                 fd = inner
         except BaseException:
             os.close(fd)
             raise
         return fd
+
+    def _twice(self, path: str) -> CorpusError:
+        return CorpusError(
+            f"{path!r} is already written (it comes twice, or is a folder too); "
+            "each path names one file or one folder",
+            where=self.where,
+        )
+
+    def _os_error(self, exc: OSError, path: str) -> FileWriteError:
+        """What the file system refused, at the file under the folder the caller named."""
+        dest = self.dest or self.base
+        return file_write_error(
+            exc, where=f"{dest}/{path}" if path else dest, what="cannot be written: "
+        )
 
     def _link_error(self, path: str) -> CorpusError:
         return CorpusError(
@@ -257,20 +400,30 @@ def tree_writer(
             "the folder is not empty; choose an empty folder, or pass force to write into it",
             where=str(dest_path),
         )
-    target = (
-        dest_path
-        if into_existing
-        else Path(
-            tempfile.mkdtemp(prefix=f".{dest_path.name}.", suffix=".partial", dir=dest_path.parent)
-        )
-    )
     try:
-        yield TreeWriter(os.fspath(target), into_existing, where or str(dest_path))
+        target = (
+            dest_path
+            if into_existing
+            else Path(
+                tempfile.mkdtemp(
+                    prefix=f".{dest_path.name}.", suffix=".partial", dir=dest_path.parent
+                )
+            )
+        )
+    except OSError as exc:
+        raise file_write_error(exc, where=str(dest_path), what="cannot be written: ") from None
+    try:
+        yield TreeWriter(os.fspath(target), into_existing, where or str(dest_path), str(dest_path))
         if target != dest_path:
-            os.chmod(target, 0o777 & ~current_umask())  # mkdtemp makes it private
-            if dest_path.is_dir():
-                dest_path.rmdir()  # empty, checked above
-            os.replace(target, dest_path)
+            try:
+                os.chmod(target, 0o777 & ~current_umask())  # mkdtemp makes it private
+                if dest_path.is_dir():
+                    dest_path.rmdir()  # empty, checked above
+                os.replace(target, dest_path)
+            except OSError as exc:
+                raise file_write_error(
+                    exc, where=str(dest_path), what="cannot be put in place: "
+                ) from None
     except BaseException:
         if target != dest_path:
             shutil.rmtree(target, ignore_errors=True)

@@ -25,7 +25,12 @@ import pyarrow as pa
 
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.format import SCHEMA
-from onnx_arrow.corpus.options import LARGE_CASE_SHARE, WriteOptions
+from onnx_arrow.corpus.options import (
+    LARGE_CASE_SHARE,
+    WriteOptions,
+    check_callback,
+    check_count,
+)
 from onnx_arrow.corpus.parquet import open_writer
 from onnx_arrow.corpus.rows import RowBuilder
 from onnx_arrow.corpus.sources import Case, CaseRef, case_refs, checked_cases
@@ -321,12 +326,16 @@ def write_store(
     as bytes because they could not be typed or were not canonical).
 
     An argument of the wrong kind is refused before anything is written, with an
-    :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it; so is a case that is not
-    a :class:`Case` or :class:`CaseRef`, when it is read (its position is named).
+    :class:`~onnx_arrow.errors.UnsupportedTypeError` naming it (``jobs`` under 1 with a
+    :class:`~onnx_arrow.errors.CorpusError`); so is a case that is not a :class:`Case`
+    or :class:`CaseRef`, when it is read (its position is named).  What the file system
+    refuses (a full disk) is an error naming ``out``.
     """
     cases = checked_cases(cases, where="write_store(cases)")
     check_path(out, where="write_store(out)")
     options = check_options(options, where="write_store(options)")
+    progress = check_callback(progress, where="write_store(progress)")
+    jobs = check_count(jobs, where="write_store(jobs)")
     with atomic_file(out, what="the store") as tmp, open_writer(tmp, options) as writer:
 
         def write(group: RowGroup) -> None:

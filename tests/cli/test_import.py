@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,9 @@ def test_import_with_one_argument_imports_the_default_corpus(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("onnx_arrow.cli.work.import_.default_source", lambda: FolderSource(corpus))
+    monkeypatch.setattr(
+        "onnx_arrow.cli.work.import_.default_source", lambda **kw: FolderSource(corpus, **kw)
+    )
     out = tmp_path / "default.parquet"
     assert main(["import", str(out)]) == 0
     assert "the built-in default corpus" in capsys.readouterr().out
@@ -184,3 +187,120 @@ def test_a_case_folder_imports_as_a_case_named_after_it(
     assert exported == source
     assert main(["verify", str(case)]) == 0
     assert "byte-identical" in capsys.readouterr().out
+
+
+def test_import_of_a_folder_of_links_to_cases_says_they_were_skipped(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "test_a").symlink_to(corpus / "node" / "test_tiny")
+    (links / "test_b").symlink_to(corpus / "node" / "test_tiny")
+    assert main(["import", str(links), str(tmp_path / "s.parquet")]) == 1
+    assert error_line(capsys.readouterr().err) == (
+        f"onnx-arrow: error: {links}: no case in the folder or below it; 2 symbolic links "
+        "skipped (test_a, test_b): a corpus is read without following links, so that nothing "
+        "outside it is read; import the folder a link points to, or copy it in"
+    )
+    assert not (tmp_path / "s.parquet").exists()
+
+
+def test_import_skips_links_beside_cases_with_one_warning(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (corpus / "node" / "test_linked").symlink_to(corpus / "node" / "test_tiny")
+    out = tmp_path / "s.parquet"
+    assert main(["import", "--jobs", "2", str(corpus), str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"onnx-arrow: warning: {corpus}: 1 symbolic link skipped (node/test_linked): a corpus "
+        "is read without following links, so that nothing outside it is read; import the "
+        "folder a link points to, or copy it in"
+    ]
+    assert field_lines(captured.out)["cases"] == "1"
+    assert Store(out).cases() == ["node/test_tiny"]
+
+
+def _three_cases(corpus: Path) -> Path:
+    for name in ("test_abs", "test_add"):
+        shutil.copytree(corpus / "node" / "test_tiny", corpus / "node" / name)
+    return corpus
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_import_takes_the_cases_patterns_find(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], jobs: str
+) -> None:
+    src = _three_cases(corpus)
+    out = tmp_path / "s.parquet"
+    argv = ["import", "--jobs", jobs, "--case", "test_a*", "--case", "node/test_tiny"]
+    assert main([*argv, str(src), str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == (
+        f"imported {src}, the cases matching 'test_a*', 'node/test_tiny', into {out}"
+    )
+    assert field_lines(captured.out)["cases"] == "3"
+    assert Store(out).cases() == ["node/test_abs", "node/test_add", "node/test_tiny"]
+    assert main(["import", "--force", "--case", "*_add", str(src), str(out)]) == 0
+    assert Store(out).cases() == ["node/test_add"]
+
+
+def test_import_refuses_a_pattern_that_finds_no_case_before_any_work(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "s.parquet"
+    assert main(["import", "--case", "test_tiny", "--case", "test_x", str(corpus), str(out)]) == 1
+    assert error_line(capsys.readouterr().err) == (
+        f"onnx-arrow: error: {corpus}: no case matches 'test_x'; the corpus's cases are "
+        "named like 'node/test_tiny'"
+    )
+    assert not out.exists()
+
+
+def test_import_passes_the_patterns_to_the_default_corpus(
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from onnx_arrow.corpus import MergedSource
+
+    src = _three_cases(corpus)
+    monkeypatch.setattr(
+        "onnx_arrow.cli.work.import_.default_source",
+        lambda **kw: MergedSource(FolderSource(src), **kw),
+    )
+    out = tmp_path / "default.parquet"
+    assert main(["import", "--case", "test_abs", str(out)]) == 0
+    assert Store(out).cases() == ["node/test_abs"]
+    assert main(["import", "--force", "--case", "test_x", str(out)]) == 1
+    assert error_line(capsys.readouterr().err).endswith(
+        "no case matches 'test_x'; the corpus's cases are named like 'node/test_abs'"
+    )
+    assert Store(out).cases() == ["node/test_abs"]  # kept as it was
+
+
+@pytest.mark.parametrize("dataset", [False, True])
+def test_import_onto_a_full_disk_names_the_store_and_says_the_disk_is_full(
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    dataset: bool,
+) -> None:
+    import pyarrow.parquet as pq
+
+    # the full disk as pyarrow reports it, at the one call that writes a row group
+    def full(self: object, table: object, row_group_size: object = None) -> None:
+        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    out = tmp_path / ("store" if dataset else "s.parquet")
+    argv = ["import", *(["--dataset"] if dataset else []), str(corpus), str(out)]
+    assert main(argv) == 1
+    assert error_line(capsys.readouterr().err) == (
+        f"onnx-arrow: error: {out}: writing the store failed: the disk is full (Error writing "
+        "bytes to file. Detail: [errno 28] No space left on device); free space on it, or "
+        "write to another disk"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]

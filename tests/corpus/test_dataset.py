@@ -366,3 +366,109 @@ def test_the_catalog_of_a_dataset_is_the_one_files(one_file: Path, dataset: Path
     one, many = catalog(one_file), catalog(dataset)
     assert len(one) > 6000
     pd.testing.assert_frame_equal(many, one)
+
+
+def _second_corpus(root: Path, name: str = "test_other") -> FolderSource:
+    small_corpus(root)
+    (root / "node" / "test_tiny").rename(root / "node" / name)
+    return FolderSource(root)
+
+
+@pytest.mark.parametrize("by_kind", [None, True])
+def test_append_follows_a_store_in_a_folder_per_kind(tmp_path: Path, by_kind: bool | None) -> None:
+    out = tmp_path / "store"
+    write_dataset(FolderSource(small_corpus(tmp_path / "a")), out, by_kind=True)
+    added = write_dataset(_second_corpus(tmp_path / "b"), out, append=True, by_kind=by_kind)
+    assert added["parts"] == ["node/part-00001.parquet"]
+    assert sorted(_parts(out)) == ["node/part-00000.parquet", "node/part-00001.parquet"]
+    assert Store(out).cases() == ["node/test_tiny", "node/test_other"]
+
+
+@pytest.mark.parametrize("by_kind", [None, False])
+def test_append_follows_a_store_with_its_parts_at_its_root(
+    tmp_path: Path, by_kind: bool | None
+) -> None:
+    out = tmp_path / "store"
+    write_dataset(FolderSource(small_corpus(tmp_path / "a")), out)
+    added = write_dataset(_second_corpus(tmp_path / "b"), out, append=True, by_kind=by_kind)
+    assert added["parts"] == ["part-00001.parquet"]
+
+
+@pytest.mark.parametrize(
+    ("first", "appended", "message"),
+    [
+        (True, False, r"its parts are in a folder per kind \(node/part-00000\.parquet\), and "
+         "parts added go in one too: leave by_kind out, or make it True"),
+        (False, True, r"its parts are at its root \(part-00000\.parquet\), not in a folder per "
+         r"kind; parts added go there too: append without by_kind \(import --partition-by kind\)"),
+    ],
+    ids=["by kind", "at the root"],
+)  # fmt: skip
+def test_append_refuses_a_layout_other_than_the_store_s(
+    tmp_path: Path, first: bool, appended: bool, message: str
+) -> None:
+    out = tmp_path / "store"
+    write_dataset(FolderSource(small_corpus(tmp_path / "a")), out, by_kind=first)
+    before = _parts(out)
+    with pytest.raises(CorpusError, match=f"^{re.escape(str(out))}: {message}$"):
+        write_dataset(_second_corpus(tmp_path / "b"), out, append=True, by_kind=appended)
+    assert _parts(out) == before
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_append_to_a_store_laid_out_both_ways_asks_which(tmp_path: Path) -> None:
+    out = tmp_path / "store"
+    write_dataset(FolderSource(small_corpus(tmp_path / "a")), out, by_kind=True)
+    write_store(_second_corpus(tmp_path / "b"), out / "part-00001.parquet")
+    with pytest.raises(
+        CorpusError,
+        match=r"its parts are laid out in more than one way \(part-00001\.parquet, "
+        r"node/part-00000\.parquet\), so parts added have no layout to follow: say whether "
+        r"they go in a folder per kind \(by_kind; import --partition-by kind\)$",
+    ):
+        write_dataset(_second_corpus(tmp_path / "c", "test_third"), out, append=True)
+    added = write_dataset(
+        _second_corpus(tmp_path / "d", "test_third"), out, append=True, by_kind=True
+    )
+    assert added["parts"] == ["node/part-00002.parquet"]
+
+
+def test_import_append_follows_the_store_s_layout_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = small_corpus(tmp_path / "src")
+    out = tmp_path / "store"
+    assert main(["import", "--partition-by", "kind", str(src), str(out)]) == 0
+    _second_corpus(tmp_path / "more")
+    assert main(["import", "--append", str(tmp_path / "more"), str(out)]) == 0
+    assert sorted(_parts(out)) == ["node/part-00000.parquet", "node/part-00001.parquet"]
+    flat = tmp_path / "flat"
+    assert main(["import", "--dataset", str(src), str(flat)]) == 0
+    capsys.readouterr()
+    argv = ["import", "--append", "--partition-by", "kind", str(tmp_path / "more"), str(flat)]
+    assert main(argv) == 1
+    line = capsys.readouterr().err.strip()
+    assert line == (
+        f"onnx-arrow: error: {flat}: its parts are at its root (part-00000.parquet), not in a "
+        "folder per kind; parts added go there too: append without by_kind (import "
+        "--partition-by kind)"
+    )
+    assert sorted(_parts(flat)) == ["part-00000.parquet"]
+
+
+def test_a_dataset_write_onto_a_full_disk_names_the_store_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the file system's refusal as pyarrow reports it, at the one call that writes a part
+    def full(self: object, table: object, row_group_size: object = None) -> None:
+        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    out = tmp_path / "store"
+    with pytest.raises(OSError, match="No space left") as info:
+        write_dataset(FolderSource(small_corpus(tmp_path / "src")), out)
+    assert isinstance(info.value, CorpusError)
+    assert str(info.value).startswith(
+        f"{out}: writing the store failed: the disk is full (Error writing bytes"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]

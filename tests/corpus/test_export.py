@@ -3,7 +3,10 @@ and a damaged or hostile store refused with nothing left behind."""
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
+import subprocess
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,11 +14,14 @@ import pytest
 from store_helpers import rewrite, small_corpus, tree_bytes
 
 from onnx_arrow.corpus import (
+    Case,
     CorpusError,
+    CorpusFile,
     FolderSource,
     NodeSuiteSource,
     Store,
     export_store,
+    tree,
     write_store,
 )
 from onnx_arrow.corpus.options import WriteOptions
@@ -106,20 +112,163 @@ def test_a_failing_export_worker_leaves_nothing(tmp_path):
     path = tmp_path / "store.parquet"
     write_store(FolderSource(src), path, options=WriteOptions(row_group_bytes=1))
 
-    def twice(table):  # the last case's README takes the path of the first case's
-        paths = table["path"].to_pylist()
-        readmes = [i for i, p in enumerate(paths) if p.endswith("README")]
-        paths[readmes[-1]] = paths[readmes[0]]
-        column = table.schema.get_field_index("path")
-        return table.set_column(column, "path", pa.array(paths))
+    def changed(table):  # the last case's README is not the file its digest says
+        content = table["content"].to_pylist()
+        readmes = [i for i, p in enumerate(table["path"].to_pylist()) if p.endswith("README")]
+        content[readmes[-1]] = b"changed\n"
+        column = table.schema.get_field_index("content")
+        return table.set_column(column, "content", pa.array(content, pa.binary()))
 
     evil = tmp_path / "evil.parquet"
-    table = twice(pq.read_table(path))
+    table = changed(pq.read_table(path))
     pq.write_table(table, evil, row_group_size=table.num_rows // 4)
     assert Store(evil).num_row_groups == 4
-    with pytest.raises(CorpusError, match="already written"):
+    with pytest.raises(CorpusError, match="README: the file rebuilt from the rows is not"):
         export_store(evil, tmp_path / "out", jobs=2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.parquet", "src", "store.parquet"]
+
+
+def _four_cases(tmp_path):
+    """A store of four small cases, a row group each, and the corpus it holds."""
+    src = small_corpus(tmp_path / "src")
+    for k in range(3):
+        shutil.copytree(src / "node" / "test_tiny", src / "node" / f"test_tiny{k}")
+        (src / "node" / f"test_tiny{k}" / "README").write_text(f"case {k}\n")
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(src), path, options=WriteOptions(row_group_bytes=1))
+    return src, path
+
+
+def _with_paths(path, out, change):
+    """The store ``path`` written to ``out`` with its paths changed, a row group per case."""
+    table = pq.read_table(path)
+    paths = table["path"].to_pylist()
+    change(paths)
+    table = table.set_column(table.schema.get_field_index("path"), "path", pa.array(paths))
+    pq.write_table(table, out, row_group_size=table.num_rows // 4)
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_path_twice_in_a_store_is_refused_before_anything_is_written(tmp_path, force, jobs):
+    _, path = _four_cases(tmp_path)
+
+    def twice(paths):  # the last case's README takes the path of the first case's
+        readmes = [i for i, p in enumerate(paths) if p.endswith("README")]
+        paths[readmes[-1]] = paths[readmes[0]]
+
+    evil = tmp_path / "evil.parquet"
+    _with_paths(path, evil, twice)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "keep.txt").write_text("x")
+    if not force:
+        dest = tmp_path / "out"
+    with pytest.raises(CorpusError, match=r"evil\.parquet: 'node/test_tiny/README' is there twice"):
+        export_store(evil, dest, force=force, jobs=jobs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "dest", "evil.parquet", "src", "store.parquet"
+    ]  # fmt: skip
+    assert [p.name for p in (tmp_path / "dest").iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_name_longer_than_the_file_system_takes_is_refused_before_anything_is_written(
+    tmp_path, force
+):
+    _, path = _four_cases(tmp_path)
+
+    def long(paths):
+        readmes = [i for i, p in enumerate(paths) if p.endswith("README")]
+        paths[readmes[-1]] = "node/test_tiny2/" + "a" * 300
+
+    evil = tmp_path / "evil.parquet"
+    _with_paths(path, evil, long)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "keep.txt").write_text("x")
+    with pytest.raises(
+        CorpusError, match=r"holds a name too long for the file system written to: 300 bytes"
+    ):
+        export_store(evil, dest if force else tmp_path / "out", force=force)
+    assert [p.name for p in dest.iterdir()] == ["keep.txt"]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A folder on a file system of 64 KiB, a tmpfs mounted for the test (where mounting
+    is allowed: as root on Linux)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    try:
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        mounted = None
+    if mounted is None or mounted.returncode != 0:
+        pytest.skip("no right to mount a small file system here (the patched test runs)")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
+
+
+def _large_store(tmp_path):
+    """A store holding a file of 200 KB, more than a small disk takes."""
+    store = tmp_path / "large.parquet"
+    files = [CorpusFile("k/c/data.json", b"{}"), CorpusFile("k/c/large.bin", os.urandom(200_000))]
+    write_store([Case("k/c", "k", files)], store)
+    return store
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_export_onto_a_full_disk_names_the_file_and_says_the_disk_is_full(
+    small_disk, tmp_path, force, jobs
+):
+    store = _large_store(tmp_path)
+    dest = small_disk / "out"
+    if force:
+        dest.mkdir()
+        (dest / "keep.txt").write_text("x")
+    with pytest.raises(OSError, match="No space left") as info:
+        export_store(store, dest, force=force, jobs=jobs)
+    assert isinstance(info.value, CorpusError)
+    assert str(info.value).startswith(
+        f"{dest}/k/c/large.bin: cannot be written: the disk is full (No space left on device); "
+        "free space on it, or write to another disk"
+    )
+    assert info.value.errno == errno.ENOSPC
+    assert sorted(p.name for p in small_disk.rglob("*")) == (
+        ["c", "data.json", "k", "keep.txt", "out"] if force else []
+    )
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_an_export_onto_a_full_disk_names_the_file_where_no_disk_can_be_filled(
+    tmp_path, monkeypatch, force
+):
+    # the file system's refusal simulated at the one call that writes a file's bytes,
+    # for machines where a small file system cannot be mounted
+    store = _large_store(tmp_path)
+    dest = tmp_path / "out"
+    if force:
+        dest.mkdir()
+        (dest / "keep.txt").write_text("x")
+
+    def full(name, dir_fd, data):
+        if len(data) > 1000:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(name, dir_fd, data)
+
+    real = tree._write_new
+    monkeypatch.setattr(tree, "_write_new", full)
+    with pytest.raises(CorpusError) as info:
+        export_store(store, dest, force=force)
+    assert str(info.value).startswith(f"{dest}/k/c/large.bin: cannot be written: the disk is full")
+    assert ".partial" not in str(info.value)
 
 
 def test_tampered_data_is_reported_with_its_file(tmp_path):

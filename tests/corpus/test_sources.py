@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from onnx_arrow.corpus.sources import (
     MergedSource,
     NodeSuiteSource,
     Tolerance,
+    case_matches,
     case_refs,
     check_name,
     default_source,
@@ -28,7 +31,7 @@ from onnx_arrow.corpus.sources import (
     value_slot,
     wheel_data_dir,
 )
-from onnx_arrow.errors import UnsupportedTypeError
+from onnx_arrow.errors import OnnxArrowWarning, UnsupportedTypeError
 
 
 def _model(inputs: int = 1, *, weights: int = 0) -> ModelProto:
@@ -251,6 +254,120 @@ def test_a_symlink_in_a_corpus_is_refused_when_its_case_is_read(tmp_path: Path) 
         ref.load()
 
 
+def _linked_cases(tmp_path: Path) -> tuple[Path, Path]:
+    """A corpus of one case, and a folder of links to its kind folder and its case."""
+    root = small_corpus(tmp_path / "corpus")
+    links = tmp_path / "links"
+    (links / "node").mkdir(parents=True)
+    (links / "node" / "test_linked").symlink_to(root / "node" / "test_tiny")
+    (links / "kind").symlink_to(root / "node", target_is_directory=True)
+    return root, links
+
+
+def test_a_folder_of_links_to_cases_is_an_error_that_says_they_were_skipped(
+    tmp_path: Path,
+) -> None:
+    _, links = _linked_cases(tmp_path)
+    source = FolderSource(links)
+    with pytest.raises(
+        CorpusError,
+        match=rf"^{links}: no case in the folder or below it; 2 symbolic links skipped "
+        r"\(kind, node/test_linked\): a corpus is read without following links, so that "
+        "nothing outside it is read; import the folder a link points to, or copy it in$",
+    ):
+        list(source.refs())
+    assert source.skipped == ["kind", "node/test_linked"]
+
+
+def test_links_beside_cases_are_skipped_with_a_warning_naming_them(tmp_path: Path) -> None:
+    root, links = _linked_cases(tmp_path)
+    (root / "node" / "test_kept").symlink_to(root / "node" / "test_tiny")
+    source = FolderSource(root)
+    with pytest.warns(OnnxArrowWarning, match=r"1 symbolic link skipped \(node/test_kept\)"):
+        cases = list(source)
+    assert [c.name for c in cases] == ["node/test_tiny"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [r.name for r in source.refs()] == ["node/test_tiny"]  # said once
+    assert source.skipped == ["node/test_kept"]
+    shutil.copytree(root / "node" / "test_tiny", links / "node" / "test_real")
+    with pytest.warns(OnnxArrowWarning, match=r"2 symbolic links skipped \(kind, node/test_l"):
+        assert [r.name for r in FolderSource(links).refs()] == ["node/test_real"]
+
+
+@pytest.mark.parametrize(
+    ("patterns", "chosen"),
+    [
+        (["node/test_a*"], ["node/test_abs", "node/test_add"]),
+        (["test_add", "real/*"], ["node/test_add", "real/test_r"]),
+        (("*",), ["node/test_abs", "node/test_add", "node/test_sub", "real/test_r"]),
+        (iter(["test_sub"]), ["node/test_sub"]),
+    ],
+)
+def test_a_folder_source_takes_the_cases_patterns_match(
+    tmp_path: Path, patterns: object, chosen: list[str]
+) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    for name in ("test_abs", "test_add", "test_sub"):
+        shutil.copytree(root / "node" / "test_tiny", root / "node" / name)
+    shutil.rmtree(root / "node" / "test_tiny")
+    (root / "real" / "test_r").mkdir(parents=True)
+    (root / "real" / "test_r" / "data.json").write_text("{}")
+    source = FolderSource(root, cases=patterns)  # type: ignore[arg-type]
+    assert [c.name for c in source] == chosen
+    assert source.count == len(chosen)
+    assert [r.name for r in source.refs()] == chosen
+
+
+def test_a_pattern_that_finds_no_case_is_an_error_before_any_is_read(tmp_path: Path) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    with pytest.raises(
+        CorpusError,
+        match=rf"^{root}: no case matches 'test_tiny\?\*'; the corpus's cases are named like "
+        "'node/test_tiny'$",
+    ):
+        next(FolderSource(root, cases=["test_tiny", "test_tiny?*"]).refs())
+
+
+@pytest.mark.parametrize("junk", ["test_abs", 1, [1], [b"test_abs"]])
+def test_patterns_are_refused_unless_strings_in_a_collection(junk: object) -> None:
+    with pytest.raises(UnsupportedTypeError, match=r"^FolderSource\(cases\).*: expected"):
+        FolderSource(wheel_data_dir(), cases=junk)  # type: ignore[arg-type]
+    with pytest.raises(UnsupportedTypeError, match=r"^MergedSource\(cases\).*: expected"):
+        MergedSource([], cases=junk)  # type: ignore[arg-type]
+
+
+def test_a_pattern_matches_the_whole_name_or_the_name_without_its_kind() -> None:
+    assert case_matches("node/test_abs", "node/test_abs")
+    assert case_matches("node/test_abs", "test_ab?")
+    assert case_matches("node/test_abs", "*/test_abs")
+    assert not case_matches("node/test_abs", "test_a")
+    assert not case_matches("node/test_abs", "Node/*")
+    assert case_matches("test_abs", "test_abs")
+
+
+def test_merged_sources_take_the_cases_patterns_match(tmp_path: Path) -> None:
+    a = [Case("node/test_a", "node"), Case("node/test_c", "node")]
+    b = [Case("light/z", "light"), Case("node/test_b", "node")]
+    merged = MergedSource(a, b, cases=["test_[ab]", "light/*"])
+    assert [c.name for c in merged] == ["light/z", "node/test_a", "node/test_b"]
+    assert [c.name for c in merged.refs()] == ["light/z", "node/test_a", "node/test_b"]
+    merged = MergedSource(a, b, cases=["test_a", "test_x*"])
+    cases = iter(merged)
+    assert next(cases).name == "node/test_a"  # the error comes once the stream has ended
+    with pytest.raises(
+        CorpusError, match=r"^no case matches 'test_x\*'; the corpus's cases are named like "
+    ):
+        next(cases)
+    with pytest.raises(CorpusError, match=r"^no case matches 'x': the corpus holds none$"):
+        list(MergedSource(cases=["x"]))
+
+
+def test_the_default_source_takes_patterns() -> None:
+    names = [c.name for c in default_source(cases=["test_abs", "light/light_bvlc_alexnet"])]
+    assert names == ["light/light_bvlc_alexnet", "node/test_abs"]
+
+
 def test_a_file_over_the_limit_is_an_error_naming_it(tmp_path: Path) -> None:
     root = small_corpus(tmp_path / "corpus")
     with pytest.raises(CorpusError, match=r"^node/test_tiny/\S+: \d+ bytes exceed the limit of 20"):
@@ -335,3 +452,28 @@ def test_the_default_source_is_the_node_suite_and_the_wheel_model_tests() -> Non
     assert isinstance(folder, FolderSource)
     assert folder.root == wheel_data_dir()
     assert {"light", "real", "simple"} <= {p.name for p in wheel_data_dir().iterdir()}
+
+
+def test_a_folder_that_cannot_be_listed_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_corpus(tmp_path / "corpus")
+    (ref,) = list(FolderSource(root).refs())
+    shutil.rmtree(root / "node" / "test_tiny" / "test_data_set_0")  # gone since it was listed
+    with pytest.raises(
+        CorpusError,
+        match=r"^node/test_tiny/test_data_set_0: the folder cannot be listed \(No such file",
+    ):
+        ref.load()
+    real = os.scandir
+
+    def refused(path: str) -> object:
+        if str(path).endswith("node"):
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", refused)
+    with pytest.raises(
+        CorpusError, match=r"^node: the folder cannot be listed \(Permission denied"
+    ):
+        list(FolderSource(root))

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import pickle
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
 from onnx_arrow.corpus import CorpusError
-from onnx_arrow.corpus.tree import write_tree
+from onnx_arrow.corpus.tree import FileWriteError, check_tree_paths, name_max, write_tree
 
 
 class File(NamedTuple):
@@ -59,8 +61,10 @@ def test_a_failed_replace_leaves_no_partial_file(tmp_path: Path, monkeypatch) ->
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("os.replace", full_disk)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(OSError, match="No space left") as info:
         write_tree([File("a/x.pb", b"new")], tmp_path, force=True)
+    assert isinstance(info.value, CorpusError)
+    assert str(info.value).startswith(f"{tmp_path}/a/x.pb: cannot be written: the disk is full")
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["x.pb"]
     assert (tmp_path / "a/x.pb").read_bytes() == b"old"
 
@@ -90,3 +94,81 @@ def test_a_replaced_file_is_a_new_file_never_written_through_a_link(tmp_path: Pa
     assert outside.read_bytes() == b"keep"
     assert not (dest / "a/x.pb").is_symlink()
     assert (dest / "a/x.pb").read_bytes() == (dest / "a/y.pb").read_bytes() == b"new"
+
+
+def test_force_refuses_a_path_given_twice_instead_of_keeping_the_later_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "keep.txt").write_text("x")
+    files = [File("a/x.pb", b"first"), File("a/x.pb", b"second")]
+    with pytest.raises(CorpusError, match=r"'a/x\.pb' is already written"):
+        write_tree(files, tmp_path, force=True)
+    assert (tmp_path / "a/x.pb").read_bytes() == b"first"
+
+
+def test_force_refuses_a_file_over_a_folder_of_the_destination(tmp_path: Path) -> None:
+    (tmp_path / "a/b").mkdir(parents=True)
+    (tmp_path / "a/b/kept.pb").write_bytes(b"kept")
+    with pytest.raises(CorpusError, match=r"'a/b' is a folder in .*; a file cannot replace it"):
+        write_tree([File("a/b", b"x")], tmp_path, force=True)
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b"]
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_name_too_long_for_the_file_system_is_a_located_error(
+    tmp_path: Path, force: bool
+) -> None:
+    dest = tmp_path / "out"
+    if force:
+        dest.mkdir()
+        (dest / "keep.txt").write_text("x")
+    path = "a/" + "n" * 300
+    with pytest.raises(FileWriteError, match="a name in the path is longer than") as info:
+        write_tree([File(path, b"1")], dest, force=force)
+    assert str(info.value).startswith(f"{dest}/{path}: cannot be written: ")
+    assert ".partial" not in str(info.value)
+    assert info.value.errno == errno.ENAMETOOLONG
+    assert info.value.filename == f"{dest}/{path}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["out"] if force else [])
+
+
+@pytest.mark.parametrize(
+    ("paths", "message"),
+    [
+        (["a/x", "../x"], r"^store: unsafe file path '\.\./x'"),
+        (["a/x", "b", "a/x"], r"^store: 'a/x' is there twice; each path names one file"),
+        (["a/b/x", "a/b"], r"^store: 'a/b' is a file and the folder of other files too"),
+        (["a/b", "a/b/x"], r"^store: 'a/b' is a file and the folder of other files too"),
+        (["a/" + "n" * 21], r"^store: 'a/n+' holds a name too long for the file system written "
+         "to: 21 bytes, where it takes up to 20$"),
+    ],
+    ids=["unsafe", "twice", "file after folder", "folder after file", "long name"],
+)  # fmt: skip
+def test_paths_are_checked_as_a_tree_before_anything_is_written(
+    paths: list[str], message: str
+) -> None:
+    with pytest.raises(CorpusError, match=message):
+        check_tree_paths(paths, where="store", longest=20)
+    check_tree_paths(["a/x", "a/y", None, "b/x"], where="store", longest=20)
+
+
+def test_the_longest_name_is_the_file_system_s_even_for_a_folder_not_made_yet(
+    tmp_path: Path,
+) -> None:
+    assert name_max(tmp_path / "not" / "yet") == os.pathconf(tmp_path, "PC_NAME_MAX")
+
+
+def test_a_write_error_is_an_onnx_arrow_error_and_an_os_error_that_pickles() -> None:
+    from onnx_arrow.corpus.tree import file_write_error
+
+    pyarrows = OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+    error = file_write_error(pyarrows, where="out/s.parquet", what="writing the store failed: ")
+    assert str(error) == (
+        "out/s.parquet: writing the store failed: the disk is full (Error writing bytes to "
+        "file. Detail: [errno 28] No space left on device); free space on it, or write to "
+        "another disk"
+    )
+    assert (error.errno, error.filename) == (errno.ENOSPC, "out/s.parquet")
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is FileWriteError
+    assert (str(again), again.errno, again.filename) == (str(error), error.errno, "out/s.parquet")

@@ -4,10 +4,12 @@ summary it prints."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Callable, Iterable
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import onnx
 
@@ -29,6 +31,7 @@ from onnx_arrow.corpus import (
     write_dataset,
     write_store,
 )
+from onnx_arrow.errors import OnnxArrowWarning
 
 __all__ = ["run"]
 
@@ -39,6 +42,11 @@ def _default_corpus_name() -> str:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Import SRC (or the default corpus) into OUT and print the summary; exit status 0."""
+    with _warnings_as_lines():
+        return _run(args, out)
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     out_path = Path(args.out)
     if args.src is not None:
         src = Path(args.src)
@@ -46,13 +54,18 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             args.subparser.error(
                 f"OUT {args.out} is inside SRC {args.src}; write the store outside the corpus"
             )
-        source: Iterable[Case] = FolderSource(src)
+        folder = FolderSource(src, cases=args.case)
+        source: Iterable[Case] = folder
         total: int | Callable[[], int | None] = count_cases(src)
+        if args.case is not None:  # the cases chosen, listed now: a pattern that finds none
+            total = sum(1 for _ in folder.refs())  # is refused before any work
         described = str(src)
     else:
-        source = default_source()
-        total = default_total(source)
+        source = default_source(cases=args.case)
+        total = default_total(source) if args.case is None else _unknown
         described = _default_corpus_name()
+    if args.case is not None:
+        described += ", the cases matching " + ", ".join(map(repr, args.case)) + ","
     as_dataset = (
         args.dataset
         or args.append
@@ -85,7 +98,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 options=options,
                 part_bytes=args.part_bytes,
                 part_cases=args.part_cases,
-                by_kind=args.partition_by == "kind",
+                by_kind=True if args.partition_by == "kind" else None,  # None: as OUT's
                 append=args.append,
                 replace=args.force,
                 progress=lambda c: step(c.name),
@@ -121,6 +134,30 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     print(f"imported {described} into {out_path}", file=out)
     print_fields(lines, out)
     return EXIT_OK
+
+
+def _unknown() -> None:
+    """The number of cases the patterns choose in the default corpus: known at the end."""
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Each :class:`~onnx_arrow.errors.OnnxArrowWarning` raised while importing (a symbolic
+    link skipped), printed once as the command's own warning line."""
+    shown: set[str] = set()
+    with warnings.catch_warnings():
+        others = warnings.showwarning
+
+        def show(message: Any, category: type[Warning], *where: Any, **more: Any) -> None:
+            if not issubclass(category, OnnxArrowWarning):
+                others(message, category, *where, **more)
+            elif str(message) not in shown:
+                shown.add(str(message))
+                print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", OnnxArrowWarning)
+        yield
 
 
 def _is_within(path: Path, folder: Path) -> bool:
