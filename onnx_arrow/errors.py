@@ -28,6 +28,7 @@ __all__ = [
     "CorpusError",
     "EngineError",
     "ExternalDataError",
+    "FileWriteError",
     "InvalidMessageError",
     "InvalidTensorError",
     "NotRepresentableError",
@@ -104,6 +105,29 @@ class ExternalDataError(OnnxArrowError, ValueError):
 
 class CorpusError(OnnxArrowError, ValueError):
     """A corpus or a store cannot be read or written as asked."""
+
+
+class FileWriteError(CorpusError, OSError):
+    """Writing a file failed in the file system: a full disk, a name too long, a file
+    not allowed.  Located at the file as the caller named it (never a temporary file
+    beside it), and an ``OSError`` too, of the same ``errno``, with ``filename`` the file.
+    """
+
+    def __init__(self, message: str, *, where: str | None = None, code: int | None = None):
+        super().__init__(message, where=where)
+        self.errno = code
+        self.strerror = message
+        self.filename = where
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # OSError's own form would print errno and filename again
+
+    def __reduce__(self) -> tuple[object, ...]:  # sent back by an export worker
+        return (_file_write_error, (self.message, self.where, self.errno))
+
+
+def _file_write_error(message: str, where: str | None, code: int | None) -> FileWriteError:
+    return FileWriteError(message, where=where, code=code)
 
 
 class CompareError(OnnxArrowError, ValueError):

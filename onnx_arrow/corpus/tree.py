@@ -21,13 +21,12 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import Final, Protocol, TypeVar
 
 from onnx_arrow.core.model import NO_FOLLOW
-from onnx_arrow.corpus.sources import CorpusError
+from onnx_arrow.errors import CorpusError, FileWriteError
 
 __all__ = [
-    "FileWriteError",
     "TreeFile",
     "TreeWriter",
     "atomic_file",
@@ -47,29 +46,6 @@ _SAFE_PART: Final = re.compile(r"[^/\\\x00]+")
 _NAME_MAX: Final = 255
 #: Errors of a file system that is full (no space left, or the user's quota used up).
 _DISK_FULL: Final = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
-
-
-class FileWriteError(CorpusError, OSError):
-    """Writing a file failed in the file system: a full disk, a name too long, a file
-    not allowed.  Located at the file as the caller named it (never a temporary file
-    beside it), and an ``OSError`` too, of the same ``errno``, with ``filename`` the file.
-    """
-
-    def __init__(self, message: str, *, where: str | None = None, code: int | None = None):
-        super().__init__(message, where=where)
-        self.errno = code
-        self.strerror = message
-        self.filename = where
-
-    def __str__(self) -> str:
-        return str(self.args[0])  # OSError's own form would print errno and filename again
-
-    def __reduce__(self) -> tuple[Any, ...]:  # sent back by an export worker
-        return (_file_write_error, (self.message, self.where, self.errno))
-
-
-def _file_write_error(message: str, where: str | None, code: int | None) -> FileWriteError:
-    return FileWriteError(message, where=where, code=code)
 
 
 def file_write_error(exc: BaseException, *, where: str, what: str = "") -> FileWriteError:

@@ -11,7 +11,8 @@ from typing import NamedTuple
 import pytest
 
 from onnx_arrow.corpus import CorpusError
-from onnx_arrow.corpus.tree import FileWriteError, check_tree_paths, name_max, write_tree
+from onnx_arrow.corpus.tree import check_tree_paths, name_max, write_tree
+from onnx_arrow.errors import FileWriteError
 
 
 class File(NamedTuple):
