@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper, save_model
+from onnx import ModelProto, TensorProto, helper, numpy_helper, save_model
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
@@ -89,3 +89,18 @@ def float_case(name: str, elements: int) -> Any:
         CorpusFile(f"{name}/test_data_set_0/input_0.pb", data),
     ]
     return Case(name, "node", files, f"{name}/model.onnx")
+
+
+def sum_model(inputs: int = 1, *, weights: int = 0) -> ModelProto:
+    """A model summing ``inputs`` float inputs and ``weights`` initializers, the weights
+    listed among the graph inputs as older models list them."""
+    names = [f"x{k}" for k in range(inputs)] + [f"w{k}" for k in range(weights)]
+    infos = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in names]
+    init = [
+        numpy_helper.from_array(np.zeros(2, np.float32), f"w{k}") for k in range(weights)
+    ]  # older models list their weights among the graph inputs
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph(
+        [helper.make_node("Sum", names, ["y"])], "g", infos, [y], initializer=init
+    )
+    return helper.make_model(graph)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from onnx import ModelProto, TensorProto, TypeProto, helper, numpy_helper
+from store_helpers import sum_model
 
 from onnx_arrow.core.graph import (
     declared_type,
@@ -19,21 +20,8 @@ from onnx_arrow.core.graph import (
 )
 
 
-def _model(inputs: int = 1, *, weights: int = 0) -> ModelProto:
-    names = [f"x{k}" for k in range(inputs)] + [f"w{k}" for k in range(weights)]
-    infos = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in names]
-    init = [
-        numpy_helper.from_array(np.zeros(2, np.float32), f"w{k}") for k in range(weights)
-    ]  # older models list their weights among the graph inputs
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
-    graph = helper.make_graph(
-        [helper.make_node("Sum", names, ["y"])], "g", infos, [y], initializer=init
-    )
-    return helper.make_model(graph)
-
-
 def test_graph_values_leave_out_the_weights_listed_as_inputs() -> None:
-    model = _model(2, weights=2)
+    model = sum_model(2, weights=2)
     assert [v.name for v in model.graph.input] == ["x0", "x1", "w0", "w1"]
     assert [v.name for v in graph_values(model, "input")] == ["x0", "x1"]
     assert [v.name for v in graph_values(model, "output")] == ["y"]
@@ -47,7 +35,7 @@ def test_graph_values_leave_out_the_weights_listed_as_inputs() -> None:
 
 
 def test_declared_type_is_that_of_the_graph_value_at_the_index() -> None:
-    model = _model(2, weights=1)
+    model = sum_model(2, weights=1)
     assert declared_type(model, "input", 1) == model.graph.input[1].type
     assert declared_type(model, "input", 2) is None  # w0 is a weight, not input 2
     assert declared_type(model, "output", 0) == model.graph.output[0].type

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import ModelProto, TensorProto, helper, numpy_helper, save_model
-from store_helpers import small_corpus
+from onnx import numpy_helper, save_model
+from store_helpers import small_corpus, sum_model
 
 from onnx_arrow.corpus.sources import (
     Case,
@@ -32,19 +32,6 @@ from onnx_arrow.corpus.sources import (
     wheel_data_dir,
 )
 from onnx_arrow.errors import OnnxArrowWarning, UnsupportedTypeError
-
-
-def _model(inputs: int = 1, *, weights: int = 0) -> ModelProto:
-    names = [f"x{k}" for k in range(inputs)] + [f"w{k}" for k in range(weights)]
-    infos = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in names]
-    init = [
-        numpy_helper.from_array(np.zeros(2, np.float32), f"w{k}") for k in range(weights)
-    ]  # older models list their weights among the graph inputs
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
-    graph = helper.make_graph(
-        [helper.make_node("Sum", names, ["y"])], "g", infos, [y], initializer=init
-    )
-    return helper.make_model(graph)
 
 
 def _files(case: Case) -> list[str]:
@@ -155,7 +142,7 @@ def test_names_a_store_cannot_hold_are_refused() -> None:
 
 
 def _light(root: Path, name: str) -> None:
-    save_model(_model(), root / f"{name}.onnx")
+    save_model(sum_model(), root / f"{name}.onnx")
     y = numpy_helper.from_array(np.ones(2, np.float32), "y").SerializeToString()
     (root / f"{name}_output_0.pb").write_bytes(y)
 
@@ -173,7 +160,7 @@ def test_a_folder_source_finds_every_layout_of_case(tmp_path: Path) -> None:
     )
     deep = root / "node" / "test_tiny" / "sub"
     deep.mkdir()
-    save_model(_model(), deep / "model.onnx")  # owned by the case above it
+    save_model(sum_model(), deep / "model.onnx")  # owned by the case above it
     source = FolderSource(root)
     assert source.count is None
     cases = list(source)
@@ -225,8 +212,8 @@ def test_a_case_folder_given_as_the_root_is_one_case_named_after_it(tmp_path: Pa
 def test_a_model_folder_and_a_model_file_of_one_name_are_one_case(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     (root / "m").mkdir(parents=True)
-    save_model(_model(), root / "m" / "model.onnx")
-    save_model(_model(), root / "m.onnx")
+    save_model(sum_model(), root / "m" / "model.onnx")
+    save_model(sum_model(), root / "m.onnx")
     (case,) = list(FolderSource(root))
     assert case.name == "m"
     assert case.model_path == "m/model.onnx"  # the folder's model types the case
