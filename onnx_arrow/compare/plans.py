@@ -12,7 +12,6 @@ theirs per test), the case's own as its store keeps it (onnx's ``TestCase.rtol``
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,7 +21,7 @@ from typing import Any, Final
 import numpy as np
 
 from onnx_arrow.core.model import load_json, read_regular_file
-from onnx_arrow.corpus.sources import Tolerance
+from onnx_arrow.corpus.sources import Tolerance, case_matches
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.errors import CompareError, CorpusError
 
@@ -59,11 +58,7 @@ def select_cases(store: Store, patterns: Iterable[str] | None = None) -> list[st
     patterns = list(patterns)
     chosen: set[str] = set()
     for pattern in patterns:
-        hits = {
-            n
-            for n in names
-            if fnmatch.fnmatchcase(n, pattern) or fnmatch.fnmatchcase(n.split("/", 1)[-1], pattern)
-        }
+        hits = {n for n in names if case_matches(n, pattern)}
         if not hits:
             raise CompareError(
                 f"no case matches {pattern!r}; the store's cases are named like {names[0]!r}"
