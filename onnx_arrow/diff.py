@@ -346,6 +346,13 @@ _Listed = tuple[str, str, int, bytes]  # case, role, bytes, digest
 
 def _listing(store: Store) -> dict[str, _Listed]:
     """Per path: its case, role, size and digest, from four columns of the store."""
+    if not store.digests:
+        raise CorpusError(
+            "the store records no digests of its files (format version 2, written before "
+            "they were): diff compares them by digest; export the store to a folder and "
+            "import it again, or diff the exported folder",
+            where=str(store.path),
+        )
     table = store.read_columns(
         ["test_case", "path", "role", "nbytes", "digest"], roles=["model", "value", "file"]
     )

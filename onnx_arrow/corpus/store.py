@@ -23,6 +23,7 @@ from onnx_arrow.core.model import arrow_type, build_array, declared_type, kind_o
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
+from onnx_arrow.corpus.index import case_index
 from onnx_arrow.corpus.parts import open_part, part_paths
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
@@ -94,7 +95,10 @@ class Store:
     CorpusError
         If a part is not a store: missing or foreign metadata, an unknown format
         version, a schema that differs from the format's; if a folder holds no part,
-        or a part is a symlink.  The error names the part.
+        or a part is a symlink; if a row names no case (a null or invalid UTF-8
+        ``test_case``), or a case is in two parts (a part added twice, a case split
+        over two parts).  The error names the part.  Every reader of a store opens it
+        here, so all refuse what one refuses.
     UnsupportedTypeError
         If ``path`` is not a path or a list of paths (see :func:`check_store_path`).
     """
@@ -115,11 +119,22 @@ class Store:
         self.metadata = self._parts[0].metadata
         #: Every row group of the store: (part, row group in the part).
         self._groups = [(k, i) for k, part in enumerate(self._parts) for i in range(part.groups)]
+        #: The part of each case, in store order, checked once: every reader reads the
+        #: same store.
+        self._case_part = {
+            name: k for k, names in enumerate(case_index(self._parts)) for name in names
+        }
 
     @property
     def parts(self) -> tuple[Path, ...]:
         """The store's Parquet files: one, or a dataset's parts in store order."""
         return tuple(part.path for part in self._parts)
+
+    @property
+    def digests(self) -> bool:
+        """Whether every part records its files' digests (stores of format version 2
+        written before digests were recorded do not)."""
+        return all("digest" not in part.missing for part in self._parts)
 
     @property
     def nbytes(self) -> int:
@@ -180,27 +195,9 @@ class Store:
                 ) from None
 
     def cases(self) -> list[str]:
-        """The names of the cases, in store order.
-
-        Raises
-        ------
-        CorpusError
-            If two parts hold rows of the same case.
-        """
-        names: list[str] = []
-        seen: dict[str, Path] = {}
-        for part in self._parts:
-            column = part.read(None, ["test_case"]).column("test_case")
-            for name in pc.unique(column).to_pylist():
-                if name in seen:
-                    raise CorpusError(
-                        f"case {name!r} is in two parts of the store, {seen[name]} and this "
-                        "one; remove the part added twice",
-                        where=str(part.path),
-                    )
-                seen[name] = part.path
-                names.append(name)
-        return names
+        """The names of the cases, in store order (checked when the store was opened: each
+        in one part)."""
+        return list(self._case_part)
 
     def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of one case, fully validated; row groups that cannot hold it are not
@@ -220,25 +217,7 @@ class Store:
         span = None if read is None else read.runs.get(case)
         if read is None or span is None:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
-        if len({self._groups[i][0] for i in groups}) > 1:
-            self._check_one_part(case, groups)
         return read, span
-
-    def _check_one_part(self, case: str, groups: tuple[int, ...]) -> None:
-        """Refuse a case with rows in two parts (a part added twice): its values would be
-        read twice over."""
-        holding = []
-        for k in sorted({self._groups[i][0] for i in groups}):
-            local = [self._groups[i][1] for i in groups if self._groups[i][0] == k]
-            names = self._parts[k].read(local, ["test_case"]).column("test_case")
-            if pc.any(pc.equal(names, case)).as_py():
-                holding.append(str(self._parts[k].path))
-        if len(holding) > 1:
-            raise CorpusError(
-                f"case {case!r} is in two parts of the store, {holding[0]} and {holding[1]}; "
-                "remove the part added twice",
-                where=str(self.path),
-            )
 
     def _read_groups(self, groups: tuple[int, ...]) -> _ReadGroups:
         """Row groups, read and validated once for consecutive calls on the cases they
@@ -291,9 +270,16 @@ class Store:
             groups = range(row_group, row_group + 1)
         for i in groups:
             k, local = self._groups[i]
-            for batch in self._row_group(i, _FILE_COLUMNS):
+            for batch in self._row_group(i, self._file_columns(k)):
                 where = f"{self._parts[k].path}: row group {local}"
                 yield from files_from_batch(batch, where=where)
+
+    def _file_columns(self, k: int) -> tuple[str, ...]:
+        """The columns that rebuild the files of part ``k``: with their digests, to check
+        them, unless the part's format version recorded none."""
+        if "digest" in self._parts[k].missing:
+            return tuple(c for c in _FILE_COLUMNS if c != "digest")
+        return _FILE_COLUMNS
 
     def values(self, case: str | None = None) -> Iterator[StoredValue]:
         """Every value of the store (or of one case), decoded straight from its columns.
@@ -317,18 +303,27 @@ class Store:
                 yield from values_from_batch(batch, where=where)
 
     def value(self, path: str) -> StoredValue:
-        """The value of one value file, by its path (a catalog row's ``path``).
+        """The value of one value file, by its path (a catalog row's ``path``): any value
+        the store decoded, in a case folder or beside its model (``light/NAME_output_0.pb``).
 
-        Only the rows of the case the path belongs to are read.
+        The store's value paths are read once (two columns); then only the rows of the
+        case that holds the path.
 
         Raises
         ------
         CorpusError
             If the store has no value file at ``path`` (no such file, or a file kept as
             bytes: :meth:`case_files` gives those).
+        UnsupportedTypeError
+            If ``path`` is not a ``str``.
         """
-        cases = [c for c in self.cases() if path.startswith(f"{c}/") or not c]
-        for case in sorted(cases, key=len, reverse=True):  # the innermost case folder
+        if not isinstance(path, str):
+            raise UnsupportedTypeError(
+                f"expected a value file's path in the store (str), got {type_name(path)}",
+                where="Store.value(path)",
+            )
+        case = self._value_cases.get(path)
+        if case is not None:
             for value in self.values(case):
                 if value.path == path:
                     return value
@@ -338,9 +333,17 @@ class Store:
             where=f"{self.path}: {path}",
         )
 
+    @functools.cached_property
+    def _value_cases(self) -> dict[str, str]:
+        """The case of each value file, by its path."""
+        table = self.read_columns(["test_case", "path"], roles=["value"])
+        paths, cases = (table.column(c).to_pylist() for c in ("path", "test_case"))
+        return dict(zip(paths, cases, strict=True))
+
     def case_files(self, case: str) -> list[StoredFile]:
         """The files of one case, rebuilt byte for byte."""
-        table = self.read_case(case, _FILE_COLUMNS).combine_chunks()
+        columns = self._file_columns(self._case_part.get(case, 0))
+        table = self.read_case(case, columns).combine_chunks()
         where = f"{self.path}: {case}"
         return [f for batch in table.to_batches() for f in files_from_batch(batch, where=where)]
 
