@@ -22,7 +22,7 @@ from onnx import ModelProto
 from onnx_arrow.core.model import arrow_type, build_array, declared_type, kind_of_type
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
-from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
+from onnx_arrow.corpus.format import SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import case_index
 from onnx_arrow.corpus.parts import open_part, part_paths
 from onnx_arrow.corpus.rows import (
@@ -148,6 +148,7 @@ class Store:
 
     def row_groups(self, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
         """The row groups (only ``columns``, if given), one at a time, fully validated."""
+        columns = _column_names(columns, where="Store.row_groups(columns)")
         for i in range(self.num_row_groups):
             yield from self._row_group(i, columns)
 
@@ -162,7 +163,10 @@ class Store:
     ) -> pa.Table:
         """Some columns of every row (of these ``roles`` only, if given), validated, as one
         table: all parts, in store order.  Row groups without such a role are skipped."""
-        tables = [part.read(None, columns, roles) for part in self._parts]
+        names = _column_names(columns, where="Store.read_columns(columns)")
+        if roles is not None:
+            roles = _names(roles, what="roles", where="Store.read_columns(roles)")
+        tables = [part.read(None, names, roles) for part in self._parts]
         for part, table in zip(self._parts, tables, strict=True):
             self._validate(table, "the columns read", part.path)
         return pa.concat_tables(tables)
@@ -202,6 +206,7 @@ class Store:
     def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of one case, fully validated; row groups that cannot hold it are not
         read."""
+        columns = _column_names(columns, where="Store.read_case(columns)")
         read, span = self._locate(case)
         table = read.table
         if span is _SCATTERED:  # not written by onnx-arrow, which keeps a case's rows together
@@ -212,11 +217,26 @@ class Store:
 
     def _locate(self, case: str) -> tuple[_ReadGroups, tuple[int, int]]:
         """The row groups that hold ``case`` (read), and where its rows are in them."""
-        groups = tuple(i for i in range(self.num_row_groups) if self._may_hold(i, case))
+        if not isinstance(case, str):
+            raise UnsupportedTypeError(
+                f"a case is named by its test_case (str), got {type_name(case)}",
+                where=str(self.path),
+            )
+        part = self._case_part.get(case)
+        if part is None:
+            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        ours = [i for i, (k, _) in enumerate(self._groups) if k == part]
+        groups = tuple(i for i in ours if self._may_hold(i, case))
         read = self._read_groups(groups) if groups else None
         span = None if read is None else read.runs.get(case)
-        if read is None or span is None:
-            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        if read is None or span is None:  # statistics that do not say the truth: read all
+            read = self._read_groups(tuple(ours))
+            span = read.runs.get(case)
+        if span is None:  # the part held it when the store was opened
+            raise CorpusError(
+                f"case {case!r} is no longer in the store; it changed after it was opened",
+                where=str(self.path),
+            )
         return read, span
 
     def _read_groups(self, groups: tuple[int, ...]) -> _ReadGroups:
@@ -253,8 +273,12 @@ class Store:
         spans: list[tuple[str, str] | None] = []
         for k, local in self._groups:
             stats = self._parts[k].file.metadata.row_group(local).column(0).statistics
-            has = stats is not None and stats.has_min_max
-            spans.append((stats.min, stats.max) if has else None)
+            try:
+                has = stats is not None and stats.has_min_max
+                span = (stats.min, stats.max) if has else None
+            except (ValueError, pa.ArrowException):  # not UTF-8: no help in finding a case
+                span = None
+            spans.append(span if span and all(isinstance(x, str) for x in span) else None)
         return spans
 
     def files(self, row_group: int | None = None) -> Iterator[StoredFile]:
@@ -262,6 +286,11 @@ class Store:
         order."""
         groups = range(self.num_row_groups)
         if row_group is not None:
+            if not isinstance(row_group, int) or isinstance(row_group, bool):
+                raise UnsupportedTypeError(
+                    f"expected a row group's number (int), got {type_name(row_group)}",
+                    where="Store.files(row_group)",
+                )
             if row_group not in groups:
                 raise CorpusError(
                     f"no row group {row_group}: the store has {len(groups)}, numbered from 0",
@@ -420,6 +449,34 @@ class Store:
         """Write the corpus back as a folder tree, byte for byte (see :func:`export_store`)."""
         check_path(dest, where="Store.export(dest)")
         return write_tree(self.files(), dest, force=force, where=str(self.path))
+
+
+def _names(names: object, *, what: str, where: str) -> list[str]:
+    """``names`` as a list of ``str``: any iterable of them, not one ``str`` alone."""
+    if isinstance(names, str | bytes) or not isinstance(names, Iterable):
+        raise UnsupportedTypeError(
+            f"expected a list of {what} (str), got {type_name(names)}", where=where
+        )
+    listed = list(names)
+    bad = next((n for n in listed if not isinstance(n, str)), None)
+    if bad is not None:
+        raise UnsupportedTypeError(f"expected {what} as str, got {type_name(bad)}", where=where)
+    return listed
+
+
+def _column_names(columns: object, *, where: str) -> list[str] | None:
+    """``columns`` (None for all) as a list of the store's column names, each checked."""
+    if columns is None:
+        return None
+    names = _names(columns, what="column names", where=where)
+    unknown = [c for c in names if c not in SCHEMA.names]
+    if unknown:
+        raise CorpusError(
+            f"no column {unknown[0]!r} in a store; its columns are {', '.join(SCHEMA.names[:8])} "
+            "... (docs/store-format.md)",
+            where=where,
+        )
+    return names
 
 
 def check_store_path(

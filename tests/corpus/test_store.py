@@ -270,3 +270,43 @@ def test_value_by_path_reads_a_value_beside_its_model(tmp_path):
         store.value("light/light_tiny.onnx")
     with pytest.raises(UnsupportedTypeError, match=r"Store\.value\(path\): expected"):
         store.value(Path("light/light_tiny_output_0.pb"))  # type: ignore[arg-type]
+
+
+def test_what_a_store_reads_by_is_checked_before_anything_is_read(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    store = Store(path)
+    for read in (
+        lambda: list(store.values(3)),
+        lambda: store.read_case(None),
+        lambda: store.case_files(b"node/test_tiny"),
+        lambda: store.model(["node/test_tiny"]),
+    ):
+        with pytest.raises(UnsupportedTypeError, match=r"store\.parquet: a case is named by"):
+            read()
+    for read, where in (
+        (lambda: store.read_columns("path"), r"Store\.read_columns\(columns\): expected a list"),
+        (lambda: list(store.row_groups("path")), r"Store\.row_groups\(columns\): expected"),
+        (lambda: store.read_case("node/test_tiny", [1]), r"Store\.read_case\(columns\): exp"),
+        (lambda: store.read_columns(["path"], roles="value"), r"read_columns\(roles\): exp"),
+        (lambda: list(store.files(1.0)), r"Store\.files\(row_group\): expected a row group"),
+        (lambda: list(store.files(True)), r"Store\.files\(row_group\): expected a row group"),
+    ):
+        with pytest.raises(UnsupportedTypeError, match=where):
+            read()
+    with pytest.raises(CorpusError, match=r"read_columns\(columns\): no column 'p' in a store"):
+        store.read_columns(["path", "p"])
+    assert store.read_case("node/test_tiny", ("path",)).column_names == ["path"]
+    assert store.read_columns(iter(["path"])).num_rows == 4
+
+
+def test_a_case_is_found_in_its_part_even_where_statistics_say_otherwise(tmp_path):
+    root = small_corpus(tmp_path / "src")
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(root), path, options=WriteOptions(row_group_cases=1))
+    store = Store(path)
+    # statistics that exclude the case from every row group (forged, or undecodable)
+    store.__dict__["_case_spans"] = [("a", "b")] * store.num_row_groups
+    assert {f.path: f.data for f in store.case_files("node/test_tiny")} == tree_bytes(root)
+    with pytest.raises(CorpusError, match=r"no case 'node/test_nothing' in the store"):
+        store.read_case("node/test_nothing")
