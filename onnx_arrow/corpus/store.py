@@ -93,8 +93,10 @@ class Store:
     Raises
     ------
     CorpusError
-        If a part is not a store: missing or foreign metadata, an unknown format
-        version, a schema that differs from the format's; if a folder holds no part,
+        If a part is not a store: missing or foreign metadata, a format version this
+        onnx-arrow does not read (a newer one, or one older than version 2: a part of
+        version 2 reads as the current version, the columns it lacks as nulls; see the
+        store format's Older versions), a schema that differs from its version's; if a folder holds no part,
         or a part is a symlink; if a row names no case (a null or invalid UTF-8
         ``test_case``), or a case is in two parts (a part added twice, a case split
         over two parts).  The error names the part.  Every reader of a store opens it
