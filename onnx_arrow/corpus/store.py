@@ -96,11 +96,11 @@ class Store:
         If a part is not a store: missing or foreign metadata, a format version this
         onnx-arrow does not read (a newer one, or one older than version 2: a part of
         version 2 reads as the current version, the columns it lacks as nulls; see the
-        store format's Older versions), a schema that differs from its version's; if a folder holds no part,
-        or a part is a symlink; if a row names no case (a null or invalid UTF-8
-        ``test_case``), or a case is in two parts (a part added twice, a case split
-        over two parts).  The error names the part.  Every reader of a store opens it
-        here, so all refuse what one refuses.
+        store format's Older versions), a schema that differs from its version's; if
+        a folder holds no part, or a part is a symlink; if a row names no case (a null
+        or invalid UTF-8 ``test_case``), or a case is in two parts (a part added twice,
+        a case split over two parts).  The error names the part.  Every reader of a
+        store opens it here, so all refuse what one refuses.
     UnsupportedTypeError
         If ``path`` is not a path or a list of paths (see :func:`check_store_path`).
     """
