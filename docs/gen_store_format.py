@@ -30,10 +30,12 @@ from onnx_arrow.corpus.format import (
     FORMAT,
     FORMAT_VERSION,
     METADATA_KEY,
+    OLDEST_VERSION,
     ROLES,
     SCHEMA,
     data_column,
     data_storage_dtype,
+    format_schemas,
 )
 from onnx_arrow.corpus.options import ROW_GROUP_BYTES
 from onnx_arrow.corpus.rows import RowBuilder
@@ -54,7 +56,8 @@ KIND_TEXT: Final = {
 #: The JSON fields under the metadata key, each with what it holds.
 METADATA_TEXT: Final = {
     "format": f'always `"{FORMAT}"`',
-    "format_version": f"`{FORMAT_VERSION}`; a reader refuses a version it does not know",
+    "format_version": f"`{FORMAT_VERSION}`; a reader reads versions {OLDEST_VERSION} to "
+    f"{FORMAT_VERSION} (see Older versions) and refuses any other",
     "roles": "the roles and what each holds (as in the table above)",
     "columns": "each column's name and its description (as in the table above)",
     "data_columns": 'per ONNX dtype name: `{"column": ..., "element": ...}`, the data '
@@ -88,7 +91,9 @@ store byte for byte.  This page is the format, version
   version; a reader refuses parts that disagree.  onnx-arrow names them
   `part-00000.parquet` ... (read in the order of the number), optionally in a folder per
   kind (`node/part-00001.parquet`: the folder is named by the kind alone, not `kind=node`,
-  as the `kind` column is in the files already).  A case never spans two parts; parts
+  as the `kind` column is in the files already).  A case never spans two parts: a reader
+  refuses a store where one does (a part added twice, a case split over two parts), before
+  it reads any case, as it refuses a row whose `test_case` is null or not UTF-8.  Parts
   added later (`onnx-arrow import --append`) take the next numbers, and the layout of
   the parts before them (at the root, or in a folder per kind).
 * **A row per file**, and for a container value one more row per tensor inside it
@@ -257,6 +262,41 @@ holding only the empty `raw_data` marker (field 9).  The keys (field 3 of the ma
 row 3.  Joining rows 2 to 5 as described above gives the file's 41 bytes back.
 """
 
+OLDER_HEAD: Final = """
+## Older versions
+
+A reader of version {version} reads the stores of versions {oldest} to {version} as stores
+of version {version}: the columns an older version lacks read as nulls.  `info`, `export`,
+`compare`, `run`, the catalog and the Python API read them so; a store of an older
+version records less, as the table says.  To bring one up to this version, export it and
+import the folder again (`onnx-arrow export old.parquet corpus/` then `onnx-arrow import
+corpus/ new.parquet`): the files come back byte for byte, and import records what they
+state.  A version older than {oldest}, or newer than {version}, is refused: for a newer
+one, upgrade onnx-arrow; for an older one, export the store with the onnx-arrow that wrote
+it (its `created_by`) and import the folder with this one.
+
+| version | lacks | so |
+|---|---|---|
+""" + "".join(
+    f"| {version} | {lacks} | {so} |\n"
+    for version, lacks, so in (
+        (
+            2,
+            "`rtol`, `atol`",
+            "no case states its own tolerances: compare uses the tolerances it is given and "
+            "its defaults (the `data.json` files are stored, so an import of the exported "
+            "folder records them)",
+        ),
+        (
+            2,
+            "`digest` too, if written before digests were recorded",
+            "`export` cannot check a rebuilt file against its digest, and `diff` refuses "
+            "the store (it compares files by digest): diff the exported folder, or import "
+            "it again",
+        ),
+    )
+)
+
 METADATA_HEAD: Final = """
 ## Metadata
 
@@ -392,6 +432,10 @@ def store_format_markdown() -> str:
     parts.append(EXAMPLE_ENVELOPE_TEXT)
     parts.append(METADATA_HEAD.format(key=METADATA_KEY))
     parts += [f"| `{f}` | {_cell(METADATA_TEXT[f])} |\n" for f in _metadata_fields()]
+    parts.append(OLDER_HEAD.format(version=FORMAT_VERSION, oldest=OLDEST_VERSION))
+    older = [lacks for v in range(OLDEST_VERSION, FORMAT_VERSION) for _, lacks in format_schemas(v)]
+    if older != [("rtol", "atol"), ("rtol", "atol", "digest")]:
+        raise ValueError(f"the older versions now lack {older}; update OLDER_HEAD")
     return "".join(parts)
 
 

@@ -355,6 +355,13 @@ def _listing(store: Store) -> dict[str, _Listed]:
     every reader of the store rebuilds it (its rows validated, the bytes checked against
     the digest the row records) and its size and digest taken from the bytes read: a row
     changed after the store was written is refused, never called identical."""
+    if not store.digests:
+        raise CorpusError(
+            "the store records no digests of its files (format version 2, written before "
+            "they were): diff compares them by digest; export the store to a folder and "
+            "import it again, or diff the exported folder",
+            where=str(store.path),
+        )
     table = store.read_columns(["path", "role", "digest"], roles=["model", "value", "file"])
     paths, digests = table.column("path").to_pylist(), table.column("digest").to_pylist()
     if None in digests:  # every file row has one: without it, equal could not be told

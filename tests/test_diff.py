@@ -381,3 +381,36 @@ def test_a_path_held_twice_is_refused(one_store: Path, tmp_path: Path) -> None:
         diff(one_store, bad)
     with pytest.raises(CorpusError, match=rf"bad\.parquet: {readme}: .*this path twice"):
         diff(bad, one_store)
+
+
+def test_a_store_of_format_2_before_digests_is_refused_saying_what_to_do(
+    sides: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    import pyarrow.parquet as pq
+
+    from onnx_arrow.errors import CorpusError
+
+    good = tmp_path / "good.parquet"
+    write_store(FolderSource(sides[0]), good)
+    table = pq.read_table(good)
+    meta = json.loads(table.schema.metadata[b"onnx_arrow"])
+    for name, dropped in (("v2.parquet", ["rtol", "atol"]), ("v2nd.parquet", ["digest"])):
+        meta["format_version"] = 2
+        table = table.drop_columns(dropped)
+        pq.write_table(
+            table.replace_schema_metadata({"onnx_arrow": json.dumps(meta)}), tmp_path / name
+        )
+    # a format 2 store with digests diffs as it is
+    assert set(diff(good, tmp_path / "v2.parquet")["status"]) == {"identical"}
+    said = (
+        r"v2nd\.parquet: the store records no digests of its files \(format version 2, "
+        r"written before they were\): diff compares them by digest; export the store"
+    )
+    with pytest.raises(CorpusError, match=said):
+        diff(good, tmp_path / "v2nd.parquet")
+    assert main(["diff", str(tmp_path / "v2nd.parquet"), str(good)]) == 1
+    err = capsys.readouterr().err
+    assert re.search(said, err)
+    assert "Traceback" not in err

@@ -26,6 +26,7 @@ from onnx import ModelProto
 from onnx_arrow.core.model import as_array, graph_values
 from onnx_arrow.corpus.arguments import check_model, checked_items
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
+from onnx_arrow.corpus.index import check_case_names
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
 from onnx_arrow.corpus.sources import CorpusError, Tolerance
 
@@ -215,6 +216,8 @@ def _conformed(table: pa.Table, where: str) -> pa.Table:
     columns = []
     for name in REQUIRED_COLUMNS:
         target = SCHEMA.field(name).type
+        if name == "test_case":  # as a store's readers check it, in the same words
+            check_case_names(table.column(name), where=where)
         column = as_array(table.column(name), where=f"{where}: column {name}")
         if column.type != target:
             if _loosely(column.type) != _loosely(target):
@@ -256,7 +259,7 @@ def _loosely(t: pa.DataType) -> pa.DataType:
 def _in_case_order(table: pa.Table, where: str) -> pa.Table:
     """The rows sorted case by case (cases as they first appear) and by ``case_row``,
     every row of each case checked to be there once."""
-    for name in ("test_case", *ORDINAL_COLUMNS):
+    for name in ORDINAL_COLUMNS:
         nulls = table.column(name).null_count
         if nulls:
             raise CorpusError(
@@ -300,16 +303,33 @@ def _check_whole(
             where=at,
         )
     if got.size != total or (got.size and (got[0] != 0 or got[-1] != total - 1)):
-        missing = np.setdiff1d(np.arange(total), got)
+        # the rows here say what is missing: nothing is allocated for the count they claim
         extra = got[(got < 0) | (got >= total)]
         what = (
             f"case_row {_listed(extra)} is outside 0 .. {total - 1}"
             if extra.size
-            else f"case_row {_listed(missing)} missing"
+            else f"case_row {_missing(got, total)} missing"
         )
         raise CorpusError(
             f"{got.size} of its {total} rows are here ({what}): {_WHOLE_CASES}", where=at
         )
+
+
+def _missing(got: np.ndarray[Any, Any], total: int) -> str:
+    """The first few of 0 .. total - 1 not in ``got`` (sorted, unique, within range), and
+    how many are missing, found without a list of the ``total`` claimed."""
+    gaps: list[int] = []
+    expected = 0
+    for row in [*got.tolist(), total]:
+        while expected < row and len(gaps) < 5:
+            gaps.append(expected)
+            expected += 1
+        expected = max(expected, row + 1)
+        if len(gaps) == 5:
+            break
+    shown = ", ".join(map(str, gaps))
+    count = total - got.size
+    return shown + (f" ... ({count} in all)" if count > 5 else "")
 
 
 def _listed(values: np.ndarray[Any, Any]) -> str:

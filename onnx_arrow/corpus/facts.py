@@ -7,11 +7,12 @@ done here, each caller only lays the numbers out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from onnx_arrow.corpus.format import FORMAT_VERSION
 from onnx_arrow.corpus.store import Store
 
 __all__ = ["StoreFacts", "store_facts"]
@@ -69,7 +70,7 @@ def store_facts(store: Store) -> StoreFacts:
     sums = with_dtype.group_by("dtype").aggregate([("count", "sum")])
     elements = zip(sums.column("dtype").to_pylist(), sums.column(1).to_pylist(), strict=True)
     return StoreFacts(
-        format=f"{meta.get('format')}, version {meta.get('format_version')}",
+        format=_format_text(meta),
         created_by=f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})",
         nbytes=store.nbytes,
         row_groups=store.num_row_groups,
@@ -80,6 +81,19 @@ def store_facts(store: Store) -> StoreFacts:
         dtypes=_value_counts(table.column("dtype")),
         elements={name: n or 0 for name, n in elements},
     )
+
+
+def _format_text(meta: dict[str, Any]) -> str:
+    """The format and its version, and for an older version what it lacks: ``onnx-arrow
+    corpus store, version 2 (older: no case tolerances, ...)``."""
+    version = meta.get("format_version")
+    text = f"{meta.get('format')}, version {version}"
+    if isinstance(version, int) and version < FORMAT_VERSION:
+        text += (
+            f" (older than version {FORMAT_VERSION}, read as it; export and import again to "
+            "upgrade: docs/store-format.md, Older versions)"
+        )
+    return text
 
 
 def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:

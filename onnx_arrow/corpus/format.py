@@ -22,6 +22,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "METADATA_KEY",
+    "OLDEST_VERSION",
     "ORDINAL_COLUMNS",
     "ROLES",
     "SCHEMA",
@@ -29,6 +30,7 @@ __all__ = [
     "Column",
     "data_column",
     "data_storage_dtype",
+    "format_schemas",
     "parse_metadata",
 ]
 
@@ -36,6 +38,9 @@ __all__ = [
 FORMAT: Final = "onnx-arrow corpus store"
 #: Version of the format; a reader refuses versions it does not know.
 FORMAT_VERSION: Final = 3
+#: The oldest version a reader reads: versions from it to :data:`FORMAT_VERSION` read as
+#: the current one, the columns a version lacks read as nulls (see :func:`format_schemas`).
+OLDEST_VERSION: Final = 2
 #: The Parquet key-value metadata key holding the store's JSON description.
 METADATA_KEY: Final = "onnx_arrow"
 
@@ -170,6 +175,31 @@ TOLERANCE_COLUMNS: Final = ("rtol", "atol")
 DATA_COLUMNS: Final = {data_column(r): r for r in DTYPES.values()}
 
 
+#: The columns each version added, and a column added within a version (stores of that
+#: version hold it or not).  Version 2 added case_rows and case_row; version 1 is not read.
+_ADDED: Final = {3: ("rtol", "atol")}
+_ADDED_WITHIN: Final = {2: ("digest",)}
+
+
+def format_schemas(version: int) -> list[tuple[pa.Schema, tuple[str, ...]]]:
+    """The schemas a part of format ``version`` (:data:`OLDEST_VERSION` ..
+    :data:`FORMAT_VERSION`) may have, each with the columns of :data:`SCHEMA` it lacks:
+    a reader reads those as nulls (no tolerance stated, no digest recorded).
+
+    >>> [lacks for _, lacks in format_schemas(2)]
+    [('rtol', 'atol'), ('rtol', 'atol', 'digest')]
+    >>> format_schemas(3) == [(SCHEMA, ())]
+    True
+    """
+    lacks = tuple(c for v, added in _ADDED.items() if v > version for c in added)
+    variants = [lacks, (*lacks, *_ADDED_WITHIN.get(version, ()))]
+    out = []
+    for missing in dict.fromkeys(variants):
+        schema = pa.schema([f for f in SCHEMA if f.name not in missing])
+        out.append((schema, missing))
+    return out
+
+
 def build_metadata(**extra: Any) -> bytes:
     """The JSON description stored under :data:`METADATA_KEY`."""
     doc = {
@@ -198,11 +228,26 @@ def parse_metadata(metadata: dict[bytes, bytes] | None, *, where: str) -> dict[s
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise CorpusError(f"store metadata does not name the format {FORMAT!r}", where=where)
     version = doc.get("format_version")
+    reads = f"this onnx-arrow reads versions {OLDEST_VERSION} to {FORMAT_VERSION}"
     # exactly the integer: true and 2.0 compare equal to 1 and 2 in Python, not in JSON
-    if type(version) is not int or version != FORMAT_VERSION:
+    if type(version) is not int:
         raise CorpusError(
-            f"store format version {version!r}; this onnx-arrow reads version "
-            f"{FORMAT_VERSION}: upgrade onnx-arrow or import the corpus again",
+            f"store format version {version!r}; {reads}, as an integer: the metadata was "
+            "changed after the store was written; import the corpus again",
+            where=where,
+        )
+    if version > FORMAT_VERSION:
+        raise CorpusError(
+            f"store format version {version}; {reads}: the store was written by a newer "
+            "onnx-arrow, upgrade onnx-arrow to read it (pip install --upgrade onnx-arrow)",
+            where=where,
+        )
+    if version < OLDEST_VERSION:
+        raise CorpusError(
+            f"store format version {version}; {reads}: the store was written by an older "
+            f"onnx-arrow ({doc.get('created_by', 'created_by not recorded')}), export it to "
+            "a folder with that version (onnx-arrow export STORE FOLDER) and import the "
+            "folder with this one",
             where=where,
         )
     return doc

@@ -1,6 +1,7 @@
 """The parts of a store: its Parquet files found (the file itself, or a dataset store's
 part files in order), each opened with its footer read and checked, and its row groups
-read as located errors when they do not read."""
+read as located errors when they do not read; a part of an older format version reads
+in the current schema, the columns its version lacks as nulls."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from onnx_arrow.core.model import file_kind
-from onnx_arrow.corpus.format import SCHEMA, parse_metadata
+from onnx_arrow.corpus.format import FORMAT_VERSION, SCHEMA, format_schemas, parse_metadata
 from onnx_arrow.corpus.sources import CorpusError
 
 __all__ = ["PART_NAME", "Part", "open_part", "part_paths"]
@@ -28,11 +29,13 @@ PART_NAME: Final = re.compile(r"part-(\d+)\.parquet")
 
 @dataclass(frozen=True)
 class Part:
-    """One Parquet file of a store, its footer read and checked."""
+    """One Parquet file of a store, its footer read and checked; ``missing`` names the
+    columns of the current schema its format version lacks (read as nulls)."""
 
     path: Path
     file: pq.ParquetFile
     metadata: dict[str, Any]
+    missing: tuple[str, ...] = ()
 
     @property
     def groups(self) -> int:
@@ -45,8 +48,24 @@ class Part:
         roles: Sequence[str] | None = None,
     ) -> pa.Table:
         """Row groups (all when None), only ``columns`` if given, only rows of ``roles`` if
-        given (all row groups); a page that does not read is a located error."""
-        columns = None if columns is None else list(columns)
+        given (all row groups), in the current schema; a page that does not read is a
+        located error."""
+        wanted = list(SCHEMA.names if columns is None else columns)
+        if not self.missing:
+            return self._read(groups, None if columns is None else wanted, roles)
+        table = self._read(groups, [c for c in wanted if c not in self.missing], roles)
+        arrays = [
+            pa.nulls(table.num_rows, SCHEMA.field(c).type) if c in self.missing else table[c]
+            for c in wanted
+        ]
+        return pa.table(arrays, schema=pa.schema([SCHEMA.field(c) for c in wanted]))
+
+    def _read(
+        self,
+        groups: Sequence[int] | None,
+        columns: list[str] | None,
+        roles: Sequence[str] | None,
+    ) -> pa.Table:
         try:
             if roles is not None:
                 filters = [("role", "in", list(roles))]
@@ -83,13 +102,17 @@ def open_part(path: Path) -> Part:
         raise CorpusError(f"cannot read as Parquet ({exc})", where=where) from None
     schema = file.schema_arrow
     metadata = parse_metadata(schema.metadata, where=where)
-    if not schema.remove_metadata().equals(SCHEMA):
-        raise CorpusError(
-            "the columns differ from the store format's; it was not written by this "
-            "version of onnx-arrow, or was changed since",
-            where=where,
-        )
-    return Part(path, file, metadata)
+    version = metadata["format_version"]
+    plain = schema.remove_metadata()
+    for expected, missing in format_schemas(version):
+        if plain.equals(expected):
+            return Part(path, file, metadata, missing)
+    written = "this version" if version == FORMAT_VERSION else f"format version {version}"
+    raise CorpusError(
+        f"the columns differ from those of {written} of the store format; it was not "
+        "written by onnx-arrow, or was changed since",
+        where=where,
+    )
 
 
 def part_paths(path: Path) -> list[Path]:

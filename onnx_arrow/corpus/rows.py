@@ -14,12 +14,13 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from onnx import TypeProto
 
 from onnx_arrow.core.model import (
@@ -502,6 +503,12 @@ def _node_text(node: Node | None) -> str:
     return f"sparse {node.values.dtype.name} {list(node.dims)}"
 
 
+#: A data column converted: offsets, validity, element codes, null elements (or None).
+_Codes = tuple[
+    np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any] | None
+]
+
+
 def _damaged(message: str, *, where: str) -> CorpusError:
     """An error in a store's rows: it was damaged or changed after it was written."""
     return CorpusError(
@@ -530,7 +537,7 @@ class _Columns:
             for name in VALUE_COLUMNS
             if name in names and name not in DATA_COLUMNS
         }
-        self._data: dict[int, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Any]] = {}
+        self._data: dict[int, _Codes] = {}
 
     def bytes_at(self, column: str, i: int) -> bytes | None:
         return self.batch.column(column)[i].as_py()
@@ -546,8 +553,12 @@ class _Columns:
             raise exc.at(where) from None
         if row.onnx not in self._data:
             self._data[row.onnx] = self._column_codes(row)
-        offsets, valid, codes = self._data[row.onnx]
-        piece = codes[offsets[i] : offsets[i + 1]]
+        offsets, valid, codes, null = self._data[row.onnx]
+        start, stop = offsets[i], offsets[i + 1]
+        if null is not None and null[start:stop].any():
+            # a null in another row of the column does not stop this row being read
+            raise _damaged(f"{data_column(row)} holds a null element", where=where)
+        piece = codes[start:stop]
         count = math.prod(shape)
         if not valid[i] or piece.size != count:
             raise _damaged(
@@ -557,14 +568,19 @@ class _Columns:
             )
         return Tensor(row, tuple(shape), piece)
 
-    def _column_codes(self, row: DType) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], Any]:
-        """A data column's offsets, validity and element codes, converted once."""
+    def _column_codes(self, row: DType) -> _Codes:
+        """A data column's offsets (from 0, over this batch's rows only), validity, element
+        codes and null elements (None if there are none), converted once."""
         array = self.batch.column(data_column(row))
         valid = np.asarray(array.is_valid(), dtype=bool)
-        offsets = array.offsets.to_numpy()
-        flat = _flat_numpy(array, row, self._row_where)
+        # a slice's offsets are into the whole child array: take the rows' elements only
+        offsets = array.offsets.to_numpy().astype(np.int64)
+        base = int(offsets[0]) if offsets.size else 0
+        offsets = offsets - base
+        elements = array.values.slice(base, int(offsets[-1]) if offsets.size else 0)
+        flat, null = _flat_numpy(elements, row)
         try:
-            return offsets, valid, _narrow(flat, row, data_column(row))
+            return offsets, valid, _narrow(flat, row, data_column(row)), null
         except OnnxArrowError:
             # on the error path only: find the row that holds the value, of any case
             per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
@@ -579,23 +595,29 @@ class _Columns:
 
 
 def _flat_numpy(
-    array: pa.Array, row: DType, where_of: Callable[[int], str]
-) -> np.ndarray[Any, Any]:
-    """A data column's elements as one numpy array; a null element is an error naming the
-    row (``where_of(row)``) that holds it."""
-    values = array.values
+    values: pa.Array, row: DType
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any] | None]:
+    """A data column's elements as one numpy array, a null element filled with a one of
+    its type (a value of every dtype), and which elements were null (None when none
+    was): a row that holds one is refused when it is read, the others read as they are."""
+    null: np.ndarray[Any, Any] | None = None
+    if row.arrow_kind is ArrowKind.COMPLEX:
+        # an element is a pair of numbers: null if the pair is, or either of its numbers
+        pairs = ~np.asarray(values.is_valid(), dtype=bool)
+        values = values.values.slice(values.offset * 2, len(values) * 2)
+        numbers = ~np.asarray(values.is_valid(), dtype=bool)
+        if pairs.any() or numbers.any():
+            null = pairs | numbers.reshape(-1, 2).any(axis=1)
+    elif values.null_count:
+        null = ~np.asarray(values.is_valid(), dtype=bool)
+    if values.null_count:
+        one = b"" if row.arrow_kind is ArrowKind.BINARY else 1
+        values = pc.fill_null(values, pa.scalar(one, values.type))
     if row.arrow_kind is ArrowKind.BINARY:
         out = np.empty(len(values), dtype=object)
         out[:] = values.to_pylist()
-        return out
-    per = 1
-    if row.arrow_kind is ArrowKind.COMPLEX:
-        values, per = values.flatten(), 2
-    if values.null_count:
-        first = int(np.flatnonzero(~np.asarray(values.is_valid()))[0]) // per
-        k = int(np.searchsorted(array.offsets.to_numpy(), first, side="right")) - 1
-        raise _damaged(f"{data_column(row)} holds a null element", where=where_of(k))
-    return values.to_numpy(zero_copy_only=False)
+        return out, null
+    return values.to_numpy(zero_copy_only=False), null
 
 
 def _value_end(roles: list[str], paths: list[str], start: int) -> int:

@@ -22,7 +22,8 @@ from onnx import ModelProto
 from onnx_arrow.core.model import arrow_type, build_array, declared_type, kind_of_type
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
-from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
+from onnx_arrow.corpus.format import SCHEMA, TOLERANCE_COLUMNS
+from onnx_arrow.corpus.index import case_index
 from onnx_arrow.corpus.parts import open_part, part_paths
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
@@ -92,9 +93,14 @@ class Store:
     Raises
     ------
     CorpusError
-        If a part is not a store: missing or foreign metadata, an unknown format
-        version, a schema that differs from the format's; if a folder holds no part,
-        or a part is a symlink.  The error names the part.
+        If a part is not a store: missing or foreign metadata, a format version this
+        onnx-arrow does not read (a newer one, or one older than version 2: a part of
+        version 2 reads as the current version, the columns it lacks as nulls; see the
+        store format's Older versions), a schema that differs from its version's; if
+        a folder holds no part, or a part is a symlink; if a row names no case (a null
+        or invalid UTF-8 ``test_case``), or a case is in two parts (a part added twice,
+        a case split over two parts).  The error names the part.  Every reader of a
+        store opens it here, so all refuse what one refuses.
     UnsupportedTypeError
         If ``path`` is not a path or a list of paths (see :func:`check_store_path`).
     """
@@ -115,11 +121,22 @@ class Store:
         self.metadata = self._parts[0].metadata
         #: Every row group of the store: (part, row group in the part).
         self._groups = [(k, i) for k, part in enumerate(self._parts) for i in range(part.groups)]
+        #: The part of each case, in store order, checked once: every reader reads the
+        #: same store.
+        self._case_part = {
+            name: k for k, names in enumerate(case_index(self._parts)) for name in names
+        }
 
     @property
     def parts(self) -> tuple[Path, ...]:
         """The store's Parquet files: one, or a dataset's parts in store order."""
         return tuple(part.path for part in self._parts)
+
+    @property
+    def digests(self) -> bool:
+        """Whether every part records its files' digests (stores of format version 2
+        written before digests were recorded do not)."""
+        return all("digest" not in part.missing for part in self._parts)
 
     @property
     def nbytes(self) -> int:
@@ -133,6 +150,7 @@ class Store:
 
     def row_groups(self, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
         """The row groups (only ``columns``, if given), one at a time, fully validated."""
+        columns = _column_names(columns, where="Store.row_groups(columns)")
         for i in range(self.num_row_groups):
             yield from self._row_group(i, columns)
 
@@ -147,7 +165,10 @@ class Store:
     ) -> pa.Table:
         """Some columns of every row (of these ``roles`` only, if given), validated, as one
         table: all parts, in store order.  Row groups without such a role are skipped."""
-        tables = [part.read(None, columns, roles) for part in self._parts]
+        names = _column_names(columns, where="Store.read_columns(columns)")
+        if roles is not None:
+            roles = _names(roles, what="roles", where="Store.read_columns(roles)")
+        tables = [part.read(None, names, roles) for part in self._parts]
         for part, table in zip(self._parts, tables, strict=True):
             self._validate(table, "the columns read", part.path)
         return pa.concat_tables(tables)
@@ -180,31 +201,14 @@ class Store:
                 ) from None
 
     def cases(self) -> list[str]:
-        """The names of the cases, in store order.
-
-        Raises
-        ------
-        CorpusError
-            If two parts hold rows of the same case.
-        """
-        names: list[str] = []
-        seen: dict[str, Path] = {}
-        for part in self._parts:
-            column = part.read(None, ["test_case"]).column("test_case")
-            for name in pc.unique(column).to_pylist():
-                if name in seen:
-                    raise CorpusError(
-                        f"case {name!r} is in two parts of the store, {seen[name]} and this "
-                        "one; remove the part added twice",
-                        where=str(part.path),
-                    )
-                seen[name] = part.path
-                names.append(name)
-        return names
+        """The names of the cases, in store order (checked when the store was opened: each
+        in one part)."""
+        return list(self._case_part)
 
     def read_case(self, case: str, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of one case, fully validated; row groups that cannot hold it are not
         read."""
+        columns = _column_names(columns, where="Store.read_case(columns)")
         read, span = self._locate(case)
         table = read.table
         if span is _SCATTERED:  # not written by onnx-arrow, which keeps a case's rows together
@@ -215,30 +219,27 @@ class Store:
 
     def _locate(self, case: str) -> tuple[_ReadGroups, tuple[int, int]]:
         """The row groups that hold ``case`` (read), and where its rows are in them."""
-        groups = tuple(i for i in range(self.num_row_groups) if self._may_hold(i, case))
-        read = self._read_groups(groups) if groups else None
-        span = None if read is None else read.runs.get(case)
-        if read is None or span is None:
-            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
-        if len({self._groups[i][0] for i in groups}) > 1:
-            self._check_one_part(case, groups)
-        return read, span
-
-    def _check_one_part(self, case: str, groups: tuple[int, ...]) -> None:
-        """Refuse a case with rows in two parts (a part added twice): its values would be
-        read twice over."""
-        holding = []
-        for k in sorted({self._groups[i][0] for i in groups}):
-            local = [self._groups[i][1] for i in groups if self._groups[i][0] == k]
-            names = self._parts[k].read(local, ["test_case"]).column("test_case")
-            if pc.any(pc.equal(names, case)).as_py():
-                holding.append(str(self._parts[k].path))
-        if len(holding) > 1:
-            raise CorpusError(
-                f"case {case!r} is in two parts of the store, {holding[0]} and {holding[1]}; "
-                "remove the part added twice",
+        if not isinstance(case, str):
+            raise UnsupportedTypeError(
+                f"a case is named by its test_case (str), got {type_name(case)}",
                 where=str(self.path),
             )
+        part = self._case_part.get(case)
+        if part is None:
+            raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        ours = [i for i, (k, _) in enumerate(self._groups) if k == part]
+        groups = tuple(i for i in ours if self._may_hold(i, case))
+        read = self._read_groups(groups) if groups else None
+        span = None if read is None else read.runs.get(case)
+        if read is None or span is None:  # statistics that do not say the truth: read all
+            read = self._read_groups(tuple(ours))
+            span = read.runs.get(case)
+        if span is None:  # the part held it when the store was opened
+            raise CorpusError(
+                f"case {case!r} is no longer in the store; it changed after it was opened",
+                where=str(self.path),
+            )
+        return read, span
 
     def _read_groups(self, groups: tuple[int, ...]) -> _ReadGroups:
         """Row groups, read and validated once for consecutive calls on the cases they
@@ -274,8 +275,12 @@ class Store:
         spans: list[tuple[str, str] | None] = []
         for k, local in self._groups:
             stats = self._parts[k].file.metadata.row_group(local).column(0).statistics
-            has = stats is not None and stats.has_min_max
-            spans.append((stats.min, stats.max) if has else None)
+            try:
+                has = stats is not None and stats.has_min_max
+                span = (stats.min, stats.max) if has else None
+            except (ValueError, pa.ArrowException):  # not UTF-8: no help in finding a case
+                span = None
+            spans.append(span if span and all(isinstance(x, str) for x in span) else None)
         return spans
 
     def files(self, row_group: int | None = None) -> Iterator[StoredFile]:
@@ -283,6 +288,11 @@ class Store:
         order."""
         groups = range(self.num_row_groups)
         if row_group is not None:
+            if not isinstance(row_group, int) or isinstance(row_group, bool):
+                raise UnsupportedTypeError(
+                    f"expected a row group's number (int), got {type_name(row_group)}",
+                    where="Store.files(row_group)",
+                )
             if row_group not in groups:
                 raise CorpusError(
                     f"no row group {row_group}: the store has {len(groups)}, numbered from 0",
@@ -291,9 +301,16 @@ class Store:
             groups = range(row_group, row_group + 1)
         for i in groups:
             k, local = self._groups[i]
-            for batch in self._row_group(i, _FILE_COLUMNS):
+            for batch in self._row_group(i, self._file_columns(k)):
                 where = f"{self._parts[k].path}: row group {local}"
                 yield from files_from_batch(batch, where=where)
+
+    def _file_columns(self, k: int) -> tuple[str, ...]:
+        """The columns that rebuild the files of part ``k``: with their digests, to check
+        them, unless the part's format version recorded none."""
+        if "digest" in self._parts[k].missing:
+            return tuple(c for c in _FILE_COLUMNS if c != "digest")
+        return _FILE_COLUMNS
 
     def values(self, case: str | None = None) -> Iterator[StoredValue]:
         """Every value of the store (or of one case), decoded straight from its columns.
@@ -317,18 +334,27 @@ class Store:
                 yield from values_from_batch(batch, where=where)
 
     def value(self, path: str) -> StoredValue:
-        """The value of one value file, by its path (a catalog row's ``path``).
+        """The value of one value file, by its path (a catalog row's ``path``): any value
+        the store decoded, in a case folder or beside its model (``light/NAME_output_0.pb``).
 
-        Only the rows of the case the path belongs to are read.
+        The store's value paths are read once (two columns); then only the rows of the
+        case that holds the path.
 
         Raises
         ------
         CorpusError
             If the store has no value file at ``path`` (no such file, or a file kept as
             bytes: :meth:`case_files` gives those).
+        UnsupportedTypeError
+            If ``path`` is not a ``str``.
         """
-        cases = [c for c in self.cases() if path.startswith(f"{c}/") or not c]
-        for case in sorted(cases, key=len, reverse=True):  # the innermost case folder
+        if not isinstance(path, str):
+            raise UnsupportedTypeError(
+                f"expected a value file's path in the store (str), got {type_name(path)}",
+                where="Store.value(path)",
+            )
+        case = self._value_cases.get(path)
+        if case is not None:
             for value in self.values(case):
                 if value.path == path:
                     return value
@@ -338,9 +364,17 @@ class Store:
             where=f"{self.path}: {path}",
         )
 
+    @functools.cached_property
+    def _value_cases(self) -> dict[str, str]:
+        """The case of each value file, by its path."""
+        table = self.read_columns(["test_case", "path"], roles=["value"])
+        paths, cases = (table.column(c).to_pylist() for c in ("path", "test_case"))
+        return dict(zip(paths, cases, strict=True))
+
     def case_files(self, case: str) -> list[StoredFile]:
         """The files of one case, rebuilt byte for byte."""
-        table = self.read_case(case, _FILE_COLUMNS).combine_chunks()
+        columns = self._file_columns(self._case_part.get(case, 0))
+        table = self.read_case(case, columns).combine_chunks()
         where = f"{self.path}: {case}"
         return [f for batch in table.to_batches() for f in files_from_batch(batch, where=where)]
 
@@ -417,6 +451,34 @@ class Store:
         """Write the corpus back as a folder tree, byte for byte (see :func:`export_store`)."""
         check_path(dest, where="Store.export(dest)")
         return write_tree(self.files(), dest, force=force, where=str(self.path))
+
+
+def _names(names: object, *, what: str, where: str) -> list[str]:
+    """``names`` as a list of ``str``: any iterable of them, not one ``str`` alone."""
+    if isinstance(names, str | bytes) or not isinstance(names, Iterable):
+        raise UnsupportedTypeError(
+            f"expected a list of {what} (str), got {type_name(names)}", where=where
+        )
+    listed = list(names)
+    bad = next((n for n in listed if not isinstance(n, str)), None)
+    if bad is not None:
+        raise UnsupportedTypeError(f"expected {what} as str, got {type_name(bad)}", where=where)
+    return listed
+
+
+def _column_names(columns: object, *, where: str) -> list[str] | None:
+    """``columns`` (None for all) as a list of the store's column names, each checked."""
+    if columns is None:
+        return None
+    names = _names(columns, what="column names", where=where)
+    unknown = [c for c in names if c not in SCHEMA.names]
+    if unknown:
+        raise CorpusError(
+            f"no column {unknown[0]!r} in a store; its columns are {', '.join(SCHEMA.names[:8])} "
+            "... (docs/store-format.md)",
+            where=where,
+        )
+    return names
 
 
 def check_store_path(

@@ -157,3 +157,29 @@ def test_case_data_sets_take_a_model_and_stored_values(store: Path) -> None:
     lazy = (v for v in [values[0], 1])
     with pytest.raises(UnsupportedTypeError, match=r"^case_data_sets\(values\)\[1\]: "):
         case_data_sets(model, lazy)
+
+
+def test_a_claimed_row_count_is_checked_against_the_rows_before_any_allocation(
+    store: Path,
+) -> None:
+    import tracemalloc
+
+    rows = _case_rows(pq.read_table(store), "node/test_abs")
+    claimed = 2**31 - 1
+    forged = rows.set_column(
+        rows.schema.get_field_index("case_rows"),
+        "case_rows",
+        pa.array([claimed] * rows.num_rows, pa.int32()),
+    )
+    tracemalloc.start()
+    try:
+        with pytest.raises(
+            CorpusError,
+            match=rf"node/test_abs: 3 of its {claimed} rows are here \(case_row 3, 4, 5, 6, 7 "
+            rf"\.\.\. \({claimed - 3} in all\) missing\)",
+        ):
+            cases_from_rows(forged)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, f"{peak} bytes allocated to check {rows.num_rows} rows"

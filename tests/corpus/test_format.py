@@ -16,6 +16,7 @@ from onnx_arrow.corpus.format import (
     FORMAT,
     FORMAT_VERSION,
     METADATA_KEY,
+    OLDEST_VERSION,
     ORDINAL_COLUMNS,
     ROLES,
     SCHEMA,
@@ -107,8 +108,16 @@ def test_the_metadata_written_is_the_metadata_read() -> None:
         (_meta({"format": "parquet"}), f"store metadata does not name the format {FORMAT!r}"),
         (
             _meta({"format": FORMAT, "format_version": 99}),
-            f"store format version 99; this onnx-arrow reads version {FORMAT_VERSION}: upgrade "
-            "onnx-arrow or import the corpus again",
+            f"store format version 99; this onnx-arrow reads versions {OLDEST_VERSION} to "
+            f"{FORMAT_VERSION}: the store was written by a newer onnx-arrow, upgrade "
+            "onnx-arrow to read it (pip install --upgrade onnx-arrow)",
+        ),
+        (
+            _meta({"format": FORMAT, "format_version": 1, "created_by": "onnx-arrow 0.0.1"}),
+            f"store format version 1; this onnx-arrow reads versions {OLDEST_VERSION} to "
+            f"{FORMAT_VERSION}: the store was written by an older onnx-arrow (onnx-arrow "
+            "0.0.1), export it to a folder with that version (onnx-arrow export STORE "
+            "FOLDER) and import the folder with this one",
         ),
         (_meta({"format": FORMAT}), "store format version None; this onnx-arrow reads"),
         (
@@ -131,6 +140,7 @@ def test_the_metadata_written_is_the_metadata_read() -> None:
         "a list",
         "another format",
         "a later version",
+        "an older version not read",
         "no version",
         "a float version",
         "a text version",

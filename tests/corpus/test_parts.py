@@ -69,3 +69,89 @@ def test_a_store_path_that_is_not_a_regular_file_is_refused_at_once(tmp_path):
     )
     assert done.returncode != 0
     assert "FIFO" in done.stderr
+
+
+def _as_format_2(src, dst, *, digest=True):
+    """``src`` rewritten as a store of format version 2 wrote it: no rtol and atol columns
+    (version 3 added them), and no digest column if written before digests were."""
+
+    def older(table):
+        meta = json.loads(table.schema.metadata[METADATA_KEY.encode()])
+        meta["format_version"] = 2
+        dropped = ["rtol", "atol"] + ([] if digest else ["digest"])
+        table = table.drop_columns(dropped)
+        return table.replace_schema_metadata({METADATA_KEY: json.dumps(meta)})
+
+    rewrite(src, dst, older)
+
+
+@pytest.mark.parametrize("digest", [True, False], ids=["with digests", "before digests"])
+def test_a_store_of_format_2_reads_and_exports_as_it_was_written(tmp_path, digest, capsys):
+    from cli_helpers import field_lines
+    from store_helpers import tree_bytes
+
+    from onnx_arrow.cli import main
+    from onnx_arrow.corpus import export_store
+
+    src = small_corpus(tmp_path / "src")
+    path, old = tmp_path / "store.parquet", tmp_path / "v2.parquet"
+    write_store(FolderSource(src), path)
+    _as_format_2(path, old, digest=digest)
+    store = Store(old)
+    assert store.metadata["format_version"] == 2
+    assert store.digests is digest
+    assert store.cases() == Store(path).cases() == ["node/test_tiny"]
+    assert [v.to_bytes() for v in store.values()] == [v.to_bytes() for v in Store(path).values()]
+    assert store.tolerance("node/test_tiny") is None  # version 2 recorded none
+    assert (
+        store.read_columns(["rtol", "digest"]).schema
+        == Store(path).read_columns(["rtol", "digest"]).schema
+    )
+    export_store(old, tmp_path / "out")
+    assert tree_bytes(tmp_path / "out") == tree_bytes(src)
+    assert {f.path: f.data for f in store.case_files("node/test_tiny")} == tree_bytes(src)
+    assert main(["info", str(old)]) == 0
+    assert field_lines(capsys.readouterr().out)["format"] == (
+        "onnx-arrow corpus store, version 2 (older than version 3, read as it; export and "
+        "import again to upgrade: docs/store-format.md, Older versions)"
+    )
+    assert main(["export", str(old), str(tmp_path / "out2")]) == 0
+    assert tree_bytes(tmp_path / "out2") == tree_bytes(src)
+
+
+def test_a_dataset_store_of_parts_of_formats_2_and_3_reads_as_one(tmp_path):
+    src = small_corpus(tmp_path / "src")
+    path, parts = tmp_path / "store.parquet", tmp_path / "parts"
+    write_store(FolderSource(src), path)
+    parts.mkdir()
+    _as_format_2(path, parts / "part-00000.parquet", digest=False)
+
+    def renamed(table):
+        names = pa.array([f"{n}2" for n in table["test_case"].to_pylist()], pa.string())
+        paths = pa.array([p.replace("test_tiny", "test_tiny2") for p in table["path"].to_pylist()])
+        table = table.set_column(0, table.schema.field(0), names)
+        at = table.schema.get_field_index("path")
+        return table.set_column(at, table.schema.field(at), paths)
+
+    rewrite(path, parts / "part-00001.parquet", renamed)
+    store = Store(parts)
+    assert store.cases() == ["node/test_tiny", "node/test_tiny2"]
+    assert not store.digests
+    files = {f.path: f.data for f in store.files()}
+    assert files["node/test_tiny2/model.onnx"] == files["node/test_tiny/model.onnx"]
+    assert store.read_columns(["test_case", "digest"]).column("digest").null_count == 4
+
+
+def test_a_store_of_format_2_with_other_columns_is_refused(tmp_path):
+    path, old = tmp_path / "store.parquet", tmp_path / "v2.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    _as_format_2(path, old)
+    rewrite(old, tmp_path / "bad.parquet", lambda t: t.drop_columns(["case_row"]))
+    with pytest.raises(
+        CorpusError, match=r"bad\.parquet: the columns differ from those of format version 2 "
+    ):
+        Store(tmp_path / "bad.parquet")
+    # and a store of version 3 lacking the columns version 3 added is not taken for one
+    rewrite(path, tmp_path / "v3.parquet", lambda t: t.drop_columns(["rtol", "atol"]))
+    with pytest.raises(CorpusError, match=r"the columns differ from those of this version"):
+        Store(tmp_path / "v3.parquet")

@@ -3,6 +3,9 @@ the row groups that cannot hold it skipped."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -215,3 +218,95 @@ def test_export_to_what_is_not_a_path_is_refused_before_writing(tmp_path):
     with pytest.raises(UnsupportedTypeError, match=r"^Store\.export\(dest\): expected a path"):
         Store(path).export(1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "store.parquet"]
+
+
+def test_a_null_element_refuses_its_own_case_and_no_other_of_its_row_group(tmp_path):
+    root = small_corpus(tmp_path / "src")
+    shutil.copytree(root / "node" / "test_tiny", root / "node" / "test_tinier")
+    path, bad = tmp_path / "store.parquet", tmp_path / "bad.parquet"
+    write_store(FolderSource(root), path)
+    table = pq.read_table(path)
+    assert Store(path).num_row_groups == 1
+    data = table["data_float"].to_pylist()
+    last = max(i for i, d in enumerate(data) if d)
+    data[last][-1] = None
+    column = table.schema.get_field_index("data_float")
+    rewrite(path, bad, lambda t: t.set_column(column, "data_float", pa.array(data, t[column].type)))
+    damaged, other = table["test_case"][last].as_py(), "node/test_tinier"
+    assert damaged != other
+    store = Store(bad)
+    # the undamaged case reads whole, by every way in
+    assert {f.path: f.data for f in store.case_files(other)} == {
+        f.path: f.data for f in Store(path).case_files(other)
+    }
+    assert len(list(store.values(other))) == 2
+    assert store.case_arrays(other)[0]["outputs"]["y"].tolist() == [1.0, 2.0]
+    for read in (store.case_files, lambda c: list(store.values(c))):
+        with pytest.raises(CorpusError, match="data_float holds a null element") as info:
+            read(damaged)
+        assert f"{damaged}: {table['path'][last]}" in str(info.value)
+
+
+def test_value_by_path_reads_a_value_beside_its_model(tmp_path):
+    root = small_corpus(tmp_path / "src")
+    light = root / "light"
+    light.mkdir()
+    tiny = root / "node" / "test_tiny"
+    shutil.copy(tiny / "model.onnx", light / "light_tiny.onnx")
+    for io in ("input", "output"):
+        shutil.copy(tiny / "test_data_set_0" / f"{io}_0.pb", light / f"light_tiny_{io}_0.pb")
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(root), path)
+    store = Store(path)
+    assert "light/light_tiny" in store.cases()
+    value = store.value("light/light_tiny_output_0.pb")
+    assert (value.case, value.io, value.index) == ("light/light_tiny", "output", 0)
+    assert value.to_numpy().tolist() == [1.0, 2.0]
+    assert store.value("node/test_tiny/test_data_set_0/input_0.pb").to_numpy().tolist() == [
+        -1.0,
+        2.0,
+    ]
+    with pytest.raises(CorpusError, match=r"light/light_tiny\.onnx: no value file of this"):
+        store.value("light/light_tiny.onnx")
+    with pytest.raises(UnsupportedTypeError, match=r"Store\.value\(path\): expected"):
+        store.value(Path("light/light_tiny_output_0.pb"))  # type: ignore[arg-type]
+
+
+def test_what_a_store_reads_by_is_checked_before_anything_is_read(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    store = Store(path)
+    for read in (
+        lambda: list(store.values(3)),
+        lambda: store.read_case(None),
+        lambda: store.case_files(b"node/test_tiny"),
+        lambda: store.model(["node/test_tiny"]),
+    ):
+        with pytest.raises(UnsupportedTypeError, match=r"store\.parquet: a case is named by"):
+            read()
+    for read, where in (
+        (lambda: store.read_columns("path"), r"Store\.read_columns\(columns\): expected a list"),
+        (lambda: list(store.row_groups("path")), r"Store\.row_groups\(columns\): expected"),
+        (lambda: store.read_case("node/test_tiny", [1]), r"Store\.read_case\(columns\): exp"),
+        (lambda: store.read_columns(["path"], roles="value"), r"read_columns\(roles\): exp"),
+        (lambda: list(store.files(1.0)), r"Store\.files\(row_group\): expected a row group"),
+        (lambda: list(store.files(True)), r"Store\.files\(row_group\): expected a row group"),
+    ):
+        with pytest.raises(UnsupportedTypeError, match=where):
+            read()
+    with pytest.raises(CorpusError, match=r"read_columns\(columns\): no column 'p' in a store"):
+        store.read_columns(["path", "p"])
+    assert store.read_case("node/test_tiny", ("path",)).column_names == ["path"]
+    assert store.read_columns(iter(["path"])).num_rows == 4
+
+
+def test_a_case_is_found_in_its_part_even_where_statistics_say_otherwise(tmp_path):
+    root = small_corpus(tmp_path / "src")
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(root), path, options=WriteOptions(row_group_cases=1))
+    store = Store(path)
+    # statistics that exclude the case from every row group (forged, or undecodable)
+    store.__dict__["_case_spans"] = [("a", "b")] * store.num_row_groups
+    assert {f.path: f.data for f in store.case_files("node/test_tiny")} == tree_bytes(root)
+    with pytest.raises(CorpusError, match=r"no case 'node/test_nothing' in the store"):
+        store.read_case("node/test_nothing")
