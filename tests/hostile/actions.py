@@ -323,3 +323,120 @@ def build_message_kind_against_storage() -> pa.Array:
     with pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     return pa.ipc.open_file(sink.getvalue()).read_all().column(0)
+
+
+# --- what readers of stores, engines' rows, portable tables and reports are handed -----------
+
+
+def _parts(path: Path) -> list[Path]:
+    return sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+
+
+def rows_of_store(path: str) -> dict:
+    """The rows of each part of a store, as an engine hands a part to a worker, to
+    :func:`~onnx_arrow.corpus.cases_from_rows`; then all of them at once, as an engine that
+    reads the whole folder does (where the parts share one schema)."""
+    import pyarrow.parquet as pq
+
+    from onnx_arrow.corpus import cases_from_rows
+
+    tables = [(p, pq.read_table(p)) for p in _parts(Path(path))]
+    cases = 0
+    for part, table in tables:
+        cases += len(cases_from_rows(table, where=str(part)))
+    if len({t.schema.remove_metadata() for _, t in tables}) == 1:
+        whole = pa.concat_tables([t for _, t in tables])
+        return {"cases": len(cases_from_rows(whole, where=path))}
+    return {"cases": cases}
+
+
+def _engine_rows(path: str, engine: str) -> Any:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    if engine == "pandas":  # a Dask partition of the default (numpy) backend
+        return table.to_pandas()
+    return table
+
+
+def rows(path: str, engine: str = "pyarrow") -> dict:
+    """The rows of a file, as ``engine`` hands them over, to ``cases_from_rows``, and every
+    value of every case decoded."""
+    from onnx_arrow.corpus import cases_from_rows
+
+    cases = cases_from_rows(_engine_rows(path, engine), where=Path(path).name)
+    for stored in cases:
+        for value in stored.values:
+            value.to_numpy()
+    return {"cases": sorted(c.name for c in cases)}
+
+
+def rows_by_case(path: str) -> dict:
+    """Each case's rows, sliced from the table as a partition keeps the row group's
+    buffers, to ``cases_from_rows`` on their own: which cases read and which are refused."""
+    import pyarrow.parquet as pq
+
+    from onnx_arrow.corpus import cases_from_rows
+    from onnx_arrow.errors import OnnxArrowError
+
+    table = pq.read_table(path)
+    names = table.column("test_case").to_pylist()
+    read, refused = [], []
+    start = 0
+    while start < len(names):
+        end = start
+        while end < len(names) and names[end] == names[start]:
+            end += 1
+        try:
+            for stored in cases_from_rows(table.slice(start, end - start), where="slice"):
+                for value in stored.values:
+                    value.to_numpy()
+            read.append(names[start])
+        except OnnxArrowError:
+            refused.append(names[start])
+        start = end
+    return {"read": read, "refused": refused}
+
+
+def portable(path: str, expected: str, schema: str | None = None) -> dict:
+    """A Parquet file (or folder of them) of :func:`onnx_arrow.to_portable` tables, read
+    back as an engine reads it (``pq.read_table``), typed again by ``from_portable`` (with
+    the schema from the IPC file ``schema`` where given) and its values compared with the
+    ``.npy`` file ``expected`` (the first column's values, as to_numpy gives them)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    recorded = None
+    if schema is not None:
+        with pa.memory_map(schema) as source:
+            recorded = pa.ipc.open_file(source).schema
+    back = onnx_arrow.from_portable(table, recorded)
+    got = onnx_arrow.to_numpy(back.column(0))
+    want = np.load(expected, allow_pickle=False)
+    if len(got) != len(want):
+        return {"same": False}
+    pairs = zip(got, want, strict=True)
+    same = all(np.asarray(g).dtype == w.dtype and np.array_equal(g, w) for g, w in pairs)
+    return {"same": bool(same)}
+
+
+def diff(old: str, new: str) -> dict:
+    """:func:`onnx_arrow.diff.diff` of two corpora: the statuses it gives."""
+    from onnx_arrow.diff import diff as diff_
+
+    return {"statuses": sorted(set(diff_(old, new)["status"]))}
+
+
+def report(path: str, store: str | None = None) -> dict:
+    """Row 0 of the compare report file ``path`` shown as Jupyter shows it, as text."""
+    from onnx_arrow.jupyter import report_view, text
+
+    text(report_view(path, 0, store=store))
+    return {}
+
+
+def read_report(path: str) -> dict:
+    """The compare report file ``path`` read back as a DataFrame."""
+    from onnx_arrow.compare.report import read_report as read
+
+    return {"rows": len(read(path))}

@@ -1,8 +1,9 @@
 """The hostile-input suite: every case in a child process, under a memory cap and a timeout.
 
-The families and what each case must do are in :mod:`hostile.families`; how they run
-and are judged in :mod:`hostile.harness`.  ``PYTHONPATH=.:tests python -m
-hostile.harness [FAMILY ...]`` prints the outcomes counted by family;
+The families and what each case must do are in :mod:`hostile.families` and
+:mod:`hostile.readers`; how they run and are judged in :mod:`hostile.harness`.  A case
+with a ``known`` bug runs as a strict xfail: it must fail, with that bug.
+``PYTHONPATH=.:tests python -m hostile.harness [FAMILY ...]`` prints the outcomes counted by family;
 ``PYTHONPATH=.:tests python -m hostile.fuzz --minutes 10`` is the longer random run.
 """
 
@@ -12,8 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from hostile.families import CASES
+from hostile import families, readers
 from hostile.harness import Case, Expect, Outcome, run_cases
+
+CASES = families.CASES + readers.CASES
+
+
+def _param(case: Case) -> object:
+    if case.known is None:
+        return case
+    mark = pytest.mark.xfail(strict=True, raises=AssertionError, reason=case.known)
+    return pytest.param(case, marks=mark)
 
 
 @pytest.fixture(scope="session")
@@ -21,9 +31,11 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     return run_cases(CASES, tmp_path_factory.mktemp("hostile"))
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [_param(c) for c in CASES], ids=lambda c: c.id)
 def test_hostile_input(outcomes: dict[str, Outcome], case: Case) -> None:
     outcome = outcomes[case.id]
+    if case.known is not None and outcome.problem and case.known not in outcome.problem:
+        pytest.fail(f"fails otherwise than the known bug {case.known!r}: {outcome.problem}")
     assert outcome.problem is None, f"{outcome.verdict}: {outcome.problem}"
 
 
@@ -42,6 +54,7 @@ def test_every_family_has_cases() -> None:
         "fifo",
         "names",
         "external-data",
+        "dataset-forged",
     }
     assert len({c.id for c in CASES}) == len(CASES)
 
