@@ -356,6 +356,10 @@ def _engine_rows(path: str, engine: str) -> Any:
     table = pq.read_table(path)
     if engine == "pandas":  # a Dask partition of the default (numpy) backend
         return table.to_pandas()
+    if engine == "pandas-arrow":  # a Dask partition read with dtype_backend="pyarrow"
+        import pandas as pd
+
+        return table.to_pandas(types_mapper=pd.ArrowDtype)
     return table
 
 
@@ -367,7 +371,7 @@ def rows(path: str, engine: str = "pyarrow") -> dict:
     cases = cases_from_rows(_engine_rows(path, engine), where=Path(path).name)
     for stored in cases:
         for value in stored.values:
-            value.to_numpy()
+            value.to_numpy(strings="bytes")
     return {"cases": sorted(c.name for c in cases)}
 
 
@@ -390,7 +394,7 @@ def rows_by_case(path: str) -> dict:
         try:
             for stored in cases_from_rows(table.slice(start, end - start), where="slice"):
                 for value in stored.values:
-                    value.to_numpy()
+                    value.to_numpy(strings="bytes")
             read.append(names[start])
         except OnnxArrowError:
             refused.append(names[start])

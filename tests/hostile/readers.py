@@ -29,8 +29,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hostile.families import corpus, store_file
-from hostile.harness import Case, Expect
+from hostile.families import KINDS, _fresh, _row, _set, corpus, store_file
+from hostile.harness import MEMORY_CAP, Case, Expect
 
 LONG = os.environ.get("HOSTILE_LONG") == "1"
 
@@ -45,9 +45,10 @@ def case(
     *,
     guard: tuple[str, ...] = (),
     known: str | None = None,
+    memory: int = MEMORY_CAP,
 ) -> Callable[[Callable[[Path], dict[str, Any]]], Callable[[Path], dict[str, Any]]]:
     def register(build: Callable[[Path], dict[str, Any]]) -> Callable[[Path], dict[str, Any]]:
-        CASES.append(Case(family, name, action, build, expect, guard=guard, known=known))
+        CASES.append(Case(family, name, action, build, expect, memory, guard=guard, known=known))
         return build
 
     return register
@@ -194,3 +195,115 @@ for _name, _said in _DAMAGES.items():
             _expect,
             guard=("dataset-out",),
         )(_reader(_name, _how))
+
+
+# --- engine-rows -----------------------------------------------------------------------------
+
+_ALL_CASES = sorted(f"node/test_{k}" for k in KINDS)
+_TENSOR = "node/test_tensor"
+
+
+def _rows_of(t: pa.Table, case: str = _TENSOR) -> list[int]:
+    return [i for i, c in enumerate(t.column("test_case").to_pylist()) if c == case]
+
+
+def _take(t: pa.Table, rows: list[int]) -> pa.Table:
+    return t.take(pa.array(rows, pa.int64()))
+
+
+def _without_row(t: pa.Table) -> pa.Table:
+    gone = _rows_of(t)[1]
+    return _take(t, [i for i in range(t.num_rows) if i != gone])
+
+
+def _row_twice(t: pa.Table) -> pa.Table:
+    twice = _rows_of(t)[1]
+    return _take(t, sorted([*range(t.num_rows), twice]))
+
+
+def _claims_rows(n: int) -> Callable[[pa.Table], pa.Table]:
+    def change(t: pa.Table) -> pa.Table:
+        for i in _rows_of(t):
+            t = _set(t, "case_rows", i, n)
+        return t
+
+    return change
+
+
+def _null_element(t: pa.Table) -> pa.Table:
+    i = _row(t, path_end="input_0.pb")
+    data = t.column("data_float")[i].as_py()
+    return _set(t, "data_float", i, [*data[:-1], None])
+
+
+def _retyped(column: str, to: pa.DataType) -> Callable[[pa.Table], pa.Table]:
+    def change(t: pa.Table) -> pa.Table:
+        k = t.schema.get_field_index(column)
+        return t.set_column(k, column, t.column(column).cast(to))
+
+    return change
+
+
+def _other_digest(t: pa.Table) -> pa.Table:
+    return _set(t, "digest", _row(t, path_end="input_0.pb"), b"\x00" * 16)
+
+
+def _rows_file(root: Path, name: str, change: Callable[[pa.Table], pa.Table]) -> str:
+    table = change(pq.read_table(store_file(root)))
+    out = _fresh(root, f"rows/{name}") / "rows.parquet"
+    pq.write_table(table, out)
+    return str(out)
+
+
+for _name, _change, _action, _expect in (
+    ("case-row-missing", _without_row, "rows", Expect("CorpusError", f"{_TENSOR}: 2 of its 3")),
+    ("case-row-twice", _row_twice, "rows", Expect("CorpusError", "appears more than once")),
+    (
+        "case-rows-2**31-1",
+        _claims_rows(2**31 - 1),
+        "rows",
+        Expect("CorpusError", f"{_TENSOR}: 3 of its 2147483647 rows are here"),
+    ),
+    ("case-rows-fewer", _claims_rows(2), "rows", Expect("CorpusError", _TENSOR)),
+    ("null-element", _null_element, "rows", Expect("CorpusError", "null element")),
+    (
+        "null-element-other-cases-read",
+        _null_element,
+        "rows_by_case",
+        Expect(result={"read": [c for c in _ALL_CASES if c != _TENSOR], "refused": [_TENSOR]}),
+    ),
+    ("column-dropped", lambda t: t.drop_columns(["shape"]), "rows", Expect("CorpusError", "shape")),
+    (
+        "data-float-as-double",
+        _retyped("data_float", pa.list_(pa.float64())),
+        "rows",
+        Expect("CorpusError", "data_float"),
+    ),
+    (
+        "case-row-as-double",
+        _retyped("case_row", pa.float64()),
+        "rows",
+        Expect("CorpusError", "case_row"),
+    ),
+    (
+        "nbytes-as-double",
+        _retyped("nbytes", pa.float64()),
+        "rows",
+        Expect(result={"cases": _ALL_CASES}),
+    ),
+    # the decoder reads the values from their columns, never by their digest
+    ("digest-changed", _other_digest, "rows", Expect(result={"cases": _ALL_CASES})),
+):
+    # 16 GiB claimed: under a 1 GiB cap, nothing of the claim may be allocated
+    memory = 1 << 30 if _name == "case-rows-2**31-1" else MEMORY_CAP
+    case("engine-rows", _name, _action, _expect, memory=memory)(
+        lambda root, change=_change, n=_name: {"path": _rows_file(root, n, change)}
+    )
+# Dask's numpy backend turns integer columns with nulls to float64: refused (the docs say to
+# read with dtype_backend="pyarrow", which decodes)
+case("engine-rows", "dask-numpy-backend", "rows", Expect("CorpusError", "data_set is double"))(
+    lambda root: {"path": _rows_file(root, "dask", lambda t: t), "engine": "pandas"}
+)
+case("engine-rows", "dask-pyarrow-backend", "rows", Expect(result={"cases": _ALL_CASES}))(
+    lambda root: {"path": _rows_file(root, "dask", lambda t: t), "engine": "pandas-arrow"}
+)

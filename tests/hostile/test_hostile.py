@@ -55,6 +55,7 @@ def test_every_family_has_cases() -> None:
         "names",
         "external-data",
         "dataset-forged",
+        "engine-rows",
     }
     assert len({c.id for c in CASES}) == len(CASES)
 
