@@ -406,7 +406,7 @@ def portable(path: str, expected: str, schema: str | None = None) -> dict:
     """A Parquet file (or folder of them) of :func:`onnx_arrow.to_portable` tables, read
     back as an engine reads it (``pq.read_table``), typed again by ``from_portable`` (with
     the schema from the IPC file ``schema`` where given) and its values compared with the
-    ``.npy`` file ``expected`` (the first column's values, as to_numpy gives them)."""
+    ``.npz`` file ``expected`` (the first column's values, as to_numpy gives them)."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
@@ -416,7 +416,8 @@ def portable(path: str, expected: str, schema: str | None = None) -> dict:
             recorded = pa.ipc.open_file(source).schema
     back = onnx_arrow.from_portable(table, recorded)
     got = onnx_arrow.to_numpy(back.column(0))
-    want = np.load(expected, allow_pickle=False)
+    with np.load(expected, allow_pickle=False) as saved:
+        want = [saved[f"arr_{k}"] for k in range(len(saved.files))]
     if len(got) != len(want):
         return {"same": False}
     pairs = zip(got, want, strict=True)

@@ -56,6 +56,7 @@ def test_every_family_has_cases() -> None:
         "external-data",
         "dataset-forged",
         "engine-rows",
+        "portable",
     }
     assert len({c.id for c in CASES}) == len(CASES)
 
