@@ -458,3 +458,77 @@ for _name, _build, _expect in (
     ),
 ):
     case("portable", _name, "portable", _expect, known=_KNOWN.get(_name))(_build)
+
+
+# --- diff ---------------------------------------------------------------------------------------
+
+
+def _other_model(t: pa.Table) -> pa.Table:
+    """The tensor case's model replaced by the int64 case's, its digest and size kept."""
+    other = t.column("content")[_row(t, path_end="model.onnx", role="model", case="int64")]
+    return _set(t, "content", _row(t, path_end="model.onnx", role="model"), other.as_py())
+
+
+def _path_twice(t: pa.Table) -> pa.Table:
+    """The tensor case's output row a second time, as the last row of its case."""
+    i = _row(t, path_end="output_0.pb")
+    return pa.concat_tables([t.slice(0, i + 1), t.slice(i, 1), t.slice(i + 1)])
+
+
+def _no_digests(t: pa.Table) -> pa.Table:
+    return t.drop_columns(["rtol", "atol", "digest"])
+
+
+def _diff_store(root: Path, name: str, change: Callable[[pa.Table], pa.Table], meta: Any) -> str:
+    out = _fresh(root, f"diff/{name}") / "new.parquet"
+    shutil.copy(store_file(root), out)
+    _rewrite(out, change, meta=meta)
+    return str(out)
+
+
+_OUTPUT = f"{_TENSOR}/test_data_set_0/output_0.pb"
+for _name, _change, _meta, _said, _statuses in (
+    ("same-store", lambda t: t, None, None, ["identical"]),
+    (
+        "model-changed-under-its-old-digest",
+        _other_model,
+        None,
+        f"{_TENSOR}/model.onnx: the file rebuilt from the rows is not the file imported",
+        None,
+    ),
+    (
+        "value-kind-banana",
+        lambda t: _set(t, "value_kind", _row(t, path_end="output_0.pb"), "banana"),
+        None,
+        "banana",
+        None,
+    ),
+    ("path-held-twice", _path_twice, None, f"{_OUTPUT}: the store holds this path twice", None),
+    (
+        "row-without-its-digest",
+        lambda t: _set(t, "digest", _row(t, path_end="output_0.pb"), None),
+        None,
+        "the row has no digest",
+        None,
+    ),
+    (
+        "store-without-digests",
+        _no_digests,
+        lambda m: {**m, "format_version": 2},
+        "the store records no digests of its files",
+        None,
+    ),
+):
+    _expect = (
+        Expect(result={"statuses": _statuses}) if _said is None else Expect("CorpusError", _said)
+    )
+    for _how in ("api", "cli"):
+
+        def _build(root: Path, n: str = _name, c: Any = _change, m: Any = _meta, how: str = _how):
+            new = _diff_store(root, n, c, m)
+            old = str(store_file(root))
+            return {"old": old, "new": new} if how == "api" else {"argv": ["diff", old, new]}
+
+        if _how == "cli":
+            _expect = Expect(rc=0 if _said is None else 1, where=_said)
+        case("diff", f"{_name}-{_how}", "diff" if _how == "api" else "cli", _expect)(_build)

@@ -57,6 +57,7 @@ def test_every_family_has_cases() -> None:
         "dataset-forged",
         "engine-rows",
         "portable",
+        "diff",
     }
     assert len({c.id for c in CASES}) == len(CASES)
 
