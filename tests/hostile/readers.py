@@ -532,3 +532,111 @@ for _name, _change, _meta, _said, _statuses in (
         if _how == "cli":
             _expect = Expect(rc=0 if _said is None else 1, where=_said)
         case("diff", f"{_name}-{_how}", "diff" if _how == "api" else "cli", _expect)(_build)
+
+
+# --- report-files -------------------------------------------------------------------------------
+
+
+@functools.cache
+def report_file(root: Path) -> Path:
+    """``root/report.parquet``: a compare report of one row (a mismatch of the tensor
+    case's output, its actual value kept), naming the store of :func:`store_file`."""
+    from onnx_arrow.compare import write_report
+    from onnx_arrow.compare.report import report_frame
+
+    actual = numpy_helper.from_array(np.zeros((2, 3), np.float32), "y0").SerializeToString()
+    row = {
+        "case": _TENSOR,
+        "index": 0,
+        "data_set": 0,
+        "name": "y0",
+        "status": "mismatch",
+        "rtol": 1e-3,
+        "atol": 1e-7,
+        "tolerance": "default",
+        "actual": actual,
+    }
+    frame = report_frame([row])
+    frame.attrs["onnx_arrow"] = {"store": [str(store_file(root))]}
+    out = root / "report.parquet"
+    write_report(frame, out)
+    return out
+
+
+def _report_table(root: Path) -> pa.Table:
+    return pq.read_table(report_file(root))
+
+
+def _report_with(root: Path, name: str, table: pa.Table, raw: bytes | None) -> str:
+    out = _fresh(root, f"reports/{name}") / "report.parquet"
+    meta = dict(table.schema.metadata or {})
+    if raw is not None:
+        meta[b"onnx_arrow.report"] = raw
+    pq.write_table(table.replace_schema_metadata(meta), out)
+    return str(out)
+
+
+def _column(t: pa.Table, name: str, values: pa.Array) -> pa.Table:
+    return t.set_column(t.schema.get_field_index(name), name, values)
+
+
+def _reports(root: Path, name: str) -> str:
+    """The report file of the damage ``name``."""
+    t = _report_table(root)
+    if name == "as-written":
+        return str(report_file(root))
+    if name == "garbage-bytes":
+        out = _fresh(root, "reports/garbage") / "report.parquet"
+        out.write_bytes(b"PAR1 not a report at all PAR1")
+        return str(out)
+    if name == "missing":
+        return str(_fresh(root, "reports/missing") / "report.parquet")
+    if name == "a-folder":
+        out = _fresh(root, "reports/folder") / "report.parquet"
+        out.mkdir()
+        return str(out)
+    forged: dict[str, tuple[pa.Table, bytes | None]] = {
+        "metadata-not-an-object": (t, b'["not", "an", "object"]'),
+        "metadata-store-5": (t, b'{"store": 5}'),
+        "metadata-not-utf8": (t, b"\xff\xfe"),
+        "metadata-nested-deep": (t, b"[" * 10000),
+        "metadata-store-missing": (t, json.dumps({"store": [str(root / "gone.parquet")]}).encode()),
+        "column-dropped": (t.drop_columns(["case"]), None),
+        "index-retyped": (_column(t, "index", pa.array(["zero"])), None),
+        "status-banana": (_column(t, "status", pa.array(["banana"])), None),
+        "actual-garbage": (_column(t, "actual", pa.array([b"\xff\xff\xff"], pa.binary())), None),
+    }
+    return _report_with(root, name, *forged[name])
+
+
+_REPORTS = {
+    "as-written": Expect(),
+    "garbage-bytes": Expect("CompareError", "report.parquet: cannot read the report as Parquet"),
+    "missing": Expect("CompareError", "report.parquet: cannot open the report"),
+    "a-folder": Expect("CompareError", "a directory, not a report's Parquet file"),
+    "metadata-not-an-object": Expect("CompareError", "not a JSON object"),
+    "metadata-store-5": Expect("CompareError", "the report's store is 5"),
+    "metadata-not-utf8": Expect("CompareError", "the report's metadata"),
+    "metadata-nested-deep": Expect("CompareError", "the report's metadata"),
+    "metadata-store-missing": Expect("OnnxArrowError", "gone.parquet"),
+    "column-dropped": Expect("CompareError", "the report has no column 'case'"),
+    "index-retyped": Expect("CompareError", "column 'index' is string"),
+    "status-banana": Expect("CompareError", "row 0 has a status that is not one of"),
+    "actual-garbage": Expect(clean=True),
+}
+#: what read_report must do where report_view does more: it reads the file, not the store
+_READ_ONLY = {"as-written": Expect(result={"rows": 1}), "metadata-store-missing": Expect()}
+for _name, _expect in _REPORTS.items():
+    case("report-files", f"{_name}-report_view", "report", _expect)(
+        lambda root, n=_name: {"path": _reports(root, n)}
+    )
+    case("report-files", f"{_name}-read_report", "read_report", _READ_ONLY.get(_name, _expect))(
+        lambda root, n=_name: {"path": _reports(root, n)}
+    )
+# a report is not a store of actual outputs: compare --actual says so of any report file
+for _name in ("as-written", "garbage-bytes", "a-folder"):
+    case("report-files", f"{_name}-compare-actual", "cli", Expect(rc=1, where="report.parquet"))(
+        lambda root, n=_name: {
+            "argv": ["compare", str(store_file(root)), "--actual", _reports(root, n)]
+        }
+    )

@@ -58,6 +58,7 @@ def test_every_family_has_cases() -> None:
         "engine-rows",
         "portable",
         "diff",
+        "report-files",
     }
     assert len({c.id for c in CASES}) == len(CASES)
 
