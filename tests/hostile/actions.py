@@ -1,11 +1,13 @@
 """What a hostile case does, run inside the child process (:mod:`hostile.child`).
 
-Each action takes JSON arguments (paths made by :mod:`hostile.families`) and calls
-one public entry point the way a user would: :func:`onnx_arrow.read_pb`, the
-``onnx-arrow`` command line (``main``, in process), :class:`onnx_arrow.corpus.Store`,
-the Arrow entry points on data read from an IPC file or built in memory (the
-``build_*`` functions), and the pandas adapter.  An action returns a small dict,
-or raises: the child reports either.
+Each action takes JSON arguments (paths made by :mod:`hostile.families` and
+:mod:`hostile.readers`) and calls one public entry point the way a user would:
+:func:`onnx_arrow.read_pb`, the ``onnx-arrow`` command line (``main``, in process),
+:class:`onnx_arrow.corpus.Store`, the Arrow entry points on data read from an IPC file or
+built in memory (the ``build_*`` functions), the pandas adapter, and the readers of what
+comes back from elsewhere: a store's rows handed to ``cases_from_rows`` as engines hand
+them, ``from_portable``, :func:`onnx_arrow.diff.diff` and compare reports.  An action
+returns a small dict, or raises: the child reports either.
 """
 
 from __future__ import annotations

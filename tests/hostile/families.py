@@ -8,7 +8,9 @@ holds, a large legal packed-int32 file under a tight memory cap, a sparse file),
 ``arrow-built`` (Arrow data with broken offsets and inconsistent layouts, from an IPC
 file or built in memory), ``pandas``, ``confinement`` (symlinks, hard links, ``..``,
 absolute and odd paths on the way in and out), ``fifo`` and ``names`` (file names
-that are not UTF-8, too long, with a backslash).  Ctrl-C is tested apart
+that are not UTF-8, too long, with a backslash).  The families of what readers are
+handed back (dataset stores, engines' rows, portable tables, diff, report files) are in
+:mod:`hostile.readers`.  Ctrl-C is tested apart
 (``test_interrupt.py``): it needs the real command line in a process of its own.
 """
 

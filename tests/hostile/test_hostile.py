@@ -2,7 +2,8 @@
 
 The families and what each case must do are in :mod:`hostile.families` and
 :mod:`hostile.readers`; how they run and are judged in :mod:`hostile.harness`.  A case
-with a ``known`` bug runs as a strict xfail: it must fail, with that bug.
+with a ``known`` bug runs as a strict xfail: it must fail, with that bug.  The slow test
+runs the rest of the readers' cases (:data:`hostile.readers.MORE`).
 ``PYTHONPATH=.:tests python -m hostile.harness [FAMILY ...]`` prints the outcomes counted by family;
 ``PYTHONPATH=.:tests python -m hostile.fuzz --minutes 10`` is the longer random run.
 """
@@ -31,12 +32,27 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     return run_cases(CASES, tmp_path_factory.mktemp("hostile"))
 
 
+@pytest.fixture(scope="session")
+def more_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    return run_cases(readers.MORE, tmp_path_factory.mktemp("hostile-more"))
+
+
+def _check(outcome: Outcome) -> None:
+    known = outcome.case.known
+    if known is not None and outcome.problem and known not in outcome.problem:
+        pytest.fail(f"fails otherwise than the known bug {known!r}: {outcome.problem}")
+    assert outcome.problem is None, f"{outcome.verdict}: {outcome.problem}"
+
+
 @pytest.mark.parametrize("case", [_param(c) for c in CASES], ids=lambda c: c.id)
 def test_hostile_input(outcomes: dict[str, Outcome], case: Case) -> None:
-    outcome = outcomes[case.id]
-    if case.known is not None and outcome.problem and case.known not in outcome.problem:
-        pytest.fail(f"fails otherwise than the known bug {case.known!r}: {outcome.problem}")
-    assert outcome.problem is None, f"{outcome.verdict}: {outcome.problem}"
+    _check(outcomes[case.id])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [_param(c) for c in readers.MORE], ids=lambda c: c.id)
+def test_more_hostile_input(more_outcomes: dict[str, Outcome], case: Case) -> None:
+    _check(more_outcomes[case.id])
 
 
 def test_every_family_has_cases() -> None:
@@ -60,7 +76,9 @@ def test_every_family_has_cases() -> None:
         "diff",
         "report-files",
     }
-    assert len({c.id for c in CASES}) == len(CASES)
+    assert {c.family for c in readers.MORE} <= families
+    every = CASES + readers.MORE
+    assert len({c.id for c in every}) == len(every)
 
 
 def test_the_harness_tells_a_crash_a_hang_and_a_foreign_error(tmp_path: Path) -> None:
