@@ -17,6 +17,7 @@ import pyarrow as pa
 from pandas.arrays import FloatingArray
 
 from onnx_arrow.core.model import (
+    NUMPY_MAX_RANK,
     OPTIONAL,
     SPARSE_TENSOR,
     TENSOR,
@@ -329,8 +330,12 @@ def _arrow_shapes(values: pa.Array) -> list[tuple[int, ...] | None]:
 
 
 def _stack(cells: list[Any]) -> Any:
+    """The cells as one array when they are ndarrays of one shape and dtype that numpy can
+    stack (one dimension more than each), else the list of them."""
     if cells and all(isinstance(c, np.ndarray) for c in cells):
         first = cells[0]
+        if first.ndim >= NUMPY_MAX_RANK:
+            return cells
         if all(c.shape == first.shape and c.dtype == first.dtype for c in cells):
             return np.stack(cells)
     return cells
