@@ -498,6 +498,9 @@ def _encode_children(
     elem = kind.elem
     if envelope is None and elem is not None:
         parts.append((_ELEM, _varint_field(_ELEM, ELEM_TYPE[elem.name])))
+    elif envelope is None and singular:
+        # an optional no value says the kind of: UNDEFINED, as from_optional(None) writes it
+        parts.append((_ELEM, _varint_field(_ELEM, OptionalProto.UNDEFINED)))
     if items:
         if elem is None:
             raise ArrowLayoutError(f"{kind} has values but no element kind", where=where)

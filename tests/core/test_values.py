@@ -338,3 +338,18 @@ def test_a_rank_numpy_cannot_hold_is_refused_located_and_kept_by_arrow(layout: s
     assert to_pylist(to_arrow([top]))[0].ndim == NUMPY_MAX_RANK
     with pytest.raises(NotRepresentableError, match=f"rank {NUMPY_MAX_RANK + 1}"):
         to_numpy(to_arrow([top]))
+
+
+def test_absent_optionals_of_no_element_type_read_back_as_to_arrow_wrote_them() -> None:
+    from onnx import SequenceProto
+
+    absent = numpy_helper.from_optional(None)  # elem_type UNDEFINED
+    seq = SequenceProto(elem_type=SequenceProto.OPTIONAL, optional_values=[absent])
+    empty = SequenceProto(elem_type=SequenceProto.OPTIONAL)
+    for values in ([seq], [seq, empty], [empty, seq], [absent, absent]):
+        column = to_arrow(values)
+        assert from_arrow(column) == values  # byte for byte, elem_type 0 written
+        assert from_arrow(to_arrow(values, exact=True)) == values
+    assert to_arrow([seq]).type == pa.list_(pa.null())
+    assert to_pylist(to_arrow([seq, empty])) == [[None], []]
+    assert to_pylist(to_arrow([absent])) == [None]
