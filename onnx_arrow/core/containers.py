@@ -52,6 +52,7 @@ from onnx_arrow.errors import (
     ArrowLayoutError,
     InvalidMessageError,
     NotRepresentableError,
+    OnnxArrowError,
     join_path,
 )
 
@@ -458,7 +459,10 @@ def _encode(node: Node | None, kind: Kind, envelope: bytes | None, where: str) -
             raise ArrowLayoutError(
                 "a tensor row is null; only optionals may be absent", where=where
             )
-        return encode_tensor(Tensor(node.dtype, node.dims, node.codes, envelope))
+        try:
+            return encode_tensor(Tensor(node.dtype, node.dims, node.codes, envelope))
+        except OnnxArrowError as exc:  # which tensor of the value it was
+            raise (exc.at(where) if where else exc) from None
     if kind.name == OPTIONAL:
         if node is None:
             node = OptionalValue(None)
