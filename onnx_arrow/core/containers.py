@@ -450,10 +450,12 @@ def encode_value(node: Node | None, kind: Kind, envelope: bytes | None, *, where
         raise NotRepresentableError(
             f"{kind} nests {depth} levels; protobuf parses at most {MAX_DEPTH}", where=where
         )
-    return _encode(node, kind, envelope, where)
+    return _encode(node, kind, envelope, where, nested=False)
 
 
-def _encode(node: Node | None, kind: Kind, envelope: bytes | None, where: str) -> bytes:
+def _encode(
+    node: Node | None, kind: Kind, envelope: bytes | None, where: str, *, nested: bool = True
+) -> bytes:
     if kind.name == TENSOR:
         if not isinstance(node, Tensor):
             raise ArrowLayoutError(
@@ -461,8 +463,9 @@ def _encode(node: Node | None, kind: Kind, envelope: bytes | None, where: str) -
             )
         try:
             return encode_tensor(Tensor(node.dtype, node.dims, node.codes, envelope))
-        except OnnxArrowError as exc:  # which tensor of the value it was
-            raise (exc.at(where) if where else exc) from None
+        except OnnxArrowError as exc:
+            # inside a value: which of its tensors it was (the caller locates the value)
+            raise (exc.at(where) if nested and where else exc) from None
     if kind.name == OPTIONAL:
         if node is None:
             node = OptionalValue(None)
