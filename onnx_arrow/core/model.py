@@ -17,7 +17,8 @@ Kinds
 Nodes
     A value between its message and its Arrow row: :class:`Tensor` (dtype, dims,
     codes), :class:`SequenceValue`, :class:`MapValue`, :class:`OptionalValue`,
-    :class:`SparseValue`.  :func:`python_value` gives one as numpy and Python values;
+    :class:`SparseValue` (:func:`check_sparse` refuses one whose parts do not fit
+    together).  :func:`python_value` gives one as numpy and Python values;
     :func:`value_message` writes such a value as the message of its declared type
     (:func:`map_pairs`, :func:`map_keys` and :func:`string_bytes` read its parts).
     :data:`NUMPY_MAX_RANK` is the highest rank such an ndarray may have.
@@ -80,7 +81,14 @@ from onnx_arrow.core.kinds import (
     Kind,
 )
 from onnx_arrow.core.message_type import MessageType
-from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, SparseValue
+from onnx_arrow.core.nodes import (
+    MapValue,
+    Node,
+    OptionalValue,
+    SequenceValue,
+    SparseValue,
+    check_sparse,
+)
 from onnx_arrow.core.python_values import (
     map_keys,
     map_pairs,
@@ -150,6 +158,7 @@ __all__ = [
     "as_path",
     "assemble",
     "build_array",
+    "check_sparse",
     "check_strings",
     "child_fields",
     "children",
