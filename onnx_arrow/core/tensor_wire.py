@@ -9,9 +9,12 @@ A tensor message is split in two:
   ``TensorProto`` holding the name, doc string and metadata_props.
 
 Joining the two gives the message back, byte for byte, for every message that
-protobuf itself re-serializes identically.  Elements move between ``proto storage``
-(``raw_data`` bytes or a typed field) and ``codes`` (numpy array of the ONNX numpy
-dtype), each conversion vectorized; codes to Arrow storage is
+protobuf itself re-serializes identically.  An envelope holding what decoding never
+leaves in one (``dims``, ``data_type``, external data, a segment) is refused, so an
+envelope from elsewhere cannot make the message point at data the value does not hold.
+Elements move between ``proto storage`` (``raw_data`` bytes or a typed field) and
+``codes`` (numpy array of the ONNX numpy dtype), each conversion vectorized; codes to
+Arrow storage is
 :mod:`onnx_arrow.core.codec`.
 """
 

@@ -169,11 +169,11 @@ class OnnxSeriesAccessor:
     def to_numpy(self) -> Any:
         """The values: one stacked array ``(rows, *shape)`` when they can be, else a list.
 
-        Stacked when every row is a tensor (none absent) and all share shape and dtype:
-        zero-copy for a fixed-shape column of a dtype Arrow holds natively (a view of
-        the Arrow buffer), for numpy cells as well as long as their rows are the
-        :func:`to_pandas` rows in order.  Otherwise a list of the cells (see
-        :func:`to_pandas`).
+        Stacked when every row is a tensor (none absent), all share shape and dtype and
+        the stack has no more dimensions than numpy holds: zero-copy for a fixed-shape
+        column of a dtype Arrow holds natively (a view of the Arrow buffer), for numpy
+        cells as well as long as their rows are the :func:`to_pandas` rows in order.
+        Otherwise a list of the cells (see :func:`to_pandas`).
         """
         col = self._arrow()
         if col is not None:
