@@ -14,8 +14,7 @@ leaves in one (``dims``, ``data_type``, external data, a segment) is refused, so
 envelope from elsewhere cannot make the message point at data the value does not hold.
 Elements move between ``proto storage`` (``raw_data`` bytes or a typed field) and
 ``codes`` (numpy array of the ONNX numpy dtype), each conversion vectorized; codes to
-Arrow storage is
-:mod:`onnx_arrow.core.codec`.
+Arrow storage is :mod:`onnx_arrow.core.codec`.
 """
 
 from __future__ import annotations
