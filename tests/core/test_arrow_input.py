@@ -419,3 +419,48 @@ def test_an_envelope_never_smuggles_external_data_into_a_message(field, text) ->
         forged = pa.ExtensionArray.from_storage(exact.type, storage)
         with pytest.raises(ArrowLayoutError, match=rf"^{re.escape(at)}: envelope: .*{text}"):
             onnx_arrow.from_arrow(forged)
+
+
+def _forged_envelope(value, change) -> pa.Array:
+    """``value``'s exact column, its envelope changed by ``change``."""
+    exact = onnx_arrow.to_arrow([value], exact=True)
+    envelope = type(value).FromString(exact.storage.field("envelope")[0].as_py())
+    change(envelope)
+    storage = pa.StructArray.from_arrays(
+        [exact.storage.field("value"), pa.array([envelope.SerializeToString()])],
+        names=["value", "envelope"],
+    )
+    return pa.ExtensionArray.from_storage(exact.type, storage)
+
+
+def test_a_container_envelope_never_smuggles_what_its_value_holds() -> None:
+    from onnx import OptionalProto, SequenceProto, TensorProto, helper
+
+    x = helper.make_tensor("x", TensorProto.FLOAT, [2], [1, 2])
+    m = numpy_helper.from_dict({1: np.float32(0.5), 7: np.float32(2)})
+    sparse = helper.make_sparse_tensor(
+        helper.make_tensor("v", 1, [2], [1, 2]), helper.make_tensor("i", 7, [2], [0, 3]), [2, 2]
+    )
+    cases = [
+        (m, lambda e: e.keys.extend([5, 6]), "carries map keys"),
+        (m, lambda e: e.string_keys.append(b"a"), "carries map keys"),
+        (m, lambda e: setattr(e, "key_type", TensorProto.STRING), "key_type is 8, but"),
+        (sparse, lambda e: e.dims.append(9), "carries the sparse tensor's dims"),
+        (
+            SequenceProto(elem_type=1, tensor_values=[x]),
+            lambda e: setattr(e, "elem_type", SequenceProto.MAP),
+            r"elem_type is 4 \(map\), but the value holds tensor elements",
+        ),
+        (
+            OptionalProto(elem_type=1, tensor_value=x),
+            lambda e: setattr(e, "elem_type", OptionalProto.SEQUENCE),
+            r"elem_type is 3 \(sequence\)",
+        ),
+    ]
+    for value, change, text in cases:
+        assert onnx_arrow.from_arrow(onnx_arrow.to_arrow([value], exact=True)) == [value]
+        with pytest.raises(ArrowLayoutError, match=rf"^row 0: envelope: .*{text}"):
+            onnx_arrow.from_arrow(_forged_envelope(value, change))
+    # an empty sequence's elem_type says what no element shows
+    empty = [SequenceProto(elem_type=SequenceProto.MAP), SequenceProto()]
+    assert onnx_arrow.from_arrow(onnx_arrow.to_arrow(empty, exact=True)) == empty
