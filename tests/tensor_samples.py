@@ -151,7 +151,7 @@ def codes_strategy(draw: st.DrawFn, row: DType, count: int, storage: str) -> np.
         out = np.empty(count, dtype=object)
         out[:] = strings
         return out
-    if row.is_packed or (row.arrow_kind is ArrowKind.BOOL8 and storage == "typed"):
+    if row.is_packed or row.arrow_kind is ArrowKind.BOOL8:  # BOOL: 0 or 1 in either form
         limit = 1 if row.arrow_kind is ArrowKind.BOOL8 else (1 << row.bits) - 1
         values = draw(st.lists(st.integers(0, limit), min_size=count, max_size=count))
         return np.array(values, dtype=np.uint8).view(row.numpy)

@@ -359,6 +359,9 @@ def _build_sparse(
     for n in dense:
         if not isinstance(n, SparseValue):
             raise UnsupportedTypeError(f"expected a sparse tensor, got {type(n).__name__}")
+        # what value_rows refuses to read is never written: the same check, located
+        # by build_array at its row
+        check_sparse(n.dims, n.values, n.indices, "")
     sparse: list[SparseValue] = dense  # type: ignore[assignment]
     storage_type = arrow_type.storage_type
     shapes = pa.ListArray.from_arrays(

@@ -24,9 +24,9 @@ and gives one ``pyarrow.Array`` that is
   here, located;
 * **consistent in its values** where a layout constrains them, at any depth (under
   every nested type :mod:`onnx_arrow.core.walk` knows, dictionaries, run-end
-  encoding and unions included): a variable-shape tensor's shapes are non-negative,
-  agree with its ``uniform_shape`` and with the length of its data.  An error names
-  the first row at fault.
+  encoding and unions included): the shapes of a variable-shape or variable-rank
+  tensor are non-negative and agree with the length of its data (and a variable-shape
+  tensor's with its ``uniform_shape``).  An error names the first row at fault.
 
 The entry points that retype buffers without reading them (:func:`onnx_arrow.to_storage`
 and the other storage and portable functions) take their data through the same
@@ -44,6 +44,7 @@ DataType(binary)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
@@ -125,6 +126,7 @@ def _lists_of_views(data: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedAr
 
 
 _VARIABLE_SHAPE: Final = frozenset({"arrow.variable_shape_tensor", "onnx.variable_shape_tensor"})
+_VARIABLE_RANK: Final = "onnx.variable_rank_tensor"
 
 
 def _check_values_located(array: pa.Array, where: str) -> None:
@@ -155,6 +157,8 @@ def _check_values(array: pa.Array) -> None:
     t = array.type
     if isinstance(t, pa.BaseExtensionType) and t.extension_name in _VARIABLE_SHAPE:
         _check_variable_shapes(array)
+    elif isinstance(t, pa.BaseExtensionType) and t.extension_name == _VARIABLE_RANK:
+        _check_variable_ranks(array)
     for child in child_arrays(array):
         _check_values(child)
 
@@ -220,16 +224,64 @@ def _check_variable_shapes(array: pa.Array) -> None:
                 raise ArrowLayoutError(
                     f"shape {bad.tolist()} disagrees with the column's uniform_shape {uniform}"
                 )
-    offsets = data.offsets.to_numpy()
-    lengths = np.diff(offsets)[valid]
+    lengths = np.diff(data.offsets.to_numpy())[valid]
     wide = np.prod(dims.astype(np.float64), axis=1)
     counts = np.prod(dims, axis=1)
+    _check_sizes(wide, counts, lengths, lambda i: dims[i].tolist())
+
+
+def _check_sizes(
+    wide: np.ndarray[Any, Any],
+    counts: np.ndarray[Any, Any],
+    lengths: np.ndarray[Any, Any],
+    shape: Callable[[int], list[int]],
+) -> None:
+    """Each row's element count (``wide`` in float64, so that it cannot wrap; ``counts``
+    in int64) must be what its data holds (``lengths``); ``shape(i)`` is row i's shape."""
     wrong = np.flatnonzero((wide > 2.0**62) | (counts != lengths))
     if wrong.size:
+        i = int(wrong[0])
         raise ArrowLayoutError(
-            f"shape {dims[wrong[0]].tolist()} needs {int(wide[wrong[0]])} elements, data holds "
-            f"{int(lengths[wrong[0]])}"
+            f"shape {shape(i)} needs {int(wide[i])} elements, data holds {int(lengths[i])}"
         )
+
+
+def _check_variable_ranks(array: pa.Array) -> None:
+    """The shapes of a variable-rank tensor (``list<int32>``, one rank per row) are
+    non-negative and agree with the length of its data, as a variable-shape tensor's."""
+    storage = array.storage
+    data, shapes = storage.field("data"), storage.field("shape")
+    valid = storage.is_valid().to_numpy(zero_copy_only=False)
+    if data.null_count:
+        valid &= data.is_valid().to_numpy(zero_copy_only=False)
+    if shapes.null_count:  # a null shape is a scalar's (no dims)
+        valid &= shapes.is_valid().to_numpy(zero_copy_only=False)
+    offsets = shapes.offsets.to_numpy().astype(np.int64)
+    ranks = np.diff(offsets)
+    start = int(offsets[0])
+    flat = shapes.values.slice(start, int(offsets[-1]) - start).fill_null(0)
+    dims = flat.to_numpy(zero_copy_only=False).astype(np.int64)
+    owned = np.repeat(valid, ranks)  # the dims of rows that hold a tensor
+    negative = np.flatnonzero((dims < 0) & owned)
+    if negative.size:
+        row = int(np.searchsorted(offsets - start, negative[0], side="right")) - 1
+        bad = dims[offsets[row] - start : offsets[row + 1] - start]
+        raise ArrowLayoutError(f"shape {bad.tolist()} has a negative size")
+    wide = np.ones(len(storage), dtype=np.float64)
+    counts = np.ones(len(storage), dtype=np.int64)
+    filled = np.flatnonzero(ranks > 0)
+    if filled.size:  # each segment from one filled row's start to the next's: its dims
+        starts = offsets[filled] - start
+        wide[filled] = np.multiply.reduceat(dims.astype(np.float64), starts)
+        counts[filled] = np.multiply.reduceat(dims, starts)
+    lengths = np.diff(data.offsets.to_numpy())
+    kept = np.flatnonzero(valid)
+    _check_sizes(
+        wide[kept],
+        counts[kept],
+        lengths[kept],
+        lambda i: dims[offsets[kept[i]] - start : offsets[kept[i] + 1] - start].tolist(),
+    )
 
 
 def arrow_column(data: Any, *, where: str = "") -> pa.Array | pa.ChunkedArray:

@@ -152,6 +152,10 @@ def storage_to_codes(
     if kind is ArrowKind.BINARY:
         return storage
     if kind is ArrowKind.BOOL8:
+        # arrow.bool8 holds true as any non-zero byte, ONNX as 1 only (onnx.proto): a
+        # byte other than 0 and 1 is read as the true it stands for, never kept as it is
+        if storage.size and storage.view(np.uint8).max(initial=0) > 1:
+            return storage != 0
         return storage.view(np.bool_)
     if kind is ArrowKind.COMPLEX:
         return storage.view(row.numpy)

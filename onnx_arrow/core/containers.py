@@ -52,6 +52,7 @@ from onnx_arrow.errors import (
     ArrowLayoutError,
     InvalidMessageError,
     NotRepresentableError,
+    OnnxArrowError,
     join_path,
 )
 
@@ -377,7 +378,7 @@ def _map_keys(
         if ints:
             raise InvalidMessageError(
                 "key_type is STRING but keys (the integer keys) is set; use string_keys",
-                where=join_path(where, "keys"),
+                where=join_path(where, "envelope"),
             )
         out = np.empty(len(strings), dtype=object)
         out[:] = strings
@@ -449,16 +450,22 @@ def encode_value(node: Node | None, kind: Kind, envelope: bytes | None, *, where
         raise NotRepresentableError(
             f"{kind} nests {depth} levels; protobuf parses at most {MAX_DEPTH}", where=where
         )
-    return _encode(node, kind, envelope, where)
+    return _encode(node, kind, envelope, where, nested=False)
 
 
-def _encode(node: Node | None, kind: Kind, envelope: bytes | None, where: str) -> bytes:
+def _encode(
+    node: Node | None, kind: Kind, envelope: bytes | None, where: str, *, nested: bool = True
+) -> bytes:
     if kind.name == TENSOR:
         if not isinstance(node, Tensor):
             raise ArrowLayoutError(
                 "a tensor row is null; only optionals may be absent", where=where
             )
-        return encode_tensor(Tensor(node.dtype, node.dims, node.codes, envelope))
+        try:
+            return encode_tensor(Tensor(node.dtype, node.dims, node.codes, envelope))
+        except OnnxArrowError as exc:
+            # inside a value: which of its tensors it was (the caller locates the value)
+            raise (exc.at(where) if nested and where else exc) from None
     if kind.name == OPTIONAL:
         if node is None:
             node = OptionalValue(None)
@@ -487,17 +494,32 @@ def _encode_children(
     unknown: list[bytes] = []
     child_envelopes: list[bytes] = []
     child_number: int | None = None
+    elem_type: int | None = None
     for f in _fields(envelope, where):
         if f.number in _KIND_OF_FIELD and f.wire_type == _wire.LEN:
             child_number = f.number
             child_envelopes.append(bytes(buf[f.value_start : f.end]))
         elif f.number in (_NAME, _ELEM):
+            if f.number == _ELEM and f.wire_type == _wire.VARINT:
+                elem_type = f.value
             parts.append((f.number, bytes(buf[f.start : f.end])))
         else:
             unknown.append(bytes(buf[f.start : f.end]))
     elem = kind.elem
+    if items and elem is not None and elem_type is not None:
+        # what decoding refuses (elem_type against the elements) is never written
+        said = KIND_OF_ELEM_TYPE.get(elem_type)
+        if said != elem.name:
+            raise ArrowLayoutError(
+                f"the envelope's elem_type is {elem_type} ({said or 'unknown'}), but the "
+                f"value holds {elem.name} elements",
+                where=join_path(where, "envelope"),
+            )
     if envelope is None and elem is not None:
         parts.append((_ELEM, _varint_field(_ELEM, ELEM_TYPE[elem.name])))
+    elif envelope is None and singular:
+        # an optional no value says the kind of: UNDEFINED, as from_optional(None) writes it
+        parts.append((_ELEM, _varint_field(_ELEM, OptionalProto.UNDEFINED)))
     if items:
         if elem is None:
             raise ArrowLayoutError(f"{kind} has values but no element kind", where=where)
@@ -533,16 +555,32 @@ def _encode_map(node: MapValue, kind: Kind, envelope: bytes | None, where: str) 
     unknown: list[bytes] = []
     values_envelope: bytes | None = None if envelope is None else b""
     has_values = False
+    key_type: int | None = None
     for f in _fields(envelope, where):
         if f.number == _MAP_VALUES:
             values_envelope = bytes(buf[f.value_start : f.end])
             has_values = True
+        elif f.number in (_MAP_KEYS, _MAP_STRING_KEYS):
+            # decoding cuts the keys out: the value holds them
+            raise ArrowLayoutError(
+                "the envelope carries map keys, which the value itself holds; build it with "
+                "onnx_arrow.to_arrow(..., exact=True)",
+                where=join_path(where, "envelope"),
+            )
         elif f.number in (_NAME, _ELEM):
+            if f.number == _ELEM:
+                key_type = f.value if f.wire_type == _wire.VARINT else -1
             parts.append((f.number, bytes(buf[f.start : f.end])))
         else:
             unknown.append(bytes(buf[f.start : f.end]))
-    if envelope is None:
+    if key_type is None:  # no message behind the value, or an envelope without key_type
         parts.append((_ELEM, _varint_field(_ELEM, node.key.onnx)))
+    elif key_type != node.key.onnx:
+        raise ArrowLayoutError(
+            f"the envelope's key_type is {key_type}, but the value's keys are "
+            f"{node.key.name} ({node.key.onnx})",
+            where=join_path(where, "envelope"),
+        )
     if node.key.name == "STRING":
         parts.extend((_MAP_STRING_KEYS, _tagged(_MAP_STRING_KEYS, k)) for k in node.keys)
     else:
@@ -569,6 +607,13 @@ def _encode_sparse(node: SparseValue, envelope: bytes | None, where: str) -> byt
     for f in _fields(envelope, where):
         if f.number in envelopes:
             envelopes[f.number] = bytes(buf[f.value_start : f.end])
+        elif f.number == _SPARSE_DIMS:
+            # decoding cuts the dims out: the value holds them
+            raise ArrowLayoutError(
+                "the envelope carries the sparse tensor's dims, which the value itself holds; "
+                "build it with onnx_arrow.to_arrow(..., exact=True)",
+                where=join_path(where, "envelope"),
+            )
         else:
             unknown.append(bytes(buf[f.start : f.end]))
     for number, tensor, name in (

@@ -140,10 +140,10 @@ def raw_batch(messages: Sequence[object]) -> RawBatch | None:
     the dims: read from the fields (one copy of the data, protobuf's), not serialized,
     into lists rather than an object per message (the garbage collector would walk
     them all).  If any message holds anything else (typed fields, external data,
-    segments, metadata, unknown fields, packed dtypes, a length that does not fit,
-    another message, or a name, doc string or ``raw_data`` set to the empty value, which
-    only the wire path tells from unset), None: the wire path decodes or refuses them,
-    located.
+    segments, metadata, unknown fields, packed dtypes, a length that does not fit, a
+    BOOL byte other than 0 and 1, another message, or a name, doc string or
+    ``raw_data`` set to the empty value, which only the wire path tells from unset),
+    None: the wire path decodes or refuses them, located.
     """
     dtypes: list[DType] = []
     all_dims: list[tuple[int, ...]] = []
@@ -164,6 +164,8 @@ def raw_batch(messages: Sequence[object]) -> RawBatch | None:
         count = math.prod(dims)
         if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3) or (dims and min(dims) < 0):
             return None
+        if row.arrow_kind is ArrowKind.BOOL8 and raw.translate(None, b"\x00\x01"):
+            return None  # a BOOL byte other than 0 and 1: the wire path refuses it, located
         name = message.name or None
         doc_string = message.doc_string or None
         if len(raw) <= _SIZE_CHECK_BYTES:

@@ -265,7 +265,7 @@ _ROWS: Final[tuple[DType, ...]] = (
     _row("STRING", 8,  "O",    0, "string_data", _E.STRINGS,     _K.BINARY, "O",
          "binary: the bytes exactly as stored, so invalid UTF-8 survives"),
     _row("BOOL", 9,    "?",    8, "int32_data",  _E.ZERO_EXTEND, _K.BOOL8,  "i1",
-         "arrow.bool8 (canonical): one byte per element, every byte value kept"),
+         "arrow.bool8 (canonical): one byte per element, 0 or 1 (a non-zero byte read as 1)"),
     _row("FLOAT16", 10, "<f2", 16, "int32_data",  _E.ZERO_EXTEND, _K.NATIVE, "<f2", "float16",
          ulp=_U.RANK_TABLE, store="<f4"),
     _row("DOUBLE", 11,  "<f8", 64, "double_data", _E.NATIVE,      _K.NATIVE, "<f8", "float64",

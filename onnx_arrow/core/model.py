@@ -17,9 +17,11 @@ Kinds
 Nodes
     A value between its message and its Arrow row: :class:`Tensor` (dtype, dims,
     codes), :class:`SequenceValue`, :class:`MapValue`, :class:`OptionalValue`,
-    :class:`SparseValue`.  :func:`python_value` gives one as numpy and Python values;
+    :class:`SparseValue` (:func:`check_sparse` refuses one whose parts do not fit
+    together).  :func:`python_value` gives one as numpy and Python values;
     :func:`value_message` writes such a value as the message of its declared type
     (:func:`map_pairs`, :func:`map_keys` and :func:`string_bytes` read its parts).
+    :data:`NUMPY_MAX_RANK` is the highest rank such an ndarray may have.
 Messages
     :func:`decode_value` splits a serialized message into its node and envelope,
     :func:`encode_value` joins them back, byte for byte; :func:`flatten` and
@@ -79,7 +81,14 @@ from onnx_arrow.core.kinds import (
     Kind,
 )
 from onnx_arrow.core.message_type import MessageType
-from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, SparseValue
+from onnx_arrow.core.nodes import (
+    MapValue,
+    Node,
+    OptionalValue,
+    SequenceValue,
+    SparseValue,
+    check_sparse,
+)
 from onnx_arrow.core.python_values import (
     map_keys,
     map_pairs,
@@ -96,7 +105,7 @@ from onnx_arrow.core.statistics import (
 from onnx_arrow.core.storage_form import storage_type
 from onnx_arrow.core.tensor_arrays import stacked_codes
 from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
-from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
+from onnx_arrow.core.tensors import MAX_ELEMENTS, NUMPY_MAX_RANK, Tensor
 from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
 from onnx_arrow.core.ulp import FLOATING, UlpDistance, is_floating, ulp_distance
 from onnx_arrow.core.values import unwrap
@@ -123,6 +132,7 @@ __all__ = [
     "MAX_ELEMENTS",
     "MESSAGE_CLASS",
     "NO_FOLLOW",
+    "NUMPY_MAX_RANK",
     "OPEN_FLAGS",
     "OPTIONAL",
     "SEQUENCE",
@@ -148,6 +158,7 @@ __all__ = [
     "as_path",
     "assemble",
     "build_array",
+    "check_sparse",
     "check_strings",
     "child_fields",
     "children",

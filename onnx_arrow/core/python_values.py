@@ -24,9 +24,9 @@ from onnx import (
 )
 
 from onnx_arrow.core.codec import Strings, decode_strings
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
 from onnx_arrow.core.graph import onnx_type_string
-from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue
+from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, check_sparse
 from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
@@ -304,11 +304,15 @@ def _sparse(value: Any, name: str, declared: TypeProto, where: str) -> SparseTen
             f"the dims of a sparse tensor are {value['dims']!r}, not integers", where=where
         ) from None
     parts = {}
+    tensors = {}
     for part in ("values", "indices"):
         array = value[part]
         if not isinstance(array, np.ndarray):
             raise _unexpected("a numpy array", array, declared, f"{where}.{part}")
         parts[part] = numpy_helper.from_array(array, name if part == "values" else "")
+        tensors[part] = Tensor(dtype_of_numpy(array.dtype), array.shape, array.reshape(-1))
+    # the check every reader of a sparse tensor makes: no message it would refuse is written
+    check_sparse(tuple(dims), tensors["values"], tensors["indices"], where)
     return SparseTensorProto(values=parts["values"], indices=parts["indices"], dims=dims)
 
 

@@ -20,10 +20,12 @@ import json
 from typing import Any, Final
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from onnx_arrow.core._json import load_json
 from onnx_arrow.core.arrow_input import arrow_column, arrow_schema, arrow_table, arrow_type_arg
 from onnx_arrow.core.storage_form import Data, storage_type, stored, typed
+from onnx_arrow.core.walk import child_arrays, child_fields
 from onnx_arrow.errors import ArrowLayoutError
 
 __all__ = [
@@ -136,7 +138,10 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     UnsupportedTypeError
         If ``table`` is no Arrow table, or ``schema`` no pyarrow ``Schema``.
     ArrowLayoutError
-        If the metadata is unreadable, or a column is not the storage of its type.
+        If the metadata is unreadable, or a column is not the storage of its type: one
+        whose layout an engine changed is cast back only where the cast is exact (a
+        ``list<double>`` from a ``fixed_size_list<float>`` holding a double that is no
+        float is refused, never rounded).
     """
     table = arrow_table(table, where="table")
     if schema is not None:
@@ -160,6 +165,16 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
                 f"{target} ({exc})",
                 where=f"column {f.name!r}",
             ) from None
+        for chunk in column.chunks:
+            inexact = _inexact(chunk, storage_type(target))
+            if inexact is not None:
+                raise ArrowLayoutError(
+                    f"the column is {column.type}, and cast back to the storage of its "
+                    f"recorded type {target} it would not hold the same values: {inexact}; "
+                    "the engine changed the column's element type, so read it with one that "
+                    "keeps it",
+                    where=f"column {f.name!r}",
+                )
         columns.append(typed(plain, target))
         fields.append(original)
     metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}
@@ -182,9 +197,53 @@ def _portable_types(table: pa.Table) -> dict[str, pa.Field]:
             name: pa.ipc.read_schema(pa.py_buffer(base64.b64decode(blob))).field(0)
             for name, blob in parsed["columns"].items()
         }
-    except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, OSError, pa.ArrowException) as exc:
+        # OSError: what pyarrow raises for an IPC message that is no flatbuffer
         raise ArrowLayoutError(
             f"unreadable {PORTABLE_KEY.decode()} metadata ({exc}); write the table with "
             "onnx_arrow.to_portable",
             where="schema metadata",
         ) from None
+
+
+def _inexact(source: pa.Array, target: pa.DataType) -> str | None:
+    """Where ``source`` cast to ``target`` would not hold its values exactly (the first
+    element that changes, in words), or None: layouts may change (large lists, views,
+    fixed-size lists, dictionaries and run-end encoding cast to what they stand for),
+    element values may not."""
+    kids = child_arrays(source)
+    fields = child_fields(target)
+    if not kids and not fields:
+        return None if source.type == target else _inexact_leaf(source, target)
+    if _encodes(source.type) and not _encodes(target):
+        return _inexact(kids[-1], target)  # the values a dictionary or run-end array stands for
+    if len(kids) != len(fields):
+        return None  # another structure: the cast has refused it, or holds no element
+    for kid, field in zip(kids, fields, strict=True):
+        found = _inexact(kid, field.type)
+        if found is not None:
+            return found
+    return None
+
+
+def _encodes(t: pa.DataType) -> bool:
+    return pa.types.is_dictionary(t) or pa.types.is_run_end_encoded(t)
+
+
+def _inexact_leaf(source: pa.Array, target: pa.DataType) -> str | None:
+    """:func:`_inexact` of a leaf: cast there and back, compared (a NaN stays a NaN)."""
+    try:
+        back = source.cast(target).cast(source.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        return f"its {source.type} elements do not cast to {target} ({exc})"
+    same = pc.equal(back, source)
+    if pa.types.is_floating(source.type):
+        same = pc.or_(same, pc.and_(pc.is_nan(back), pc.is_nan(source)))
+    same = same.fill_null(True)  # null elements stay null
+    if pc.all(same).as_py():
+        return None
+    i = int(pc.index(same, False).as_py())
+    return (
+        f"its {source.type} element {source[i].as_py()!r} would become "
+        f"{back[i].as_py()!r} as {target}"
+    )

@@ -35,7 +35,7 @@ from onnx_arrow.core.tensor_types import (
     variable_rank_tensor,
     variable_shape_tensor,
 )
-from onnx_arrow.core.tensors import Tensor
+from onnx_arrow.core.tensors import Tensor, numpy_shape
 from onnx_arrow.errors import ArrowLayoutError, NotRepresentableError, UnsupportedTypeError
 
 __all__ = ["stacked_codes", "tensor_array", "tensor_dtype", "tensor_rows", "tensor_type_for"]
@@ -221,4 +221,7 @@ def stacked_codes(array: pa.Array) -> np.ndarray[Any, Any] | None:
     layout, row = _layout(array.type)
     if layout != "fixed" or array.null_count:
         return None
-    return fixed_codes(array, row).reshape((len(array), *array.type.shape))
+    shape = numpy_shape(
+        (len(array), *array.type.shape), what="an ndarray of the column's rows", where="column"
+    )
+    return fixed_codes(array, row).reshape(shape)

@@ -45,6 +45,7 @@ from onnx_arrow.core.json_extension import (
     expect_storage,
 )
 from onnx_arrow.core.tensor_codes import fixed_codes, null_row_error, validity
+from onnx_arrow.core.tensors import numpy_shape
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
 
 __all__ = [
@@ -170,8 +171,8 @@ class OnnxTensorArray(pa.ExtensionArray):  # type: ignore[misc]
         check_readable(self.type)
         if self.null_count:
             raise null_row_error(validity(self).index(False))
-        shape = self.type.shape
-        return fixed_codes(self, self.type.dtype).reshape((len(self), *shape))
+        shape = numpy_shape((len(self), *self.type.shape), what="an ndarray of the rows")
+        return fixed_codes(self, self.type.dtype).reshape(shape)
 
 
 class _RaggedTensorType(JsonExtensionType):

@@ -9,10 +9,12 @@ A tensor message is split in two:
   ``TensorProto`` holding the name, doc string and metadata_props.
 
 Joining the two gives the message back, byte for byte, for every message that
-protobuf itself re-serializes identically.  Elements move between ``proto storage``
-(``raw_data`` bytes or a typed field) and ``codes`` (numpy array of the ONNX numpy
-dtype), each conversion vectorized; codes to Arrow storage is
-:mod:`onnx_arrow.core.codec`.
+protobuf itself re-serializes identically.  An envelope holding what decoding never
+leaves in one (``dims``, ``data_type``, external data, a segment) is refused, so an
+envelope from elsewhere cannot make the message point at data the value does not hold.
+Elements move between ``proto storage`` (``raw_data`` bytes or a typed field) and
+``codes`` (numpy array of the ONNX numpy dtype), each conversion vectorized; codes to
+Arrow storage is :mod:`onnx_arrow.core.codec`.
 """
 
 from __future__ import annotations
@@ -93,6 +95,13 @@ def raw_to_codes(
         raise InvalidTensorError(
             f"raw_data holds {raw.size} bytes, but {count} {row.name} elements need {expected}; "
             "dims or data_type disagree with the data",
+            where=where,
+        )
+    if row.arrow_kind is ArrowKind.BOOL8 and raw.size and raw.max() > 1:
+        bad = int(np.flatnonzero(raw > 1)[0])
+        raise InvalidTensorError(
+            f"raw_data byte {bad} is {int(raw[bad])}, but a BOOL element is 0 or 1 "
+            "(onnx.proto), as in int32_data",
             where=where,
         )
     return raw.view(row.numpy)
@@ -451,8 +460,11 @@ def encode_tensor(tensor: Tensor) -> bytes:
 
 
 def _check_envelope(envelope: bytes | None) -> None:
-    """An envelope holds what the value does not: never dims or data_type (decoding takes
-    them out), which the value gives; one that does was not cut from a message."""
+    """An envelope holds what the value does not, and nothing decoding never leaves in
+    one: no dims or data_type (the value gives them), no external data (the value holds
+    the data itself: a ``data_location = EXTERNAL`` or an ``external_data`` entry would
+    make the message point at a file the column does not hold) and no segment.  One
+    that holds any of them was not cut from a message, and is refused."""
     if not envelope:
         return
     for f in _wire.iter_fields(memoryview(envelope), what="envelope"):
@@ -462,6 +474,15 @@ def _check_envelope(envelope: bytes | None) -> None:
                 f"the envelope carries {name}, which the value itself gives; an envelope "
                 "holds the message without its dims, data_type and data (build it with "
                 "onnx_arrow.to_arrow(..., exact=True))",
+                where="envelope",
+            )
+        external = f.number == DATA_LOCATION and f.value == TensorProto.EXTERNAL
+        if external or f.number in (EXTERNAL_DATA, SEGMENT):
+            name = _field_name(f.number) + (" = EXTERNAL" if external else "")
+            raise ArrowLayoutError(
+                f"the envelope carries {name}, but the value holds the tensor's data itself; "
+                "an envelope never points at data outside the column (build it with "
+                "onnx_arrow.to_arrow(..., exact=True), which reads external data in)",
                 where="envelope",
             )
 

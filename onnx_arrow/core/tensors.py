@@ -1,6 +1,7 @@
 """A tensor's value split from its message: dtype, dims and elements as codes.
 
-The record the wire codec, the direct path and the tensor arrays all pass around.
+The record the wire codec, the direct path and the tensor arrays all pass around, and
+the one check of a shape before numpy is asked for an array of it.
 """
 
 from __future__ import annotations
@@ -12,13 +13,44 @@ import numpy as np
 
 from onnx_arrow.core.codec import Strings, decode_strings
 from onnx_arrow.core.dtypes import ArrowKind, DType
+from onnx_arrow.errors import NotRepresentableError
 
-__all__ = ["MAX_ELEMENTS", "Tensor"]
+__all__ = ["MAX_ELEMENTS", "NUMPY_MAX_RANK", "Tensor", "numpy_shape"]
 
 
 #: The most elements one tensor may declare (2**40, a terabyte of bytes); more is refused
 #: before anything is allocated.
 MAX_ELEMENTS: Final = 1 << 40
+
+#: The most dimensions a numpy array has (64 since numpy 2, 32 before).  ONNX has no
+#: such limit: a tensor of higher rank is kept by Arrow and by its messages, never
+#: made an ndarray.
+NUMPY_MAX_RANK: Final = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+
+
+def numpy_shape(
+    shape: tuple[int, ...], *, what: str = "the tensor", where: str | None = None
+) -> tuple[int, ...]:
+    """``shape``, checked to be one numpy can give an array: every place that makes an
+    ndarray of a tensor's shape asks here first, so that a rank past numpy's limit is a
+    located error instead of numpy's ``ValueError``.
+
+    >>> numpy_shape((2, 3))
+    (2, 3)
+    >>> numpy_shape((1,) * 100, where="row 0")
+    Traceback (most recent call last):
+    ...
+    onnx_arrow.errors.NotRepresentableError: row 0: the tensor has rank 100, but numpy \
+arrays have at most 64 dimensions; ...
+    """
+    if len(shape) > NUMPY_MAX_RANK:
+        raise NotRepresentableError(
+            f"{what} has rank {len(shape)}, but numpy arrays have at most {NUMPY_MAX_RANK} "
+            "dimensions; the Arrow column keeps it (onnx_arrow.to_arrow, from_arrow), "
+            "only not as an ndarray",
+            where=where,
+        )
+    return shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,4 +74,4 @@ class Tensor:
         codes = self.codes
         if strings == "str" and self.dtype.arrow_kind is ArrowKind.BINARY:
             codes = decode_strings(codes)
-        return codes.reshape(self.dims)
+        return codes.reshape(numpy_shape(self.dims))

@@ -171,7 +171,14 @@ def arrow_type_of_kind(kind: Kind, inner: pa.DataType) -> pa.DataType:
 
 
 def kind_of_arrow(arrow_type: pa.DataType, array: pa.Array | None = None) -> Kind:
-    """The value kind an Arrow type holds; with ``array``, nulls make a level optional."""
+    """The value kind an Arrow type holds; with ``array``, nulls make a level optional.
+
+    A ``null`` array holds absent optionals whose element kind no value says (what
+    ``numpy_helper.from_optional(None)`` writes, and :func:`onnx_arrow.to_arrow` makes
+    of them): ``optional(?)``.
+    """
+    if pa.types.is_null(arrow_type) and array is not None:
+        return Kind(OPTIONAL)
     nullable = array is not None and array.null_count > 0
     kind = _kind_of_arrow(arrow_type, array)
     # struct<value> is an optional level already; its nulls are that level's absences
@@ -179,8 +186,12 @@ def kind_of_arrow(arrow_type: pa.DataType, array: pa.Array | None = None) -> Kin
 
 
 def _child_kind(t: pa.DataType, array: pa.Array | None) -> Kind | None:
-    # list<null>: sequences that are all empty, of an element kind only a declaration knows
-    return None if pa.types.is_null(t) else kind_of_arrow(t, array)
+    """The kind of the elements of a list, map or ``struct<value>`` of child type ``t``,
+    ``array`` the child values its rows span."""
+    if pa.types.is_null(t) and (array is None or not len(array)):
+        # no elements: sequences that are all empty, of an element kind only a declaration knows
+        return None
+    return kind_of_arrow(t, array)
 
 
 def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:

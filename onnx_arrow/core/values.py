@@ -40,7 +40,7 @@ from onnx_arrow.core.python_values import python_value
 from onnx_arrow.core.tensor_arrays import stacked_codes, tensor_dtype, tensor_rows, tensor_type_for
 from onnx_arrow.core.tensor_codes import null_row_error
 from onnx_arrow.core.tensor_types import tensor_layout
-from onnx_arrow.core.tensors import Tensor
+from onnx_arrow.core.tensors import Tensor, numpy_shape
 from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
 from onnx_arrow.errors import (
     NotRepresentableError,
@@ -434,7 +434,11 @@ def to_numpy(data: Any, *, strings: Strings = "str") -> np.ndarray[Any, Any]:
                 "the column is not one ndarray; onnx_arrow.to_pylist gives one array per row"
             )
         row = tensor_dtype(values.type)
-        shape = (len(tensors), *(shapes[0] if shapes else ()))
+        shape = numpy_shape(
+            (len(tensors), *(shapes[0] if shapes else ())),
+            what="an ndarray of the column's rows",
+            where="column",
+        )
         stacked = (
             np.concatenate([t.codes for t in tensors]).reshape(shape)
             if tensors

@@ -17,6 +17,7 @@ import pyarrow as pa
 from pandas.arrays import FloatingArray
 
 from onnx_arrow.core.model import (
+    NUMPY_MAX_RANK,
     OPTIONAL,
     SPARSE_TENSOR,
     TENSOR,
@@ -168,11 +169,11 @@ class OnnxSeriesAccessor:
     def to_numpy(self) -> Any:
         """The values: one stacked array ``(rows, *shape)`` when they can be, else a list.
 
-        Stacked when every row is a tensor (none absent) and all share shape and dtype:
-        zero-copy for a fixed-shape column of a dtype Arrow holds natively (a view of
-        the Arrow buffer), for numpy cells as well as long as their rows are the
-        :func:`to_pandas` rows in order.  Otherwise a list of the cells (see
-        :func:`to_pandas`).
+        Stacked when every row is a tensor (none absent), all share shape and dtype and
+        the stack has no more dimensions than numpy holds: zero-copy for a fixed-shape
+        column of a dtype Arrow holds natively (a view of the Arrow buffer), for numpy
+        cells as well as long as their rows are the :func:`to_pandas` rows in order.
+        Otherwise a list of the cells (see :func:`to_pandas`).
         """
         col = self._arrow()
         if col is not None:
@@ -329,8 +330,12 @@ def _arrow_shapes(values: pa.Array) -> list[tuple[int, ...] | None]:
 
 
 def _stack(cells: list[Any]) -> Any:
+    """The cells as one array when they are ndarrays of one shape and dtype that numpy can
+    stack (one dimension more than each), else the list of them."""
     if cells and all(isinstance(c, np.ndarray) for c in cells):
         first = cells[0]
+        if first.ndim >= NUMPY_MAX_RANK:
+            return cells
         if all(c.shape == first.shape and c.dtype == first.dtype for c in cells):
             return np.stack(cells)
     return cells

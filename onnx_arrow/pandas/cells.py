@@ -23,7 +23,7 @@ from onnx_arrow.core.model import (
     python_value,
     value_rows,
 )
-from onnx_arrow.errors import OnnxArrowWarning
+from onnx_arrow.errors import OnnxArrowError, OnnxArrowWarning
 from onnx_arrow.pandas.columns import Column, stacked
 
 __all__ = ["is_missing", "numpy_cells", "object_series", "row_label"]
@@ -97,7 +97,12 @@ def numpy_cells(
             stacklevel=stacklevel,
         )
     dicts = not any(_duplicate_keys(n) for n in nodes)
-    out = [python_value(n, maps_as_dicts=dicts) for n in nodes]
+    out = []
+    for i, node in enumerate(nodes):
+        try:
+            out.append(python_value(node, maps_as_dicts=dicts))
+        except OnnxArrowError as exc:
+            raise exc.at(row_label(labels, i)) from None
     for cell in out:
         _freeze(cell)
     return out

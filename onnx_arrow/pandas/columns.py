@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from onnx_arrow.core.model import (
+    NUMPY_MAX_RANK,
     OPTIONAL,
     TENSOR,
     DType,
@@ -130,7 +131,11 @@ def is_tensor_kind(kind: Kind) -> bool:
 
 
 def stacked(values: pa.Array, kind: Kind) -> np.ndarray[Any, Any] | None:
-    """The rows of a fixed-shape tensor column as one array, else None."""
-    if not is_tensor_kind(kind) or tensor_layout(values.type) is None:
+    """The rows of a fixed-shape tensor column as one array, else None (also when the
+    stack would have more dimensions than numpy holds: the rows are then cells)."""
+    layout = tensor_layout(values.type) if is_tensor_kind(kind) else None
+    if layout is None:
+        return None
+    if layout.layout == "fixed" and len(values.type.shape) >= NUMPY_MAX_RANK:
         return None
     return stacked_codes(values)

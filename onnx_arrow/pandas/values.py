@@ -30,6 +30,7 @@ from onnx_arrow.core.model import (
     SequenceValue,
     SparseValue,
     Tensor,
+    check_sparse,
     dtype_of_numpy,
     map_keys,
     map_pairs,
@@ -113,11 +114,14 @@ def cell_value(cell: Any, kind: Kind, where: str) -> Node | None:
             raise UnsupportedTypeError(
                 "expected a dict with dims, values and indices for a sparse tensor", where=where
             )
-        return SparseValue(
+        sparse = SparseValue(
             tuple(int(d) for d in cell["dims"]),
             _tensor(cell["values"], f"{where}.values"),
             _tensor(cell["indices"], f"{where}.indices"),
         )
+        # the check from_arrow makes of a sparse row, here before anything is built
+        check_sparse(sparse.dims, sparse.values, sparse.indices, where)
+        return sparse
     raise UnsupportedTypeError(f"unknown value kind {kind}", where=where)  # pragma: no cover
 
 

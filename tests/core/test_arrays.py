@@ -200,3 +200,19 @@ def test_build_refuses_values_for_a_null_column() -> None:
         build_array([SequenceValue([t([1.0])])], Kind("sequence", TENSOR), pa.null())
     with pytest.raises(UnsupportedTypeError, match="no values to build a list<item: int64>"):
         build_array([None], None, pa.list_(pa.int64()))
+
+
+def test_a_sparse_value_whose_parts_do_not_fit_is_never_written() -> None:
+    from onnx_arrow.errors import InvalidMessageError
+
+    values = Tensor(dtype_of("FLOAT"), (2,), np.array([1, 2], np.float32))
+    good = SparseValue((2, 2), values, Tensor(dtype_of("INT64"), (2,), np.array([0, 3])))
+    bad = SparseValue((2, 2), values, Tensor(dtype_of("INT64"), (2,), np.array([0, 4])))
+    kind = Kind("sparse_tensor")
+    arrow_type = infer_arrow_type([good], kind)
+    assert len(build_array([good, None], kind, arrow_type)) == 2
+    with pytest.raises(InvalidMessageError, match=r"^row 1: .*indices\[1\] is 4, outside"):
+        build_array([good, bad], kind, arrow_type)
+    negative = SparseValue((-1,), values, Tensor(dtype_of("INT64"), (2,), np.array([0, 0])))
+    with pytest.raises(InvalidMessageError, match=r"^row 0: .*negative size"):
+        build_array([negative], kind, arrow_type)

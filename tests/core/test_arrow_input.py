@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -332,3 +333,134 @@ def test_message_kinds_and_unreadable_types_inside_a_dictionary_are_refused() ->
     in_dictionary = pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), column)
     with pytest.raises(ArrowLayoutError, match=r"^col: onnx.message: metadata has no 'kind'"):
         as_array(in_dictionary, where="col")
+
+
+def _variable_rank(shapes: list[list[int] | None], valid: list[bool] | None = None) -> pa.Array:
+    """Two float tensors of 2 and 1 elements in the variable-rank layout, shapes forged."""
+    from onnx import helper
+
+    column = onnx_arrow.to_arrow(
+        [helper.make_tensor("x", 1, [2], [1, 2]), helper.make_tensor("y", 1, [1, 1], [3])]
+    )
+    assert column.type.extension_name == "onnx.variable_rank_tensor"
+    data = column.storage.field("data")
+    mask = None if valid is None else pa.array([not v for v in valid])
+    storage = pa.StructArray.from_arrays(
+        [data, pa.array(shapes, pa.list_(pa.int32()))], names=["data", "shape"], mask=mask
+    )
+    return pa.ExtensionArray.from_storage(column.type, storage)
+
+
+@pytest.mark.parametrize(
+    ("shapes", "text"),
+    [
+        ([[2], [-1, -1]], r"^row 1: shape \[-1, -1\] has a negative size"),
+        ([[-1, -2], [1, 1]], r"^row 0: shape \[-1, -2\] has a negative size"),
+        ([[2], [1, 2]], r"^row 1: shape \[1, 2\] needs 2 elements, data holds 1"),
+        ([[2], [2**31 - 1, 2**31 - 1, 2**31 - 1]], r"^row 1: shape .* data holds 1"),
+    ],
+)
+def test_variable_rank_shapes_are_checked_as_variable_shape_ones_are(shapes, text) -> None:
+    forged = _variable_rank(shapes)
+    for read in (onnx_arrow.from_arrow, onnx_arrow.to_pylist, as_array):
+        with pytest.raises(ArrowLayoutError, match=text):
+            read(forged)
+
+
+def test_variable_rank_shapes_under_null_rows_are_not_values() -> None:
+    forged = _variable_rank([[2], [-1, -1]], valid=[True, False])
+    assert onnx_arrow.to_pylist(forged)[1] is None
+    assert _variable_rank([[2], None]).type.extension_name == "onnx.variable_rank_tensor"
+
+
+def test_a_bool8_byte_other_than_0_and_1_is_read_as_true_never_kept() -> None:
+    from onnx import TensorProto
+
+    column = onnx_arrow.to_arrow([numpy_helper.from_array(np.array([True, False]))] * 2)
+    bools = pa.ExtensionArray.from_storage(pa.bool8(), pa.array([7, 0, -1, 1], pa.int8()))
+    forged = pa.ExtensionArray.from_storage(
+        column.type, pa.FixedSizeListArray.from_arrays(bools, 2)
+    )
+    messages = onnx_arrow.from_arrow(forged)
+    assert [m.raw_data for m in messages] == [b"\x01\x00", b"\x01\x01"]  # onnx.proto: 0 or 1
+    assert messages[0].data_type == TensorProto.BOOL
+    got = onnx_arrow.to_numpy(forged)
+    assert got.view(np.uint8).tolist() == [[1, 0], [1, 1]]
+    assert onnx_arrow.to_pylist(forged)[1].view(np.uint8).tolist() == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("field", "text"),
+    [
+        ("data_location", "data_location = EXTERNAL"),
+        ("external_data", "external_data"),
+        ("segment", "segment"),
+    ],
+)
+def test_an_envelope_never_smuggles_external_data_into_a_message(field, text) -> None:
+    from onnx import SequenceProto, TensorProto, helper
+
+    x = helper.make_tensor("x", TensorProto.FLOAT, [2], [1, 2])
+    nested = SequenceProto(elem_type=1, tensor_values=[x])
+    for value, at in ((x, "row 0"), (nested, "row 0: tensor_values[0]")):
+        exact = onnx_arrow.to_arrow([value], exact=True)
+        envelope = type(value).FromString(exact.storage.field("envelope")[0].as_py())
+        tensor = envelope if value is x else envelope.tensor_values[0]
+        if field == "data_location":
+            tensor.data_location = TensorProto.EXTERNAL
+        elif field == "external_data":
+            tensor.external_data.add(key="location", value="../../outside/secret.txt")
+        else:
+            tensor.segment.begin = 0
+        storage = pa.StructArray.from_arrays(
+            [exact.storage.field("value"), pa.array([envelope.SerializeToString()])],
+            names=["value", "envelope"],
+        )
+        forged = pa.ExtensionArray.from_storage(exact.type, storage)
+        with pytest.raises(ArrowLayoutError, match=rf"^{re.escape(at)}: envelope: .*{text}"):
+            onnx_arrow.from_arrow(forged)
+
+
+def _forged_envelope(value, change) -> pa.Array:
+    """``value``'s exact column, its envelope changed by ``change``."""
+    exact = onnx_arrow.to_arrow([value], exact=True)
+    envelope = type(value).FromString(exact.storage.field("envelope")[0].as_py())
+    change(envelope)
+    storage = pa.StructArray.from_arrays(
+        [exact.storage.field("value"), pa.array([envelope.SerializeToString()])],
+        names=["value", "envelope"],
+    )
+    return pa.ExtensionArray.from_storage(exact.type, storage)
+
+
+def test_a_container_envelope_never_smuggles_what_its_value_holds() -> None:
+    from onnx import OptionalProto, SequenceProto, TensorProto, helper
+
+    x = helper.make_tensor("x", TensorProto.FLOAT, [2], [1, 2])
+    m = numpy_helper.from_dict({1: np.float32(0.5), 7: np.float32(2)})
+    sparse = helper.make_sparse_tensor(
+        helper.make_tensor("v", 1, [2], [1, 2]), helper.make_tensor("i", 7, [2], [0, 3]), [2, 2]
+    )
+    cases = [
+        (m, lambda e: e.keys.extend([5, 6]), "carries map keys"),
+        (m, lambda e: e.string_keys.append(b"a"), "carries map keys"),
+        (m, lambda e: setattr(e, "key_type", TensorProto.STRING), "key_type is 8, but"),
+        (sparse, lambda e: e.dims.append(9), "carries the sparse tensor's dims"),
+        (
+            SequenceProto(elem_type=1, tensor_values=[x]),
+            lambda e: setattr(e, "elem_type", SequenceProto.MAP),
+            r"elem_type is 4 \(map\), but the value holds tensor elements",
+        ),
+        (
+            OptionalProto(elem_type=1, tensor_value=x),
+            lambda e: setattr(e, "elem_type", OptionalProto.SEQUENCE),
+            r"elem_type is 3 \(sequence\)",
+        ),
+    ]
+    for value, change, text in cases:
+        assert onnx_arrow.from_arrow(onnx_arrow.to_arrow([value], exact=True)) == [value]
+        with pytest.raises(ArrowLayoutError, match=rf"^row 0: envelope: .*{text}"):
+            onnx_arrow.from_arrow(_forged_envelope(value, change))
+    # an empty sequence's elem_type says what no element shows
+    empty = [SequenceProto(elem_type=SequenceProto.MAP), SequenceProto()]
+    assert onnx_arrow.from_arrow(onnx_arrow.to_arrow(empty, exact=True)) == empty

@@ -16,7 +16,10 @@ WHOLE = [r for r in DTYPES.values() if r.arrow_kind is not ArrowKind.BINARY]
 
 
 def every_code(row: DType) -> np.ndarray:
-    """Every bit pattern of a dtype of at most 16 bits, else a spread of them."""
+    """Every code of a dtype of at most 16 bits (every bit pattern, BOOL's 0 and 1 only),
+    else a spread of them."""
+    if row.arrow_kind is ArrowKind.BOOL8:
+        return np.array([0, 1], np.uint8).view(row.numpy)
     if row.numpy.itemsize <= 2 and row.arrow_kind is not ArrowKind.COMPLEX:
         width = np.uint8 if row.numpy.itemsize == 1 else np.uint16
         patterns = np.arange(1 << (8 * row.numpy.itemsize), dtype=width)
@@ -52,3 +55,10 @@ def test_strings_decode_in_one_pass_and_name_the_bad_element() -> None:
     assert codec.decode_strings(codes[:2]).tolist() == ["ok", "caf\u00e9"]
     with pytest.raises(NotRepresentableError, match=r"STRING element 2 .* strings='bytes'"):
         codec.decode_strings(codes, where="row 0")
+
+
+def test_a_bool8_byte_other_than_0_and_1_is_the_true_it_stands_for() -> None:
+    row = DTYPES[9]
+    storage = np.array([0, 1, 2, 7, -1], np.int8)
+    assert codec.storage_to_codes(storage, row).view(np.uint8).tolist() == [0, 1, 1, 1, 1]
+    assert codec.storage_to_codes(storage[:2], row).base is not None  # 0 and 1: a view

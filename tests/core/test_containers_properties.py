@@ -191,7 +191,7 @@ def codes_of(draw: st.DrawFn, row: DType, count: int, typed: bool) -> np.ndarray
         out = np.empty(count, dtype=object)
         out[:] = draw(st.lists(st.binary(max_size=4), min_size=count, max_size=count))
         return out
-    if row.is_packed or (row.arrow_kind is ArrowKind.BOOL8 and typed):
+    if row.is_packed or row.arrow_kind is ArrowKind.BOOL8:  # BOOL: 0 or 1 in either form
         top = 1 if row.arrow_kind is ArrowKind.BOOL8 else (1 << row.bits) - 1
         values = draw(st.lists(st.integers(0, top), min_size=count, max_size=count))
         return np.array(values, dtype=np.uint8).view(row.numpy)

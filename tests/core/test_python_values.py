@@ -233,3 +233,20 @@ def test_the_node_suite_is_written_as_onnx_s_test_data_writer_writes_it(node_val
         expected = _as_onnx_writes(v.value, names[v.io], v.type)
         got = value_message(v.value, names[v.io], v.type).SerializeToString()
         assert got == expected, (v.case, v.data_set, v.io, v.index)
+
+
+@pytest.mark.parametrize(
+    ("dims", "indices", "text"),
+    [
+        ([-2, 3], [0, 1], r"^sp\.dims: dims \[-2, 3\] has a negative size"),
+        ([2, 3], [0, 6], r"^sp\.indices: indices\[1\] is 6, outside dims \[2, 3\]"),
+    ],
+)
+def test_a_sparse_value_every_reader_would_refuse_is_never_written(dims, indices, text) -> None:
+    from onnx_arrow.errors import InvalidMessageError
+
+    declared = TypeProto()
+    declared.sparse_tensor_type.elem_type = TensorProto.FLOAT
+    value = {"dims": dims, "values": np.float32([1, 2]), "indices": np.int64(indices)}
+    with pytest.raises(InvalidMessageError, match=text):
+        value_message(value, "sp", declared)

@@ -207,3 +207,41 @@ def test_junk_is_refused_naming_the_argument(junk: object) -> None:
             continue  # a type: the storage does not fit it, an ArrowLayoutError
         with pytest.raises(UnsupportedTypeError, match=rf"^{where}: "):
             call()
+
+
+@pytest.mark.parametrize(
+    "blob", [b"not a schema", b"", b"\xff\xff\xff\xff\x10\x00\x00\x00" + bytes(16)]
+)
+def test_a_recorded_schema_that_is_no_schema_is_a_located_error(blob: bytes) -> None:
+    import base64
+    import json
+
+    table = onnx_arrow.to_portable(pa.table({"float": portable_columns()["float"]}))
+    recorded = {"version": 1, "columns": {"float": base64.b64encode(blob).decode()}}
+    forged = table.replace_schema_metadata({b"onnx_arrow.portable": json.dumps(recorded)})
+    with pytest.raises(ArrowLayoutError, match=r"^schema metadata: unreadable onnx_arrow"):
+        onnx_arrow.from_portable(forged)
+
+
+def test_a_cast_back_that_is_not_exact_is_refused_naming_the_column_and_value() -> None:
+    table = pa.table({"x": onnx_arrow.to_arrow([numpy_helper.from_array(np.float32([0.1, 2]))])})
+    metadata = onnx_arrow.to_portable(table).schema.metadata
+    widened = pa.table({"x": pa.array([[0.1, 2.0]], pa.list_(pa.float64()))})  # 0.1 no float
+    for read, schema in (
+        (widened.replace_schema_metadata(metadata), None),
+        (widened, table.schema),
+    ):
+        with pytest.raises(ArrowLayoutError, match=r"^column 'x': .*element 0\.1 would become"):
+            onnx_arrow.from_portable(read, schema)
+    # a widening that holds the same values casts back: the float32 values, exactly
+    exact = pa.table(
+        {"x": pa.array([[np.float32(0.1).item(), float("nan")]], pa.large_list(pa.float64()))}
+    )
+    back = onnx_arrow.from_portable(exact, table.schema)
+    got = onnx_arrow.to_numpy(back["x"])
+    assert got[0, 0] == np.float32(0.1)
+    assert np.isnan(got[0, 1])
+    narrowed = pa.table({"x": pa.array([[1, 300]], pa.list_(pa.int64()))})
+    ints = pa.table({"x": onnx_arrow.to_arrow([numpy_helper.from_array(np.int8([1, 2]))])})
+    with pytest.raises(ArrowLayoutError, match=r"^column 'x': "):
+        onnx_arrow.from_portable(narrowed, ints.schema)

@@ -269,19 +269,6 @@ def test_sub_byte_tensors_of_any_count(row: DType, storage: str) -> None:
     assert [m.SerializeToString() for m in read] == [serialized(m) for m in messages]
 
 
-def test_bool_bytes_other_than_0_and_1_survive_in_raw_data() -> None:
-    message = TensorProto(dims=[4], data_type=TensorProto.BOOL, raw_data=b"\x00\x01\x02\xff")
-    assert round_trip([message]) == [serialized(message)]
-    array = onnx_arrow.to_arrow([message], exact=True)
-    assert array.value.type.value_type == pa.bool8()
-    assert plain(array.value.storage.flatten()).to_numpy().view(np.uint8).tolist() == [
-        0,
-        1,
-        2,
-        255,
-    ]
-
-
 def test_strings_keep_invalid_utf8_and_empty_entries() -> None:
     values = [b"", b"\xff\xfe", b"a\x00", "é".encode(), b""]
     message = TensorProto(dims=[5], data_type=TensorProto.STRING, string_data=values, name="s")
@@ -612,3 +599,14 @@ def test_rows_of_different_dtypes_names_the_row() -> None:
     ints = numpy_helper.from_array(np.arange(2, dtype=np.int32))
     with pytest.raises(UnsupportedTypeError, match="row 2"):
         onnx_arrow.to_arrow([good(), good(), ints], exact=True)
+
+
+def test_a_bool_byte_other_than_0_and_1_is_refused_in_raw_data_as_in_int32_data() -> None:
+    bad = TensorProto(dims=[3], data_type=TensorProto.BOOL, raw_data=b"\x01\x00\x07")
+    with pytest.raises(InvalidTensorError, match=r"^row 0: raw_data: raw_data byte 2 is 7"):
+        onnx_arrow.to_arrow([bad])
+    with pytest.raises(InvalidTensorError, match="byte 2 is 7"):
+        decode_tensor(bad.SerializeToString())
+    typed = TensorProto(dims=[1], data_type=TensorProto.BOOL, int32_data=[7])
+    with pytest.raises(InvalidTensorError, match=r"int32_data\[0\] is 7"):
+        onnx_arrow.to_arrow([typed])

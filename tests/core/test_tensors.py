@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from onnx_arrow.core.dtypes import dtype_of
 from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
@@ -33,3 +34,13 @@ def test_a_scalar_has_no_dims_and_one_element() -> None:
 
 def test_the_element_limit_is_a_terabyte_of_bytes() -> None:
     assert MAX_ELEMENTS == 1 << 40
+
+
+def test_a_rank_past_numpy_s_limit_is_a_located_error_not_numpy_s() -> None:
+    from onnx_arrow.core.tensors import NUMPY_MAX_RANK, numpy_shape
+    from onnx_arrow.errors import NotRepresentableError
+
+    assert numpy_shape((1,) * NUMPY_MAX_RANK) == (1,) * NUMPY_MAX_RANK
+    t = Tensor(dtype_of("FLOAT"), (1,) * 100, np.zeros(1, np.float32))
+    with pytest.raises(NotRepresentableError, match=rf"rank 100, .* at most {NUMPY_MAX_RANK}"):
+        t.to_numpy()

@@ -316,3 +316,40 @@ def test_base_dir_is_checked_once_even_without_external_data() -> None:
         onnx_arrow.to_arrow([t], base_dir=3)
     with pytest.raises(onnx_arrow.UnsupportedTypeError, match=r"^base_dir: expected a path"):
         onnx_arrow.to_arrow_scalar(t, base_dir=[1])
+
+
+@pytest.mark.parametrize("layout", ["fixed", "variable"])
+def test_a_rank_numpy_cannot_hold_is_refused_located_and_kept_by_arrow(layout: str) -> None:
+    from onnx_arrow.core.tensors import NUMPY_MAX_RANK
+
+    deep = helper.make_tensor("x", TensorProto.FLOAT, [1] * 100, [1.0])
+    values = [deep] if layout == "fixed" else [deep, helper.make_tensor("y", 1, [2], [1, 2])]
+    arr = to_arrow(values)
+    exact = to_arrow(values, exact=True)
+    assert from_arrow(exact) == values  # Arrow and messages keep the tensor
+    with pytest.raises(NotRepresentableError, match=f"at most {NUMPY_MAX_RANK}") as err:
+        to_numpy(arr[:1])
+    assert "rank 101" in str(err.value)
+    assert err.value.where == "column"
+    with pytest.raises(NotRepresentableError, match=r"^row 0: .*rank 100") as err:
+        to_pylist(arr)
+    # one rank below the limit: each row is an ndarray, the stack of them is not
+    top = helper.make_tensor("x", TensorProto.FLOAT, [1] * NUMPY_MAX_RANK, [1.0])
+    assert to_pylist(to_arrow([top]))[0].ndim == NUMPY_MAX_RANK
+    with pytest.raises(NotRepresentableError, match=f"rank {NUMPY_MAX_RANK + 1}"):
+        to_numpy(to_arrow([top]))
+
+
+def test_absent_optionals_of_no_element_type_read_back_as_to_arrow_wrote_them() -> None:
+    from onnx import SequenceProto
+
+    absent = numpy_helper.from_optional(None)  # elem_type UNDEFINED
+    seq = SequenceProto(elem_type=SequenceProto.OPTIONAL, optional_values=[absent])
+    empty = SequenceProto(elem_type=SequenceProto.OPTIONAL)
+    for values in ([seq], [seq, empty], [empty, seq], [absent, absent]):
+        column = to_arrow(values)
+        assert from_arrow(column) == values  # byte for byte, elem_type 0 written
+        assert from_arrow(to_arrow(values, exact=True)) == values
+    assert to_arrow([seq]).type == pa.list_(pa.null())
+    assert to_pylist(to_arrow([seq, empty])) == [[None], []]
+    assert to_pylist(to_arrow([absent])) == [None]

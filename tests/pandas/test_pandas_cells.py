@@ -172,3 +172,22 @@ def test_nested_optional_absence_warns_and_round_trips() -> None:
     assert s.tolist() == [None, None]
     assert _serialized(onnx_arrow.from_arrow(s.onnx.to_arrow())) == _serialized(messages)
     oap.to_pandas(arr, cells="arrow")  # keeps them apart: no warning
+
+
+def test_a_rank_numpy_cannot_hold_is_a_located_error_and_a_stack_falls_back_to_cells() -> None:
+    from onnx_arrow.core.tensors import NUMPY_MAX_RANK
+
+    deep = onnx_arrow.to_arrow([helper.make_tensor("x", TensorProto.FLOAT, [1] * 100, [1.0])])
+    with pytest.raises(onnx_arrow.NotRepresentableError, match=r"^row 0: .*rank 100"):
+        oap.to_pandas(deep, cells="numpy")
+    s = oap.to_pandas(deep)  # Arrow cells keep it, and give it back
+    assert s.onnx.to_arrow().equals(deep)
+    with pytest.raises(onnx_arrow.NotRepresentableError, match=r"^row 0: .*rank 100"):
+        s.onnx.to_numpy()
+    # rows of numpy's highest rank are cells; their stack would be one rank more
+    top = helper.make_tensor("x", TensorProto.FLOAT, [1] * NUMPY_MAX_RANK, [1.0])
+    column = onnx_arrow.to_arrow([top, top])
+    for cells in ("numpy", "arrow"):
+        got = oap.to_pandas(column, cells=cells).onnx.to_numpy()
+        assert isinstance(got, list)
+        assert [c.ndim for c in got] == [NUMPY_MAX_RANK] * 2

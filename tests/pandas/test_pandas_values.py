@@ -127,3 +127,28 @@ def test_cells_rebuild_values_exactly(
         assert (got is None) == (want is None)
         if want is not None:
             assert _bits(got) == _bits(want)
+
+
+@pytest.mark.parametrize(
+    ("cell", "text"),
+    [
+        ({"dims": (-2, 2)}, r"^row 'b'.dims: dims \[-2, 2\] has a negative size"),
+        ({"indices": np.array([0, 9])}, r"^row 'b'.indices: indices\[1\] is 9, outside"),
+        ({"indices": np.array([[0, 0], [1, 2]])}, r"^row 'b'.indices: indices\[1\] is"),
+    ],
+)
+def test_sparse_cells_are_checked_as_from_arrow_checks_sparse_rows(cell, text) -> None:
+    from onnx import helper
+
+    sparse = helper.make_sparse_tensor(
+        helper.make_tensor("v", 1, [2], [1, 2]), helper.make_tensor("i", 7, [2], [0, 3]), [2, 2]
+    )
+    column = onnx_arrow.to_arrow([sparse, sparse])
+    s = oap.to_pandas(column, cells="numpy")
+    s.index = ["a", "b"]
+    good = {"dims": (2, 2), "values": np.array([1, 2], np.float32), "indices": np.array([0, 1])}
+    s["b"] = {**good, **cell}
+    with pytest.raises(onnx_arrow.InvalidMessageError, match=text):
+        oap.from_pandas(s)
+    with pytest.raises(onnx_arrow.InvalidMessageError, match=text):
+        s.onnx.to_arrow(rebuild=True)
