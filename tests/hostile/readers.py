@@ -384,15 +384,10 @@ def _as_double_lists(shift: float = 0.0) -> Callable[[pa.Table], pa.Table]:
 
 _SAME = Expect(result={"same": True})
 #: bugs the library still has, each the failure its case must show
-_WIDENED = "accepted, expected ArrowLayoutError"  # item 10: cast back without a word
 _ENGINE_CAST = (  # pq.read_table of a folder: every file cast to the first file's schema
     "result same is False, expected True"
 )
 _KNOWN = {
-    # from_portable catches ArrowException, but pyarrow's IPC reader raises a plain OSError
-    "recorded-schema-not-a-schema": "raised OSError: Invalid IPC message",
-    "fixed-size-list-float-as-list-double": _WIDENED,
-    "fixed-size-list-float-as-list-double-not-float32": _WIDENED,
     # pyarrow's dataset reader takes the first file's schema and metadata: the second
     # file's float64 tensors are cast to float32 and its (3, 2) tensors read as (2, 3),
     # before from_portable sees them (the storage of both shapes is the same)
@@ -436,8 +431,9 @@ for _name, _build, _expect in (
     ),
     (
         "fixed-size-list-float-as-list-double",
+        # every value widened exactly: cast back, the messages as written
         lambda root: _portable_file(root, "as-double", _as_double_lists()),
-        Expect("ArrowLayoutError", "column 'x'"),
+        _SAME,
     ),
     (
         "fixed-size-list-float-as-list-double-not-float32",
