@@ -38,6 +38,8 @@ DEADLINE = 120.0
 #: How long what the command started may take to end once the command has exited: a
 #: process still there after this is a survivor.
 SETTLE = 3.0
+#: What a run that ended before the signal was sent says (nothing was tried).
+TOO_LATE = "ended before the point"
 
 
 @dataclass
@@ -140,7 +142,7 @@ def run(
     sent = time.monotonic()
     if proc.poll() is not None:
         left = survivors(proc.pid)
-        return Interrupted(point, proc.returncode, None, "ended before the point", [], left)
+        return Interrupted(point, proc.returncode, None, TOO_LATE, [], left)
     os.killpg(proc.pid, signal.SIGINT)
     try:
         proc.wait(DEADLINE)
@@ -255,9 +257,20 @@ def cpu_load(processes: int | None = None) -> Iterator[None]:
 DELAYS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
 
 
-def trials(go: Point, count: int) -> list[Interrupted]:
-    """``count`` runs of the point ``go``, each signal :data:`DELAYS` later in turn."""
-    return [go(DELAYS[i % len(DELAYS)]) for i in range(count)]
+def trials(
+    go: Point, count: int, report: Callable[[int, Interrupted], None] | None = None
+) -> list[Interrupted]:
+    """``count`` runs of the point ``go``, each signal :data:`DELAYS` later in turn; a run
+    whose work ended before its signal is run again with half the delay."""
+    results = []
+    for i in range(count):
+        delay = DELAYS[i % len(DELAYS)]
+        while (r := go(delay)).stderr == TOO_LATE and delay > 0.01:
+            delay /= 2
+        if report is not None:
+            report(i, r)
+        results.append(r)
+    return results
 
 
 def well_ended(r: Interrupted) -> bool:
@@ -274,6 +287,8 @@ def well_ended(r: Interrupted) -> bool:
 
 def outcome(r: Interrupted) -> str:
     """A trial in a few words: how it ended and what it left."""
+    if r.stderr == TOO_LATE:
+        return f"exit {r.returncode} before the signal"
     words = ["killed after the deadline" if r.seconds is None else f"exit {r.returncode}"]
     if "Traceback" in r.stderr:
         words.append("traceback")
@@ -317,11 +332,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         load = contextlib.nullcontext() if args.no_load else cpu_load()
         with load:
-            results = []
-            for i in range(args.trials):
-                r = tried[args.point](DELAYS[i % len(DELAYS)])
-                _print(r, f"trial {i + 1}")
-                results.append(r)
+            results = trials(
+                tried[args.point], args.trials, lambda i, r: _print(r, f"trial {i + 1}")
+            )
         counts = collections.Counter(outcome(r) for r in results)
         print(f"{args.point}, {args.trials} trials{'' if args.no_load else ' under load'}:")
         for words, n in counts.most_common():

@@ -13,7 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from hostile.interrupt import DELAYS, WORKERS, Interrupted, cpu_load, inputs, outcome, points
+from hostile.interrupt import (
+    DELAYS,
+    WORKERS,
+    Interrupted,
+    cpu_load,
+    inputs,
+    outcome,
+    points,
+    trials,
+)
 
 #: Far above the measured times (well under a second, see the module): a hang bound,
 #: not a speed goal.
@@ -55,7 +64,7 @@ def test_twenty_ctrl_c_of_import_jobs_2_under_load_all_end_well(tried) -> None:
     """A loaded machine gives the pool's processes and threads their turns late: every one
     of 20 trials, each signal later into the work, still exits 130 and leaves nothing."""
     with cpu_load():
-        results = [tried[WORKERS](DELAYS[i % len(DELAYS)]) for i in range(20)]
+        results = trials(tried[WORKERS], 20)
     outcomes = [outcome(r) for r in results]
     assert outcomes == ["exit 130"] * 20, outcomes
     for result in results:
