@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 #: How long a point may take to be reached, and the process to exit after the signal.
@@ -121,15 +122,9 @@ def run(
     ``reached(pid, stderr lines)``."""
     # the node suite is built, not read from the cache, so that building it is a point
     env = dict(os.environ, PYTHONPATH=str(ROOT), ONNX_ARROW_CACHE_DIR="off")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _AS_FROM_A_TERMINAL, *argv],
-        cwd=work,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    stdout = work / "stdout.txt"
+    with stdout.open("wb") as out:
+        proc = _start(argv, work, env, out)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr or ()), daemon=True)
     reader.start()
@@ -153,9 +148,25 @@ def run(
         seconds = None
     alive = survivors(proc.pid)
     reader.join(10)
+    if proc.returncode == 0 and stdout.read_text().strip():
+        # its work was done and its report printed: the signal came as the process was
+        # ending (in the kernel, after its last instruction), too late to interrupt it
+        return Interrupted(point, proc.returncode, None, TOO_LATE, [], alive)
     stderr = "".join(line for line in lines if not line.startswith("import time:"))
     leftovers = [str(p.relative_to(work)) for p in _partial_files(work)]
     return Interrupted(point, proc.returncode, seconds, stderr, leftovers, alive)
+
+
+def _start(argv: list[str], work: Path, env: dict[str, str], out: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _AS_FROM_A_TERMINAL, *argv],
+        cwd=work,
+        env=env,
+        stdout=out,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _building_the_suite(pid: int, lines: list[str]) -> bool:
@@ -264,13 +275,19 @@ def trials(
     whose work ended before its signal is run again with half the delay."""
     results = []
     for i in range(count):
-        delay = DELAYS[i % len(DELAYS)]
-        while (r := go(delay)).stderr == TOO_LATE and delay > 0.01:
-            delay /= 2
+        r = attempt(go, DELAYS[i % len(DELAYS)])
         if report is not None:
             report(i, r)
         results.append(r)
     return results
+
+
+def attempt(go: Point, delay: float) -> Interrupted:
+    """A run of the point ``go``, its signal ``delay`` seconds after the point; if the work
+    ended before the signal, run again with half the delay."""
+    while (r := go(delay)).stderr == TOO_LATE and delay > 0.01:
+        delay /= 2
+    return r
 
 
 def well_ended(r: Interrupted) -> bool:
