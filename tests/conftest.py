@@ -104,6 +104,12 @@ _PR_SET_CHILD_SUBREAPER = 36
 _SETTLE = 5.0
 #: pid -> (the test after which it was first seen, its command line)
 _seen: dict[int, tuple[str, str]] = {}
+#: Helpers of this interpreter that live as long as it does and end with it, whoever
+#: started them (Dask's spawned workers start multiprocessing's resource tracker).
+_INTERPRETER_HELPERS = (
+    "from multiprocessing.resource_tracker import main",
+    "from multiprocessing.forkserver import main",
+)
 
 
 def _running_children() -> dict[int, str]:
@@ -118,7 +124,9 @@ def _running_children() -> dict[int, str]:
                     if stat[stat.rindex(")") + 2 :].split()[0] == "Z":
                         continue
                     cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-                    found[pid] = cmd.decode(errors="replace").strip()[:300]
+                    command = cmd.decode(errors="replace").strip()
+                    if not any(helper in command for helper in _INTERPRETER_HELPERS):
+                        found[pid] = command[:300]
     return found
 
 
