@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import math
 import multiprocessing as mp
+import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any, Final
 
+from onnx_arrow._interrupt import child_started, forking
 from onnx_arrow.errors import BackendUnavailableError, EngineError
 
 if TYPE_CHECKING:
@@ -132,9 +134,17 @@ class _Worker:
 
     def __init__(self, context: Any, func: CaseFunction, parts: tuple[str, ...]) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, func, parts), daemon=True)
-        self.process.start()
-        child.close()
+        self.process = context.Process(
+            target=_serve, args=(child, os.getpid(), func, parts), daemon=True
+        )
+        try:
+            with forking():  # a Ctrl-C meanwhile is raised once the worker can be stopped
+                self.process.start()
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            child.close()
         self.case: str | None = None
         self.since = 0.0
 
@@ -143,9 +153,10 @@ class _Worker:
         self.conn.send(case)
 
     def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
+        if self.process.pid is not None:  # started
+            if self.process.is_alive():
+                self.process.kill()
+            self.process.join()
         self.conn.close()
 
     def why_lost(self) -> str:
@@ -160,9 +171,9 @@ class _Worker:
         return f"the worker process running the case died (exit status {code})"
 
 
-def _serve(conn: Connection, func: CaseFunction, parts: tuple[str, ...]) -> None:
+def _serve(conn: Connection, parent: int, func: CaseFunction, parts: tuple[str, ...]) -> None:
     """A worker's loop: a case in, its result out, until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to handle
+    child_started(parent)  # Ctrl-C is the supervisor's to handle; it ends with the supervisor
     _beat[:] = [conn]
     store = _open_store(parts)
     while (case := conn.recv()) is not None:
@@ -178,7 +189,7 @@ def _processes(
     context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     parts = tuple(map(str, store.parts))
     pending = list(reversed(cases))
-    workers = [_Worker(context, func, parts) for _ in range(min(jobs, len(cases)))]
+    workers: list[_Worker] = []
 
     def assign(i: int) -> None:
         """Hand worker ``i`` the next case; one that died idle is replaced first."""
@@ -193,6 +204,8 @@ def _processes(
         pending.pop()
 
     try:
+        for _ in range(min(jobs, len(cases))):
+            workers.append(_Worker(context, func, parts))
         for i in range(len(workers)):
             assign(i)
         while any(w.case is not None for w in workers):

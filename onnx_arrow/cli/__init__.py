@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 
 import onnx_arrow
 from onnx_arrow._lazy import exports
-from onnx_arrow._startup import restore_interrupt
+from onnx_arrow._startup import interrupted, work_ended, work_starts
 from onnx_arrow.cli import (
     compare,
     diff,
@@ -124,7 +124,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status instead of exiting."""
+    """Run the command line; return the exit status instead of exiting.
+
+    A Ctrl-C ends it with :data:`EXIT_INTERRUPTED` and one line wherever it comes
+    (:mod:`onnx_arrow._startup`): outputs are written beside their target and renamed
+    when complete, temporary folders are removed and worker processes stopped on the
+    way out, so nothing half-done is left.
+    """
+    try:
+        status = _run(argv)
+    except KeyboardInterrupt:
+        status = _interrupted()
+    finally:
+        work_ended()  # a Ctrl-C from here on exits at once: everything is cleaned up
+    work_ended(status)
+    return status
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -135,23 +152,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = sys.stdout
     try:
         work = COMMANDS[args.command].load()  # a Ctrl-C here still exits at once
-        restore_interrupt()  # from here on a Ctrl-C unwinds, cleaning up (below)
-        return work(args, out)
+        work_starts()  # from here on a Ctrl-C unwinds, cleaning up
+        status = work(args, out)
     except UsageError:
         return EXIT_USAGE
     except OnnxArrowError as exc:  # a command's own errors too: one line, exit status 1
-        print_error(str(exc))
-        return EXIT_DATA_ERROR
+        status = _report(str(exc))
     except MemoryError:
         # a legal but huge input (a sparse file) on a machine without the memory for it
-        print_error("out of memory; free memory, or leave the largest files out")
-        return EXIT_DATA_ERROR
-    except KeyboardInterrupt:
-        # Outputs are written beside their target and renamed when complete, and
-        # temporary folders are removed on the way out: nothing half-done is left.
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        _stop_children()
-        return EXIT_INTERRUPTED
+        status = _report("out of memory; free memory, or leave the largest files out")
     except BrokenPipeError:
         # The reader went away (``onnx-arrow example | head``): stop quietly.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -159,14 +168,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except OSError as exc:  # a folder that cannot be created, a full disk ...
         where = f"{exc.filename}: " if exc.filename else ""
-        print_error(f"{where}{exc.strerror or exc}")
-        return EXIT_DATA_ERROR
+        status = _report(f"{where}{exc.strerror or exc}")
+    if interrupted():
+        # a Ctrl-C came, but what it raised was swallowed on the way (in a finalizer) or
+        # turned into another error: the command was interrupted all the same
+        raise KeyboardInterrupt
+    return status
+
+
+def _report(message: str) -> int:
+    """A data error: its one line, and its exit status (unless a Ctrl-C caused it)."""
+    if not interrupted():
+        print_error(message)
+    return EXIT_DATA_ERROR
+
+
+def _interrupted() -> int:
+    """The one way an interrupted command ends: its one line, no process of its left,
+    :data:`EXIT_INTERRUPTED`."""
+    work_ended()  # a second Ctrl-C exits at once: the workers die with this process
+    print(f"{PROG}: interrupted", file=sys.stderr)
+    _stop_children()
+    return EXIT_INTERRUPTED
 
 
 def _stop_children() -> None:
-    """End worker processes a pool stopped by Ctrl-C left waiting for work (a Ctrl-C just
-    after a pool forks can leave them so), which Python would otherwise wait for at exit;
-    by now every pool has stopped writing, so nothing they hold is half-written."""
+    """End any worker process still running: every pool stops and waits for its own, so
+    this is the last net, for one started where no pool records it; by now every pool has
+    stopped writing, so nothing such a process holds is half-written."""
     import multiprocessing
 
     for child in multiprocessing.active_children():

@@ -3,12 +3,11 @@ process or by worker processes that write a row group each."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from onnx_arrow.corpus.arguments import check_path
 from onnx_arrow.corpus.options import check_callback, check_count
@@ -20,9 +19,13 @@ from onnx_arrow.corpus.tree import (
     tree_writer,
     write_tree,
 )
-from onnx_arrow.corpus.workers import held_interrupt, no_interrupt, process_context
+from onnx_arrow.corpus.workers import WorkerPool, process_context
 
 __all__ = ["export_store"]
+
+#: Seconds the workers of a stopped export may take to complete the file each is writing
+#: (a file is written whole or not at all) before they are killed.
+_STOP_WAIT: Final = 30.0
 
 
 def export_store(
@@ -59,28 +62,24 @@ def export_store(
     if jobs <= 1 or groups <= 1:
         return write_tree(store.files(), dest, force=force, progress=progress, where=where)
     counts = {"files": 0, "bytes": 0}
-    context = process_context()
-    stop = context.Event()  # set on an error or Ctrl-C: the workers stop between two files
+    stop = process_context().Event()  # set on an error or Ctrl-C: workers stop between files
     with (
         tree_writer(dest, force=force, where=where) as writer,
-        cf.ProcessPoolExecutor(
-            min(jobs, groups), mp_context=context, initializer=_export_worker, initargs=(stop,)
+        WorkerPool(
+            min(jobs, groups), initializer=_export_worker, initargs=(stop,), grace=_STOP_WAIT
         ) as pool,
     ):
         parts = tuple(map(str, store.parts))
-        with held_interrupt():  # the first submit forks the workers
-            futures = [pool.submit(_export_row_group, parts, i, writer) for i in range(groups)]
         try:
-            for future in futures:  # in store order
-                for written in future.result():
+            tasks = [pool.submit(_export_row_group, parts, i, writer) for i in range(groups)]
+            for task in tasks:  # in store order
+                for written in pool.result(task):
                     counts["files"] += 1
                     counts["bytes"] += written.size
                     if progress is not None:
                         progress(written)
         except BaseException:
-            stop.set()
-            for future in futures:
-                future.cancel()
+            stop.set()  # the pool then waits for the files being written, up to _STOP_WAIT
             raise
     return counts
 
@@ -107,7 +106,6 @@ _STOP: list[Any] = []
 
 
 def _export_worker(stop: Any) -> None:
-    no_interrupt()
     _STOP[:] = [stop]
 
 

@@ -11,7 +11,6 @@ one row group are in memory at a time.
 from __future__ import annotations
 
 import collections
-import concurrent.futures as cf
 import contextlib
 import os
 import queue
@@ -23,6 +22,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
+from onnx_arrow._interrupt import deferred_interrupt
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.format import SCHEMA
 from onnx_arrow.corpus.options import (
@@ -35,7 +35,7 @@ from onnx_arrow.corpus.parquet import open_writer
 from onnx_arrow.corpus.rows import RowBuilder
 from onnx_arrow.corpus.sources import Case, CaseRef, case_refs, checked_cases
 from onnx_arrow.corpus.tree import atomic_file
-from onnx_arrow.corpus.workers import held_interrupt, no_interrupt, process_context
+from onnx_arrow.corpus.workers import WorkerPool
 from onnx_arrow.errors import UnsupportedTypeError
 
 __all__ = [
@@ -138,38 +138,29 @@ def _parallel(
     A worker stops at ``row_group_bytes`` source bytes, so memory stays bounded
     whatever the cases hold; the cases it did not reach are handed out again.
     """
-    context = process_context()
     args = (options.keep_undecodable, options.row_group_bytes)
     # pyarrow imports pandas on its first conversion from Python; done here, before the
     # workers fork, it is done once rather than once per worker
     pa.array([], pa.int64())
-    with cf.ProcessPoolExecutor(jobs, mp_context=context, initializer=no_interrupt) as pool:
-        pending: collections.deque[tuple[list[Case | CaseRef], cf.Future[_TaskResult]]] = (
-            collections.deque()
-        )
+    # leaving the block, by an error, Ctrl-C or the generator closed, stops the workers:
+    # they only compute, so what they were handed is dropped, not waited for
+    with WorkerPool(jobs) as pool:
+        pending: collections.deque[tuple[list[Case | CaseRef], int]] = collections.deque()
         tasks = _tasks(refs)
-        try:
-            while True:
-                while len(pending) < 2 * jobs and (task := next(tasks, None)) is not None:
-                    with held_interrupt():  # the first submit forks the workers
-                        pending.append((task, pool.submit(_build_task, task, *args)))
-                if not pending:
-                    return
-                task, future = pending.popleft()
-                payload, cases, warnings, done = future.result()
-                if done < len(task):
-                    rest = task[done:]
-                    pending.appendleft((rest, pool.submit(_build_task, rest, *args)))
-                batch = pa.ipc.open_stream(payload).read_next_batch()
-                for ref in task[:done]:
-                    progress(ref)
-                yield _Piece(task[:done], batch, cases, warnings)
-        except BaseException:
-            for _, future in pending:
-                future.cancel()
-            # what was handed out is dropped, not waited for: the workers only compute
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+        while True:
+            while len(pending) < 2 * jobs and (task := next(tasks, None)) is not None:
+                pending.append((task, pool.submit(_build_task, task, *args)))
+            if not pending:
+                return
+            task, number = pending.popleft()
+            payload, cases, warnings, done = pool.result(number)
+            if done < len(task):
+                rest = task[done:]
+                pending.appendleft((rest, pool.submit(_build_task, rest, *args, first=True)))
+            batch = pa.ipc.open_stream(payload).read_next_batch()
+            for ref in task[:done]:
+                progress(ref)
+            yield _Piece(task[:done], batch, cases, warnings)
 
 
 @dataclass
@@ -259,22 +250,27 @@ class BackgroundWriter:
 
     Parquet encoding and compression release the GIL, so writing overlaps the
     decoding of the next row group.  At most one row group waits in the queue;
-    the writer is used by one thread at a time (closed only once the thread ends).
+    the writer is used by one thread at a time.  The thread is never cut short: on an
+    error or Ctrl-C the building thread abandons the writing (:meth:`abandon`), which
+    waits until the row group being written is complete and writes no other, so that
+    the file is never closed under the writer's feet.
     """
 
     def __init__(self, write: Callable[[RowGroup], None]) -> None:
         self._write = write
         self._queue: queue.Queue[RowGroup | None] = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
+        self._abandoned = False
         # set by the thread as its last act: Thread.join() cannot be trusted to wait, since
         # on Python 3.11 a join interrupted by Ctrl-C marks a running thread as stopped
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="onnx-arrow-writer", daemon=True)
-        self._thread.start()
+        with deferred_interrupt():  # a thread started is a thread recorded
+            self._thread.start()
 
     def _run(self) -> None:
         try:
-            while (group := self._queue.get()) is not None:
+            while (group := self._queue.get()) is not None and not self._abandoned:
                 if self._error is None:  # after an error, drain the queue without writing
                     try:
                         self._write(group)
@@ -290,18 +286,30 @@ class BackgroundWriter:
 
     def finish(self, *, check: bool = True) -> None:
         """Wait until every queued row group is written; with ``check``, raise the
-        error of a write that failed.  Without, an error elsewhere stops the writing:
-        the row groups still queued are not written."""
+        error of a write that failed.  Without, an error elsewhere stops the writing
+        (:meth:`abandon`).  Interrupted, it abandons the writing before it raises."""
         if not check:
+            self.abandon()
+            return
+        try:
+            self._queue.put(None)
+            while not self._done.wait():
+                pass
+        except BaseException:
+            self.abandon()
+            raise
+        self._check()
+
+    def abandon(self) -> None:
+        """Stop writing: the row group being written is completed (the file stays
+        whole for its writer to close), those queued are dropped; returns once the thread
+        has ended.  A Ctrl-C meanwhile waits for it too, and is raised after."""
+        with deferred_interrupt():
+            self._abandoned = True
             self._error = self._error or KeyboardInterrupt()
-        self._queue.put(None)
-        while not self._done.is_set():
-            try:
-                self._done.wait()
-            except KeyboardInterrupt:  # the writer must stop before the file is closed
-                self._error = self._error or KeyboardInterrupt()
-        if check:
-            self._check()
+            with contextlib.suppress(queue.Full):  # full: the thread finds a group, then ends
+                self._queue.put_nowait(None)
+            self._done.wait()
 
     def _check(self) -> None:
         if self._error is not None:
@@ -398,8 +406,10 @@ def write_rows(
                 counts["rows"] += group.table.num_rows
                 counts["row_groups"] += 1
                 counts["source_bytes"] += group.source_bytes
+            background.finish()
         except BaseException:
-            background.finish(check=False)  # the first error is the one to report
+            # the first error is the one to report; the file is closed only once the
+            # writer thread has left it (a Ctrl-C in finish() included)
+            background.abandon()
             raise
-        background.finish()
     return {**counts, "warnings": warnings}
