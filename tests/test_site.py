@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from spark_helpers import end_spark_jvm
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -75,7 +76,10 @@ def test_python_block_runs(
     pytest.importorskip("polars")
     source = _blocks(page, "python")[index]
     monkeypatch.chdir(store_folder)  # where STORE is
-    exec(compile(source, f"docs/{page} python block {index}", "exec"), {"__name__": "__docs__"})
+    try:
+        exec(compile(source, f"docs/{page} python block {index}", "exec"), {"__name__": "__docs__"})
+    finally:
+        end_spark_jvm()  # a Spark recipe's session: its JVM outlives session.stop()
     capsys.readouterr()
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import shutil
-import subprocess
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from spark_helpers import end_spark_jvm
 
 from onnx_arrow.corpus import NodeSuiteSource, write_store
 
@@ -21,7 +21,6 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install pys
 if shutil.which("java") is None:
     pytest.skip("Spark needs a Java runtime: no `java` on PATH", allow_module_level=True)
 
-from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 #: Two case sets, one store each; the one-file store holds both.
@@ -63,19 +62,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
-    gateway = SparkContext._gateway  # the JVM it started: stopping the session leaves it up
-    session.stop()
-    if gateway is not None:
-        gateway.shutdown()
-        proc = getattr(gateway, "proc", None)
-        if proc is not None:  # ends when its stdin closes; wait for it, as a test must
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        SparkContext._gateway = SparkContext._jvm = None
+    end_spark_jvm()
 
 
 @pytest.fixture(scope="module")
