@@ -22,12 +22,23 @@ examples:
       onnx BackendTest-style regexes: skip cases, expect failures (an xpass fails)
   onnx-arrow compare corpus.parquet --tolerance 'test_dft=1e-2,1e-4'
       the cases a regex finds with tolerances of their own
+  onnx-arrow compare corpus.parquet --max-ulp 0
+      bit-exactness: every float equal to the expected one, code for code
+  onnx-arrow compare corpus.parquet --max-ulp 4 --ulp-floor 1e-30
+      within 4 ULPs, or |actual| <= 1e-30 where 0 is expected
 
 Tolerances: a case is compared with the first --tolerance (or --patterns) pattern that
 finds it, else with its own as the store keeps them (onnx's TestCase, the case's
 data.json), else with --rtol and --atol; each report row says which (its rtol, atol and
 tolerance columns), and the element furthest beyond it (worst_index, worst_expected,
 worst_actual).
+
+ULPs: each row of floats gives its largest ULP distance (max_ulp, max_ulp_index),
+counted on the dtype's own codes as 'diff' counts it (complex part by part).  --max-ulp
+N, or a 'tolerance REGEX ulp=N' line of --patterns, makes ULPs the verdict: an element
+passes within N ULPs, or within --ulp-floor of an expected 0; two NaNs are equal.  A
+pattern's budget wins over tolerances; --max-ulp over all but a pattern's tolerance.
+Each row says which rule judged it (rule: tolerance or ulp; from where: tolerance).
 
 Statuses: match, mismatch (beyond |a - e| <= atol + rtol * |e|; integers and strings
 exactly), nan_mismatch, dtype_mismatch, shape_mismatch, error (the backend raised, or
@@ -45,6 +56,16 @@ def _tolerance(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
+    return value
+
+
+def _ulps(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number of 0 or more")
     return value
 
 
@@ -103,8 +124,9 @@ def register(commands: Any) -> None:
         "--patterns",
         metavar="FILE",
         help="more patterns from a file, after those given: lines 'skip REGEX', 'xfail "
-        "REGEX' or 'tolerance REGEX=RTOL,ATOL' (# comments), or JSON {\"skip\": [...], "
-        '"xfail": [...], "tolerance": {REGEX: [RTOL, ATOL]}}',
+        "REGEX', 'tolerance REGEX=RTOL,ATOL' or 'tolerance REGEX ulp=N' (# comments), or "
+        'JSON {"skip": [...], "xfail": [...], "tolerance": {REGEX: [RTOL, ATOL], REGEX: '
+        '{"ulp": N}}}',
     )
     cmp.add_argument(
         "--keep-actual",
@@ -134,6 +156,22 @@ def register(commands: Any) -> None:
         type=_tolerance,
         default=1e-7,
         help="absolute tolerance, like --rtol (default: %(default)s)",
+    )
+    cmp.add_argument(
+        "--max-ulp",
+        type=_ulps,
+        metavar="N",
+        help="judge floats by ULPs, not --rtol/--atol: an element passes within N ULPs of "
+        "the expected one (0: bit-exact, NaN equal to NaN, -0.0 equal to +0.0); a "
+        "--tolerance pattern still applies to the cases it finds",
+    )
+    cmp.add_argument(
+        "--ulp-floor",
+        type=_tolerance,
+        default=0.0,
+        metavar="X",
+        help="under a ULP budget, an element also passes where 0 is expected and |actual| "
+        "<= X (default: %(default)s)",
     )
     cmp.add_argument(
         "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"

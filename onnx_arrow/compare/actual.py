@@ -205,6 +205,8 @@ def compare_stores(
     tolerance: Mapping[str, tuple[float, float]] | None = None,
     patterns: Expectations | None = None,
     keep_actual: str = "failed",
+    max_ulp: int | None = None,
+    ulp_floor: float = 0.0,
 ) -> pd.DataFrame:
     """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
 
@@ -212,11 +214,11 @@ def compare_stores(
     of some cases only) is left out, and counted in ``df.attrs["left_out"]``; with
     ``missing="error"`` each of its outputs is an ``error`` instead.  An output missing
     from a data set is an ``error``; an ``output_K.error.txt`` file in ``actual`` gives
-    the backend's message.  ``skip``, ``xfail``, ``tolerance``, ``patterns`` and
-    ``keep_actual`` are as for :func:`compare`.
+    the backend's message.  ``skip``, ``xfail``, ``tolerance``, ``patterns``,
+    ``keep_actual``, ``max_ulp`` and ``ulp_floor`` are as for :func:`compare`.
     """
     expect = given_expectations(skip, xfail, tolerance, patterns)
-    plan = Plan(expect, rtol, atol, keep_actual)
+    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     if missing not in ("leave_out", "error"):
         raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
     expected = expected if isinstance(expected, Store) else Store(expected)

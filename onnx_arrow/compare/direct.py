@@ -43,6 +43,8 @@ def compare(
     tolerance: Mapping[str, tuple[float, float]] | None = None,
     patterns: Expectations | None = None,
     keep_actual: str = "failed",
+    max_ulp: int | None = None,
+    ulp_floor: float = 0.0,
 ) -> pd.DataFrame:
     """Run ``backend`` over ``store`` and compare every output with the expected one.
 
@@ -76,6 +78,13 @@ def compare(
     keep_actual
         Whose actual values the ``actual`` column keeps (see :data:`KEEP_ACTUAL`): of
         the outputs that differ (``"failed"``), of all, or of none.
+    max_ulp, ulp_floor
+        Make ULPs the verdict of the floats (of a case no tolerance pattern finds; a
+        ``tolerance REGEX ulp=N`` pattern gives a case a budget of its own): an element
+        passes within ``max_ulp`` ULPs of the expected one (counted on the dtype's own
+        codes, complex part by part), or where the expected value is 0 and ``|actual|
+        <= ulp_floor``; two NaNs are equal.  ``max_ulp=0`` is a bit-exactness check
+        (-0.0 and +0.0 are 0 apart).
 
     Returns
     -------
@@ -97,12 +106,16 @@ def compare(
         differs: where, as ``[i, j]`` after the place in a container, and both values
         as text, exact), ``error`` (the backend's exception, ``"TypeName: message"``),
         ``detail`` (where a value differs) and ``actual`` (the actual value as a ``.pb``
-        of the declared type, see ``keep_actual``).  Numbers are nullable (``Int64``,
+        of the declared type, see ``keep_actual``), ``max_ulp`` / ``max_ulp_index``
+        (the largest ULP distance of the floats and where it is; for floats of one
+        dtype), ``rule`` (``tolerance`` or ``ulp``: what judged the row, from where the
+        ``tolerance`` column says), ``ulp_budget`` / ``ulp_floor`` (under the ``ulp``
+        rule).  Numbers are nullable (``Int64``,
         ``Float64``); :func:`write_report` stores it as Parquet.
     """
     check_timeout(timeout)
     expect = given_expectations(skip, xfail, tolerance, patterns)
-    plan = Plan(expect, rtol, atol, keep_actual)
+    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     store = store if isinstance(store, Store) else Store(store)
     names = select_cases(store, cases)
     skipped = {name: pattern for name in names if (pattern := expect.skips(name)) is not None}

@@ -8,6 +8,11 @@ Each case is compared with the first of: the tolerance of a pattern that names i
 theirs per test), the case's own as its store keeps it (onnx's ``TestCase.rtol`` /
 ``atol``, a case folder's ``data.json``: densenet121's rtol is 2e-3), and the ``rtol``
 / ``atol`` given (1e-3 and 1e-7, onnx's defaults).  Each row says which it used.
+
+ULP budgets make ULPs the verdict of a case's floats: the budget of a pattern that names
+it (``tolerance REGEX ulp=4``), over any tolerance, else ``max_ulp`` given, unless a
+tolerance pattern names the case.  Each row says which rule judged it (``rule``:
+``tolerance`` or ``ulp``) and where the rule came from.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ __all__ = [
     "KEEP_ACTUAL",
     "Expectations",
     "Plan",
+    "check_ulp",
     "given_expectations",
     "parse_tolerance",
     "plan_provenance",
@@ -89,9 +95,17 @@ class Expectations:
     skip: Sequence[str] = ()
     xfail: Sequence[str] = ()
     tolerance: Sequence[tuple[str, float, float]] = ()
+    #: ULP budgets: pattern to the ULPs the floats of the cases it finds may be off.
+    ulp: Sequence[tuple[str, int]] = ()
 
     def __post_init__(self) -> None:
-        for pattern in (*self.skip, *self.xfail, *(t[0] for t in self.tolerance)):
+        for pattern, budget in self.ulp:
+            try:
+                check_ulp(budget)
+            except CompareError as exc:
+                raise CompareError(f"ulp budget of pattern {pattern!r}: {exc}") from None
+        patterns = (*self.skip, *self.xfail, *(t[0] for t in self.tolerance))
+        for pattern in (*patterns, *(u[0] for u in self.ulp)):
             try:
                 re.compile(pattern)
             except re.error as exc:
@@ -107,9 +121,9 @@ class Expectations:
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Expectations:
         """Patterns from a file: JSON ``{"skip": [REGEX, ...], "xfail": [...],
-        "tolerance": {REGEX: [RTOL, ATOL]}}`` (every key optional), or lines
-        ``skip REGEX``, ``xfail REGEX`` and ``tolerance REGEX=RTOL,ATOL``, with ``#``
-        comments.
+        "tolerance": {REGEX: [RTOL, ATOL], REGEX: {"ulp": N}}}`` (every key optional), or
+        lines ``skip REGEX``, ``xfail REGEX``, ``tolerance REGEX=RTOL,ATOL`` and
+        ``tolerance REGEX ulp=N`` (a ULP budget), with ``#`` comments.
 
         Raises
         ------
@@ -129,20 +143,23 @@ class Expectations:
         text = data.decode("utf-8", "replace")
         if text.lstrip().startswith("{"):
             return cls._from_json(text, where)
-        found: dict[str, list[Any]] = {"skip": [], "xfail": [], "tolerance": []}
+        found: dict[str, list[Any]] = {"skip": [], "xfail": [], "tolerance": [], "ulp": []}
         for number, raw in enumerate(text.splitlines(), 1):
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
             word, _, pattern = line.partition(" ")
             pattern = pattern.strip()
-            if word not in found or not pattern:
+            if word not in ("skip", "xfail", "tolerance") or not pattern:
                 raise CompareError(
                     f"line {number}: expected 'skip REGEX', 'xfail REGEX' or "
-                    f"'tolerance REGEX=RTOL,ATOL', got {line!r}",
+                    f"'tolerance REGEX=RTOL,ATOL' (or 'tolerance REGEX ulp=N'), got {line!r}",
                     where=where,
                 )
-            if word == "tolerance":
+            budget = _ULP_LINE.fullmatch(pattern) if word == "tolerance" else None
+            if budget is not None:
+                found["ulp"].append((budget[1], int(budget[2])))
+            elif word == "tolerance":
                 try:
                     found[word].append(parse_tolerance(pattern))
                 except CompareError as exc:
@@ -150,7 +167,7 @@ class Expectations:
             else:
                 found[word].append(pattern)
         try:
-            return cls(found["skip"], found["xfail"], found["tolerance"])
+            return cls(found["skip"], found["xfail"], found["tolerance"], found["ulp"])
         except CompareError as exc:
             raise exc.at(where) from None
 
@@ -169,18 +186,25 @@ class Expectations:
             lists[key] = values
         tolerances = doc.get("tolerance", {})
         if not isinstance(tolerances, dict) or not all(
-            isinstance(v, list) and len(v) == 2 and all(_is_number(x) for x in v)
+            (isinstance(v, list) and len(v) == 2 and all(_is_number(x) for x in v))
+            or (isinstance(v, dict) and list(v) == ["ulp"] and _is_count(v["ulp"]))
             for v in tolerances.values()
         ):
             raise CompareError(
-                'tolerance must map patterns to [RTOL, ATOL]: {"test_dft": [1e-2, 1e-4]}',
+                "tolerance must map patterns to [RTOL, ATOL] or to a ULP budget "
+                '{"ulp": N}: {"test_dft": [1e-2, 1e-4], "test_softmax": {"ulp": 4}}',
                 where=where,
             )
         try:
             return cls(
                 lists["skip"],
                 lists["xfail"],
-                [(k, float(v[0]), float(v[1])) for k, v in tolerances.items()],
+                [
+                    (k, float(v[0]), float(v[1]))
+                    for k, v in tolerances.items()
+                    if isinstance(v, list)
+                ],
+                [(k, int(v["ulp"])) for k, v in tolerances.items() if isinstance(v, dict)],
             )
         except CompareError as exc:
             raise exc.at(where) from None
@@ -191,6 +215,7 @@ class Expectations:
             [*self.skip, *other.skip],
             [*self.xfail, *other.xfail],
             [*self.tolerance, *other.tolerance],
+            [*self.ulp, *other.ulp],
         )
 
     @staticmethod
@@ -224,6 +249,21 @@ class Expectations:
             )
         return rtol, atol, "default"
 
+    def ulp_for(
+        self, case: str, max_ulp: int | None, tolerance_source: str
+    ) -> tuple[int, str] | None:
+        """``(budget, where from)`` of the ULP budget that judges ``case``: the first ULP
+        pattern that finds it, else ``max_ulp`` (``default``) unless a tolerance pattern
+        found it (``tolerance_source``, from :meth:`tolerance_for`); None: the tolerances
+        judge it."""
+        i = self._first([u[0] for u in self.ulp], case)
+        if i is not None:
+            pattern, budget = self.ulp[i]
+            return budget, f"pattern {pattern!r}"
+        if max_ulp is None or tolerance_source.startswith("pattern"):
+            return None
+        return max_ulp, "default"
+
     def applied(self, case: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """A case's rows, its failures ``xfail`` if an xfail pattern matches it, or all its
         rows ``xpass`` if it matches one and nothing failed."""
@@ -253,6 +293,29 @@ _MAX_PATTERNS_FILE: Final = 16 << 20
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _is_count(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+#: A ``tolerance`` line's ULP budget: ``REGEX ulp=N``.
+_ULP_LINE: Final = re.compile(r"(.*?\S)\s+ulp=(\d+)")
+
+
+def check_ulp(max_ulp: int | None, ulp_floor: float = 0.0) -> None:
+    """Refuse a ULP budget that is not a whole number of 0 or more, or a floor that is not
+    a finite number of 0 or more.
+
+    Raises
+    ------
+    CompareError
+        Saying which.
+    """
+    if max_ulp is not None and not _is_count(max_ulp):
+        raise CompareError(f"max_ulp is {max_ulp!r}; give a whole number of 0 or more")
+    if not (_is_number(ulp_floor) and 0 <= ulp_floor < np.inf):
+        raise CompareError(f"ulp_floor is {ulp_floor!r}; give a finite number of 0 or more")
 
 
 def parse_tolerance(text: str) -> tuple[str, float, float]:
@@ -301,15 +364,19 @@ def given_expectations(
 @dataclass(frozen=True)
 class Plan:
     """How a case's outputs are compared: the patterns, the default tolerances, which
-    actual values a row keeps."""
+    actual values a row keeps, the default ULP budget (None: tolerances judge) and the
+    absolute floor of zero under a ULP budget."""
 
     expect: Expectations
     rtol: float
     atol: float
     keep_actual: str
+    max_ulp: int | None = None
+    ulp_floor: float = 0.0
 
     def __post_init__(self) -> None:
         _check_tolerance(self.rtol, self.atol)
+        check_ulp(self.max_ulp, self.ulp_floor)
         if self.keep_actual not in KEEP_ACTUAL:
             raise CompareError(
                 f"keep_actual is {self.keep_actual!r}; expected one of {', '.join(KEEP_ACTUAL)}"
@@ -327,4 +394,7 @@ def plan_provenance(plan: Plan, cases: Iterable[str] | None) -> dict[str, Any]:
         "xfail": list(expect.xfail),
         "tolerance": [list(t) for t in expect.tolerance],
         "keep_actual": plan.keep_actual,
+        "ulp": [list(u) for u in expect.ulp],
+        "max_ulp": plan.max_ulp,
+        "ulp_floor": plan.ulp_floor,
     }

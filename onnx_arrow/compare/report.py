@@ -1,6 +1,7 @@
-"""The report: a row per expected output (its status, errors, worst element, tolerances,
-the actual value it keeps), the table's columns, the counts per status and operator,
-what the report was made from and with, and its Parquet file."""
+"""The report: a row per expected output (its status, errors, worst element, largest ULP
+distance, the rule that judged it, tolerances, the actual value it keeps), the table's
+columns, the counts per status and operator, what the report was made from and with,
+and its Parquet file."""
 
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ COMPARE_COLUMNS: Final = (
     "max_abs_error", "max_rel_error", "n_beyond_tolerance", "nan_expected", "nan_actual",
     "rtol", "atol", "tolerance", "worst_index", "worst_expected", "worst_actual",
     "error", "detail", "actual",
+    "max_ulp", "max_ulp_index", "rule", "ulp_budget", "ulp_floor",
 )  # fmt: skip
 
 
@@ -97,7 +99,11 @@ def _rows(plan: Plan, run: DataSetRun) -> Iterator[dict[str, Any]]:
             )
             yield {**row, "status": "error", "error": error}
             continue
-        diff = compare_value(value.to_numpy(), actual[k], rtol, atol)
+        budget = plan.expect.ulp_for(run.case, plan.max_ulp, source)
+        max_ulp, ulp_source = (None, source) if budget is None else budget
+        diff = compare_value(
+            value.to_numpy(), actual[k], rtol, atol, max_ulp=max_ulp, ulp_floor=plan.ulp_floor
+        )
         worst = (None,) * 3 if diff.worst is None else diff.worst[1:]
         keep = plan.keep_actual == "all" or (
             plan.keep_actual == "failed" and diff.status in DIFFERS
@@ -122,18 +128,32 @@ def _rows(plan: Plan, run: DataSetRun) -> Iterator[dict[str, Any]]:
             "nan_actual": diff.nan_actual,
             "rtol": diff.rtol if raised else rtol,
             "atol": atol,
-            "tolerance": f"{source}, bfloat16 at least 2**-6" if raised else source,
+            "tolerance": (
+                ulp_source
+                if diff.by_ulp
+                else f"{source}, bfloat16 at least 2**-6"
+                if raised
+                else source
+            ),
             "worst_index": worst[0],
             "worst_expected": worst[1],
             "worst_actual": worst[2],
             "detail": detail_text(diff.details),
             "actual": kept_actual if isinstance(kept_actual, bytes) else None,
+            "max_ulp": diff.max_ulp,
+            "max_ulp_index": diff.max_ulp_index,
+            "rule": "ulp" if diff.by_ulp else "tolerance",
+            "ulp_budget": max_ulp if diff.by_ulp else None,
+            "ulp_floor": plan.ulp_floor if diff.by_ulp else None,
         }
 
 
 # the pandas dtypes of the columns: nullable numbers, binary, objects; the others strings
-_INT_COLUMNS: Final = ("data_set", "index", "n_beyond_tolerance", "nan_expected", "nan_actual")
-_FLOAT_COLUMNS: Final = ("max_abs_error", "max_rel_error", "rtol", "atol")
+_INT_COLUMNS: Final = (
+    "data_set", "index", "n_beyond_tolerance", "nan_expected", "nan_actual", "ulp_budget",
+)  # fmt: skip
+_UINT_COLUMNS: Final = ("max_ulp",)  # DOUBLE's -inf to +inf is beyond int64
+_FLOAT_COLUMNS: Final = ("max_abs_error", "max_rel_error", "rtol", "atol", "ulp_floor")
 _BINARY_COLUMNS: Final = ("actual",)
 _OBJECT_COLUMNS: Final = ("op_types", "shape_expected", "shape_actual")
 
@@ -147,6 +167,8 @@ def report_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
         values = [r.get(name) for r in records]
         if name in _INT_COLUMNS:
             data[name] = pd.array(values, dtype="Int64")
+        elif name in _UINT_COLUMNS:
+            data[name] = pd.array(values, dtype="UInt64")
         elif name in _FLOAT_COLUMNS:
             data[name] = pd.array(values, dtype="Float64")
         elif name in _BINARY_COLUMNS:  # Arrow-backed: binary in Parquet, even when all null
@@ -249,8 +271,16 @@ REPORT_SCHEMA: Final = pa.schema(
         ("error", pa.string()),
         ("detail", pa.string()),
         ("actual", pa.binary()),
+        ("max_ulp", pa.uint64()),
+        ("max_ulp_index", pa.string()),
+        ("rule", pa.string()),
+        ("ulp_budget", pa.int64()),
+        ("ulp_floor", pa.float64()),
     ]
 )
+
+#: The columns of :data:`REPORT_SCHEMA` a report written before them lacks: read as null.
+_LATER_COLUMNS: Final = ("max_ulp", "max_ulp_index", "rule", "ulp_budget", "ulp_floor")
 
 #: The kinds of Arrow types a report column may come as, by the kind of its schema type.
 _KINDS: Final = (
@@ -301,6 +331,9 @@ def check_report(
         Located at ``where`` (the report's path, or ``the report``), saying what is wrong.
     """
     table = report if isinstance(report, pa.Table) else _as_table(report, where)
+    for name in _LATER_COLUMNS:
+        if name not in table.column_names:
+            table = table.append_column(name, pa.nulls(table.num_rows))
     missing = [name for name in REPORT_SCHEMA.names if name not in table.column_names]
     if missing:
         raise CompareError(

@@ -8,6 +8,13 @@ NaN, bfloat16 with ``rtol`` at least ``2**-6``), other ml_dtypes floats (float8,
 float4) as float32.  Where the runner differs, this module is stricter and says so:
 integers and booleans are compared exactly, strings by equality (``str`` and UTF-8
 ``bytes`` are equal), dtypes must match.
+
+Floats of one floating dtype (all 14, complex part by part) also have their ULP distance
+counted on the dtype's own codes (:func:`~onnx_arrow.core.ulp.ulp_distance`, as ``diff``
+counts it): the largest and where it is.  Given a ULP budget (``max_ulp``), ULPs are the
+verdict instead of ``rtol`` / ``atol``: an element passes within that many ULPs, or where
+the expected value is 0 and ``|actual| <= ulp_floor``; two NaNs are equal, a NaN against a
+number is a NaN mismatch.  A budget of 0 is bit-exactness (-0.0 and +0.0 are 0 apart).
 """
 
 from __future__ import annotations
@@ -18,7 +25,13 @@ from typing import Any, Final
 import numpy as np
 
 from onnx_arrow.compare.statuses import RANK
-from onnx_arrow.core.model import DECODED_FLOATS, ArrowKind, dtype_of_numpy
+from onnx_arrow.core.model import (
+    DECODED_FLOATS,
+    ArrowKind,
+    UlpDistance,
+    dtype_of_numpy,
+    ulp_distance,
+)
 from onnx_arrow.errors import OnnxArrowError
 from onnx_arrow.text import dtype_name
 
@@ -51,6 +64,24 @@ class Diff:
     rtol: float | None = None
     #: The worst element so far: (how far beyond tolerance, where, expected, actual).
     worst: tuple[float, str, str, str] | None = None
+    #: The largest ULP distance of the floats (None if none were of one floating dtype).
+    max_ulp: int | None = None
+    #: Where the element of the largest ULP distance is.
+    max_ulp_index: str | None = None
+    #: Whether the ULP budget judged the floats (else the tolerances did).
+    by_ulp: bool = False
+
+    def note_ulp(self, distance: np.ndarray[Any, Any], shape: tuple[int, ...], where: str) -> None:
+        """Keep the largest of the ULP ``distance`` (uint64) and its place."""
+        if distance.size == 0:
+            largest, at = 0, None
+        else:
+            flat = int(np.argmax(distance))
+            largest = int(distance.flat[flat])
+            index = np.unravel_index(flat, shape) if shape else ()
+            at = f"{where}[{', '.join(map(str, index))}]"
+        if self.max_ulp is None or largest > self.max_ulp:
+            self.max_ulp, self.max_ulp_index = largest, at
 
     def note_worst(
         self, excess: np.ndarray[Any, Any], e: np.ndarray[Any, Any], a: np.ndarray[Any, Any],
@@ -92,12 +123,31 @@ def _element_text(x: Any) -> str:
     return str(x)
 
 
-def compare_value(expected: Any, actual: Any, rtol: float, atol: float) -> Diff:
+@dataclass(frozen=True)
+class _Rule:
+    rtol: float
+    atol: float
+    max_ulp: int | None
+    ulp_floor: float
+
+
+def compare_value(
+    expected: Any,
+    actual: Any,
+    rtol: float,
+    atol: float,
+    *,
+    max_ulp: int | None = None,
+    ulp_floor: float = 0.0,
+) -> Diff:
     """How ``actual`` compares with ``expected`` (tensors, sequences, maps, optionals, as a
-    backend gives them), elements beyond ``atol + rtol * |expected|`` counted."""
+    backend gives them), elements beyond ``atol + rtol * |expected|`` counted, or, given
+    ``max_ulp``, those more than ``max_ulp`` ULPs off (and not within ``ulp_floor`` of an
+    expected 0)."""
     diff = Diff()
+    rule = _Rule(rtol, atol, max_ulp, ulp_floor)
     with np.errstate(all="ignore"):  # inf - inf, overflow: handled where they matter
-        _walk(expected, actual, rtol, atol, diff, "", top=True)
+        _walk(expected, actual, rule, diff, "", top=True)
     return diff
 
 
@@ -119,7 +169,7 @@ def _kind_name(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _walk(expected: Any, actual: Any, rtol: float, atol: float, diff: Diff, where: str,
+def _walk(expected: Any, actual: Any, rule: _Rule, diff: Diff, where: str,
           *, top: bool = False) -> None:  # fmt: skip
     at = where or "the value"
     if expected is None or actual is None:
@@ -139,7 +189,7 @@ def _walk(expected: Any, actual: Any, rtol: float, atol: float, diff: Diff, wher
             extra = sorted(map(repr, a_keys.keys() - e_keys.keys()))[:_DETAILS_KEPT]
             diff.worse("shape_mismatch", f"{at}: map keys missing {missing}, extra {extra}")
         for k in sorted(e_keys.keys() & a_keys.keys(), key=repr):
-            _walk(expected[e_keys[k]], actual[a_keys[k]], rtol, atol, diff, f"{where}[{k!r}]")
+            _walk(expected[e_keys[k]], actual[a_keys[k]], rule, diff, f"{where}[{k!r}]")
         return
     if isinstance(expected, list | tuple):
         if not isinstance(actual, list | tuple):
@@ -151,12 +201,12 @@ def _walk(expected: Any, actual: Any, rtol: float, atol: float, diff: Diff, wher
             )
             return
         for j, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            _walk(e, a, rtol, atol, diff, f"{where}[{j}]")
+            _walk(e, a, rule, diff, f"{where}[{j}]")
         return
     if isinstance(actual, dict | list | tuple):
         diff.worse("shape_mismatch", f"{at}: expected a tensor, got {_kind_name(actual)}")
         return
-    _compare_tensors(np.asarray(expected), np.asarray(actual), rtol, atol, diff, at, top)
+    _compare_tensors(np.asarray(expected), np.asarray(actual), rule, diff, at, top)
 
 
 def _key(key: Any) -> Any:
@@ -177,12 +227,12 @@ def _arrow_kind(dtype: np.dtype[Any]) -> ArrowKind | None:
 def _compare_tensors(
     e: np.ndarray[Any, Any],
     a: np.ndarray[Any, Any],
-    rtol: float,
-    atol: float,
+    rule: _Rule,
     diff: Diff,
     at: str,
     top: bool,
 ) -> None:
+    rtol, atol = rule.rtol, rule.atol
     e_name, a_name = dtype_name(e.dtype), dtype_name(a.dtype)
     if diff.dtype_expected is None:
         diff.dtype_expected, diff.dtype_actual = e_name, a_name
@@ -228,19 +278,42 @@ def _compare_tensors(
     close = np.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
     counted = ~(e_nan | a_nan)
     delta = np.where(counted & (a64 != e64), np.abs(a64 - e64), 0.0)
-    beyond = int(np.count_nonzero(~close))
-    diff.add_errors(*_max_errors(delta, np.where(counted, e64, 0.0)), beyond)
     # worst: a NaN on one side only, else the furthest beyond atol + rtol * |e| (inf - inf
     # and inf against a finite value are infinitely far)
     excess = np.where(close, 0.0, delta - (atol + rtol * np.abs(np.where(counted, e64, 0.0))))
     excess = np.where(~close & (np.isnan(excess) | (excess <= 0)), np.inf, excess)
+    counted_ulps = _ulps(e, a)
+    if counted_ulps is not None:
+        ulps = counted_ulps.distance
+        diff.note_ulp(ulps, tuple(e.shape), place)
+        if rule.max_ulp is not None:  # the ULP budget is the verdict
+            diff.by_ulp = True
+            floor = (e64 == 0) & (np.abs(a64) <= rule.ulp_floor)
+            close = ((ulps <= rule.max_ulp) | floor) & ~counted_ulps.nan_mismatch
+            excess = np.where(close, 0.0, ulps.astype(np.float64) - rule.max_ulp)
+    beyond = int(np.count_nonzero(~close))
+    diff.add_errors(*_max_errors(delta, np.where(counted, e64, 0.0)), beyond)
     moved = e_nan != a_nan
     diff.note_worst(np.where(moved, np.inf, 0.0) if moved.any() else excess, e, a, place)
     if np.any(e_nan != a_nan):
         moved = int(np.count_nonzero(e_nan != a_nan))
         diff.worse("nan_mismatch", f"{at}: NaN in {moved} places where the other has none")
     elif beyond:
-        diff.worse("mismatch", f"{at}: {beyond} of {e.size} elements beyond tolerance")
+        what = f"more than {rule.max_ulp} ULPs off" if diff.by_ulp else "beyond tolerance"
+        diff.worse("mismatch", f"{at}: {beyond} of {e.size} elements {what}")
+
+
+def _ulps(e: np.ndarray[Any, Any], a: np.ndarray[Any, Any]) -> UlpDistance | None:
+    """The ULP distance of each element, if both are of one floating dtype."""
+    if e.dtype != a.dtype:
+        return None
+    try:
+        row = dtype_of_numpy(e.dtype)
+    except OnnxArrowError:
+        return None
+    if not row.is_floating:
+        return None
+    return ulp_distance(np.ascontiguousarray(e), np.ascontiguousarray(a), row)
 
 
 def _utf8(x: Any) -> Any:

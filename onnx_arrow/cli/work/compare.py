@@ -37,6 +37,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         "keep_actual": args.keep_actual,
         "rtol": args.rtol,
         "atol": args.atol,
+        "max_ulp": args.max_ulp,
+        "ulp_floor": args.ulp_floor,
     }
     total = len(compare.select_cases(store, args.case))
     with Progress("comparing", "cases", total=total) as progress:
