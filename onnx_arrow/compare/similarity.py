@@ -313,7 +313,9 @@ def _ulps(e: np.ndarray[Any, Any], a: np.ndarray[Any, Any]) -> UlpDistance | Non
         return None
     if not row.is_floating:
         return None
-    return ulp_distance(np.ascontiguousarray(e), np.ascontiguousarray(a), row)
+    counted = ulp_distance(np.ascontiguousarray(e), np.ascontiguousarray(a), row)
+    # ascontiguousarray gives a scalar one dimension: back to the tensor's shape
+    return UlpDistance(counted.distance.reshape(e.shape), counted.nan_mismatch.reshape(e.shape))
 
 
 def _utf8(x: Any) -> Any:

@@ -142,6 +142,16 @@ def test_the_floor_of_zero() -> None:
     assert compare_value(e, far, 0.0, 0.0, max_ulp=4, ulp_floor=2e-30).status == "mismatch"
 
 
+def test_a_scalar_and_an_empty_tensor() -> None:
+    one = np.float32(1.0)
+    up = np.nextafter(one, np.float32(2))
+    diff = compare_value(np.array(one), np.array(up), 0.0, 0.0, max_ulp=0)
+    assert (diff.status, diff.max_ulp, diff.max_ulp_index, diff.beyond) == ("mismatch", 1, "[]", 1)
+    empty = np.zeros((0, 3), np.float16)
+    diff = compare_value(empty, empty, 0.0, 0.0, max_ulp=0)
+    assert (diff.status, diff.max_ulp, diff.max_ulp_index) == ("match", 0, None)
+
+
 def test_integers_and_strings_have_no_ulps() -> None:
     diff = compare_value(np.arange(3), np.arange(3), 0.0, 0.0, max_ulp=0)
     assert (diff.status, diff.max_ulp, diff.by_ulp) == ("match", None, False)
