@@ -156,3 +156,20 @@ def test_a_hostile_patterns_file_is_a_located_error(tmp_path: Path, text: str) -
     with pytest.raises(cmp.CompareError) as err:
         cmp.Expectations.read(path)
     assert str(path) in str(err.value)
+
+
+def test_max_ulp_zero_over_the_node_suite_agrees_with_the_max_ulp_column(
+    node_store: Path,
+) -> None:
+    """The reference evaluator against the node suite's own outputs, bit for bit."""
+    patterns = cmp.Expectations.read(PATTERNS)
+    df = cmp.compare(node_store, max_ulp=0, patterns=patterns, jobs=2)
+    judged = df[df["rule"] == "ulp"]
+    assert len(judged) > 1000
+    assert judged["max_ulp"].notna().all()
+    assert (judged["ulp_budget"] == 0).all()
+    matched = judged["status"] == "match"
+    assert (judged.loc[matched, "max_ulp"] == 0).all()
+    assert not (judged.loc[judged["max_ulp"] > 0, "status"] == "match").any()
+    off = judged[~matched & ~judged["status"].isin(["xfail", "nan_mismatch", "dtype_mismatch"])]
+    assert (off["max_ulp"] > 0).all()
