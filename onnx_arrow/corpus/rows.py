@@ -76,6 +76,7 @@ __all__ = [
     "RowBuilder",
     "StoredFile",
     "StoredValue",
+    "check_digest",
     "columns_of",
     "files_from_batch",
     "parse_kind",
@@ -715,18 +716,78 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
             )
         end = _value_end(roles, paths, i)
         try:
-            data = _stored_value(cols, i, end, at).to_bytes()
+            value = _stored_value(cols, i, end, at)
+            data = value.to_bytes()
         except OnnxArrowError as exc:
             raise (exc if at in str(exc) else exc.at(at)) from None
-        yield StoredFile(cases[i], path, _checked(data, digests, i, at))
+        if digests is not None:
+            check_digest(data, digests[i], where=at, value=value)
+        yield StoredFile(cases[i], path, data)
         i = end
 
 
 def _checked(data: bytes, digests: list[bytes | None] | None, i: int, where: str) -> bytes:
     """A rebuilt file, checked against the digest its row recorded (when read)."""
-    if digests is not None and digests[i] != _digest(data):
-        raise _damaged(
-            "the file rebuilt from the rows is not the file imported (its digest differs)",
+    if digests is not None:
+        check_digest(data, digests[i], where=where)
+    return data
+
+
+def check_digest(
+    data: bytes, recorded: bytes | None, *, where: str, value: StoredValue | None = None
+) -> None:
+    """Check the bytes of a file rebuilt from its rows against the ``digest`` recorded
+    at import (BLAKE2b-128, as the store's writer computes it); ``value``, the value
+    the bytes were rebuilt from, lets the error say whether it holds NaN.
+
+    Raises
+    ------
+    CorpusError
+        If they differ (or the row records no digest), naming the file (``where``),
+        both digests and the likely cause.
+    """
+    got = _digest(data)
+    if recorded == got:
+        return
+    if recorded is None:
+        differs = "its row records no digest (null) where the store's rows record one"
+    else:
+        differs = (
+            f"the bytes rebuilt from the rows differ from the digest recorded at import "
+            f"(BLAKE2b-128 {got.hex()}, recorded {bytes(recorded).hex()})"
+        )
+    message = (
+        f"the file rebuilt from the rows is not the file imported (its digest differs: {differs})"
+    )
+    if value is not None and _holds_nan(value):
+        raise CorpusError(
+            f"{message}; the value holds NaN: an engine's Parquet writer that rewrites NaN "
+            "bits (Spark's writer, DuckDB's COPY ... (FORMAT parquet) with dictionary "
+            "encoding) is the likely cause: import the corpus again, or read the store "
+            "onnx-arrow wrote",
             where=where,
         )
-    return data
+    raise _damaged(message, where=where)
+
+
+def _holds_nan(value: StoredValue) -> bool:
+    """Whether a decoded value holds a NaN (in any tensor of it)."""
+    try:
+        top = value.to_numpy()
+    except OnnxArrowError:
+        return False
+    stack: list[Any] = [top]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, np.ndarray | np.generic) and item.dtype.kind in "fcV":
+            try:
+                numbers = item if item.dtype.kind == "c" else item.astype(np.float64)
+                if np.isnan(numbers).any():
+                    return True
+            except (TypeError, ValueError):
+                continue
+    return False
