@@ -29,9 +29,8 @@ from onnx_arrow.core.model import as_array, graph_values
 from onnx_arrow.corpus.arguments import check_model, checked_items
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import check_case_names
-from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, check_digest, values_from_batch
+from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
 from onnx_arrow.corpus.sources import CorpusError, Tolerance
-from onnx_arrow.errors import OnnxArrowError
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -187,19 +186,8 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
             )
         if role == "model":
             out[case].model = _model(batch, i, f"{where}: {case}")
-    digests = batch.column("digest").to_pylist() if "digest" in batch.schema.names else None
-    starts = {}
-    if digests is not None:
-        paths = batch.column("path").to_pylist()
-        starts = {(cases[i], paths[i]): i for i in range(len(roles)) if roles[i] == "value"}
-    for value in values_from_batch(batch.select(list(VALUE_COLUMNS)), where=where):
-        if digests is not None:
-            at = f"{where}: {value.case}: {value.path}"
-            try:
-                data = value.to_bytes()
-            except OnnxArrowError as exc:
-                raise (exc if at in str(exc) else exc.at(at)) from None
-            check_digest(data, digests[starts[value.case, value.path]], where=at, value=value)
+    checked = [*VALUE_COLUMNS, *(c for c in _OPTIONAL if c in batch.schema.names)]
+    for value in values_from_batch(batch.select(checked), where=where):
         out[value.case].values.append(value)
     return list(out.values())
 

@@ -535,7 +535,7 @@ class _Columns:
         # the plain columns rebuilding a value needs; content is read row by row
         self.plain = {
             name: batch.column(name).to_pylist()
-            for name in VALUE_COLUMNS
+            for name in (*VALUE_COLUMNS, "digest")
             if name in names and name not in DATA_COLUMNS
         }
         self._data: dict[int, _Codes] = {}
@@ -632,16 +632,23 @@ def values_from_batch(
     batch: pa.RecordBatch | _Columns, *, where: str, rows: range | None = None
 ) -> Iterator[StoredValue]:
     """The values of a record batch of the store (the columns of :data:`VALUE_COLUMNS`), or
-    of its ``rows`` only; the batch may come converted already (:func:`columns_of`)."""
+    of its ``rows`` only; the batch may come converted already (:func:`columns_of`).  When
+    the batch has the ``digest`` column, each value's file is rebuilt and checked against
+    it (:func:`check_digest`)."""
     cols = batch if isinstance(batch, _Columns) else _Columns(batch, where)
     roles, paths = cols.plain["role"], cols.plain["path"]
+    digests = cols.plain.get("digest")
     i, stop = (0, len(roles)) if rows is None else (rows.start, rows.stop)
     while i < stop:
         if roles[i] != "value":
             i += 1
             continue
         end = _value_end(roles, paths, i)
-        yield _stored_value(cols, i, end, f"{where}: {cols.plain['test_case'][i]}: {paths[i]}")
+        at = f"{where}: {cols.plain['test_case'][i]}: {paths[i]}"
+        value = _stored_value(cols, i, end, at)
+        if digests is not None:
+            check_digest(_rebuilt(value, at), digests[i], where=at, value=value)
+        yield value
         i = end
 
 
@@ -717,13 +724,21 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
         end = _value_end(roles, paths, i)
         try:
             value = _stored_value(cols, i, end, at)
-            data = value.to_bytes()
         except OnnxArrowError as exc:
             raise (exc if at in str(exc) else exc.at(at)) from None
+        data = _rebuilt(value, at)
         if digests is not None:
             check_digest(data, digests[i], where=at, value=value)
         yield StoredFile(cases[i], path, data)
         i = end
+
+
+def _rebuilt(value: StoredValue, where: str) -> bytes:
+    """The bytes of a value's file, rebuilt from its rows."""
+    try:
+        return value.to_bytes()
+    except OnnxArrowError as exc:
+        raise (exc if where in str(exc) else exc.at(where)) from None
 
 
 def _checked(data: bytes, digests: list[bytes | None] | None, i: int, where: str) -> bytes:
