@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import Path
 
 import numpy as np
@@ -246,3 +247,20 @@ def test_a_float8_nan_code_rewritten_is_refused(store: Path) -> None:
     assert len(cases_from_rows(untouched)) == len(Store(store).cases()) - len(
         {c for c, _ in changed}
     )
+
+
+def test_a_store_rewritten_by_duckdbs_parquet_writer_is_refused_naming_the_file(
+    store: Path, tmp_path: Path
+) -> None:
+    """DuckDB's COPY gives every NaN of a dictionary-encoded float column the bits of the
+    first: the float8 casts' -NaN codes come back as +NaN, no error from DuckDB."""
+    import duckdb
+
+    copy = tmp_path / "copy.parquet"
+    duckdb.sql(f"COPY (SELECT * FROM read_parquet('{store}')) TO '{copy}' (FORMAT parquet)")
+    with pytest.raises(CorpusError) as info:
+        cases_from_rows(pq.read_table(copy), where="copy.parquet")
+    message = str(info.value)
+    assert re.match(r"copy\.parquet: (node/test_cast\w+): \1/test_data_set_0/\w+\.pb: ", message)
+    assert "the bytes rebuilt from the rows differ from the digest recorded at import" in message
+    assert "the value holds NaN: an engine's Parquet writer that rewrites NaN bits" in message
