@@ -11,7 +11,6 @@ Reading: rows are grouped back by file and each file's bytes are rebuilt.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 from collections.abc import Iterator
@@ -54,6 +53,8 @@ from onnx_arrow.core.model import (
     statistics_by_dtype,
     storage_to_codes,
 )
+from onnx_arrow.corpus.digest import check_digest, file_digest
+from onnx_arrow.corpus.digest import damaged as _damaged
 from onnx_arrow.corpus.format import (
     COLUMNS,
     DATA_COLUMNS,
@@ -76,7 +77,6 @@ __all__ = [
     "RowBuilder",
     "StoredFile",
     "StoredValue",
-    "check_digest",
     "columns_of",
     "files_from_batch",
     "parse_kind",
@@ -218,7 +218,7 @@ class RowBuilder:
             self.rows.append(
                 (
                     case.name, case.kind, path, "value", data_set, io, index, "", value.name,
-                    type_text, *self._tensor_fields(own), len(data), _digest(data),
+                    type_text, *self._tensor_fields(own), len(data), file_digest(data),
                     value.kind_json, value.envelope, None,
                 )
             )  # fmt: skip
@@ -238,7 +238,7 @@ class RowBuilder:
         self.rows.append(
             (
                 case.name, case.kind, path, role, None, None, None, None, None, None, None,
-                None, None, len(data), _digest(data), None, None, data,
+                None, None, len(data), file_digest(data), None, None, data,
             )
         )  # fmt: skip
         self.row_leaf.append(-1)
@@ -361,11 +361,6 @@ class RowBuilder:
         return pa.ListArray.from_arrays(
             pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(invalid)
         )
-
-
-def _digest(data: bytes) -> bytes:
-    """The ``digest`` of a file's bytes."""
-    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _declared(type_proto: TypeProto | None, path: str) -> tuple[Kind, str] | None:
@@ -508,15 +503,6 @@ def _node_text(node: Node | None) -> str:
 _Codes = tuple[
     np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any] | None
 ]
-
-
-def _damaged(message: str, *, where: str) -> CorpusError:
-    """An error in a store's rows: it was damaged or changed after it was written."""
-    return CorpusError(
-        f"{message}; the store is damaged or was changed after it was written: "
-        "import the corpus again",
-        where=where,
-    )
 
 
 def columns_of(batch: pa.RecordBatch, *, where: str) -> _Columns:
@@ -746,63 +732,3 @@ def _checked(data: bytes, digests: list[bytes | None] | None, i: int, where: str
     if digests is not None:
         check_digest(data, digests[i], where=where)
     return data
-
-
-def check_digest(
-    data: bytes, recorded: bytes | None, *, where: str, value: StoredValue | None = None
-) -> None:
-    """Check the bytes of a file rebuilt from its rows against the ``digest`` recorded
-    at import (BLAKE2b-128, as the store's writer computes it); ``value``, the value
-    the bytes were rebuilt from, lets the error say whether it holds NaN.
-
-    Raises
-    ------
-    CorpusError
-        If they differ (or the row records no digest), naming the file (``where``),
-        both digests and the likely cause.
-    """
-    got = _digest(data)
-    if recorded == got:
-        return
-    if recorded is None:
-        differs = "its row records no digest (null) where the store's rows record one"
-    else:
-        differs = (
-            f"the bytes rebuilt from the rows differ from the digest recorded at import "
-            f"(BLAKE2b-128 {got.hex()}, recorded {bytes(recorded).hex()})"
-        )
-    message = (
-        f"the file rebuilt from the rows is not the file imported (its digest differs: {differs})"
-    )
-    if value is not None and _holds_nan(value):
-        raise CorpusError(
-            f"{message}; the value holds NaN: an engine's Parquet writer that rewrites NaN "
-            "bits (Spark's writer, DuckDB's COPY ... (FORMAT parquet) with dictionary "
-            "encoding) is the likely cause: import the corpus again, or read the store "
-            "onnx-arrow wrote",
-            where=where,
-        )
-    raise _damaged(message, where=where)
-
-
-def _holds_nan(value: StoredValue) -> bool:
-    """Whether a decoded value holds a NaN (in any tensor of it)."""
-    try:
-        top = value.to_numpy()
-    except OnnxArrowError:
-        return False
-    stack: list[Any] = [top]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-        elif isinstance(item, np.ndarray | np.generic) and item.dtype.kind in "fcV":
-            try:
-                numbers = item if item.dtype.kind == "c" else item.astype(np.float64)
-                if np.isnan(numbers).any():
-                    return True
-            except (TypeError, ValueError):
-                continue
-    return False
