@@ -5,7 +5,9 @@ engine (Dask, Ray, Spark, DuckDB, Polars) and hands a batch of rows to a worker:
 it takes the rows of one or more whole cases in any order, checks that every row of
 each case is there exactly once (the ``case_rows`` and ``case_row`` columns say how
 many rows a case has and where each sits), puts them back in their order and
-decodes them as :class:`~onnx_arrow.corpus.Store` does.
+decodes them as :class:`~onnx_arrow.corpus.Store` does, each value checked against
+the ``digest`` its row recorded at import (the bytes rebuilt from the rows must be the
+file imported: an engine's Parquet writer that rewrote NaN bits is refused, located).
 
 >>> import onnx_arrow.corpus as corpus
 >>> corpus.REQUIRED_COLUMNS[:4]
@@ -38,7 +40,9 @@ __all__ = [
     "cases_from_rows",
 ]
 
-#: The columns :func:`cases_from_rows` needs; any others are ignored.
+#: The columns :func:`cases_from_rows` needs; any others are ignored.  ``digest`` may be
+#: left out only for the rows of a store written before digests were recorded (format
+#: version 2 stores that lack the column): its values are then not checked.
 REQUIRED_COLUMNS: Final = (
     "test_case",
     "kind",
@@ -46,7 +50,9 @@ REQUIRED_COLUMNS: Final = (
     *TOLERANCE_COLUMNS,
     *(c for c in VALUE_COLUMNS if c != "test_case"),
     "content",
+    "digest",
 )
+_OPTIONAL: Final = ("digest",)
 
 _WHOLE_CASES: Final = (
     "hand the decoder whole cases: split the store's rows by test_case (each row group "
@@ -158,7 +164,10 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
     CorpusError
         If a column is missing or of another type, or a case's rows are not all there
         exactly once: a missing row (part of a case), a duplicated row, a row count
-        that disagrees with ``case_rows``; the error names the case and rows.
+        that disagrees with ``case_rows``; the error names the case and rows.  Or if
+        the file rebuilt from a value's rows is not the file imported (its ``digest``
+        differs: NaN bits rewritten by an engine's Parquet writer, say); the error names
+        the case and path.
     """
     table = _conformed(_table(data, where), where)
     if table.num_rows == 0:
@@ -177,7 +186,8 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
             )
         if role == "model":
             out[case].model = _model(batch, i, f"{where}: {case}")
-    for value in values_from_batch(batch.select(list(VALUE_COLUMNS)), where=where):
+    checked = [*VALUE_COLUMNS, *(c for c in _OPTIONAL if c in batch.schema.names)]
+    for value in values_from_batch(batch.select(checked), where=where):
         out[value.case].values.append(value)
     return list(out.values())
 
@@ -206,7 +216,7 @@ def _table(data: Any, where: str) -> pa.Table:
 def _conformed(table: pa.Table, where: str) -> pa.Table:
     """The required columns, valid, in the store's types."""
     names = set(table.schema.names)
-    missing = [c for c in REQUIRED_COLUMNS if c not in names]
+    missing = [c for c in REQUIRED_COLUMNS if c not in names and c not in _OPTIONAL]
     if missing:
         raise CorpusError(
             f"the rows have no column {', '.join(map(repr, missing))}; read the store with "
@@ -214,7 +224,8 @@ def _conformed(table: pa.Table, where: str) -> pa.Table:
             where=where,
         )
     columns = []
-    for name in REQUIRED_COLUMNS:
+    present = [c for c in REQUIRED_COLUMNS if c in names]
+    for name in present:
         target = SCHEMA.field(name).type
         if name == "test_case":  # as a store's readers check it, in the same words
             check_case_names(table.column(name), where=where)
@@ -234,7 +245,7 @@ def _conformed(table: pa.Table, where: str) -> pa.Table:
                     where=where,
                 ) from None
         columns.append(column)
-    return pa.Table.from_arrays(columns, names=list(REQUIRED_COLUMNS))
+    return pa.Table.from_arrays(columns, names=present)
 
 
 def _loosely(t: pa.DataType) -> pa.DataType:

@@ -11,7 +11,6 @@ Reading: rows are grouped back by file and each file's bytes are rebuilt.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 from collections.abc import Iterator
@@ -54,6 +53,8 @@ from onnx_arrow.core.model import (
     statistics_by_dtype,
     storage_to_codes,
 )
+from onnx_arrow.corpus.digest import check_digest, file_digest
+from onnx_arrow.corpus.digest import damaged as _damaged
 from onnx_arrow.corpus.format import (
     COLUMNS,
     DATA_COLUMNS,
@@ -217,7 +218,7 @@ class RowBuilder:
             self.rows.append(
                 (
                     case.name, case.kind, path, "value", data_set, io, index, "", value.name,
-                    type_text, *self._tensor_fields(own), len(data), _digest(data),
+                    type_text, *self._tensor_fields(own), len(data), file_digest(data),
                     value.kind_json, value.envelope, None,
                 )
             )  # fmt: skip
@@ -237,7 +238,7 @@ class RowBuilder:
         self.rows.append(
             (
                 case.name, case.kind, path, role, None, None, None, None, None, None, None,
-                None, None, len(data), _digest(data), None, None, data,
+                None, None, len(data), file_digest(data), None, None, data,
             )
         )  # fmt: skip
         self.row_leaf.append(-1)
@@ -360,11 +361,6 @@ class RowBuilder:
         return pa.ListArray.from_arrays(
             pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(invalid)
         )
-
-
-def _digest(data: bytes) -> bytes:
-    """The ``digest`` of a file's bytes."""
-    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _declared(type_proto: TypeProto | None, path: str) -> tuple[Kind, str] | None:
@@ -509,15 +505,6 @@ _Codes = tuple[
 ]
 
 
-def _damaged(message: str, *, where: str) -> CorpusError:
-    """An error in a store's rows: it was damaged or changed after it was written."""
-    return CorpusError(
-        f"{message}; the store is damaged or was changed after it was written: "
-        "import the corpus again",
-        where=where,
-    )
-
-
 def columns_of(batch: pa.RecordBatch, *, where: str) -> _Columns:
     """A batch's columns converted for :func:`values_from_batch`, to read it a part at a
     time without converting it again; ``where`` prefixes the location in errors."""
@@ -534,7 +521,7 @@ class _Columns:
         # the plain columns rebuilding a value needs; content is read row by row
         self.plain = {
             name: batch.column(name).to_pylist()
-            for name in VALUE_COLUMNS
+            for name in (*VALUE_COLUMNS, "digest")
             if name in names and name not in DATA_COLUMNS
         }
         self._data: dict[int, _Codes] = {}
@@ -631,16 +618,23 @@ def values_from_batch(
     batch: pa.RecordBatch | _Columns, *, where: str, rows: range | None = None
 ) -> Iterator[StoredValue]:
     """The values of a record batch of the store (the columns of :data:`VALUE_COLUMNS`), or
-    of its ``rows`` only; the batch may come converted already (:func:`columns_of`)."""
+    of its ``rows`` only; the batch may come converted already (:func:`columns_of`).  When
+    the batch has the ``digest`` column, each value's file is rebuilt and checked against
+    it (:func:`check_digest`)."""
     cols = batch if isinstance(batch, _Columns) else _Columns(batch, where)
     roles, paths = cols.plain["role"], cols.plain["path"]
+    digests = cols.plain.get("digest")
     i, stop = (0, len(roles)) if rows is None else (rows.start, rows.stop)
     while i < stop:
         if roles[i] != "value":
             i += 1
             continue
         end = _value_end(roles, paths, i)
-        yield _stored_value(cols, i, end, f"{where}: {cols.plain['test_case'][i]}: {paths[i]}")
+        at = f"{where}: {cols.plain['test_case'][i]}: {paths[i]}"
+        value = _stored_value(cols, i, end, at)
+        if digests is not None:
+            check_digest(_rebuilt(value, at), digests[i], where=at, value=value)
+        yield value
         i = end
 
 
@@ -715,18 +709,26 @@ def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFil
             )
         end = _value_end(roles, paths, i)
         try:
-            data = _stored_value(cols, i, end, at).to_bytes()
+            value = _stored_value(cols, i, end, at)
         except OnnxArrowError as exc:
             raise (exc if at in str(exc) else exc.at(at)) from None
-        yield StoredFile(cases[i], path, _checked(data, digests, i, at))
+        data = _rebuilt(value, at)
+        if digests is not None:
+            check_digest(data, digests[i], where=at, value=value)
+        yield StoredFile(cases[i], path, data)
         i = end
+
+
+def _rebuilt(value: StoredValue, where: str) -> bytes:
+    """The bytes of a value's file, rebuilt from its rows."""
+    try:
+        return value.to_bytes()
+    except OnnxArrowError as exc:
+        raise (exc if where in str(exc) else exc.at(where)) from None
 
 
 def _checked(data: bytes, digests: list[bytes | None] | None, i: int, where: str) -> bytes:
     """A rebuilt file, checked against the digest its row recorded (when read)."""
-    if digests is not None and digests[i] != _digest(data):
-        raise _damaged(
-            "the file rebuilt from the rows is not the file imported (its digest differs)",
-            where=where,
-        )
+    if digests is not None:
+        check_digest(data, digests[i], where=where)
     return data

@@ -67,6 +67,8 @@ class _ReadGroups:
     groups: tuple[int, ...]
     table: pa.Table
     where: str
+    #: the columns that decode their values: with ``digest`` where their parts record it
+    value_columns: tuple[str, ...] = VALUE_COLUMNS
 
     @functools.cached_property
     def runs(self) -> dict[str, tuple[int, int]]:
@@ -74,7 +76,7 @@ class _ReadGroups:
 
     @functools.cached_property
     def columns(self) -> Any:
-        batch = self.table.select(list(VALUE_COLUMNS)).combine_chunks().to_batches()[0]
+        batch = self.table.select(list(self.value_columns)).combine_chunks().to_batches()[0]
         return columns_of(batch, where=self.where)
 
 
@@ -256,7 +258,9 @@ class Store:
                 self._validate(table, "row group " + ", ".join(map(str, local_groups)), part.path)
                 tables.append(table)
             where = str(self._parts[next(iter(by_part))].path)
-            self._last_read = _ReadGroups(groups, pa.concat_tables(tables), where)
+            checked = all("digest" not in self._parts[k].missing for k in by_part)
+            columns = (*VALUE_COLUMNS, "digest") if checked else VALUE_COLUMNS
+            self._last_read = _ReadGroups(groups, pa.concat_tables(tables), where, columns)
         return self._last_read
 
     def _case_columns(self, case: str) -> tuple[Any, tuple[int, int] | None]:
@@ -316,22 +320,30 @@ class Store:
         """Every value of the store (or of one case), decoded straight from its columns.
 
         ``StoredValue.to_numpy()`` gives what ``onnx.numpy_helper`` gives for the
-        file, without rebuilding it; only the columns values need are read.
+        file; only the columns values need are read, and each value's file is rebuilt
+        from them and checked against the digest recorded at import (where the store
+        records digests), so that rows an engine's writer changed are refused, located.
         """
         if case is not None:
             cols, span = self._case_columns(case)
             if span is not None:  # the case's rows in its row groups, converted once
                 yield from values_from_batch(cols, where=str(self.path), rows=range(*span))
                 return
-            table = self.read_case(case, VALUE_COLUMNS).combine_chunks()
+            columns = self._value_columns(self._case_part[case])
+            table = self.read_case(case, columns).combine_chunks()
             for batch in table.to_batches():
                 yield from values_from_batch(batch, where=str(self.path))
             return
         for i in range(self.num_row_groups):
             k, local = self._groups[i]
-            for batch in self._row_group(i, VALUE_COLUMNS):
+            for batch in self._row_group(i, self._value_columns(k)):
                 where = f"{self._parts[k].path}: row group {local}"
                 yield from values_from_batch(batch, where=where)
+
+    def _value_columns(self, k: int) -> tuple[str, ...]:
+        """The columns that decode the values of part ``k``: with their digests, to check
+        each value's file, unless the part's format version recorded none."""
+        return VALUE_COLUMNS if "digest" in self._parts[k].missing else (*VALUE_COLUMNS, "digest")
 
     def value(self, path: str) -> StoredValue:
         """The value of one value file, by its path (a catalog row's ``path``): any value

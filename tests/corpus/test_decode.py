@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import Path
 
 import numpy as np
@@ -183,3 +184,83 @@ def test_a_claimed_row_count_is_checked_against_the_rows_before_any_allocation(
     finally:
         tracemalloc.stop()
     assert peak < 64 * 2**20, f"{peak} bytes allocated to check {rows.num_rows} rows"
+
+
+def _nan_sign_cleared(table: pa.Table, column: str) -> tuple[pa.Table, set[tuple[str, str]]]:
+    """``table`` with every -NaN of a float data column turned to +NaN, as an engine's
+    Parquet writer may rewrite NaN bits, and the (case, path) of the rows it changed."""
+    col = table.column(column).combine_chunks()
+    values = col.values.to_numpy(zero_copy_only=False).copy()
+    bits = values.view(np.uint32 if values.dtype == np.float32 else np.uint64)
+    negative = np.isnan(values) & np.signbit(values)
+    bits[negative] &= bits.dtype.type(np.iinfo(bits.dtype).max >> 1)
+    offsets = col.offsets.to_numpy()
+    rows = {int(np.searchsorted(offsets, k, side="right")) - 1 for k in np.flatnonzero(negative)}
+    changed = {
+        (table.column("test_case")[r].as_py(), table.column("path")[r].as_py()) for r in rows
+    }
+    rewritten = pa.ListArray.from_arrays(col.offsets, pa.array(values), mask=col.is_null())
+    i = table.schema.get_field_index(column)
+    return table.set_column(i, table.schema.field(i), rewritten.cast(col.type)), changed
+
+
+@pytest.mark.parametrize("column", ["data_float", "data_float16", "data_float8e4m3fn"])
+def test_rows_whose_nan_bits_were_rewritten_are_refused_naming_the_file(
+    store: Path, column: str
+) -> None:
+    table = pq.read_table(store, columns=list(REQUIRED_COLUMNS))
+    rewritten, changed = _nan_sign_cleared(table, column)
+    assert changed  # the store holds -NaN in this column
+    case = sorted(changed)[0][0]
+    rows = rewritten.filter(pc.equal(rewritten.column("test_case"), case))
+    with pytest.raises(CorpusError) as info:
+        cases_from_rows(rows, where="task 3")
+    message = str(info.value)
+    assert any(
+        message.startswith(f"task 3: {case}: {p}: the file") for c, p in changed if c == case
+    )
+    assert ": the file rebuilt from the rows is not the file imported (its digest " in message
+    assert "differ from the digest recorded at import (BLAKE2b-128 " in message
+    assert "the value holds NaN: an engine's Parquet writer that rewrites NaN bits" in message
+    assert "import the corpus again, or read the store onnx-arrow wrote" in message
+    # the unchanged rows pass; without the digest column (a store written before digests)
+    # the same rows decode unchecked
+    assert [c.name for c in cases_from_rows(table.filter(pc.equal(table["test_case"], case)))] == [
+        case
+    ]
+    assert cases_from_rows(rows.drop_columns(["digest"]))[0].name == case
+
+
+def test_a_float8_nan_code_rewritten_is_refused(store: Path) -> None:
+    """Code 0xff (-NaN) turned to 0x7f (+NaN) in data_float8e4m3fn, as DuckDB's dictionary
+    writer gives every NaN the bits of the first."""
+    table = pq.read_table(store, columns=list(REQUIRED_COLUMNS))
+    rewritten, changed = _nan_sign_cleared(table, "data_float8e4m3fn")
+    for case in sorted({c for c, _ in changed}):
+        with pytest.raises(CorpusError, match=r"the value holds NaN"):
+            cases_from_rows(rewritten.filter(pc.equal(rewritten.column("test_case"), case)))
+    untouched = rewritten.filter(
+        pc.invert(
+            pc.is_in(rewritten.column("test_case"), pa.array(sorted({c for c, _ in changed})))
+        )
+    )
+    assert len(cases_from_rows(untouched)) == len(Store(store).cases()) - len(
+        {c for c, _ in changed}
+    )
+
+
+def test_a_store_rewritten_by_duckdbs_parquet_writer_is_refused_naming_the_file(
+    store: Path, tmp_path: Path
+) -> None:
+    """DuckDB's COPY gives every NaN of a dictionary-encoded float column the bits of the
+    first: the float8 casts' -NaN codes come back as +NaN, no error from DuckDB."""
+    import duckdb
+
+    copy = tmp_path / "copy.parquet"
+    duckdb.sql(f"COPY (SELECT * FROM read_parquet('{store}')) TO '{copy}' (FORMAT parquet)")
+    with pytest.raises(CorpusError) as info:
+        cases_from_rows(pq.read_table(copy), where="copy.parquet")
+    message = str(info.value)
+    assert re.match(r"copy\.parquet: (node/test_cast\w+): \1/test_data_set_0/\w+\.pb: ", message)
+    assert "the bytes rebuilt from the rows differ from the digest recorded at import" in message
+    assert "the value holds NaN: an engine's Parquet writer that rewrites NaN bits" in message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -345,9 +346,14 @@ def test_a_file_whose_digest_differs_is_an_error_naming_it() -> None:
     digests[2] = bytes(16)
     with pytest.raises(CorpusError) as info:
         list(files_from_batch(_set(batch, "digest", digests), where="s.parquet"))
+    rebuilt = _one_file_rows(batch, "node/test_rows/test_data_set_0/input_0.pb")
+    got = next(files_from_batch(rebuilt, where="s.parquet")).data
     assert str(info.value) == (
         "s.parquet: node/test_rows: node/test_rows/test_data_set_0/input_0.pb: the file "
-        f"rebuilt from the rows is not the file imported (its digest differs); {DAMAGED}"
+        "rebuilt from the rows is not the file imported (its digest differs: the bytes "
+        "rebuilt from the rows differ from the digest recorded at import (BLAKE2b-128 "
+        f"{hashlib.blake2b(got, digest_size=16).hexdigest()}, recorded {'00' * 16})); "
+        f"{DAMAGED}"
     )
     # without the digest column nothing is checked
     files = list(files_from_batch(_set(batch, "digest", digests).drop_columns("digest"), where="s"))

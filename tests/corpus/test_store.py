@@ -3,6 +3,7 @@ the row groups that cannot hold it skipped."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -310,3 +311,62 @@ def test_a_case_is_found_in_its_part_even_where_statistics_say_otherwise(tmp_pat
     assert {f.path: f.data for f in store.case_files("node/test_tiny")} == tree_bytes(root)
     with pytest.raises(CorpusError, match=r"no case 'node/test_nothing' in the store"):
         store.read_case("node/test_nothing")
+
+
+def _negative_nans_made_positive(table: pa.Table) -> pa.Table:
+    """``table`` with every -NaN of data_float turned to +NaN, as Spark's Parquet writer
+    turns every NaN to 0x7fc00000."""
+    col = table.column("data_float").combine_chunks()
+    values = col.values.to_numpy(zero_copy_only=False).copy()
+    bits = values.view(np.uint32)
+    bits[np.isnan(values)] = 0x7FC00000
+    rewritten = pa.ListArray.from_arrays(col.offsets, pa.array(values), mask=col.is_null())
+    i = table.schema.get_field_index("data_float")
+    return table.set_column(i, table.schema.field(i), rewritten.cast(col.type))
+
+
+def test_store_reads_refuse_values_whose_nan_bits_were_rewritten(tmp_path):
+    cases = [c for c in NodeSuiteSource() if c.name == "node/test_cast_FLOAT8E4M3FNUZ_to_FLOAT"]
+    assert len(cases) == 1
+    good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
+    write_store(cases, good)
+    rewrite(good, bad, _negative_nans_made_positive)
+    case = cases[0].name
+    # located: the store (and row group, or case), the case and the value's path
+    expected = (
+        rf"^{re.escape(str(bad))}: (row group 0: |{case}: )?{case}: "
+        rf"{case}/test_data_set_0/output_0\.pb: "
+    )
+    message = "the file rebuilt from the rows is not the file imported (its digest differs"
+    nan = "the value holds NaN: an engine's Parquet writer that rewrites NaN bits"
+    store = Store(bad)
+    paths = [v.path for v in Store(good).values(case)]
+    reads = {
+        "values": lambda: list(store.values()),
+        "values(case)": lambda: list(store.values(case)),
+        "case_arrays": lambda: store.case_arrays(case),
+        "case_files": lambda: store.case_files(case),
+        "files": lambda: list(store.files()),
+        "export": lambda: store.export(tmp_path / "out"),
+    }
+    for what, read in reads.items():
+        with pytest.raises(CorpusError) as info:
+            read()
+        text = str(info.value)
+        assert re.search(expected, text), (what, text)
+        assert message in text, what
+        assert nan in text, what
+        assert "import the corpus again, or read the store onnx-arrow wrote" in text, what
+    refused = {}
+    for path in paths:
+        try:
+            store.value(path)
+        except CorpusError as exc:
+            refused[path] = str(exc)
+    assert refused
+    for path, text in refused.items():
+        assert f"{case}: {path}: the file rebuilt" in text
+        assert nan in text
+    # the store onnx-arrow wrote reads, unchanged
+    assert len(Store(good).case_arrays(case)) >= 1
+    assert len(list(Store(good).files())) == len(cases[0].files)

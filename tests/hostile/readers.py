@@ -299,8 +299,17 @@ for _name, _change, _action, _expect in (
         "rows",
         Expect(result={"cases": _ALL_CASES}),
     ),
-    # the decoder reads the values from their columns, never by their digest
-    ("digest-changed", _other_digest, "rows", Expect(result={"cases": _ALL_CASES})),
+    # the decoder checks each value it rebuilds against its row's digest: located refusal
+    (
+        "digest-changed",
+        _other_digest,
+        "rows",
+        Expect(
+            "CorpusError",
+            f"{_TENSOR}/test_data_set_0/input_0.pb: the file rebuilt from the rows is not "
+            "the file imported",
+        ),
+    ),
 ):
     # 16 GiB claimed: under a 1 GiB cap, nothing of the claim may be allocated
     memory = 1 << 30 if _name == "case-rows-2**31-1" else MEMORY_CAP
