@@ -57,7 +57,7 @@ def export_store(
     progress = check_callback(progress, where="export_store(progress)")
     jobs = check_count(jobs, where="export_store(jobs)")
     where = str(store.path)
-    check_tree_paths(_file_paths(store), where=where, longest=name_max(dest))
+    check_tree_paths(store.file_paths(), where=where, longest=name_max(dest))
     groups = store.num_row_groups
     if jobs <= 1 or groups <= 1:
         return write_tree(store.files(), dest, force=force, progress=progress, where=where)
@@ -82,14 +82,6 @@ def export_store(
             stop.set()  # the pool then waits for the files being written, up to _STOP_WAIT
             raise
     return counts
-
-
-def _file_paths(store: Store) -> list[str | None]:
-    """The path of every file of the store (its rows but the element rows, whose paths
-    are their value's), read before anything is written."""
-    table = store.read_columns(["path"], roles=["model", "value", "file"])
-    paths: list[str | None] = table.column("path").to_pylist()
-    return paths
 
 
 @dataclass(frozen=True)

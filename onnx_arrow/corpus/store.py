@@ -34,7 +34,7 @@ from onnx_arrow.corpus.rows import (
     values_from_batch,
 )
 from onnx_arrow.corpus.sources import CorpusError, Tolerance
-from onnx_arrow.corpus.tree import write_tree
+from onnx_arrow.corpus.tree import check_tree_paths, name_max, write_tree
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 
 __all__ = ["Store", "as_store", "check_store_path"]
@@ -462,7 +462,16 @@ class Store:
     def export(self, dest: str | os.PathLike[str], *, force: bool = False) -> dict[str, int]:
         """Write the corpus back as a folder tree, byte for byte (see :func:`export_store`)."""
         check_path(dest, where="Store.export(dest)")
-        return write_tree(self.files(), dest, force=force, where=str(self.path))
+        where = str(self.path)
+        check_tree_paths(self.file_paths(), where=where, longest=name_max(dest))
+        return write_tree(self.files(), dest, force=force, where=where)
+
+    def file_paths(self) -> list[str | None]:
+        """The path of every file of the store, in store order (its rows but the element
+        rows, whose paths are their value's), read without rebuilding any file."""
+        table = self.read_columns(["path"], roles=["model", "value", "file"])
+        paths: list[str | None] = table.column("path").to_pylist()
+        return paths
 
 
 def _names(names: object, *, what: str, where: str) -> list[str]:

@@ -166,6 +166,8 @@ def test_a_path_twice_in_a_store_is_refused_before_anything_is_written(tmp_path,
         dest = tmp_path / "out"
     with pytest.raises(CorpusError, match=r"evil\.parquet: 'node/test_tiny/README' is there twice"):
         export_store(evil, dest, force=force, jobs=jobs)
+    with pytest.raises(CorpusError, match=r"evil\.parquet: 'node/test_tiny/README' is there twice"):
+        Store(evil).export(dest, force=force)  # the method checks as the function does
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "dest", "evil.parquet", "src", "store.parquet"
     ]  # fmt: skip
