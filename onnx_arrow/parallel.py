@@ -27,7 +27,6 @@ import importlib
 import math
 import multiprocessing as mp
 import os
-import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any, Final
 
 from onnx_arrow._interrupt import child_started, forking
+from onnx_arrow.corpus.workers import ending
 from onnx_arrow.errors import BackendUnavailableError, EngineError
 
 if TYPE_CHECKING:
@@ -160,15 +160,7 @@ class _Worker:
         self.conn.close()
 
     def why_lost(self) -> str:
-        self.process.join(timeout=5)
-        code = self.process.exitcode
-        if code is not None and code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = f"signal {-code}"
-            return f"the worker process running the case died ({name})"
-        return f"the worker process running the case died (exit status {code})"
+        return f"the worker process running the case died ({ending(self.process)})"
 
 
 def _serve(conn: Connection, parent: int, func: CaseFunction, parts: tuple[str, ...]) -> None:

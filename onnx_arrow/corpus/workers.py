@@ -27,7 +27,21 @@ from typing import Any, Final
 from onnx_arrow._interrupt import child_started, deferred_interrupt, forking
 from onnx_arrow.errors import CaseLostError
 
-__all__ = ["WorkerPool", "process_context"]
+__all__ = ["WorkerPool", "ending", "process_context"]
+
+
+def ending(process: Any) -> str:
+    """How a worker process ended, in words (``SIGSEGV``, ``exit status 1``), once it has
+    ended (waited for up to 5 s)."""
+    process.join(5)
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
 
 #: Seconds a worker told to end may take before it is killed.
 _END_WAIT: Final = 10.0
@@ -175,15 +189,7 @@ class WorkerPool:
         worker.task = None
 
     def _lost(self, worker: _Worker) -> CaseLostError:
-        worker.process.join(5)
-        code = worker.process.exitcode
-        if code is not None and code < 0:
-            try:
-                why = signal.Signals(-code).name
-            except ValueError:
-                why = f"signal {-code}"
-        else:
-            why = f"exit status {code}"
+        why = ending(worker.process)
         return CaseLostError(f"a worker process died ({why}) running its task; nothing was kept")
 
     def _hand_out(self) -> None:
