@@ -37,7 +37,7 @@ from onnx_arrow.compare.serialize import serialized
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, CorpusFile
-from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.corpus.write import write_store
 from onnx_arrow.errors import CompareError
 from onnx_arrow.parallel import Lost
@@ -79,7 +79,7 @@ def write_actual(
         ``bytes`` of the store.
     """
     check_timeout(timeout)
-    store = store if isinstance(store, Store) else Store(store)
+    store = as_store(store, where="write_actual(store)")
     counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
     per_case = _ActualCase(backend, timeout)
     results = map_runs(
@@ -221,8 +221,8 @@ def compare_stores(
     plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     if missing not in ("leave_out", "error"):
         raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
-    expected = expected if isinstance(expected, Store) else Store(expected)
-    actual = actual if isinstance(actual, Store) else Store(actual)
+    expected = as_store(expected, where="compare_stores(expected)")
+    actual = as_store(actual, where="compare_stores(actual)")
     actual_cases = set(actual.cases())
     rows: list[dict[str, Any]] = []
     left_out = 0

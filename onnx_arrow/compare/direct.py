@@ -21,7 +21,7 @@ from onnx_arrow.compare.plans import (
 )
 from onnx_arrow.compare.report import output_rows, provenance, report_frame, skipped_row
 from onnx_arrow.compare.runs import lost_runs, map_runs, run_case
-from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.parallel import Lost
 
 __all__ = ["compare"]
@@ -116,7 +116,7 @@ def compare(
     check_timeout(timeout)
     expect = given_expectations(skip, xfail, tolerance, patterns)
     plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
-    store = store if isinstance(store, Store) else Store(store)
+    store = as_store(store, where="compare(store)")
     names = select_cases(store, cases)
     skipped = {name: pattern for name in names if (pattern := expect.skips(name)) is not None}
     per_case = _CompareCase(backend, plan, timeout)

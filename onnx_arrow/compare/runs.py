@@ -19,7 +19,7 @@ from onnx_arrow.core.model import graph_values, op_types
 from onnx_arrow.corpus.decode import case_tolerance
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, Tolerance, value_slot
-from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import CaseLostError, CompareError, EngineError
 from onnx_arrow.parallel import CaseFunction, Lost, heartbeat, map_cases
 
@@ -100,7 +100,7 @@ def run_backend(
         the backend raises is recorded in ``error``; errors reading the store are
         raised.
     """
-    store = store if isinstance(store, Store) else Store(store)
+    store = as_store(store, where="run_backend(store)")
     check_timeout(timeout)
     for case in select_cases(store, cases):
         yield from run_case(store, case, backend, timeout)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnx_arrow.corpus.rows import StoredValue
-from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.jupyter.pictures import side_by_side
 from onnx_arrow.jupyter.render import render_html, render_text
 from onnx_arrow.jupyter.sections import Section
@@ -67,7 +67,7 @@ def diff_view(old: Store | str, new: Store | str, path: str) -> DiffView:
     """A displayable comparison of one path of two stores (see :class:`DiffView`): a
     row of :func:`onnx_arrow.diff.diff`'s report, shown."""
     return DiffView(
-        old if isinstance(old, Store) else Store(old),
-        new if isinstance(new, Store) else Store(new),
+        as_store(old, where="diff_view(old)"),
+        as_store(new, where="diff_view(new)"),
         path,
     )

@@ -15,7 +15,7 @@ from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, Tens
 import onnx_arrow
 from onnx_arrow.core.model import declared_type
 from onnx_arrow.corpus.arguments import type_name
-from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
 from onnx_arrow.jupyter.pictures import side_by_side
 from onnx_arrow.jupyter.render import render_html, render_text
@@ -229,4 +229,4 @@ def report_view(
                 "the report names no store; pass the store of the expected outputs"
             )
         store = Store(parts if len(parts) > 1 else parts[0])
-    return ReportView(store if isinstance(store, Store) else Store(store), record)
+    return ReportView(as_store(store, where="report_view(store)"), record)

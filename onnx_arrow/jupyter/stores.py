@@ -8,7 +8,7 @@ from onnx import ModelProto
 from onnx_arrow.core.model import declared_type_text, graph_values, op_types, opsets
 from onnx_arrow.corpus.facts import store_facts
 from onnx_arrow.corpus.rows import StoredValue
-from onnx_arrow.corpus.store import Store
+from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.jupyter.render import render_html, render_text
 from onnx_arrow.jupyter.sections import Section
 from onnx_arrow.jupyter.values import MAX_ITEMS, value_sections
@@ -111,5 +111,5 @@ class CaseView:
 
 def case_view(store: Store | str, case: str) -> CaseView:
     """A displayable view of one case of ``store`` (a :class:`Store` or its path)."""
-    store = store if isinstance(store, Store) else Store(store)
+    store = as_store(store, where="case_view(store)")
     return CaseView(store, case)
