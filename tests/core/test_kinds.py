@@ -25,9 +25,15 @@ from onnx_arrow.core.kinds import (
     TENSOR,
     Kind,
     kind_of_message,
+    map_key_dtype,
     unify,
 )
-from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError, UnsupportedTypeError
+from onnx_arrow.errors import (
+    ArrowLayoutError,
+    InvalidMessageError,
+    OnnxArrowError,
+    UnsupportedTypeError,
+)
 
 INT64 = dtype_of("INT64")
 STRING = dtype_of("STRING")
@@ -237,3 +243,30 @@ def test_every_kind_goes_through_json_and_back(kind: Kind) -> None:
     assert str(Kind.from_json(data)) == str(kind)
     assert unify(kind, kind, "w") == kind
     assert kind.depth >= 0
+
+
+# --- map keys (map_key_dtype): the ones ONNX allows, the others refused with the
+# error class of the caller (a malformed message, or a declared type) ---------------
+
+
+@pytest.mark.parametrize("name", sorted(MAP_KEY_TYPES))
+def test_map_keys_onnx_allows_are_accepted(name: str) -> None:
+    row = dtype_of(name)
+    assert map_key_dtype(row.onnx, where="x", error=InvalidMessageError) is row
+
+
+@pytest.mark.parametrize("error", [InvalidMessageError, UnsupportedTypeError])
+@pytest.mark.parametrize(
+    ("key_type", "shown"),
+    [
+        (TensorProto.DOUBLE, "key_type 11 is not a map key type (DOUBLE)"),
+        (99, "key_type 99 is not a map key type;"),
+    ],
+)
+def test_other_map_keys_are_refused_with_the_callers_error(
+    error: type[OnnxArrowError], key_type: int, shown: str
+) -> None:
+    with pytest.raises(error) as info:
+        map_key_dtype(key_type, where="m.key_type", error=error)
+    assert str(info.value).startswith(f"m.key_type: {shown}")
+    assert "ONNX allows INT16, INT32" in str(info.value)
