@@ -1,13 +1,8 @@
 """How one actual output value compares with its expected value: tolerances, element by
 element, NaNs, dtypes, shapes, container structure and the worst element.
 
-Values are compared the way onnx's backend test runner does
-(``onnx.backend.test.runner.Runner.assert_similar_outputs``): floats with
-``numpy.isclose`` (``|actual - expected| <= atol + rtol * |expected|``, NaN equal to
-NaN, bfloat16 with ``rtol`` at least ``2**-6``), other ml_dtypes floats (float8,
-float4) as float32.  Where the runner differs, this module is stricter and says so:
-integers and booleans are compared exactly, strings by equality (``str`` and UTF-8
-``bytes`` are equal), dtypes must match.
+The rules (onnx's backend test runner's, stricter where it is loose) are stated once,
+for users, in the docstring of :mod:`onnx_arrow.compare`; this module implements them.
 
 Floats of one floating dtype (all 14, complex part by part) also have their ULP distance
 counted on the dtype's own codes (:func:`~onnx_arrow.core.ulp.ulp_distance`, as ``diff``
