@@ -149,3 +149,62 @@ def test_the_report_row_has_the_distribution(tmp_path: Path) -> None:
     (row,) = cmp.compare(path).itertuples()
     assert (row.n_elements, row.share_beyond, row.mean_abs_error) == (6, 0.0, 0.0)
     assert row.ulp_histogram[0] == 6
+
+
+#: Outputs where at most 1% of the elements are more than 4 ULP off: bins 0 to 3 (DuckDB
+#: lists count from 1) are the elements within 4 ULP; a NaN mismatch is in no bin.
+NEAR_QUERY = """
+    SELECT "case", data_set, name
+    FROM '{report}'
+    WHERE ulp_histogram IS NOT NULL
+      AND n_elements - list_sum(ulp_histogram[1:4]) <= 0.01 * n_elements
+"""
+
+
+def test_one_duckdb_query_finds_the_outputs_at_most_1_percent_beyond_4_ulp(
+    tmp_path: Path,
+) -> None:
+    import pandas as pd
+    from onnx import TensorProto, helper
+    from store_helpers import one_data_set_case
+
+    from onnx_arrow.corpus import write_store
+
+    duckdb = pytest.importorskip("duckdb")
+    x = np.arange(1, 1001, dtype=np.float32)
+    info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1000])
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1000])
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [info], [out])
+    )
+    path = tmp_path / "store.parquet"
+    write_store([one_data_set_case("node/test_near", model, x, x)], path)
+
+    def moved(how_many: int, ulps: int, nan: int = 0) -> cmp.Backend:
+        def backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+            y = np.array(inputs["x"], copy=True)
+            y.view(np.uint32)[:how_many] += np.uint32(ulps)
+            y[how_many : how_many + nan] = np.nan
+            return [y]
+
+        return backend
+
+    # (elements moved, by how many ULP, NaNs): more than 4 ULP off, in all
+    runs = {
+        "exact": (0, 0, 0),  # 0
+        "all within 4": (1000, 4, 0),  # 0
+        "ten at 5": (10, 5, 0),  # 10: 1%
+        "eleven at 5": (11, 5, 0),  # 11
+        "nine at 9 and a NaN": (9, 9, 1),  # 10
+        "nine at 9 and two NaNs": (9, 9, 2),  # 11
+    }
+    frames = []
+    for label, (n, ulps, nan) in runs.items():
+        df = cmp.compare(path, moved(n, ulps, nan))
+        frames.append(df.assign(name=label))
+    report = tmp_path / "report.parquet"
+    cmp.write_report(pd.concat(frames, ignore_index=True), report)
+    found = duckdb.sql(NEAR_QUERY.format(report=report)).fetchall()
+    assert sorted(name for _, _, name in found) == sorted(
+        ["exact", "all within 4", "ten at 5", "nine at 9 and a NaN"]
+    )
