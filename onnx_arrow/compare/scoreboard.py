@@ -65,7 +65,7 @@ FORMATS: Final = ("md", "html", "json")
 #: The version of the JSON a scoreboard renders (its ``format``).
 _JSON_FORMAT: Final = 1
 
-#: Words of an error's message a cause keeps.
+#: Words of an error's message a cause keeps (besides the ``…`` of specific ones).
 _CAUSE_WORDS: Final = 10
 _ORT_PREFIX: Final = re.compile(r"^\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*")
 #: A word of a message too specific for its cause: a number, a name in quotes, a path, a
@@ -91,14 +91,16 @@ def error_cause(error: str) -> str:
     if not sep:
         kind, message = "", error
     words: list[str] = []
+    general = 0
     for word in _ORT_PREFIX.sub("", message.strip()).split():
-        if _SPECIFIC.search(word):
-            word = "…"
-            if words and words[-1] == "…":
-                continue
-        words.append(word)
-        if len(words) == _CAUSE_WORDS:
+        if general == _CAUSE_WORDS:
             break
+        if _SPECIFIC.search(word):
+            if not words or words[-1] != "…":
+                words.append("…")
+            continue
+        words.append(word)
+        general += 1
     text = " ".join(words) or "(no message)"
     return f"{kind}: {text}" if kind else text
 
@@ -461,7 +463,7 @@ def _html(board: Scoreboard) -> str:
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>Scoreboard</title>',
-        f"<style>{_STYLE}</style></head><body>",
+        f"<style>{_STYLE}</style></head><body><main class='onnx-arrow'>",
         "<h1>Scoreboard</h1>",
         f"<table class='backends'><thead><tr><th></th>{head}</tr></thead><tbody>",
     ]
@@ -502,7 +504,7 @@ def _html(board: Scoreboard) -> str:
             tds = "".join(f"<td class='n'>{n or ''}</td>" for n in counts)
             out.append(f"<tr><td>{e(cause)}</td>{tds}<td>{e(example)}</td></tr>")
         out.append("</tbody></table>")
-    out.append("</body></html>")
+    out.append("</main></body></html>")
     return "\n".join(out) + "\n"
 
 
