@@ -16,6 +16,8 @@ An adapter (it imports pandas; ``import onnx_arrow`` does not import this packag
 * :func:`write_actual` writes what a backend gives as a corpus store of its own (the
   same models and inputs, the actual outputs), and :func:`compare_stores` compares two
   stores, so a run on one machine can be compared on another.
+* :func:`scoreboard` puts reports of several backends side by side: operator x element
+  type x backend, in Markdown, HTML or JSON.
 
 Values are compared the way onnx's backend test runner does
 (``onnx.backend.test.runner.Runner.assert_similar_outputs``): floats with
@@ -36,9 +38,10 @@ The package, one concern a module (this one only gathers their public names):
 data set), ``runs`` (a backend run over the data sets of a store's cases), ``similarity``
 (one actual value against its expected value), ``statuses`` (the verdicts, best to
 worst), ``plans`` (which cases, skip / xfail / tolerance patterns), ``serialize`` (an
-actual value as a ``.pb``), ``report`` (rows, columns, counts, the Parquet file),
-``direct`` (:func:`compare`) and ``actual`` (stores of actual outputs: :func:`write_actual`
-and :func:`compare_stores`).
+actual value as a ``.pb``), ``distribution`` (how an output's errors are spread: their
+percentiles, the ULP histogram), ``report`` (rows, columns, counts, the Parquet file),
+``direct`` (:func:`compare`), ``actual`` (stores of actual outputs: :func:`write_actual`
+and :func:`compare_stores`) and ``scoreboard`` (reports side by side).
 
 Examples
 --------
@@ -91,12 +94,14 @@ from onnx_arrow.compare.direct import compare
 from onnx_arrow.compare.plans import KEEP_ACTUAL, Expectations, parse_tolerance, select_cases
 from onnx_arrow.compare.report import (
     COMPARE_COLUMNS,
+    REPORT_FORMAT,
     REPORT_METADATA_KEY,
     status_counts,
     summary,
     write_report,
 )
 from onnx_arrow.compare.runs import DataSetRun, run_backend
+from onnx_arrow.compare.scoreboard import Scoreboard, scoreboard
 from onnx_arrow.compare.statuses import PASSING, STATUSES
 from onnx_arrow.errors import BackendTimeoutError, BackendUnavailableError, CompareError
 
@@ -107,6 +112,7 @@ __all__ = [
     "ORT_DEFAULT_LOG_SEVERITY",
     "ORT_LOG_SEVERITY_VARIABLE",
     "PASSING",
+    "REPORT_FORMAT",
     "REPORT_METADATA_KEY",
     "STATUSES",
     "Backend",
@@ -115,6 +121,7 @@ __all__ = [
     "CompareError",
     "DataSetRun",
     "Expectations",
+    "Scoreboard",
     "backend_named",
     "compare",
     "compare_stores",
@@ -122,6 +129,7 @@ __all__ = [
     "parse_tolerance",
     "reference_backend",
     "run_backend",
+    "scoreboard",
     "select_cases",
     "status_counts",
     "summary",

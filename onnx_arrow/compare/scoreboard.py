@@ -193,9 +193,7 @@ def scoreboard(
     ]
     rows["verdict"] = rows["status"].map(_VERDICT_OF)
     per_case = _per_case(rows)
-    return Scoreboard(
-        _backends(loaded, names, rows), _cells(per_case, names), _causes(rows, names)
-    )
+    return Scoreboard(_backends(loaded, names, rows), _cells(per_case, names), _causes(rows, names))
 
 
 _COLUMNS: Final = ("case", "op_types", "status", "dtype_expected", "onnx_type", "max_ulp", "error")
@@ -223,7 +221,9 @@ def _load(report: Any, k: int) -> tuple[dict[str, Any], pd.DataFrame]:
     return made, frame
 
 
-def _labels(loaded: list[tuple[dict[str, Any], pd.DataFrame]], given: Sequence[str] | None) -> list[str]:
+def _labels(
+    loaded: list[tuple[dict[str, Any], pd.DataFrame]], given: Sequence[str] | None
+) -> list[str]:
     """The columns' labels: given, or the least that tells the reports apart."""
     if given is not None:
         names = list(given)
@@ -236,7 +236,7 @@ def _labels(loaded: list[tuple[dict[str, Any], pd.DataFrame]], given: Sequence[s
         return names
 
     def parts(made: dict[str, Any], k: int) -> list[str]:
-        backend = made.get("backend") if isinstance(made.get("backend"), dict) else {}
+        backend = _backend_of(made)
         provider = made.get("provider") or made.get("providers")
         return [
             str(backend.get("name") or f"report {k + 1}"),
@@ -253,6 +253,12 @@ def _labels(loaded: list[tuple[dict[str, Any], pd.DataFrame]], given: Sequence[s
         if len(set(names)) == len(names):
             return names
     raise AssertionError("the report's number makes every label distinct")  # pragma: no cover
+
+
+def _backend_of(made: dict[str, Any]) -> dict[str, Any]:
+    """What a report says of its backend (``name``, ``runs``), empty if nothing."""
+    backend = made.get("backend")
+    return backend if isinstance(backend, dict) else {}
 
 
 def _label(parts: list[str]) -> str:
@@ -302,9 +308,9 @@ def _per_case(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _cells(per_case: pd.DataFrame, names: list[str]) -> pd.DataFrame:
     keys = ["operator", "element_type", "backend"]
-    counts = pd.crosstab(
-        [per_case[k] for k in keys], per_case["verdict"]
-    ).reindex(columns=list(VERDICTS), fill_value=0)
+    counts = pd.crosstab([per_case[k] for k in keys], per_case["verdict"]).reindex(
+        columns=list(VERDICTS), fill_value=0
+    )
     ulps = per_case.groupby(keys)["max_ulp"].max()
     cells = counts.join(ulps).reset_index().rename_axis(columns=None)
     order = {name: k for k, name in enumerate(names)}
@@ -342,7 +348,7 @@ def _backends(
     worst = ranked.groupby(["backend", "case"])["rank"].min().map(dict(enumerate(_WORST_FIRST)))
     records = []
     for name, (made, _) in zip(names, loaded, strict=True):
-        backend = made.get("backend") if isinstance(made.get("backend"), dict) else {}
+        backend = _backend_of(made)
         verdicts = worst.loc[name].value_counts() if name in worst.index else pd.Series()
         records.append(
             {
@@ -497,9 +503,8 @@ def _html(board: Scoreboard) -> str:
     if not causes:
         out.append("<p>No errors.</p>")
     else:
-        out.append(
-            f"<table class='causes'><thead><tr><th>cause</th>{head}<th>example</th></tr></thead><tbody>"
-        )
+        columns = f"<tr><th>cause</th>{head}<th>example</th></tr>"
+        out.append(f"<table class='causes'><thead>{columns}</thead><tbody>")
         for cause, counts, example in causes:
             tds = "".join(f"<td class='n'>{n or ''}</td>" for n in counts)
             out.append(f"<tr><td>{e(cause)}</td>{tds}<td>{e(example)}</td></tr>")

@@ -91,7 +91,9 @@ def test_statistics_against_numpy_on_hand_built_outputs() -> None:
     with np.errstate(invalid="ignore"):
         delta = np.where(a64[both] == e64[both], 0.0, np.abs(a64[both] - e64[both]))
     with np.errstate(invalid="ignore"):  # inf / inf: inf against -inf is infinitely off
-        rel = np.where(np.isinf(delta), np.inf, np.where(delta == 0, 0.0, delta / np.abs(e64[both])))
+        rel = np.where(
+            np.isinf(delta), np.inf, np.where(delta == 0, 0.0, delta / np.abs(e64[both]))
+        )
     stats = diff.spread.statistics()
     for what, errors in (("abs", delta), ("rel", rel)):
         assert stats[f"mean_{what}_error"] == np.mean(errors)

@@ -195,7 +195,6 @@ def test_a_report_of_another_kind_is_refused_where_it_is_read(tmp_path: Path) ->
 def test_a_report_of_an_earlier_format_reads_and_a_later_one_is_refused(
     store: Store, tmp_path: Path
 ) -> None:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from onnx_arrow.compare.report import REPORT_FORMAT, read_report
@@ -219,7 +218,7 @@ def test_a_report_of_an_earlier_format_reads_and_a_later_one_is_refused(
     assert old.n_elements.isna().all()
     assert old.ulp_histogram.isna().all()
     later = written("later.parquet", [*table.column_names], report_format=3)
-    with pytest.raises(cmp.CompareError, match="later.parquet: the report is of format 3.*upgrade"):
+    with pytest.raises(cmp.CompareError, match=r"later\.parquet: the report is of format 3"):
         read_report(later)
     bad = written("bad.parquet", [*table.column_names], report_format="2")
     with pytest.raises(cmp.CompareError, match="format is '2', not a whole number"):

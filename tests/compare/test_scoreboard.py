@@ -112,28 +112,36 @@ def test_html_reads_in_a_browser(reports: tuple[Path, Path], tmp_path: Path) -> 
     measured = measure(page)
     backends, matrix, causes = measured["tables"]
     assert [c["text"] for c in backends["rows"][0]] == ["", "reference", "onnxruntime"]
-    cells = {tuple(c["text"] for c in row[:2]): [c["text"] for c in row[2:]] for row in matrix["rows"]}
+    cells = {
+        tuple(c["text"] for c in row[:2]): [c["text"] for c in row[2:]] for row in matrix["rows"]
+    }
     assert cells["Abs", "FLOAT"] == ["1 pass; max 0 ULP", "1 pass; max 0 ULP"]
     assert cells["Cast", "BFLOAT16"] == ["1 pass; max 0 ULP", "1 error"]
     for row in matrix["rows"][1:]:
         lefts = [c["left"] for c in row]
         assert lefts == sorted(lefts)  # the columns in their order, side by side
         assert all(c["align"] in ("left", "start") for c in row)
-    assert [row[0]["text"] for row in causes["rows"]][0] == "cause"
+    assert next(row[0]["text"] for row in causes["rows"]) == "cause"
     assert any(row[0]["text"].startswith("RuntimeImplementationError") for row in causes["rows"])
     shots = Path(os.environ.get("ONNX_ARROW_SCREENSHOTS", tmp_path))
     screenshot(page, shots / "scoreboard.png")
 
 
 def test_a_cause_is_the_error_type_and_its_first_general_words() -> None:
-    assert error_cause(
-        "NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Failed to find kernel for "
-        "Cast(25) (node:'' ep:'CPUExecutionProvider'). Op with name (x) and type (Cast)"
-    ) == "NotImplemented: Failed to find kernel for … Op with name … and type"
-    assert error_cause(
-        "Fail: [ONNXRuntimeError] : 1 : FAIL : Fatal error: ai.onnx.preview.training:Adam(-1) "
-        "is not a registered function/op"
-    ) == "Fail: Fatal error: … is not a registered …"
+    assert (
+        error_cause(
+            "NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Failed to find kernel for "
+            "Cast(25) (node:'' ep:'CPUExecutionProvider'). Op with name (x) and type (Cast)"
+        )
+        == "NotImplemented: Failed to find kernel for … Op with name … and type"
+    )
+    assert (
+        error_cause(
+            "Fail: [ONNXRuntimeError] : 1 : FAIL : Fatal error: ai.onnx.preview.training:Adam(-1) "
+            "is not a registered function/op"
+        )
+        == "Fail: Fatal error: … is not a registered …"
+    )
     same = {
         error_cause(f"RuntimeError: No corresponding Numpy type for Tensor Type. {t}")
         for t in ("bfloat16", "Float8E5M2", "Int4x2")
@@ -146,7 +154,9 @@ def test_a_cause_is_the_error_type_and_its_first_general_words() -> None:
     assert error_cause("ValueError: ") == "ValueError: (no message)"
 
 
-def test_labels_tell_two_reports_of_one_backend_apart(reports: tuple[Path, Path], tmp_path: Path) -> None:
+def test_labels_tell_two_reports_of_one_backend_apart(
+    reports: tuple[Path, Path], tmp_path: Path
+) -> None:
     again = tmp_path / "again.parquet"
     again.write_bytes(reports[0].read_bytes())
     board = scoreboard([reports[0], again])
