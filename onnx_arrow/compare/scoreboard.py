@@ -269,7 +269,10 @@ def _label(parts: list[str]) -> str:
 
 def _operators(rows: pd.DataFrame) -> dict[str, str]:
     """The operator of each case (see the module docs)."""
-    ops = {case: tuple(t) for case, t in zip(rows["case"], rows["op_types"], strict=True)}
+    ops = {  # a row may say no op types (None): a case without a model
+        case: () if t is None else tuple(t)
+        for case, t in zip(rows["case"], rows["op_types"], strict=True)
+    }
     single = {case: t[0] for case, t in ops.items() if len(t) == 1}
     out = {}
     for case, types in ops.items():

@@ -185,11 +185,12 @@ def test_a_dataframe_and_a_report_without_distributions(store: Store) -> None:
     assert _cell(board, "Abs", "FLOAT", "now")["max_ulp"] == 0
     rows = [
         {"case": "node/test_x", "op_types": (), "status": "skipped", "detail": "skip pattern"},
+        {"case": "node/test_y", "status": "skipped"},  # no op types at all
         {"case": "real/model", "op_types": ("Conv", "Relu"), "status": "xfail",
          "dtype_expected": "FLOAT", "error": "KeyError: 'w'"},
     ]  # fmt: skip
     board = scoreboard([report_frame(rows)])
-    assert _cell(board, "(no model)", "(none)", "report 1")["skip"] == 1
+    assert _cell(board, "(no model)", "(none)", "report 1")["skip"] == 2
     assert _cell(board, "real/model", "FLOAT", "report 1")["xfail"] == 1
     assert board.causes.cause.tolist() == ["KeyError: …"]
 

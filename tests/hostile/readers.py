@@ -619,6 +619,8 @@ def _reports(root: Path, name: str) -> str:
         "index-retyped": (_column(t, "index", pa.array(["zero"])), None),
         "status-banana": (_column(t, "status", pa.array(["banana"])), None),
         "actual-garbage": (_column(t, "actual", pa.array([b"\xff\xff\xff"], pa.binary())), None),
+        "metadata-format-99": (t, b'{"report_format": 99, "onnx_arrow_version": "99.0"}'),
+        "histogram-retyped": (_column(t, "ulp_histogram", pa.array(["x"])), None),
     }
     return _report_with(root, name, *forged[name])
 
@@ -637,6 +639,8 @@ _REPORTS = {
     "index-retyped": Expect("CompareError", "column 'index' is string"),
     "status-banana": Expect("CompareError", "row 0 has a status that is not one of"),
     "actual-garbage": Expect(clean=True),
+    "metadata-format-99": Expect("CompareError", "the report is of format 99"),
+    "histogram-retyped": Expect("CompareError", "column 'ulp_histogram' is string"),
 }
 #: what read_report must do where report_view does more: it reads the file, not the store
 _READ_ONLY = {"as-written": Expect(result={"rows": 1}), "metadata-store-missing": Expect()}
@@ -651,6 +655,13 @@ for _name, _expect in _REPORTS.items():
         _READ_ONLY.get(_name, _expect),
         more=_name not in _READ_ONLY,
     )(lambda root, n=_name: {"path": _reports(root, n)})
+# the scoreboard reads a report as read_report does: one line naming the file, exit 1
+for _name in ("as-written", "garbage-bytes", "a-folder", "status-banana", "metadata-format-99"):
+    _fine = _name == "as-written"
+    _said = Expect(rc=0) if _fine else Expect(rc=1, where="report.parquet")
+    case("report-files", f"{_name}-scoreboard", "cli", _said)(
+        lambda root, n=_name: {"argv": ["report", _reports(root, n)]}
+    )
 # a report is not a store of actual outputs: compare --actual says so of any report file
 for _name in ("as-written", "garbage-bytes", "a-folder"):
     case("report-files", f"{_name}-compare-actual", "cli", Expect(rc=1, where="report.parquet"))(
