@@ -29,12 +29,8 @@ import numpy as np
 
 __all__ = ["ULP_BINS", "Distribution", "ulp_bin", "ulp_histogram"]
 
-#: The upper edges of the ULP histogram's bins: 0, 1, 2, 4 ... 2**63 (bin ``k`` holds the
-#: distances above edge ``k - 1`` and at most edge ``k``; the last bin those above 2**63).
-_EDGES: Final = np.array([0, *(1 << k for k in range(64))], dtype=np.uint64)
-
 #: How many bins a ULP histogram has: 0 ULP, 1 ULP, then one per power of two up to 2**64.
-ULP_BINS: Final = len(_EDGES) + 1
+ULP_BINS: Final = 66
 
 
 def ulp_bin(distance: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.intp]]:
@@ -43,7 +39,15 @@ def ulp_bin(distance: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.intp]
     >>> ulp_bin(np.array([0, 1, 2, 3, 4, 5, 2**64 - 1], np.uint64)).tolist()
     [0, 1, 2, 3, 3, 4, 65]
     """
-    return np.searchsorted(_EDGES, np.asarray(distance, dtype=np.uint64), side="left")
+    d = np.asarray(distance, dtype=np.uint64)
+    # bin k >= 1 of d is the bit length of d - 1, plus 1: frexp's exponent of d - 1 as a
+    # float64 is that bit length, or one more where rounding reached the next power of two
+    below = d - (d > 0).astype(np.uint64)
+    _, exponent = np.frexp(below.astype(np.float64))
+    bits = exponent.astype(np.intp)
+    shift = np.maximum(bits - 1, 0).astype(np.uint64)
+    bits -= (bits > 0) & ((below >> shift) == 0)  # rounded up: one bit fewer
+    return np.where(d == 0, 0, bits + 1).astype(np.intp)
 
 
 def ulp_histogram(distance: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -93,10 +97,15 @@ class Distribution:
         out: dict[str, float | None] = {}
         for what, parts in (("abs", self._abs), ("rel", self._rel)):
             errors = np.concatenate(parts) if parts else np.empty(0)
-            empty = errors.size == 0
-            out[f"mean_{what}_error"] = None if empty else float(np.mean(errors))
-            out[f"median_{what}_error"] = None if empty else float(np.median(errors))
-            out[f"p99_{what}_error"] = (
-                None if empty else float(np.percentile(errors, 99, method="inverted_cdf"))
-            )
+            n = errors.size
+            if n == 0:
+                out.update(dict.fromkeys(f"{s}_{what}_error" for s in ("mean", "median", "p99")))
+                continue
+            # one partition for both: numpy's median (the middle one, or the mean of the
+            # middle two) and its inverted_cdf 99th percentile (element ceil(0.99 n) - 1)
+            low, high, p99 = (n - 1) // 2, n // 2, max(int(np.ceil(n * 0.99)) - 1, 0)
+            ranked = np.partition(errors, sorted({low, high, p99}))
+            out[f"mean_{what}_error"] = float(np.mean(errors))
+            out[f"median_{what}_error"] = float(np.mean(ranked[[low, high]]))
+            out[f"p99_{what}_error"] = float(ranked[p99])
         return out

@@ -26,8 +26,16 @@ def _bin(d: int) -> int:
 
 def test_bins_have_their_upper_edges_and_cover_every_uint64() -> None:
     edges = [0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 2**53 + 1, 2**63, 2**63 + 1, 2**64 - 1]
+    near = [(1 << k) + j for k in range(1, 64) for j in (-1, 0, 1, 2)]
+    rounding = [(1 << k) - (1 << (k - 54)) + j for k in range(55, 65) for j in (-1, 0, 1)]
     got = ulp_bin(np.array(edges, np.uint64)).tolist()
     assert got == [_bin(d) for d in edges]
+    every = np.array(near + rounding, np.uint64)  # float64 rounds some up a power of two
+    assert ulp_bin(every).tolist() == [_bin(int(d)) for d in every.tolist()]
+    rng = np.random.default_rng(0)
+    drawn = rng.integers(0, 2**64 - 1, 2000, dtype=np.uint64, endpoint=True)
+    drawn >>= rng.integers(0, 64, drawn.size).astype(np.uint64)  # every bit length
+    assert ulp_bin(drawn).tolist() == [_bin(int(d)) for d in drawn.tolist()]
     assert got[-1] == ULP_BINS - 1 == 65
     histogram = ulp_histogram(np.array(edges, np.uint64))
     assert histogram.dtype == np.int64
@@ -210,3 +218,16 @@ def test_one_duckdb_query_finds_the_outputs_at_most_1_percent_beyond_4_ulp(
     assert sorted(name for _, _, name in found) == sorted(
         ["exact", "all within 4", "ten at 5", "nine at 9 and a NaN"]
     )
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 99, 100, 101, 199, 200, 1000, 1001, 4097])
+def test_median_and_p99_are_numpys_for_every_size(n: int) -> None:
+    rng = np.random.default_rng(n)
+    e = rng.normal(size=n)
+    a = e + rng.normal(size=n) * rng.choice([0.0, 1e-9, 1.0, np.inf], size=n)
+    stats = compare_value(e, a, 1e-3, 1e-7).spread.statistics()
+    with np.errstate(invalid="ignore"):
+        errors = np.where(a == e, 0.0, np.abs(a - e))
+    assert stats["median_abs_error"] == np.median(errors)
+    assert stats["p99_abs_error"] == np.percentile(errors, 99, method="inverted_cdf")
+    assert stats["mean_abs_error"] == np.mean(errors)
