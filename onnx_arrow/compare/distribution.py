@@ -29,8 +29,12 @@ import numpy as np
 
 __all__ = ["ULP_BINS", "Distribution", "ulp_bin", "ulp_histogram"]
 
+#: The upper edges of the ULP histogram's bins: 0, 1, 2, 4 ... 2**63 (bin ``k`` holds the
+#: distances above edge ``k - 1`` and at most edge ``k``; the last bin those above 2**63).
+_EDGES: Final = np.array([0, *(1 << k for k in range(64))], dtype=np.uint64)
+
 #: How many bins a ULP histogram has: 0 ULP, 1 ULP, then one per power of two up to 2**64.
-ULP_BINS: Final = 66
+ULP_BINS: Final = len(_EDGES) + 1
 
 
 def ulp_bin(distance: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.intp]]:
@@ -39,15 +43,7 @@ def ulp_bin(distance: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.intp]
     >>> ulp_bin(np.array([0, 1, 2, 3, 4, 5, 2**64 - 1], np.uint64)).tolist()
     [0, 1, 2, 3, 3, 4, 65]
     """
-    d = np.asarray(distance, dtype=np.uint64)
-    # bin k >= 1 of d is the bit length of d - 1, plus 1: frexp's exponent of d - 1 as a
-    # float64 is that bit length, or one more where rounding reached the next power of two
-    below = d - (d > 0).astype(np.uint64)
-    _, exponent = np.frexp(below.astype(np.float64))
-    bits = exponent.astype(np.intp)
-    shift = np.maximum(bits - 1, 0).astype(np.uint64)
-    bits -= (bits > 0) & ((below >> shift) == 0)  # rounded up: one bit fewer
-    return np.where(d == 0, 0, bits + 1).astype(np.intp)
+    return np.searchsorted(_EDGES, np.asarray(distance, dtype=np.uint64), side="left")
 
 
 def ulp_histogram(distance: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.int64]]:

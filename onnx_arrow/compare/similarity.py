@@ -360,8 +360,9 @@ def _errors(
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """``|a - e|`` and ``|a - e| / |e|`` (inf where e is 0 and a is not, and where ``|a -
     e|`` is: inf against -inf), float64."""
+    delta = np.asarray(delta, dtype=np.float64)
     scale = np.abs(expected)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(delta == 0, 0.0, delta / np.where(scale == 0, 0.0, scale))
-        rel = np.where(np.isinf(delta), np.inf, rel)
-    return delta.astype(np.float64), np.abs(rel).astype(np.float64)
+    rel = np.full(delta.shape, np.inf)
+    np.divide(delta, scale, out=rel, where=(scale != 0) & np.isfinite(delta))
+    rel[delta == 0] = 0.0
+    return delta, rel
