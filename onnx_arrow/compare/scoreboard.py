@@ -19,7 +19,10 @@ A cell counts cases (a case with outputs of several element types counts in each
 rows), each by the worst verdict of its outputs there: ``error`` (the backend raised),
 ``fail`` (``mismatch``, ``nan_mismatch``, ``dtype_mismatch``, ``shape_mismatch``),
 ``xfail``, ``pass`` (``match``, ``xpass``), ``skip``; and the largest ``max_ulp`` of its
-outputs.  An error's cause is its exception type and the first words of its message, the
+outputs.  Each backend's column heads with its counts of cases per verdict, and of float
+outputs all of whose elements are within 0 (bit-exact), 1, 4 and 16 ULP
+(:data:`ULP_BANDS`, read from the ``ulp_histogram`` column).  An error's cause is its
+exception type and the first words of its message, the
 specific ones (numbers, names in quotes, paths, op versions) left out as ``…``, so that
 "Could not find an implementation for Add(14)" and "... for Mul(14)" are one cause.
 onnxruntime's ``[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED :`` prefix is left out.
@@ -39,13 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 
+from onnx_arrow.compare.distribution import ULP_BINS
 from onnx_arrow.compare.report import check_made, check_report, read_report, report_frame
 from onnx_arrow.core.model import DTYPES
 from onnx_arrow.errors import CompareError
 
-__all__ = ["FORMATS", "VERDICTS", "Scoreboard", "error_cause", "scoreboard"]
+__all__ = ["FORMATS", "ULP_BANDS", "VERDICTS", "Scoreboard", "error_cause", "scoreboard"]
 
 #: The verdicts of a cell, best to worst, and the report statuses each stands for.
 VERDICTS: Final = {
@@ -196,7 +201,14 @@ def scoreboard(
     return Scoreboard(_backends(loaded, names, rows), _cells(per_case, names), _causes(rows, names))
 
 
-_COLUMNS: Final = ("case", "op_types", "status", "dtype_expected", "onnx_type", "max_ulp", "error")
+_COLUMNS: Final = (
+    "case", "op_types", "status", "dtype_expected", "onnx_type", "max_ulp", "error",
+    "n_elements", "ulp_histogram",
+)  # fmt: skip
+
+#: The ULP bands a scoreboard counts the float outputs of each report in: every element
+#: within that many ULP (the first ``log2(band) + 2`` bins of ``ulp_histogram``; 0: bin 0).
+ULP_BANDS: Final = {"bit_exact": 0, "within_1_ulp": 1, "within_4_ulp": 4, "within_16_ulp": 16}
 
 
 def _load(report: Any, k: int) -> tuple[dict[str, Any], pd.DataFrame]:
@@ -350,7 +362,7 @@ def _backends(
     ranked = rows.assign(rank=rows["verdict"].map(rank))
     worst = ranked.groupby(["backend", "case"])["rank"].min().map(dict(enumerate(_WORST_FIRST)))
     records = []
-    for name, (made, _) in zip(names, loaded, strict=True):
+    for name, (made, frame) in zip(names, loaded, strict=True):
         backend = _backend_of(made)
         verdicts = worst.loc[name].value_counts() if name in worst.index else pd.Series()
         records.append(
@@ -363,9 +375,29 @@ def _backends(
                 "store": [Path(p).name for p in made.get("store") or []],
                 "cases": int(verdicts.sum()),
                 **{v: int(verdicts.get(v, 0)) for v in VERDICTS},
+                **_bands(frame),
             }
         )
-    return pd.DataFrame.from_records(records)
+    out = pd.DataFrame.from_records(records)
+    return out.astype(dict.fromkeys(_BAND_LABELS, "Int64"))  # None where not counted
+
+
+def _bands(frame: pd.DataFrame) -> dict[str, int | None]:
+    """How many float outputs (of one dtype, with a ULP histogram) a report has, and how
+    many of them have every element within each of :data:`ULP_BANDS`; None for a report
+    that compared no element (or was written before the distributions)."""
+    if frame["n_elements"].isna().all():  # written before the distributions, or no output
+        return {"float_outputs": None, **dict.fromkeys(ULP_BANDS)}
+    kept = frame[frame["ulp_histogram"].map(lambda h: h is not None)]
+    counts = np.array([list(h) for h in kept["ulp_histogram"]], dtype=np.int64)
+    counts = counts.reshape(len(kept), ULP_BINS)
+    within = np.cumsum(counts, axis=1)
+    n = kept["n_elements"].to_numpy(dtype=np.int64)
+    out: dict[str, int | None] = {"float_outputs": len(kept)}
+    for key, band in ULP_BANDS.items():
+        bins = 1 if band == 0 else band.bit_length() + 1
+        out[key] = int(np.count_nonzero(within[:, bins - 1] == n))
+    return out
 
 
 # --- rendering ---------------------------------------------------------------------------
@@ -412,6 +444,34 @@ _LEGEND: Final = (
 )
 
 
+_BAND_LABELS: Final = {
+    "float_outputs": "float outputs",
+    "bit_exact": "bit-exact",
+    "within_1_ulp": "within 1 ULP",
+    "within_4_ulp": "within 4 ULP",
+    "within_16_ulp": "within 16 ULP",
+}
+
+
+def _facts(board: Scoreboard) -> list[tuple[str, list[str | int]]]:
+    """The rows of the table of backends: what each ran, its cases per verdict, its float
+    outputs per ULP band; a count as an int, the rest as text ("" for nothing)."""
+    b = board.backends
+
+    def shown(values: list[Any]) -> list[str | int]:
+        return ["" if v is None or pd.isna(v) else v if isinstance(v, int) else str(v)
+                for v in values]  # fmt: skip
+
+    return [
+        ("runs", shown(b["runs"].tolist())),
+        ("onnx", shown(b["onnx_version"].tolist())),
+        ("store", [", ".join(s) for s in b["store"]]),
+        ("cases", shown(b["cases"].tolist())),
+        *((v, shown(b[v].tolist())) for v in VERDICTS),
+        *((label, shown(b[k].tolist())) for k, label in _BAND_LABELS.items()),
+    ]
+
+
 def _md(text: Any) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
@@ -421,17 +481,8 @@ def _markdown(board: Scoreboard) -> str:
     lines = ["# Scoreboard", ""]
     header = "| | " + " | ".join(_md(n) for n in names) + " |"
     lines += [header, "|---" * (len(names) + 1) + "|"]
-    b = board.backends
-    facts: list[tuple[str, list[Any]]] = [
-        ("runs", b["runs"].tolist()),
-        ("onnx", b["onnx_version"].tolist()),
-        ("store", [", ".join(s) for s in b["store"]]),
-        ("cases", b["cases"].tolist()),
-        *((v, b[v].tolist()) for v in VERDICTS),
-    ]
-    for what, values in facts:
-        shown = ["" if v is None or (isinstance(v, float) and pd.isna(v)) else v for v in values]
-        lines.append(f"| {what} | " + " | ".join(_md(v) for v in shown) + " |")
+    for what, values in _facts(board):
+        lines.append(f"| {what} | " + " | ".join(_md(v) for v in values) + " |")
     lines += ["", "## By operator and element type", "", _LEGEND, ""]
     lines += ["| operator | type | " + " | ".join(_md(n) for n in names) + " |"]
     lines += ["|---" * (len(names) + 2) + "|"]
@@ -476,17 +527,11 @@ def _html(board: Scoreboard) -> str:
         "<h1>Scoreboard</h1>",
         f"<table class='backends'><thead><tr><th></th>{head}</tr></thead><tbody>",
     ]
-    b = board.backends
-    for what in ("runs", "onnx_version", "store", "cases", *VERDICTS):
-        values = b[what].tolist()
-        if what == "store":
-            values = [", ".join(s) for s in values]
-        label = "onnx" if what == "onnx_version" else what
+    for what, values in _facts(board):
         tds = "".join(
-            f"<td class='n'>{v}</td>" if isinstance(v, int) else f"<td>{e(str(v or ''))}</td>"
-            for v in values
+            f"<td class='n'>{v}</td>" if isinstance(v, int) else f"<td>{e(v)}</td>" for v in values
         )
-        out.append(f"<tr><th>{e(label)}</th>{tds}</tr>")
+        out.append(f"<tr><th>{e(what)}</th>{tds}</tr>")
     out += ["</tbody></table>", "<h2>By operator and element type</h2>", f"<p>{e(_LEGEND)}</p>"]
     legend = "".join(f"<span class='{v}'>{v}</span>" for v in reversed(_WORST_FIRST))
     out.append(f"<p class='legend'>{legend}</p>")

@@ -65,6 +65,14 @@ def test_the_reports_of_two_backends_side_by_side(reports: tuple[Path, Path]) ->
         "RuntimeImplementationError: No registered implementation for operator … and domain …"
     )
     assert (scatter.cases, scatter.example) == (1, "node/test_scatter_without_axis")
+    for path, row in zip(reports, board.backends.itertuples(), strict=True):
+        df = pd.read_parquet(path)
+        floats = df[df.ulp_histogram.notna()]
+        pairs = list(zip(floats.ulp_histogram, floats.n_elements, strict=True))
+        # every element within 0, 1, 4 and 16 ULP: the first 1, 2, 4 and 6 bins
+        within = [sum(int(sum(h[:bins]) == n) for h, n in pairs) for bins in (1, 2, 4, 6)]
+        assert [row.bit_exact, row.within_1_ulp, row.within_4_ulp, row.within_16_ulp] == within
+        assert row.float_outputs == len(floats) > 0
     ort = causes[causes.backend == "onnxruntime"].set_index("example").cause
     assert ort.to_dict() == {
         "node/test_cast_FLOAT_to_BFLOAT16": (
@@ -83,6 +91,7 @@ def test_markdown_is_stable_and_names_every_cell(reports: tuple[Path, Path]) -> 
     assert "| Abs | FLOAT | 1 pass; max 0 ULP | 1 pass; max 0 ULP |" in text
     assert "| Cast | BFLOAT16 | 1 pass; max 0 ULP | 1 error |" in text
     assert "| pass | 7 | " in text
+    assert "| within 4 ULP | " in text
     matrix = text.split("## By operator")[1].split("## Errors by cause")[0]
     operators = [line.split(" | ")[0][2:] for line in matrix.splitlines()
                  if line.startswith("| ") and not line.startswith("| operator")]  # fmt: skip
@@ -183,6 +192,11 @@ def test_a_dataframe_and_a_report_without_distributions(store: Store) -> None:
     board = scoreboard([df, old], labels=["now", "before"])
     assert pd.isna(_cell(board, "Abs", "FLOAT", "before")["max_ulp"])
     assert _cell(board, "Abs", "FLOAT", "now")["max_ulp"] == 0
+    now, before = board.backends.itertuples()
+    assert (now.float_outputs, now.bit_exact) == (2, 2)
+    assert pd.isna(before.float_outputs)
+    assert pd.isna(before.within_4_ulp)
+    assert "| bit-exact | 2 |  |" in board.render("md")
     rows = [
         {"case": "node/test_x", "op_types": (), "status": "skipped", "detail": "skip pattern"},
         {"case": "node/test_y", "status": "skipped"},  # no op types at all
