@@ -51,7 +51,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             ("data sets", counts["data_sets"]),
             ("outputs", counts["outputs"]),
             ("backend errors", f"{counts['errors']} data sets"),
-            ("skipped", f"{counts['skipped']} cases (no model or no data sets)"),
+            (
+                "skipped",
+                f"{counts['skipped']} (cases without a model or data sets, data sets "
+                "without expected outputs)",
+            ),
             ("kept as bytes", f"{counts['kept_as_bytes']} files (not decodable as declared)"),
             ("size", bytes_text(counts["bytes"])),
         ],
