@@ -117,12 +117,14 @@ def test_info_typed_by_a_model_output_index(
 def test_info_value_that_does_not_fit_the_declared_type(
     tmp_path: Path, model_onnx: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A value that contradicts its declaration is read with its own type, and said (as
+    import stores and flags it)."""
     path = tmp_path / "s.pb"
     onnx.save_tensor(helper.make_tensor("s", TensorProto.STRING, [1], [b"a"]), str(path))
-    assert main(["info", str(path), "--model", str(model_onnx), "--input", "x"]) == 1
-    line = error_line(capsys.readouterr().err)
-    assert str(path) in line
-    assert "STRING" in line
+    assert main(["info", str(path), "--model", str(model_onnx), "--input", "x"]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["contradicts"].startswith("the declared tensor(float)")
+    assert fields["dtype"] == "STRING (8)"
 
 
 def test_info_unknown_model_input(
@@ -175,8 +177,8 @@ def test_info_on_a_model_file_named_pb_says_what_it_is_not(
     path.write_bytes(model_onnx.read_bytes())
     assert main(["info", str(path)]) == 1
     line = error_line(capsys.readouterr().err)
-    assert "not a TensorProto" in line
-    assert "--model MODEL.onnx --input K" in line
+    assert "it holds an ONNX model (a ModelProto), not a value: rename it model.onnx" in line
+    assert "--model MODEL.onnx --input K" not in line  # advice that does not apply
 
 
 def test_info_on_a_text_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -405,7 +407,9 @@ def test_info_on_a_folder_that_is_not_a_case(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["info", str(tmp_path)]) == 1
-    assert "without model.onnx" in error_line(capsys.readouterr().err)
+    assert "a folder without a model (model.onnx, or one NAME.onnx beside" in error_line(
+        capsys.readouterr().err
+    )
 
 
 def test_info_on_a_store_takes_no_model(store: Path, capsys: pytest.CaptureFixture[str]) -> None:

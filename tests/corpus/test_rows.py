@@ -305,7 +305,8 @@ def test_a_value_the_model_does_not_declare_is_kept_as_bytes() -> None:
     case.files = sorted([*case.files, extra], key=lambda f: f.path)
     batch, builder = _batch(case)
     assert builder.warnings == [
-        "node/test_rows/test_data_set_0/output_1.pb: the model declares no output 1; kept as bytes"
+        "node/test_rows/test_data_set_0/output_1.pb: the model declares no output 1 (1 outputs: "
+            "'y') and the file's message names none of them; kept as bytes"
     ]
     assert _roles(batch)[extra.path] == "file"
 

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pyarrow as pa
 
+from onnx_arrow.cli._shared import PROG
 from onnx_arrow.corpus import Case, FolderSource
 from onnx_arrow.corpus.tree import check_file_target as check_output_file
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import OnnxArrowError, OnnxArrowWarning
 from onnx_arrow.text import size
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "reading",
     "starting",
     "tree_files",
+    "warnings_as_lines",
 ]
 
 
@@ -140,3 +144,24 @@ def tree_files(root: Path) -> Iterator[str]:
                 )
         for name in sorted(filenames):
             yield name if rel == "." else f"{rel}/{name}"
+
+
+@contextlib.contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Each :class:`~onnx_arrow.errors.OnnxArrowWarning` raised while a command works (a
+    symbolic link skipped, a value that contradicts its declaration), printed once as
+    the command's own warning line."""
+    shown: set[str] = set()
+    with warnings.catch_warnings():
+        others = warnings.showwarning
+
+        def show(message: Any, category: type[Warning], *where: Any, **more: Any) -> None:
+            if not issubclass(category, OnnxArrowWarning):
+                others(message, category, *where, **more)
+            elif str(message) not in shown:
+                shown.add(str(message))
+                print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", OnnxArrowWarning)
+        yield
