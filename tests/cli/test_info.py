@@ -441,3 +441,50 @@ def test_info_on_a_case_folder_reads_nothing_through_a_symlink(
     assert main(["info", str(case)]) == 1
     err = error_line(capsys.readouterr().err)
     assert f"{named}: a symbolic link" in err
+
+
+def test_info_on_runtime_layouts_reads_them_as_import_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Files paired by the name inside, a NAME.onnx case, a case without expected outputs
+    or without a model: info says of each folder what import stores of it."""
+    from layout_corpora import runtime_corpus
+
+    root = runtime_corpus(tmp_path / "src") / "kinference"
+    assert main(["info", str(root / "named")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["model"].startswith("named.onnx, ")
+    assert re.fullmatch(r"output_probability +sequence of 2: map of 3 .*", fields["output_0.pb"])
+    assert re.fullmatch(r"output_label +INT64 \[2\]", fields["output_1.pb"])
+    assert main(["info", str(root / "rf_iris" / "test_data_set_0" / "output_0.pb")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["typed by"].endswith(
+        "output 1 'output_probability' (its case folder's model, named by the file)"
+    )
+    assert main(["info", str(root / "fastgelu")]) == 0
+    assert re.fullmatch(r"Y +FLOAT \[2\]", field_lines(capsys.readouterr().out)["output_1.pb"])
+    assert main(["info", str(root / "no_outputs")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["test_data_set_0"] == "no expected outputs: compare and run skip it"
+    assert main(["info", str(root / "no_model")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["model"].startswith("none: import stores its files as they are")
+    assert fields["files"] == "2"
+
+
+def test_info_on_values_that_contradict_their_declaration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from layout_corpora import contradicting
+
+    case = contradicting(tmp_path / "contra")
+    assert main(["info", str(case)]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["input_0.pb"] == "x  FLOAT [2, 3] (contradicts the declared tensor(float) [])"
+    assert fields["output_0.pb"] == (
+        "s  sequence of 1: INT64 [3] (contradicts the declared seq(tensor(float)))"
+    )
+    assert main(["info", str(case / "test_data_set_0" / "input_0.pb")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["contradicts"] == "the declared tensor(float) []: read with its own type"
+    assert fields["dims"] == "[2, 3]"
