@@ -121,7 +121,9 @@ def contradicting(case: Path) -> Path:
         "s", helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
     )
     graph = helper.make_graph([helper.make_node("SequenceConstruct", ["x"], ["s"])], "g", [x], [s])
-    _save(case / "model.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    _save(
+        case / "model.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    )
     data = case / "test_data_set_0"
     _save(data / "input_0.pb", numpy_helper.from_array(np.zeros((2, 3), np.float32), "x"))
     ints = numpy_helper.from_array(np.arange(3, dtype=np.int64))

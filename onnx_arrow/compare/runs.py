@@ -41,9 +41,9 @@ class DataSetRun:
 
     ``actual`` holds the outputs in graph order, or None when the backend raised
     (``error`` is then ``"TypeName: message"``) or the case was skipped (``skipped``
-    says why: no model, no data sets, a data set without expected outputs).  ``inputs`` and ``expected`` are the stored
-    values by index; ``model`` is the case's model (None when it has none), parsed
-    once for all its data sets.
+    says why: no model, no data sets, a data set without expected outputs).  ``inputs``
+    and ``expected`` are the stored values by index; ``model`` is the case's model (None
+    when it has none), parsed once for all its data sets.
     """
 
     case: str
@@ -170,13 +170,13 @@ def _kept_files(
     with the model's inputs and outputs as the import paired them (by the name inside)."""
     model_path = paths[roles.index("model")]
     layout = Case(case, "", [], model_path)
-    wanted = [
-        p for r, p in zip(roles, paths, strict=True) if r == "file" and value_slot(layout, p)
-    ]
+    wanted = [p for r, p in zip(roles, paths, strict=True) if r == "file" and value_slot(layout, p)]
     if not wanted:
         return
     rows = store.read_case(case, ["path", "content"])
-    contents = dict(zip(rows.column("path").to_pylist(), rows.column("content").to_pylist()))
+    contents = dict(
+        zip(rows.column("path").to_pylist(), rows.column("content").to_pylist(), strict=True)
+    )
     files = [CorpusFile(p, contents[p] or b"") for p in wanted]
     for path, slot in value_slots(Case(case, "", files, model_path), model).items():
         yield slot, path

@@ -28,7 +28,7 @@ from typing import Final
 
 import pyarrow as pa
 from google.protobuf.message import DecodeError
-from onnx import ModelProto, TypeProto
+from onnx import ModelProto, TypeProto, ValueInfoProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.arrays import infer_arrow_type
@@ -193,8 +193,8 @@ def pair_files(io: str, model: ModelProto, files: Mapping[int, bytes]) -> dict[i
     return out
 
 
-def _declares_none(io: str, number: int, declared: list[object]) -> str:
-    names = ", ".join(repr(getattr(v, "name", "")) for v in declared) or "none"
+def _declares_none(io: str, number: int, declared: list[ValueInfoProto]) -> str:
+    names = ", ".join(repr(v.name) for v in declared) or "none"
     return (
         f"the model declares no {io} {number} ({len(declared)} {io}s: {names}) and the "
         f"file's message names none of them"
@@ -249,8 +249,10 @@ def contradiction(declared: TypeProto, node: Node | None, kind: Kind) -> Contrad
     >>> from onnx_arrow.core.tensors import Tensor
     >>> t = Tensor(dtype_of("FLOAT"), (2, 3), np.zeros(6, np.float32))
     >>> scalar = helper.make_tensor_type_proto(TensorProto.FLOAT, [])
-    >>> print(contradiction(scalar, t, Kind(TENSOR)).message("x.pb"))
-    x.pb: holds tensor(float) [2, 3], which contradicts the declared tensor(float) []; kept exactly with its own type
+    >>> contradiction(scalar, t, Kind(TENSOR)).holds
+    'tensor(float) [2, 3]'
+    >>> contradiction(scalar, t, Kind(TENSOR)).detail
+    'declared shape [], but the value holds tensors of shape [2, 3]'
     >>> contradiction(helper.make_tensor_type_proto(TensorProto.FLOAT, [2, "N"]), t, Kind(TENSOR))
     """
     own = infer_arrow_type([node], kind)
@@ -284,7 +286,7 @@ def other_kind(data: bytes | memoryview, declared: str) -> tuple[str, str | None
             continue
         found.append((kind, message_name(data, kind)))
     named = [f for f in found if f[1] is not None]
-    return (named or found or [None])[0]
+    return (named or found)[0] if found else None
 
 
 def holds_model(data: bytes | memoryview) -> bool:

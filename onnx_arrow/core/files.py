@@ -101,9 +101,13 @@ def read_pb(
         )
     except ExternalDataError:
         raise
-    except OnnxArrowError:
+    except OnnxArrowError as exc:
         # the bytes are no message of the kind read: say what they are, if anything
-        said = diagnosis(data.data, kind or kind_of_type(declared).name)  # type: ignore[arg-type]
+        try:
+            read = kind or kind_of_type(declared).name
+        except OnnxArrowError:  # a declaration onnx-arrow does not take: said as it is
+            raise exc from None
+        said = diagnosis(data.data, read)
         if said is None:
             raise
         what = "a TensorProto" if declared is None else declared_type_text(declared)

@@ -141,8 +141,6 @@ from onnx_arrow.core.graph import (
 )
 
 __all__ = [
-    "Contradiction",
-    "Pairing",
     "DECODED_FLOATS",
     "DTYPES",
     "FLOATING",
@@ -158,12 +156,14 @@ __all__ = [
     "STATISTICS",
     "TENSOR",
     "ArrowKind",
+    "Contradiction",
     "DType",
     "Kind",
     "MapValue",
     "MessageType",
     "Node",
     "OptionalValue",
+    "Pairing",
     "SequenceValue",
     "SparseTensorType",
     "SparseValue",

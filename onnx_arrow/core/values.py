@@ -265,8 +265,8 @@ def to_arrow_serialized(
     assert kind is not None
     own = type_proto is None
     if contradicting is not None and type_proto is not None:
-        for i, node in enumerate(nodes):
-            clash = contradiction(type_proto, node, kind)
+        for i, row in enumerate(nodes):
+            clash = contradiction(type_proto, row, kind)
             if clash is not None:
                 contradicting(i, clash)
                 own = True

@@ -43,9 +43,9 @@ from onnx_arrow.core.model import (
     contradiction,
     contradiction_message,
     declared_type,
-    diagnosis,
     decode_tensor_fast,
     decode_value,
+    diagnosis,
     dtype_of,
     encode_value,
     flatten,
@@ -206,7 +206,9 @@ class RowBuilder:
             if key not in declarations:
                 type_proto = declared_type(model, *key)
                 found = _declared(type_proto, path)
-                declarations[key] = None if found is None else (*found, type_proto)  # type: ignore[misc]
+                declarations[key] = (
+                    None if found is None or type_proto is None else (*found, type_proto)
+                )
             declared = declarations[key]
             if declared is None:
                 self.warnings.append(

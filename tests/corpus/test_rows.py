@@ -306,7 +306,7 @@ def test_a_value_the_model_does_not_declare_is_kept_as_bytes() -> None:
     batch, builder = _batch(case)
     assert builder.warnings == [
         "node/test_rows/test_data_set_0/output_1.pb: the model declares no output 1 (1 outputs: "
-            "'y') and the file's message names none of them; kept as bytes"
+        "'y') and the file's message names none of them; kept as bytes"
     ]
     assert _roles(batch)[extra.path] == "file"
 

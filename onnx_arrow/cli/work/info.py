@@ -350,9 +350,7 @@ def _info_case(folder: Path, out: TextIO) -> int:
     rels = [rel for rel in tree_files(folder) if rel != model_file.name]
     # the value files are paired with the model as import pairs them: their bytes are read
     layout = Case("", "", [], model_file.name)
-    files = [
-        CorpusFile(rel, _read_file(folder / rel)) for rel in rels if value_slot(layout, rel)
-    ]
+    files = [CorpusFile(rel, _read_file(folder / rel)) for rel in rels if value_slot(layout, rel)]
     slots = value_slots(Case("", "", files, model_file.name), model)
     lines: list[tuple[str, object]] = [
         ("case", folder),
@@ -434,9 +432,7 @@ def _value_text(folder: Path, rel: str, model: ModelProto, io: str, index: int) 
     try:
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always", DeclarationWarning)
-            arr = onnx_arrow.read_pb(
-                path, type_proto, base_dir=path.parent, follow_symlinks=False
-            )
+            arr = onnx_arrow.read_pb(path, type_proto, base_dir=path.parent, follow_symlinks=False)
     except OnnxArrowError as exc:
         raise (exc if str(path) in str(exc) else exc.at(str(path))) from None
     value = onnx_arrow.to_pylist(arr, strings="bytes")[0]
