@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 import pyarrow as pa
 
@@ -69,12 +70,23 @@ def count_cases(src: Path) -> int:
             "a model.onnx and test_data_set_N/ folders) or a case folder"
         )
     if all(ref.model_path is None and not _has_data_json(ref.paths) for ref in refs):
-        raise DataError(
-            f"{src}: no model.onnx (nor NAME.onnx) in the folder or below it, so no test "
-            "case: pass a corpus folder (case folders, each with a model.onnx and "
-            "test_data_set_N/ folders) or a case folder"
+        if not any(_DATA_SET.search(p) for ref in refs for p in (*ref.paths, *ref.folders)):
+            raise DataError(
+                f"{src}: no model.onnx (nor NAME.onnx) in the folder or below it, so no test "
+                "case: pass a corpus folder (case folders, each with a model.onnx and "
+                "test_data_set_N/ folders) or a case folder"
+            )
+        # data sets whose models are missing: stored as files, and said
+        warnings.warn(
+            f"{src}: no model.onnx (nor NAME.onnx) beside its test_data_set_N folders: every "
+            "file is stored as it is, and compare and run report its cases skipped",
+            OnnxArrowWarning,
+            stacklevel=2,
         )
     return len(refs)
+
+
+_DATA_SET: Final = re.compile(r"(^|/)test_data_set_\d+(/|$)")
 
 
 def _has_data_json(paths: Sequence[str]) -> bool:
