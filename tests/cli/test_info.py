@@ -19,9 +19,10 @@ import onnx_arrow
 from onnx_arrow import jupyter
 from onnx_arrow.cli import main
 from onnx_arrow.core.dtypes import DTYPES
-from onnx_arrow.corpus import Store
+from onnx_arrow.corpus import FolderSource, Store, write_store
 from onnx_arrow.corpus.facts import store_facts
 from onnx_arrow.corpus.format import FORMAT_VERSION
+from onnx_arrow.errors import DeclarationWarning
 
 
 def test_info_prints_name_dtype_dims_and_statistics(
@@ -488,3 +489,9 @@ def test_info_on_values_that_contradict_their_declaration(
     fields = field_lines(capsys.readouterr().out)
     assert fields["contradicts"] == "the declared tensor(float) []: read with its own type"
     assert fields["dims"] == "[2, 3]"
+    with pytest.warns(DeclarationWarning):
+        write_store(FolderSource(case), tmp_path / "s.parquet")
+    assert main(["info", str(tmp_path / "s.parquet")]) == 0
+    assert field_lines(capsys.readouterr().out)["contradicting"].startswith(
+        "2 values hold another type than their model declares"
+    )

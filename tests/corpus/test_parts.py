@@ -101,6 +101,9 @@ def test_a_store_of_format_3_reads_with_no_declaration_contradicted(tmp_path):
     assert [v.to_bytes() for v in store.values()] == [v.to_bytes() for v in Store(path).values()]
     declared = store.read_columns(["declared"]).column("declared")
     assert declared.null_count == len(declared) > 0
+    from onnx_arrow.corpus.facts import store_facts
+
+    assert store_facts(store).contradicting == 0
 
 
 @pytest.mark.parametrize("digest", [True, False], ids=["with digests", "before digests"])

@@ -549,6 +549,9 @@ def test_values_that_contradict_their_declaration_are_stored_flagged_and_said(
         "input_0.pb": ("tensor(float)", "tensor(float) []", "FLOAT", [2, 3]),
         "output_0.pb": ("seq(tensor(int64))", "seq(tensor(float))", None, None),
     }
+    from onnx_arrow.corpus.facts import store_facts
+
+    assert store_facts(store).contradicting == 2
     table = store.case_table("contra")  # typed by what the values hold
     assert table.schema.field("x").type.shape == [2, 3]
     assert table.schema.field("s").type.value_type.value_type == pa.int64()

@@ -338,6 +338,14 @@ def _info_store(path: Path, out: TextIO) -> int:
     lines.append(("element rows", roles.get("element", 0)))
     lines.append(("tensors", f"{facts.tensors} (value and element rows, by dtype)"))
     lines += [(f"  {name}", n) for name, n in facts.dtypes.items()]
+    if facts.contradicting:
+        lines.append(
+            (
+                "contradicting",
+                f"{facts.contradicting} values hold another type than their model declares "
+                "(kept as they are; the declared column says what is declared)",
+            )
+        )
     print_fields(lines, out)
     return EXIT_OK
 
