@@ -49,6 +49,7 @@ from onnx_arrow.core.model import (
     dtype_of,
     encode_value,
     flatten,
+    holds_model,
     kind_of_type,
     load_json,
     onnx_type_string,
@@ -196,6 +197,11 @@ class RowBuilder:
                 continue
             slot = slots.get(path)
             if slot is None:
+                if model is None and path.endswith(".pb") and holds_model(data):
+                    self.warnings.append(
+                        f"{path}: holds an ONNX model (a ModelProto), not a value: rename it "
+                        "model.onnx so that it types its case's data sets; kept as a file"
+                    )
                 self._file_row(case, path, "file", data)
                 continue
             if slot.index is None:

@@ -572,3 +572,22 @@ def test_values_that_contradict_their_declaration_are_stored_flagged_and_said(
         assert words in imported
     assert arrays["input_0.pb"].type.shape == [2, 3]  # its own type, not the declared one
     assert arrays["output_0.pb"].type.value_type.value_type == pa.int64()
+
+
+def test_a_model_saved_as_pb_is_named_with_the_fix(tmp_path: Any) -> None:
+    """A case whose model is model.pb: its files are stored as they are, and the .pb that
+    holds the model is said to, with the rename that makes it the case's model."""
+    from layout_corpora import fastgelu
+
+    from onnx_arrow.corpus.sources import FolderSource
+
+    case = fastgelu(tmp_path / "src" / "onnx2c")
+    (case / "model.onnx").rename(case / "model.pb")
+    (loaded,) = FolderSource(tmp_path / "src")
+    assert loaded.model_path is None
+    batch, builder = _batch(loaded)
+    assert builder.warnings == [
+        "onnx2c/model.pb: holds an ONNX model (a ModelProto), not a value: rename it "
+        "model.onnx so that it types its case's data sets; kept as a file"
+    ]
+    assert set(_roles(batch).values()) == {"file"}
