@@ -125,8 +125,9 @@ def data_sets_of(store: Store, case: str) -> Iterator[DataSetRun]:
         (inputs if value.io == "input" else expected)[value.index] = value
     kept: dict[int | None, dict[tuple[str, int], str]] = {}
     for slot, path in _kept_files(store, case, roles, paths, model):
-        data_sets.setdefault(slot.data_set, ({}, {}))
-        if slot.index is not None:
+        decoded = data_sets.setdefault(slot.data_set, ({}, {}))[slot.io != "input"]
+        # a number a decoded file names was no kept file's at import either
+        if slot.index is not None and slot.index not in decoded:
             kept.setdefault(slot.data_set, {})[slot.io, slot.index] = path
     if not data_sets:
         yield DataSetRun(

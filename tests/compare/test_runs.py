@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from compare_helpers import WRONG_SHAPE, cli
-from onnx import ModelProto, TensorProto, helper, numpy_helper
+from onnx import ModelProto, SequenceProto, TensorProto, helper, numpy_helper
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.cli import main
@@ -210,3 +210,23 @@ def test_a_runtimes_corpus_is_compared_by_name_and_every_case_has_a_row(tmp_path
     code, out, _ = cli("run", str(tmp_path / "s.parquet"), str(tmp_path / "a.parquet"))
     assert code == 0
     assert re.search(r"^skipped +2 \(cases without a model or data sets", out, re.M)
+
+
+def test_a_file_kept_as_bytes_fails_the_output_it_names(tmp_path):
+    """rf_iris's output_0.pb, named output_probability but not decodable: kept as bytes at
+    import, and the output it names (1) is that file's error, not output 0's."""
+    from layout_corpora import rf_iris
+
+    from onnx_arrow.corpus import FolderSource, WriteOptions
+
+    case = rf_iris(tmp_path / "src" / "rf_iris")
+    named = helper.make_sequence("output_probability", SequenceProto.MAP, [])
+    broken = named.SerializeToString() + bytes([0x1A, 0x02, 0xFF, 0xFF])  # junk map_values
+    (case / "test_data_set_0" / "output_0.pb").write_bytes(broken)
+    options = WriteOptions(keep_undecodable=True)
+    write_store(FolderSource(tmp_path / "src"), tmp_path / "s.parquet", options=options)
+    df = cmp.compare(tmp_path / "s.parquet", _runtime_backend)
+    rows = dict(zip(df["index"].tolist(), zip(df.status, df.error, strict=True), strict=True))
+    assert rows[0][0] == "match"
+    assert rows[1][0] == "error"
+    assert "rf_iris/test_data_set_0/output_0.pb was kept as bytes at import" in rows[1][1]
