@@ -33,6 +33,7 @@ from onnx_arrow.core.extension_types import (
 )
 from onnx_arrow.errors import (
     ArrowLayoutError,
+    DeclarationWarning,
     ExternalDataError,
     InvalidMessageError,
     InvalidTensorError,
@@ -64,6 +65,7 @@ __all__ = [
     "DTYPES",
     "ArrowLayoutError",
     "DType",
+    "DeclarationWarning",
     "ExternalDataError",
     "InvalidMessageError",
     "InvalidTensorError",

@@ -26,6 +26,7 @@ __all__ = [
     "CaseLostError",
     "CompareError",
     "CorpusError",
+    "DeclarationWarning",
     "EngineError",
     "ExternalDataError",
     "FileWriteError",
@@ -156,3 +157,9 @@ class OnnxArrowWarning(UserWarning):
 
 class OnnxArrowDeprecationWarning(OnnxArrowWarning, DeprecationWarning):
     """A name or argument still accepted but going away; the message says what replaces it."""
+
+
+class DeclarationWarning(OnnxArrowWarning):
+    """A value contradicts the type its model declares for it (another element type, rank
+    or size): kept exactly with its own type, and said; the message names the file, the
+    declaration and what the data holds."""

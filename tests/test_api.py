@@ -25,6 +25,7 @@ PUBLIC = [
     "DTYPES",
     "ArrowLayoutError",
     "DType",
+    "DeclarationWarning",
     "ExternalDataError",
     "InvalidMessageError",
     "InvalidTensorError",

@@ -4,12 +4,10 @@ summary it prints."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import onnx
 
@@ -21,6 +19,7 @@ from onnx_arrow.cli.work._shared import (
     default_total,
     print_fields,
     starting,
+    warnings_as_lines,
 )
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.corpus import (
@@ -31,7 +30,6 @@ from onnx_arrow.corpus import (
     write_dataset,
     write_store,
 )
-from onnx_arrow.errors import OnnxArrowWarning
 
 __all__ = ["run"]
 
@@ -42,7 +40,7 @@ def _default_corpus_name() -> str:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Import SRC (or the default corpus) into OUT and print the summary; exit status 0."""
-    with _warnings_as_lines():
+    with warnings_as_lines():
         return _run(args, out)
 
 
@@ -138,26 +136,6 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _unknown() -> None:
     """The number of cases the patterns choose in the default corpus: known at the end."""
-
-
-@contextlib.contextmanager
-def _warnings_as_lines() -> Iterator[None]:
-    """Each :class:`~onnx_arrow.errors.OnnxArrowWarning` raised while importing (a symbolic
-    link skipped), printed once as the command's own warning line."""
-    shown: set[str] = set()
-    with warnings.catch_warnings():
-        others = warnings.showwarning
-
-        def show(message: Any, category: type[Warning], *where: Any, **more: Any) -> None:
-            if not issubclass(category, OnnxArrowWarning):
-                others(message, category, *where, **more)
-            elif str(message) not in shown:
-                shown.add(str(message))
-                print(f"{PROG}: warning: {message}", file=sys.stderr)
-
-        warnings.showwarning = show
-        warnings.simplefilter("always", OnnxArrowWarning)
-        yield
 
 
 def _is_within(path: Path, folder: Path) -> bool:

@@ -10,7 +10,12 @@ from typing import Any, TextIO
 
 from onnx_arrow import compare
 from onnx_arrow.cli._shared import EXIT_OK, settle_timeout
-from onnx_arrow.cli.work._shared import bytes_text, check_file_target, print_fields
+from onnx_arrow.cli.work._shared import (
+    bytes_text,
+    check_file_target,
+    print_fields,
+    warnings_as_lines,
+)
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.corpus import Store
 
@@ -32,7 +37,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     store = Store(args.store)
     check_file_target(out_path, force=args.force, reading=[store.path])
     total = len(compare.select_cases(store, args.case))
-    with Progress("running", "cases", total=total) as progress:
+    with warnings_as_lines(), Progress("running", "cases", total=total) as progress:
         counts = compare.write_actual(
             store,
             chosen,
@@ -51,7 +56,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             ("data sets", counts["data_sets"]),
             ("outputs", counts["outputs"]),
             ("backend errors", f"{counts['errors']} data sets"),
-            ("skipped", f"{counts['skipped']} cases (no model or no data sets)"),
+            (
+                "skipped",
+                f"{counts['skipped']} (cases without a model or data sets, data sets "
+                "without expected outputs)",
+            ),
             ("kept as bytes", f"{counts['kept_as_bytes']} files (not decodable as declared)"),
             ("size", bytes_text(counts["bytes"])),
         ],
