@@ -127,7 +127,7 @@ def test_tolerances_on_the_command_line_and_in_a_patterns_file(
     for bad, message in (
         ("tolerance tiny=0.5\n", "line 1: tolerance 'tiny=0.5': expected REGEX=RTOL,ATOL"),
         ("tolerance tiny=-1,0\n", "line 1: tolerance 'tiny=-1,0': rtol is -1.0"),
-        ("tolerance (=1,0\n", "pattern '(' is not a regular expression"),
+        ("tolerance (=1,0\n", f"pattern '(' ({lines}:1) is not a regular expression"),
     ):
         lines.write_text(bad)
         with pytest.raises(cmp.CompareError, match=re.escape(message)) as err:
