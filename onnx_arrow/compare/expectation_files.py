@@ -209,7 +209,7 @@ _COMPARE: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
     ">": lambda a, b: a > b,
     ">=": lambda a, b: a >= b,
 }
-_CLAUSE: Final = re.compile(r"(opset|onnx|provider|bits)(>=|<=|!=|=|<|>|~)(\S+)")
+_CLAUSE: Final = re.compile(r"(opset|onnx|provider|bits)(>=|<=|!=|=|<|>|~)([^<>=!~\s]\S*)")
 _OPS: Final[Mapping[str, tuple[str, ...]]] = {
     "opset": ("=", "!=", "<", "<=", ">", ">=", "~"),
     "onnx": ("=", "!=", "<", "<=", ">", ">="),
@@ -303,7 +303,7 @@ def read_patterns(
         raise CompareError(exc.message, where=where) from None
     text = data.decode("utf-8", "replace")
     reader = _Reader(where, provider, platform_bits() if bits is None else bits)
-    if text.lstrip().startswith(("{", "//")):
+    if text.lstrip().startswith(("{", "[", "//")):
         return reader.json(text)
     return reader.lines(text)
 
@@ -346,8 +346,8 @@ class _Reader:
 
     def lines(self, text: str) -> PatternLists:
         found = PatternLists([], [], [], [])
-        for number, line, reason in _commented_lines(text, "#"):
-            body = line
+        for number, line, above in _commented_lines(text, "#"):
+            body, reason = line, above
             marker = _REASON.search(body)
             if marker is not None:
                 body, reason = body[: marker.start()].rstrip(), body[marker.end() :].strip()
@@ -434,8 +434,8 @@ class _Reader:
     def filters(self, doc: dict[str, Any], text: str) -> PatternLists:
         """onnxruntime's filters file: the lists the script applies, as skip patterns."""
         scanned = _scan_jsonc(text)
-        skip: list[str] = [
-            self.pattern(regex, None, "onnx_backend_test_series.py", why)
+        skip: list[str] = [  # not the file's: where is None
+            Pattern(regex, group="onnx_backend_test_series.py", reason=why)
             for regex, why in ONNXRUNTIME_ALWAYS
         ]
         for name, entries in doc.items():
@@ -448,9 +448,7 @@ class _Reader:
                     f"list {name!r}: expected regexes and [opset regex, test regex] pairs",
                     where=self.where,
                 )
-            if name not in ONNXRUNTIME_LISTS or not ONNXRUNTIME_LISTS[name](
-                self.device, self.bits
-            ):
+            if name not in ONNXRUNTIME_LISTS or not ONNXRUNTIME_LISTS[name](self.device, self.bits):
                 continue
             located = scanned.get(name, [])
             if [e.value for e in located] != entries:  # laid out unlike the file's own
@@ -467,8 +465,7 @@ class _Reader:
                 except re.error as exc:
                     line = f"line {entry.line}: " if entry.line else ""
                     raise CompareError(
-                        f"{line}list {name!r}: {entry.value!r} is not a regular expression "
-                        f"({exc})",
+                        f"{line}list {name!r}: {entry.value!r} is not a regular expression ({exc})",
                         where=self.where,
                     ) from None
                 skip.append(self.pattern(regex, entry.line, name, entry.reason, when))
@@ -491,17 +488,13 @@ class _Reader:
         rtol, atol = doc["rtol_default"], doc["atol_default"]
         by_test: dict[str, dict[str, Any]] = {}
         for key in ("rtol_overrides", "atol_overrides"):
-            if not isinstance(doc[key], dict) or not all(
-                _is_number(v) for v in doc[key].values()
-            ):
+            if not isinstance(doc[key], dict) or not all(_is_number(v) for v in doc[key].values()):
                 raise CompareError(f"{key} must map test names to numbers", where=self.where)
             for test, value in doc[key].items():
                 by_test.setdefault(test, {})[key] = value
         if not (_is_number(rtol) and _is_number(atol)):
             raise CompareError("rtol_default and atol_default must be numbers", where=self.where)
-        lines = {
-            (entry.group, entry.value): entry for entry in _scan_jsonc(text, keys=True)[""]
-        }
+        lines = {(entry.group, entry.value): entry for entry in _scan_jsonc(text, keys=True)[""]}
         tolerance: list[tuple[str, float, float]] = []
         for test, given in by_test.items():
             key = "rtol_overrides" if "rtol_overrides" in given else "atol_overrides"

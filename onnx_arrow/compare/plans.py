@@ -111,9 +111,7 @@ def matching_names(
         else:
             match = re.compile(fnmatch.translate(pattern)).match
             hits = {
-                i
-                for i, name in enumerate(names)
-                if match(name) or match(name.split("/", 1)[-1])
+                i for i, name in enumerate(names) if match(name) or match(name.split("/", 1)[-1])
             }
         if not hits:
             raise CompareError(
@@ -215,7 +213,12 @@ class Expectations:
         """
         conditional = [
             p
-            for p in (*self.skip, *self.xfail, *(t[0] for t in self.tolerance), *(u[0] for u in self.ulp))
+            for p in (
+                *self.skip,
+                *self.xfail,
+                *(t[0] for t in self.tolerance),
+                *(u[0] for u in self.ulp),
+            )
             if isinstance(p, Pattern) and p.when
         ]
         if not conditional:

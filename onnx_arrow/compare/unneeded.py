@@ -28,11 +28,12 @@ _PASSED: Final = frozenset({"match", "xpass"})
 def unneeded_entries(
     report: pd.DataFrame, patterns: Expectations, onnx_version: str | None = None
 ) -> pd.DataFrame:
-    """The entries of ``patterns`` that matched no failing case of ``report`` (a
+    r"""The entries of ``patterns`` that matched no failing case of ``report`` (a
     :func:`~onnx_arrow.compare.compare` table made with them): the ones a project can
     remove, in the order of its files.
 
-    Only the patterns that apply to the corpus (built by onnx ``onnx_version``, see
+    Only the patterns of files (:class:`~onnx_arrow.compare.expectation_files.Pattern`\ s
+    with a ``where``) that apply to the corpus (built by onnx ``onnx_version``, see
     :meth:`Expectations.for_corpus`) are judged.  A pattern that finds no case of the
     report is unneeded whatever its kind; an xfail pattern is also unneeded when every
     case it finds passed (``match`` or ``xpass``).  A skip pattern that finds cases is
@@ -41,10 +42,9 @@ def unneeded_entries(
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`UNNEEDED_COLUMNS`: ``where`` (``file:line``, None for a pattern
-        given in code), ``group`` (the onnxruntime list, or what the file calls it),
-        ``kind`` (skip, xfail, tolerance, ulp), ``pattern``, ``reason`` (its comment) and
-        ``why`` it is not needed.
+        Columns :data:`UNNEEDED_COLUMNS`: ``where`` (``file:line``), ``group`` (the
+        onnxruntime list, or what the file calls it), ``kind`` (skip, xfail, tolerance,
+        ulp), ``pattern``, ``reason`` (its comment) and ``why`` it is not needed.
     """
     applied = patterns.for_corpus(onnx_version)
     statuses: dict[str, set[str]] = {}
@@ -60,22 +60,23 @@ def unneeded_entries(
     )
     for kind, entries in kinds:
         for pattern in entries:
+            if not (isinstance(pattern, Pattern) and pattern.where):
+                continue  # given in code or on the command line, or a script's own
             search = re.compile(pattern).search
             found = [case for case, n in names if any(search(x) for x in n)]
             if not found:
                 why = "finds no case"
             elif kind == "xfail" and all(statuses[c] <= _PASSED for c in found):
-                why = f"the {len(found)} cases it finds pass"
+                why = "its case passes" if len(found) == 1 else f"its {len(found)} cases pass"
             else:
                 continue
-            about = pattern if isinstance(pattern, Pattern) else Pattern(pattern)
             rows.append(
                 {
-                    "where": about.where,
-                    "group": about.group,
+                    "where": pattern.where,
+                    "group": pattern.group,
                     "kind": kind,
                     "pattern": str(pattern),
-                    "reason": about.reason,
+                    "reason": pattern.reason,
                     "why": why,
                 }
             )

@@ -32,7 +32,11 @@ def _patterns(args: argparse.Namespace) -> compare.Expectations | None:
 
 
 def _print_unneeded(
-    df: pd.DataFrame, patterns: compare.Expectations, onnx_version: str | None, ran: bool, out: TextIO
+    df: pd.DataFrame,
+    patterns: compare.Expectations,
+    onnx_version: str | None,
+    ran: bool,
+    out: TextIO,
 ) -> None:
     """The entries of the --patterns files that matched no failing case."""
     table = compare.unneeded_entries(df, patterns, onnx_version)
