@@ -34,10 +34,12 @@ def unneeded_entries(
 
     Only the patterns of files (:class:`~onnx_arrow.compare.expectation_files.Pattern`\ s
     with a ``where``) that apply to the corpus (built by onnx ``onnx_version``, see
-    :meth:`Expectations.for_corpus`) are judged.  A pattern that finds no case of the
-    report is unneeded whatever its kind; an xfail pattern is also unneeded when every
-    case it finds passed (``match`` or ``xpass``).  A skip pattern that finds cases is
-    never listed: they were not run (run them with :meth:`Expectations.running_skips`).
+    :meth:`Expectations.for_corpus`) are judged, and not those that find a case only
+    under another device's test name (``test_x_cuda``, as onnx's runner names the CUDA
+    tests).  A pattern that finds no case of the report is unneeded whatever its kind; an
+    xfail pattern is also unneeded when every case it finds passed (``match`` or
+    ``xpass``).  A skip pattern that finds cases is never listed: they were not run (run
+    them with :meth:`Expectations.running_skips`).
 
     Returns
     -------
@@ -64,6 +66,8 @@ def unneeded_entries(
                 continue  # given in code or on the command line, or a script's own
             search = re.compile(pattern).search
             found = [case for case, n in names if any(search(x) for x in n)]
+            if not found and any(search(f"{n[1]}_cuda") for _, n in names):
+                continue  # an entry for the tests of another device: not judged here
             if not found:
                 why = "finds no case"
             elif kind == "xfail" and all(statuses[c] <= _PASSED for c in found):
