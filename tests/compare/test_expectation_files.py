@@ -313,3 +313,18 @@ def test_a_skip_and_an_xfail_say_why(store: Store, tmp_path: Path) -> None:
 
 def test_searched_names() -> None:
     assert searched_names("light/test_x") == ("light/test_x", "test_x", "test_x_cpu")
+
+
+def test_onnxruntimes_files_drive_onnxruntime_over_a_few_cases(store: Store) -> None:
+    pytest.importorskip("onnxruntime")
+    patterns = cmp.Expectations.read(FILTERS) + cmp.Expectations.read(OVERRIDES)
+    cases = ["test_abs", "test_add", "test_cast_FLOAT_to_BFLOAT16", "test_string_concat"]
+    df = cmp.compare(store, cmp.backend_named("onnxruntime"), cases=cases, patterns=patterns)
+    rows = {r.case: r for r in df.itertuples()}
+    skipped = rows["node/test_cast_FLOAT_to_BFLOAT16"]
+    assert skipped.status == "skipped"
+    assert skipped.detail.startswith("skip pattern '(FLOAT16)' (onnx_backend_test_series.py:")
+    for case in ("node/test_abs", "node/test_add", "node/test_string_concat"):
+        row = rows[case]
+        assert (row.status, row.tolerance) == ("match", "pattern '.*'")
+    assert (rows["node/test_abs"].rtol, rows["node/test_abs"].atol) == (1e-3, 1e-5)
