@@ -22,10 +22,9 @@ examples:
       onnx BackendTest-style regexes: skip cases, expect failures (an xpass fails)
   onnx-arrow compare corpus.parquet --tolerance 'test_dft=1e-2,1e-4'
       the cases a regex finds with tolerances of their own
-  onnx-arrow compare corpus.parquet --backend onnxruntime \
-      --patterns onnx_backend_test_series_filters.jsonc \
-      --patterns onnx_backend_test_series_overrides.jsonc --run-skipped
-      onnxruntime's own expectation files, its skips run: which entries can go
+  onnx-arrow compare corpus.parquet --backend onnxruntime --run-skipped --patterns F.jsonc
+      onnxruntime's own expectation files (F: onnx_backend_test_series_filters.jsonc,
+      and its overrides file, --patterns again), the skips run: which entries can go
   onnx-arrow compare corpus.parquet --max-ulp 0
       bit-exactness: every float equal to the expected one, code for code
   onnx-arrow compare corpus.parquet --max-ulp 4 --ulp-floor 1e-30

@@ -334,7 +334,12 @@ class _Reader:
         )
 
     def pattern(
-        self, text: str, line: int | None, group: str | None, reason: str | None, when: Any = ()
+        self,
+        text: str,
+        line: int | None,
+        group: str | None,
+        reason: str | None,
+        when: Sequence[Clause] = (),
     ) -> Pattern:
         return Pattern(
             text,
