@@ -98,21 +98,22 @@ def matching_names(
     CompareError
         If a pattern matches no name (at ``where``).
     """
-    by_name: dict[str, list[int]] = {}
+    whole: dict[str, list[int]] = {}
+    short: dict[str, list[int]] = {}
     for i, name in enumerate(names):
-        by_name.setdefault(name, []).append(i)
-        short = name.split("/", 1)[-1]
-        if short != name:
-            by_name.setdefault(short, []).append(i)
-    chosen: set[int] = set()
+        whole.setdefault(name, []).append(i)
+        test = name.split("/", 1)[-1]
+        if test != name:
+            short.setdefault(test, []).append(i)
+    chosen = bytearray(len(names))
     for pattern in patterns:
         if _GLOB_MAGIC.isdisjoint(pattern):
-            hits = set(by_name.get(pattern, ()))
+            hits = whole.get(pattern, []) + short.get(pattern, [])
         else:
             match = re.compile(fnmatch.translate(pattern)).match
-            hits = {
+            hits = [
                 i for i, name in enumerate(names) if match(name) or match(name.split("/", 1)[-1])
-            }
+            ]
         if not hits:
             raise CompareError(
                 f"no case matches {pattern!r}; the store's cases are named like {names[0]!r}"
@@ -120,8 +121,9 @@ def matching_names(
                 else f"no case matches {pattern!r}: the store is empty",
                 where=where,
             )
-        chosen |= hits
-    return [names[i] for i in sorted(chosen)]
+        for i in hits:
+            chosen[i] = 1
+    return [name for name, chosen_ in zip(names, chosen, strict=True) if chosen_]
 
 
 @dataclass(frozen=True)
