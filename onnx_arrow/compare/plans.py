@@ -13,6 +13,10 @@ ULP budgets make ULPs the verdict of a case's floats: the budget of a pattern th
 it (``tolerance REGEX ulp=4``), over any tolerance, else ``max_ulp`` given, unless a
 tolerance pattern names the case.  Each row says which rule judged it (``rule``:
 ``tolerance`` or ``ulp``) and where the rule came from.
+
+The patterns may come from the expectation files projects keep (onnxruntime's among them,
+read by :mod:`~onnx_arrow.compare.expectation_files`): each says where it came from and
+why, and :meth:`Expectations.for_corpus` keeps those whose conditions hold for a store.
 """
 
 from __future__ import annotations
