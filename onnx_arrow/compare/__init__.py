@@ -37,7 +37,9 @@ The package, one concern a module (this one only gathers their public names):
 ``backends`` (the built-in backends, found by name), ``deadlines`` (the timeout of one
 data set), ``runs`` (a backend run over the data sets of a store's cases), ``similarity``
 (one actual value against its expected value), ``statuses`` (the verdicts, best to
-worst), ``plans`` (which cases, skip / xfail / tolerance patterns), ``serialize`` (an
+worst), ``plans`` (which cases, skip / xfail / tolerance patterns),
+``expectation_files`` (the files those patterns come from, onnxruntime's among them),
+``unneeded`` (the entries of those files a report shows can go), ``serialize`` (an
 actual value as a ``.pb``), ``distribution`` (how an output's errors are spread: their
 percentiles, the ULP histogram), ``report`` (rows, columns, counts, the Parquet file),
 ``direct`` (:func:`compare`), ``actual`` (stores of actual outputs: :func:`write_actual`
@@ -91,6 +93,7 @@ from onnx_arrow.compare.backends import (
     reference_backend,
 )
 from onnx_arrow.compare.direct import compare
+from onnx_arrow.compare.expectation_files import Pattern
 from onnx_arrow.compare.plans import KEEP_ACTUAL, Expectations, parse_tolerance, select_cases
 from onnx_arrow.compare.report import (
     COMPARE_COLUMNS,
@@ -103,6 +106,7 @@ from onnx_arrow.compare.report import (
 from onnx_arrow.compare.runs import DataSetRun, run_backend
 from onnx_arrow.compare.scoreboard import Scoreboard, scoreboard
 from onnx_arrow.compare.statuses import PASSING, STATUSES
+from onnx_arrow.compare.unneeded import UNNEEDED_COLUMNS, unneeded_entries
 from onnx_arrow.errors import BackendTimeoutError, BackendUnavailableError, CompareError
 
 __all__ = [
@@ -115,12 +119,14 @@ __all__ = [
     "REPORT_FORMAT",
     "REPORT_METADATA_KEY",
     "STATUSES",
+    "UNNEEDED_COLUMNS",
     "Backend",
     "BackendTimeoutError",
     "BackendUnavailableError",
     "CompareError",
     "DataSetRun",
     "Expectations",
+    "Pattern",
     "Scoreboard",
     "backend_named",
     "compare",
@@ -133,6 +139,7 @@ __all__ = [
     "select_cases",
     "status_counts",
     "summary",
+    "unneeded_entries",
     "write_actual",
     "write_report",
 ]

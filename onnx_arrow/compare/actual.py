@@ -217,11 +217,13 @@ def compare_stores(
     the backend's message.  ``skip``, ``xfail``, ``tolerance``, ``patterns``,
     ``keep_actual``, ``max_ulp`` and ``ulp_floor`` are as for :func:`compare`.
     """
-    expect = given_expectations(skip, xfail, tolerance, patterns)
-    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     if missing not in ("leave_out", "error"):
         raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
     expected = as_store(expected, where="compare_stores(expected)")
+    expect = given_expectations(
+        skip, xfail, tolerance, patterns, expected.metadata.get("onnx_version")
+    )
+    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     actual = as_store(actual, where="compare_stores(actual)")
     actual_cases = set(actual.cases())
     rows: list[dict[str, Any]] = []

@@ -114,9 +114,11 @@ def compare(
         ``Float64``); :func:`write_report` stores it as Parquet.
     """
     check_timeout(timeout)
-    expect = given_expectations(skip, xfail, tolerance, patterns)
-    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     store = as_store(store, where="compare(store)")
+    expect = given_expectations(
+        skip, xfail, tolerance, patterns, store.metadata.get("onnx_version")
+    )
+    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     names = select_cases(store, cases)
     skipped = {name: pattern for name in names if (pattern := expect.skips(name)) is not None}
     per_case = _CompareCase(backend, plan, timeout)
