@@ -12,6 +12,7 @@ from onnx_arrow import compare
 from onnx_arrow.cli._shared import EXIT_OK, settle_timeout
 from onnx_arrow.cli.work._shared import bytes_text, check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
 
 __all__ = ["backend", "run"]
@@ -22,7 +23,18 @@ def backend(args: argparse.Namespace) -> Any:
     settle_timeout(args)
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
-    return compare.backend_named(args.backend or "reference")
+    try:
+        providers = None
+        if args.providers is not None:
+            providers = [p.strip() for p in args.providers.split(",") if p.strip()]
+        options = dict(parse_session_option(text) for text in args.session_option)
+        if (providers is not None or options) and args.backend != "onnxruntime":
+            args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
+        return compare.resolve_backend(
+            args.backend or "reference", providers=providers, session_options=options
+        )
+    except compare.BackendSpecError as exc:
+        args.subparser.error(f"--backend: {exc.message}")
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
