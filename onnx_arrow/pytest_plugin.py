@@ -28,7 +28,6 @@ from typing import Any, Final
 import pytest
 
 __all__ = [
-    "CaseFailed",
     "CaseItem",
     "StoreFile",
     "pytest_addoption",
@@ -103,7 +102,7 @@ def pytest_collection_modifyitems(
     items.extend(store.collect())
 
 
-class CaseFailed(Exception):
+class _CaseFailed(Exception):
     """A case's outputs that do not pass, as the report's rows say."""
 
     def __init__(self, case: str, rows: list[dict[str, Any]], total: int, backend: str) -> None:
@@ -223,7 +222,7 @@ class CaseItem(pytest.Item):
         failed = [r for r in rows if r["status"] not in compare.PASSING]
         if failed:
             backend = describe_backend(self.parent.run.backend)["name"]
-            raise CaseFailed(self.name, failed, len(rows), backend)
+            raise _CaseFailed(self.name, failed, len(rows), backend)
         if rows and all(r["status"] == "skipped" for r in rows):
             pytest.skip(str(rows[0].get("detail") or "skipped by compare"))
 
@@ -231,7 +230,7 @@ class CaseItem(pytest.Item):
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | Any:
         """The report's rows for a case that failed; pytest's own report otherwise."""
-        if isinstance(excinfo.value, CaseFailed):
+        if isinstance(excinfo.value, _CaseFailed):
             return excinfo.value.text()
         return super().repr_failure(excinfo, style=style)
 
