@@ -324,7 +324,7 @@ def _own_numpy_row(value: Any) -> DType | None:
 
 def _ort_value(ort: Any, value: np.ndarray[Any, Any], row: DType) -> Any:
     """An ``OrtValue`` of ``row``'s ONNX type holding ``value``'s elements."""
-    value = np.ascontiguousarray(value)
+    value = np.require(value, requirements="C")
     if row.is_packed:
         packed = pack(value.view(np.uint8).reshape(-1), row)
         # onnxruntime takes the shape from the array and reads the packed bytes from its
@@ -387,7 +387,7 @@ def run_session(session: Any, inputs: dict[str, Any]) -> list[Any]:
     if any(rows) and plain and all(o.type.startswith("tensor(") for o in outputs):
         # an output numpy has no type for: every value an OrtValue, read back from its bytes
         feed = {
-            name: ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(v))
+            name: ort.OrtValue.ortvalue_from_numpy(np.require(v, requirements="C"))
             if (row := _own_numpy_row(v)) is None
             else _ort_value(ort, v, row)
             for name, v in fed.items()

@@ -92,3 +92,16 @@ def test_a_spec_runs_on_worker_processes_as_here(store: Store) -> None:
     there = cmp.compare(store, spec, cases=cases, jobs=2, engine="processes")
     assert there.drop(columns="actual").equals(here.drop(columns="actual"))
     assert set(here.status) == {"match"}
+
+
+@pytest.mark.slow
+def test_a_spec_resolves_inside_dask_workers(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dask's workers are fresh processes: they import the backend by its spec."""
+    pytest.importorskip("distributed")
+    path = os.pathsep.join([str(TESTS), str(Path(cmp.__file__).parents[2])])
+    monkeypatch.setenv("PYTHONPATH", path)  # the workers' path, as a cluster's would be
+    cases = [f"node/{n}" for n in GOOD]
+    spec = "backend_helpers:EvaluatorBackend"
+    there = cmp.compare(store, spec, cases=cases, jobs=2, engine="dask")
+    here = cmp.compare(store, spec, cases=cases)
+    assert there.drop(columns="actual").equals(here.drop(columns="actual"))
