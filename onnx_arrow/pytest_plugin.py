@@ -99,7 +99,11 @@ def pytest_collection_modifyitems(
         nodeid = path.as_posix()
     store = StoreFile.from_parent(session, path=path, nodeid=nodeid)
     store.run = run
-    items.extend(store.collect())
+    # collected as pytest collects a file: counted, and an error a collection error
+    report = store.ihook.pytest_make_collect_report(collector=store)
+    session.ihook.pytest_collectreport(report=report)
+    if report.passed:
+        items.extend(node for node in report.result if isinstance(node, pytest.Item))
 
 
 class _CaseFailed(Exception):

@@ -98,6 +98,7 @@ def test_an_item_per_case_with_the_patterns_marks(job: Path, backend: list[str])
         "node/test_known_bad": "XFAIL",
         "node/test_fixed": "XPASS",
     }
+    assert "collected 5 items" in done.stdout  # collected as pytest collects a file
     assert "skip pattern 'test_skipped'" in done.stdout
     assert "xfail pattern 'test_known_bad'" in done.stdout
 
