@@ -13,6 +13,7 @@ runs, for a report.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeAlias
 
@@ -184,7 +185,9 @@ def backend_named(name: str) -> Backend:
 
 
 def describe_backend(backend: Backend) -> dict[str, Any]:
-    """The backend's name and the version of what it runs, for the report."""
+    """The backend's name and the version of what it runs, for the report: a backend's own
+    ``name`` and ``describe()`` where it has them (as :class:`InterfaceBackend` does),
+    else its qualified name."""
     name = next((n for n, b in BACKENDS.items() if b is backend), None)
     if name == "reference":
         return {"name": name, "runs": f"onnx {onnx.__version__} ReferenceEvaluator"}
@@ -192,7 +195,11 @@ def describe_backend(backend: Backend) -> dict[str, Any]:
         return {"name": name, "runs": f"onnxruntime {import_onnxruntime().__version__}"}
     if isinstance(backend, OnnxruntimeBackend):
         return {"name": "onnxruntime", "runs": backend.describe()}
-    if isinstance(backend, InterfaceBackend):
-        return {"name": backend.name, "runs": backend.describe()}
-    where = f"{getattr(backend, '__module__', '?')}.{getattr(backend, '__qualname__', '?')}"
-    return {"name": where, "runs": "a backend of the caller's"}
+    kind = backend if inspect.isfunction(backend) or inspect.isclass(backend) else type(backend)
+    where = f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', '?')}"
+    name = getattr(backend, "name", None)
+    describe = getattr(backend, "describe", None)
+    return {
+        "name": name if isinstance(name, str) else where,
+        "runs": str(describe()) if callable(describe) else "a backend of the caller's",
+    }
