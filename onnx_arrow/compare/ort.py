@@ -81,8 +81,8 @@ class OnnxruntimeBackend:
     Parameters
     ----------
     providers
-        Execution provider names, in the order onnxruntime should try them;
-        :data:`DEFAULT_PROVIDERS` unless given.
+        Execution provider names, in the order onnxruntime should try them (or one
+        string of them joined by commas); :data:`DEFAULT_PROVIDERS` unless given.
     session_options
         ``onnxruntime.SessionOptions`` attributes by name (``intra_op_num_threads``,
         ``graph_optimization_level`` ...), values as their type or as text
@@ -102,9 +102,16 @@ class OnnxruntimeBackend:
         providers: Iterable[str] | None = None,
         session_options: Mapping[str, object] | None = None,
     ) -> None:
+        if isinstance(providers, str):  # "A,B", as the command line gives them
+            providers = [p.strip() for p in providers.split(",") if p.strip()]
         self.providers: tuple[str, ...] = (
             DEFAULT_PROVIDERS if providers is None else tuple(providers)
         )
+        if session_options is not None and not isinstance(session_options, Mapping):
+            raise BackendSpecError(
+                "session_options: expected a mapping of SessionOptions attribute names to "
+                f"values, got {type(session_options).__name__}"
+            )
         self.session_options: dict[str, object] = dict(session_options or {})
         self._last: tuple[ModelProto, Any] | None = None
 

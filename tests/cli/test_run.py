@@ -37,7 +37,7 @@ def test_onnxruntime_backend_module_on_the_command_line(store: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--backend", "no_such_module_here"], "--backend: no backend 'no_such_module_here'"),
+        (["--backend", "no_such_module_here"], "error: no backend 'no_such_module_here'"),
         (["--backend", "backend_helpers:Missing"], "has no 'Missing'"),
         (["--backend", "backend_helpers:NOT_A_BACKEND"], "neither a backend"),
         (["--session-option", "intra_op_num_threads=1"], "apply to --backend onnxruntime"),

@@ -123,6 +123,10 @@ def test_providers_are_checked_and_the_available_ones_named() -> None:
         cmp.OnnxruntimeBackend(providers=[]).check()
     chosen = cmp.OnnxruntimeBackend(providers=["CPUExecutionProvider"]).check()
     assert chosen.providers == ("CPUExecutionProvider",)
+    joined = cmp.OnnxruntimeBackend(providers="AzureExecutionProvider, CPUExecutionProvider")
+    assert joined.providers == ("AzureExecutionProvider", "CPUExecutionProvider")
+    with pytest.raises(cmp.BackendSpecError, match="session_options: expected a mapping"):
+        cmp.OnnxruntimeBackend(session_options=["intra_op_num_threads=1"])  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,7 @@ def backend(args: argparse.Namespace) -> Any:
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
     try:
-        providers = None
-        if args.providers is not None:
-            providers = [p.strip() for p in args.providers.split(",") if p.strip()]
+        providers = args.providers  # "A,B": OnnxruntimeBackend splits it
         options = dict(parse_session_option(text) for text in args.session_option)
         if (providers is not None or options) and args.backend != "onnxruntime":
             args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
@@ -34,7 +32,7 @@ def backend(args: argparse.Namespace) -> Any:
             args.backend or "reference", providers=providers, session_options=options
         )
     except compare.BackendSpecError as exc:
-        args.subparser.error(f"--backend: {exc.message}")
+        args.subparser.error(exc.message)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
