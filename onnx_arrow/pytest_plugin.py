@@ -147,6 +147,8 @@ class _Run:
                 compare.Expectations() if patterns is None else compare.Expectations.read(patterns)
             )
             timeout = config.getoption("onnx_timeout")
+            if timeout is not None and not timeout >= 0:
+                raise pytest.UsageError(f"--onnx-timeout {timeout}: give seconds, 0 or more")
             timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
             backend = _backend(config, timeout)
         except OnnxArrowError as exc:

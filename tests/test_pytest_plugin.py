@@ -145,6 +145,7 @@ def test_inert_without_a_store(tmp_path: Path) -> None:
         (["--onnx-backend", "no_such_module_here"], "no backend 'no_such_module_here'"),
         (["--onnx-patterns", "missing.txt"], "missing.txt"),
         (["--onnx-backend", "reference", "--onnx-runner", "true"], "not both"),
+        (["--onnx-timeout", "-1"], "--onnx-timeout -1.0: give seconds"),
     ],
 )
 def test_bad_options_are_usage_errors(job: Path, args: list[str], message: str) -> None:
