@@ -21,6 +21,8 @@ import re
 
 __all__ = [
     "ArrowLayoutError",
+    "BackendPrepareError",
+    "BackendSpecError",
     "BackendTimeoutError",
     "BackendUnavailableError",
     "CaseLostError",
@@ -137,6 +139,16 @@ class CompareError(OnnxArrowError, ValueError):
 
 class BackendUnavailableError(OnnxArrowError, ImportError):
     """A built-in backend's runtime is not installed."""
+
+
+class BackendSpecError(CompareError):
+    """A backend cannot be made as asked: its module does not import, it has no such name,
+    it has neither onnx's backend interface (``prepare`` and a rep's ``run``) nor a call,
+    or an option of it (an execution provider, a session option) is not valid."""
+
+
+class BackendPrepareError(OnnxArrowError, RuntimeError):
+    """A backend's ``prepare`` raised on a case's model (recorded as that case's error)."""
 
 
 class BackendTimeoutError(OnnxArrowError, TimeoutError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command, backend_options
+from onnx_arrow.cli._shared import Command, add_command, backend_options, onnxruntime_options
 
 _EPILOG: Final = """\
 examples:
@@ -17,6 +17,10 @@ examples:
   onnx-arrow compare corpus.parquet --actual ort.parquet --out report.parquet
       compare with the outputs 'onnx-arrow run' wrote; a row per output to Parquet
   onnx-arrow compare --backend onnxruntime --rtol 1e-4 --case test_abs corpus.parquet
+  onnx-arrow compare corpus.parquet --backend onnxruntime --session-option intra_op_num_threads=1
+      onnxruntime with a SessionOptions attribute set (--providers for execution providers)
+  onnx-arrow compare corpus.parquet --backend onnxruntime.backend
+      any backend with onnx's interface: MODULE, or MODULE:NAME (a Backend subclass)
 
   onnx-arrow compare corpus.parquet --patterns skips.txt --xfail 'test_dft' --strict
       onnx BackendTest-style regexes: skip cases, expect failures (an xpass fails)
@@ -100,6 +104,7 @@ def register(commands: Any) -> None:
     )
     cmp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
     which_actual = backend_options(cmp)
+    onnxruntime_options(cmp)
     which_actual.add_argument(
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
     )

@@ -15,7 +15,7 @@ import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from onnx_arrow.compare.backends import Backend
+from onnx_arrow.compare.backends import Backend, BackendLike, resolve_backend
 from onnx_arrow.compare.deadlines import check_timeout
 from onnx_arrow.compare.plans import (
     Expectations,
@@ -50,7 +50,7 @@ _ERROR_SUFFIX: Final = ".error.txt"
 
 def write_actual(
     store: Store | str | os.PathLike[str],
-    backend: Backend,
+    backend: BackendLike,
     out: str | os.PathLike[str],
     *,
     cases: Iterable[str] | None = None,
@@ -68,6 +68,7 @@ def write_actual(
     backend raised, or an output cannot be serialized as the model declares, the
     output's file is ``output_K.error.txt`` holding the message.  Skipped cases are
     not written.  :func:`compare_stores` compares the result with ``store``.
+    ``backend`` is what :func:`resolve_backend` takes (a name, a spec, an object);
     ``jobs`` and ``engine`` are as for :func:`compare`: the store written is the same.
 
     Returns
@@ -79,6 +80,7 @@ def write_actual(
         ``bytes`` of the store.
     """
     check_timeout(timeout)
+    backend = resolve_backend(backend)
     store = as_store(store, where="write_actual(store)")
     counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
     per_case = _ActualCase(backend, timeout)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto
 
-from onnx_arrow.compare.backends import Backend, reference_backend
+from onnx_arrow.compare.backends import Backend, BackendLike, reference_backend, resolve_backend
 from onnx_arrow.compare.deadlines import check_timeout, deadline
 from onnx_arrow.compare.plans import select_cases
 from onnx_arrow.core.model import graph_values, op_types
@@ -68,7 +68,7 @@ class DataSetRun:
 
 def run_backend(
     store: Store | str | os.PathLike[str],
-    backend: Backend = reference_backend,
+    backend: BackendLike = reference_backend,
     *,
     cases: Iterable[str] | None = None,
     timeout: float | None = None,
@@ -81,7 +81,9 @@ def run_backend(
     store
         A corpus store, or its path.
     backend
-        See :class:`Backend`; :func:`reference_backend` unless given.
+        See :class:`Backend`, or anything :func:`resolve_backend` takes (a name, a spec
+        ``MODULE[:NAME]``, an object with onnx's backend interface);
+        :func:`reference_backend` unless given.
     cases
         Glob patterns of the cases to run (see :func:`select_cases`); all when None.
     timeout
@@ -102,6 +104,7 @@ def run_backend(
     """
     store = as_store(store, where="run_backend(store)")
     check_timeout(timeout)
+    backend = resolve_backend(backend)
     for case in select_cases(store, cases):
         yield from run_case(store, case, backend, timeout)
         if progress is not None:

@@ -140,6 +140,10 @@ from onnx_arrow.core.graph import (
     opsets,
 )
 
+# isort: split
+# The sub-byte stream of packed elements (onnx_arrow.core.codec), as runtimes take it too.
+from onnx_arrow.core.codec import pack, unpack
+
 __all__ = [
     "DECODED_FLOATS",
     "DTYPES",
@@ -209,6 +213,7 @@ __all__ = [
     "onnx_type_string",
     "op_types",
     "opsets",
+    "pack",
     "pair_files",
     "python_value",
     "read_regular_file",
@@ -220,6 +225,7 @@ __all__ = [
     "tensor_layout",
     "tensor_statistics",
     "ulp_distance",
+    "unpack",
     "unwrap",
     "value_message",
     "value_rows",

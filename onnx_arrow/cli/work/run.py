@@ -17,6 +17,7 @@ from onnx_arrow.cli.work._shared import (
     warnings_as_lines,
 )
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
 
 __all__ = ["backend", "run"]
@@ -27,7 +28,16 @@ def backend(args: argparse.Namespace) -> Any:
     settle_timeout(args)
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
-    return compare.backend_named(args.backend or "reference")
+    try:
+        providers = args.providers  # "A,B": OnnxruntimeBackend splits it
+        options = dict(parse_session_option(text) for text in args.session_option)
+        if (providers is not None or options) and args.backend != "onnxruntime":
+            args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
+        return compare.resolve_backend(
+            args.backend or "reference", providers=providers, session_options=options
+        )
+    except compare.BackendSpecError as exc:
+        args.subparser.error(exc.message)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
