@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command, backend_options
+from onnx_arrow.cli._shared import Command, add_command, backend_options, offline_option
 
 _EPILOG: Final = """\
 examples:
@@ -91,7 +91,13 @@ def register(commands: Any) -> None:
         "the most outputs that do not match.",
         _EPILOG,
     )
-    cmp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
+    cmp.add_argument(
+        "store",
+        metavar="STORE",
+        help="a Parquet store written by import, or a release, @onnx==VERSION (its store, "
+        "built once and cached)",
+    )
+    offline_option(cmp)
     which_actual = backend_options(cmp)
     which_actual.add_argument(
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"

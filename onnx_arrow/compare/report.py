@@ -214,6 +214,7 @@ def provenance(store: Store, **options: Any) -> dict[str, Any]:
         "numpy_version": np.__version__,
         "store": [str(p) for p in store.parts],
         "store_created_by": store.metadata.get("created_by"),
+        "store_provenance": store.metadata.get("provenance"),
         **options,
     }
 

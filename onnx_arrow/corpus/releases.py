@@ -86,6 +86,7 @@ __all__ = [
     "provenance_lines",
     "release_source",
     "release_tree",
+    "source_text",
 ]
 
 #: Where a wheel holds the test data.
@@ -717,3 +718,23 @@ def folder_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
         "source": "folder",
         "path": str(Path(path).resolve()),
     }
+
+
+def source_text(prov: dict[str, Any] | None) -> str:
+    """Where a store's data came from, in one line: ``onnx 1.14.1, wheel NAME (sha256
+    0123abcd...)``; ``not recorded`` for a store without provenance."""
+    if not isinstance(prov, dict):
+        return "not recorded"
+    text = f"onnx {prov.get('onnx')}"
+    wheel = prov.get("wheel")
+    if isinstance(wheel, dict):
+        text += f", wheel {wheel.get('file')} (sha256 {str(wheel.get('sha256'))[:16]}...)"
+    generator = prov.get("generator")
+    if isinstance(generator, dict):
+        text += (
+            f", {'/'.join(prov.get('generated', []))} generated with numpy "
+            f"{generator.get('numpy')}, Python {generator.get('python')}"
+        )
+    if prov.get("source") == "folder":
+        text += f", the folder {prov.get('path')}"
+    return text
