@@ -80,6 +80,7 @@ __all__ = [
     "fetch_wheel",
     "folder_provenance",
     "index_url",
+    "installed_provenance",
     "is_release",
     "open_release_store",
     "parse_release",
@@ -513,7 +514,7 @@ class _GeneratedSource(FolderSource):
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _base_provenance(version: str) -> dict[str, Any]:
@@ -525,7 +526,9 @@ def _base_provenance(version: str) -> dict[str, Any]:
     }
 
 
-def _installed_provenance() -> dict[str, Any]:
+def installed_provenance() -> dict[str, Any]:
+    """The provenance of the installed onnx's corpus: its versions, and the folder of its
+    wheel's model tests."""
     from onnx_arrow.corpus.cache import suite_key
 
     key = suite_key()
@@ -598,7 +601,7 @@ def release_source(
     if isinstance(release, str):
         release = parse_release(release)
     if release.installed:
-        yield default_source(cases=cases), _installed_provenance()
+        yield default_source(cases=cases), installed_provenance()
         return
     with release_tree(release, offline=offline) as (root, prov):
         stated = prov.pop("tolerances", {})

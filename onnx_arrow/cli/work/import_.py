@@ -28,11 +28,13 @@ from onnx_arrow.corpus import (
     Case,
     FolderSource,
     WriteOptions,
+    default_source,
     write_dataset,
     write_store,
 )
 from onnx_arrow.corpus.releases import (
     folder_provenance,
+    installed_provenance,
     is_release,
     parse_release,
     release_source,
@@ -81,9 +83,12 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
             args.subparser.error(
                 "--partition-by kind and a release: give --partition-by onnx_version"
             )
-        source, prov = stack.enter_context(
-            release_source(spec, cases=args.case, offline=args.offline)
-        )
+        if spec.installed:
+            source, prov = default_source(cases=args.case), installed_provenance()
+        else:
+            source, prov = stack.enter_context(
+                release_source(spec, cases=args.case, offline=args.offline)
+            )
         described = (
             _default_corpus_name() if spec.installed else f"onnx {prov['onnx']} ({_origin(prov)})"
         )
