@@ -33,6 +33,7 @@ from onnx_arrow.corpus import (
     write_store,
 )
 from onnx_arrow.corpus.releases import (
+    VERSION_FOLDER,
     folder_provenance,
     installed_provenance,
     is_release,
@@ -201,7 +202,7 @@ def _version_folder(out: Path, version: str, *, force: bool) -> Path:
         raise DataError(f"{out}: the folder to write it into, {out.parent}, does not exist")
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: exists and is not a folder; a dataset store of releases is one")
-    target = out / f"onnx_version={version}"
+    target = out / VERSION_FOLDER.format(version)
     if target.exists() and any(target.iterdir()) and not force:
         raise DataError(
             f"{target}: the store holds onnx {version} already; pass --force to replace it"
