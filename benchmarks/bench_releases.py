@@ -79,7 +79,8 @@ def _same_tree(expected: Path, got: Path) -> list[str]:
 
 def _release(version: str, work: Path, jobs: int) -> dict[str, Any]:
     from onnx_arrow.corpus import WriteOptions, export_store, write_store
-    from onnx_arrow.corpus.releases import extract_data, fetch_wheel, release_source
+    from onnx_arrow.corpus.releases import release_source
+    from onnx_arrow.corpus.wheels import extract_data, fetch_wheel
 
     row: dict[str, Any] = {"version": version}
     start = time.perf_counter()

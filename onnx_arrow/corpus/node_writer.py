@@ -73,9 +73,9 @@ def write_suite(dest: str) -> dict[str, Any]:
     tolerances: dict[str, list[float | None]] = {}
     for case in sorted(cases, key=lambda c: c.name):
         folder = os.path.join(dest, "node", case.name)
-        model = case.model
+        model: Any = case.model  # every node case has its model and data sets
         _write(os.path.join(folder, "model.onnx"), model.SerializeToString())
-        for n, (inputs, outputs) in enumerate(case.data_sets):
+        for n, (inputs, outputs) in enumerate(case.data_sets or ()):
             for io, values, infos in (
                 ("input", inputs, model.graph.input),
                 ("output", outputs, model.graph.output),

@@ -17,18 +17,15 @@ A corpus name of this module is one of:
 * ``@onnx=PATH/onnx-1.14.1-....whl``: the same, from a wheel on disk (a machine without
   the index).
 
-Wheels are found through the index's JSON API (PEP 691) at ``$ONNX_ARROW_INDEX_URL``, else
-``$PIP_INDEX_URL``, else ``https://pypi.org/simple``; of a release's wheels the smallest
-is taken (their test data are the same).  A wheel fetched is checked against the sha256
-the index states, and kept in the cache folder (:func:`~onnx_arrow.corpus.cache.cache_folder`,
-``releases/``) with its sha256 beside it; so are the environments made to generate a
-suite and the stores built of a release (:func:`open_release_store`, what ``diff``,
-``compare`` and ``info`` read).  A cached file is checked against its recorded digest
-each time it is used: one that differs is an error that names it (delete it, and it is
-fetched or built again).  ``offline=True`` (``--offline``) uses the cache and local wheels
-only.
+Wheels are found on the package index, fetched and cached with their digest by
+:mod:`onnx_arrow.corpus.wheels`; the environments made to generate a suite and the
+stores built of a release (:func:`open_release_store`, what ``diff``, ``compare`` and
+``info`` read) are cached beside them, and a cached store is checked against its
+recorded digest each time it is used: one that differs is an error that names it
+(delete it, and it is built again).  ``offline=True`` (``--offline``) uses the cache and
+local wheels only.
 
-Every store written from a release records its provenance (:func:`provenance`) as the
+Every store written from a release records its provenance as the
 ``provenance`` of its metadata: the onnx version, where the data came from (the wheel's
 file name, url and sha256; the generator's onnx, numpy, protobuf and Python versions),
 the onnx-arrow version and format version, and when.
@@ -38,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import hashlib
 import importlib.metadata
 import json
 import os
@@ -47,21 +43,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
-import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Final
 
 import onnx_arrow
-from onnx_arrow.corpus.cache import cache_folder
 from onnx_arrow.corpus.format import FORMAT_VERSION
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.sources import (
-    MAX_FILE_BYTES,
     Case,
     CaseRef,
     FolderSource,
@@ -69,43 +59,35 @@ from onnx_arrow.corpus.sources import (
     default_source,
     wheel_data_dir,
 )
+from onnx_arrow.corpus.wheels import (
+    WHEEL_NAME,
+    Wheel,
+    checked_digest,
+    extract_data,
+    fetch_wheel,
+    record_digest,
+    releases_folder,
+    sha256_of,
+)
 from onnx_arrow.errors import ReleaseError
 
 __all__ = [
-    "CHANGES_SQL",
-    "DATA_PREFIX",
-    "INDEX_URL",
-    "VERSION_FOLDER",
     "Release",
-    "Wheel",
-    "extract_data",
-    "fetch_wheel",
     "folder_provenance",
-    "index_url",
     "installed_provenance",
     "is_release",
     "open_release_store",
     "parse_release",
     "provenance_lines",
-    "release_changes",
     "release_source",
-    "release_stores",
     "release_tree",
     "source_text",
 ]
 
-#: Where a wheel holds the test data.
-DATA_PREFIX: Final = "onnx/backend/test/data/"
-#: The package index asked when neither ``$ONNX_ARROW_INDEX_URL`` nor ``$PIP_INDEX_URL``
-#: names one.
-INDEX_URL: Final = "https://pypi.org/simple"
-#: Seconds a request to the index may take.
-_TIMEOUT: Final = 120.0
 _VERSION: Final = r"[0-9][0-9A-Za-z.+!-]*"
 _SPEC: Final = re.compile(
     rf"@onnx(?:==(?P<version>{_VERSION})|=(?P<wheel>[^=,][^,]*))?(?:,numpy==(?P<numpy>{_VERSION}))?"
 )
-_WHEEL_NAME: Final = re.compile(r"onnx-(?P<version>[^-]+)-.+\.whl")
 #: The names that stand for the installed onnx's corpus.
 _INSTALLED: Final = ("@onnx", "@default")
 
@@ -133,16 +115,6 @@ class Release:
         if self.wheel is not None:
             name = f"@onnx={self.wheel}"
         return name if self.numpy is None else f"{name},numpy=={self.numpy}"
-
-
-@dataclass(frozen=True)
-class Wheel:
-    """A wheel of onnx on disk, its sha256, and where it came from (a url, or None)."""
-
-    path: Path
-    version: str
-    sha256: str
-    url: str | None = None
 
 
 def is_release(text: object) -> bool:
@@ -176,7 +148,7 @@ def parse_release(text: str) -> Release:
     if wheel is None:
         return Release(match.group("version"), match.group("numpy"))
     path = Path(wheel)
-    name = _WHEEL_NAME.fullmatch(path.name)
+    name = WHEEL_NAME.fullmatch(path.name)
     if name is None:
         raise ReleaseError(
             "not a wheel of onnx: its name is onnx-VERSION-TAGS.whl, as the index serves it",
@@ -187,179 +159,10 @@ def parse_release(text: str) -> Release:
     return Release(name.group("version"), match.group("numpy"), path)
 
 
-# --- the package index and the cache ----------------------------------------------------
-
-
-def index_url() -> str:
-    """The package index asked for wheels (see the module docs)."""
-    for name in ("ONNX_ARROW_INDEX_URL", "PIP_INDEX_URL"):
-        given = os.environ.get(name, "").strip()
-        if given:
-            return given.rstrip("/")
-    return INDEX_URL
-
-
-def _releases_folder(what: str) -> Path | None:
-    base = cache_folder()
-    return None if base is None else base / "releases" / what
-
-
-def _get(url: str, *, accept: str | None = None) -> bytes:
-    """The body at ``url``; an error that says the index cannot be reached."""
-    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
-    try:
-        with urllib.request.urlopen(request, timeout=_TIMEOUT) as response:
-            return bytes(response.read())
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            raise ReleaseError(f"{url}: not found on the package index (HTTP 404)") from None
-        raise ReleaseError(f"{url}: the package index answered HTTP {exc.code}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise ReleaseError(
-            f"cannot reach the package index at {url} ({reason}): connect to it, or use a "
-            "release already cached (--offline), or a wheel on disk (@onnx=PATH.whl)"
-        ) from None
-
-
-def _index_files(version: str) -> list[dict[str, Any]]:
-    """The wheels the index lists for onnx ``version`` (not yanked)."""
-    url = f"{index_url()}/onnx/"
-    body = _get(url, accept="application/vnd.pypi.simple.v1+json")
-    try:
-        doc = json.loads(body)
-        files = [f for f in doc["files"] if isinstance(f, dict)]
-    except (ValueError, KeyError, TypeError):
-        raise ReleaseError(
-            f"{url}: not the JSON simple API (PEP 691); point ONNX_ARROW_INDEX_URL at an "
-            "index that serves it"
-        ) from None
-    wheels = [
-        f
-        for f in files
-        if isinstance(f.get("filename"), str)
-        and f["filename"].startswith(f"onnx-{version}-")
-        and f["filename"].endswith(".whl")
-        and not f.get("yanked")
-    ]
-    if not wheels:
-        known = sorted(
-            {
-                m.group("version")
-                for f in files
-                if (m := _WHEEL_NAME.fullmatch(str(f.get("filename"))))
-            },
-            key=_version_key,
-        )
-        near = ", ".join(known[-5:])
-        raise ReleaseError(
-            f"onnx {version} has no wheel on the package index {index_url()}; give a released "
-            f"version (the latest: {near})"
-        )
-    return wheels
-
-
-def _version_key(version: str) -> tuple[tuple[int, str], ...]:
-    """A sort key of a version: ``1.10.0`` after ``1.4.1``."""
-    parts = re.split(r"[.+-]", version)
-    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in parts)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _checked(path: Path) -> str:
-    """The sha256 of a cached file, checked against the one recorded beside it."""
-    record = path.with_name(path.name + ".sha256")
-    try:
-        recorded = record.read_text(encoding="ascii").split()[0]
-    except (OSError, IndexError, UnicodeDecodeError):
-        raise ReleaseError(
-            f"no digest recorded beside it ({record.name}); delete it, and it is fetched or "
-            "built again",
-            where=str(path),
-        ) from None
-    got = _sha256(path)
-    if got != recorded:
-        raise ReleaseError(
-            f"its sha256 is {got}, not the {recorded} recorded when it was cached: the file "
-            f"changed since; delete it (rm {path}), and it is fetched or built again",
-            where=str(path),
-        )
-    return got
-
-
-def _record(path: Path, sha256: str) -> None:
-    path.with_name(path.name + ".sha256").write_text(f"{sha256}  {path.name}\n", encoding="ascii")
-
-
-def fetch_wheel(version: str, *, offline: bool = False) -> Wheel:
-    """A wheel of onnx ``version``: from the cache (its digest checked), else from the
-    package index (checked against the sha256 the index states, then cached).
-
-    Raises
-    ------
-    ReleaseError
-        An unknown version, the index out of reach, ``offline`` with no wheel cached, a
-        digest that differs.
-    """
-    folder = _releases_folder("wheels")
-    if folder is not None:
-        cached = sorted(folder.glob(f"onnx-{version}-*.whl"))
-        if cached:
-            path = cached[0]
-            return Wheel(path, version, _checked(path), _recorded_url(path))
-    if offline:
-        raise ReleaseError(
-            f"onnx {version} is not in the cache ({folder}) and --offline forbids fetching "
-            f"it: run once without --offline, or pass a wheel: @onnx=PATH/onnx-{version}-....whl"
-        )
-    chosen = min(_index_files(version), key=lambda f: (f.get("size") or 0, f["filename"]))
-    name, url = chosen["filename"], chosen.get("url")
-    expected = (chosen.get("hashes") or {}).get("sha256")
-    if not isinstance(url, str) or not isinstance(expected, str):
-        raise ReleaseError(f"the index states no url or sha256 of {name}; cannot check it")
-    url = urllib.parse.urljoin(f"{index_url()}/onnx/", url)
-    target_folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="onnx-arrow-"))
-    target_folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".whl", dir=target_folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(_get(url))
-        got = _sha256(Path(tmp))
-        if got != expected:
-            raise ReleaseError(
-                f"{name} fetched from {url} has sha256 {got}, not the {expected} the index "
-                "states: the download was damaged or changed; try again"
-            )
-        path = target_folder / name
-        os.replace(tmp, path)
-        tmp = ""
-        _record(path, got)
-        path.with_name(name + ".url").write_text(url + "\n", encoding="utf-8")
-    finally:
-        if tmp:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    return Wheel(path, version, got, url)
-
-
-def _recorded_url(path: Path) -> str | None:
-    try:
-        return path.with_name(path.name + ".url").read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
-
-
 def _wheel_of(release: Release, *, offline: bool) -> Wheel:
     if release.wheel is not None:
         version = release.version or ""
-        return Wheel(release.wheel.resolve(), version, _sha256(release.wheel))
+        return Wheel(release.wheel.resolve(), version, sha256_of(release.wheel))
     if release.version is None:
         raise ReleaseError("the installed onnx's corpus comes from no wheel")
     return fetch_wheel(release.version, offline=offline)
@@ -368,61 +171,12 @@ def _wheel_of(release: Release, *, offline: bool) -> Wheel:
 # --- the data tree ------------------------------------------------------------------------
 
 
-def extract_data(wheel: str | os.PathLike[str], dest: str | os.PathLike[str]) -> list[str]:
-    """Write the wheel's ``onnx/backend/test/data`` tree into the folder ``dest``, byte for
-    byte; the kind folders it holds, sorted.
-
-    Raises
-    ------
-    ReleaseError
-        If the file is not a zip archive, holds no test data, or a member whose name
-        would write outside ``dest`` or that is larger than a corpus file may be.
-    """
-    where = os.fspath(wheel)
-    root = Path(dest)
-    kinds: set[str] = set()
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            members = [
-                m
-                for m in archive.infolist()
-                if m.filename.startswith(DATA_PREFIX) and not m.is_dir()
-            ]
-            if not members:
-                raise ReleaseError(
-                    f"holds no test data ({DATA_PREFIX}); onnx's wheels ship it from 1.2 on: "
-                    "pass a wheel of onnx itself",
-                    where=where,
-                )
-            for member in members:
-                rel = PurePosixPath(member.filename[len(DATA_PREFIX) :])
-                if rel.is_absolute() or ".." in rel.parts or "\\" in member.filename:
-                    raise ReleaseError(
-                        f"member {member.filename!r} names a file outside the test data",
-                        where=where,
-                    )
-                if member.file_size > MAX_FILE_BYTES:
-                    raise ReleaseError(
-                        f"member {member.filename!r} holds {member.file_size} bytes, more than "
-                        "a corpus file may",
-                        where=where,
-                    )
-                kinds.add(rel.parts[0] if len(rel.parts) > 1 else "")
-                target = root.joinpath(*rel.parts)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(member) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out, 1 << 20)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
-        raise ReleaseError(f"not a wheel (a zip archive): {exc}", where=where) from None
-    return sorted(k for k in kinds if k)
-
-
 def _generator_env(version: str, numpy: str, *, wheel: Wheel, offline: bool) -> Path:
     """The Python of an environment holding onnx ``version`` and numpy ``numpy`` (made once,
     kept in the cache)."""
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     name = f"onnx-{version}-numpy-{numpy}-py{python}"
-    folder = _releases_folder("envs")
+    folder = releases_folder("envs")
     base = folder if folder is not None else Path(tempfile.mkdtemp(prefix="onnx-arrow-env-"))
     env = base / name
     ready = env / "onnx-arrow-ready.json"
@@ -634,7 +388,7 @@ def open_release_store(release: Release | str, *, offline: bool = False) -> Iter
 
     if isinstance(release, str):
         release = parse_release(release)
-    folder = _releases_folder("stores")
+    folder = releases_folder("stores")
     if folder is not None and not release.installed:
         found = _cached_store(folder, release)
         if found is not None:
@@ -651,14 +405,14 @@ def open_release_store(release: Release | str, *, offline: bool = False) -> Iter
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / _store_name(prov)
         write_store(source, path, options=options)
-        _record(path, _sha256(path))
+        record_digest(path, sha256_of(path))
         _index_store(folder, release, path)
     yield path
 
 
 def _store_key(release: Release) -> str:
     numpy = release.numpy or importlib.metadata.version("numpy")
-    wheel = "" if release.wheel is None else _sha256(release.wheel)
+    wheel = "" if release.wheel is None else sha256_of(release.wheel)
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     return f"{release.version}|{wheel}|{numpy}|{python}"
 
@@ -683,7 +437,7 @@ def _cached_store(folder: Path, release: Release) -> Path | None:
     if not isinstance(name, str) or not (folder / name).is_file():
         return None
     path = folder / name
-    _checked(path)
+    checked_digest(path)
     return path
 
 
@@ -745,97 +499,3 @@ def source_text(prov: dict[str, Any] | None) -> str:
     if prov.get("source") == "folder":
         text += f", the folder {prov.get('path')}"
     return text
-
-
-# --- a dataset store of releases --------------------------------------------------------
-
-#: The folder of one release in a dataset store of releases (``import --partition-by
-#: onnx_version``): Hive's ``key=value``, which DuckDB, Polars and pyarrow read as a column.
-VERSION_FOLDER: Final = "onnx_version={}"
-
-#: DuckDB's query of a dataset store of releases (``{store}``: its folder): the expected
-#: outputs that changed from one release to the next, per case, in release order (a
-#: case's outputs compared by the digest of their files' bytes).
-CHANGES_SQL: Final = """\
-WITH outputs AS (
-  SELECT onnx_version, test_case, path, digest,
-         list_transform(string_split(onnx_version, '.'),
-                        lambda x: coalesce(TRY_CAST(x AS INTEGER), -1)) AS release
-  FROM read_parquet('{store}/*/*.parquet', hive_partitioning = true,
-                    hive_types = {{'onnx_version': VARCHAR}})
-  WHERE io = 'output' AND role IN ('value', 'file') AND data_set IS NOT NULL
-),
-steps AS (
-  SELECT *, lag(digest) OVER (PARTITION BY path ORDER BY release) AS digest_before,
-            lag(onnx_version) OVER (PARTITION BY path ORDER BY release) AS previous
-  FROM outputs
-)
-SELECT test_case, previous, onnx_version, count(*) AS outputs_changed
-FROM steps
-WHERE digest_before IS NOT NULL AND digest_before <> digest
-GROUP BY ALL
-ORDER BY min(release), test_case"""
-
-
-def release_stores(folder: str | os.PathLike[str]) -> dict[str, Any]:
-    """The releases of a dataset store of releases, each as a
-    :class:`~onnx_arrow.corpus.Store`, in release order (``1.4.1`` before ``1.10.0``)."""
-    from onnx_arrow.corpus.store import Store
-
-    root = Path(folder)
-    found = (
-        {
-            sub.name.split("=", 1)[1]: sub
-            for sub in root.iterdir()
-            if sub.is_dir() and sub.name.startswith(VERSION_FOLDER.format(""))
-        }
-        if root.is_dir()
-        else {}
-    )
-    if not found:
-        raise ReleaseError(
-            "holds no onnx_version=VERSION folder: not a dataset store of releases (import "
-            "--partition-by onnx_version @onnx==VERSION FOLDER makes one)",
-            where=str(root),
-        )
-    return {v: Store(found[v]) for v in sorted(found, key=_version_key)}
-
-
-def release_changes(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """What :data:`CHANGES_SQL` answers, without DuckDB, and with the operators each case's
-    model holds: per case whose expected outputs changed from one release to the next,
-    ``case``, ``op_types``, ``previous``, ``onnx_version`` and ``outputs_changed``."""
-    from onnx_arrow.core.model import op_types
-
-    stores = release_stores(folder)
-    before: dict[str, bytes] = {}
-    previous: str | None = None
-    out: list[dict[str, Any]] = []
-    for version, store in stores.items():
-        table = store.read_columns(
-            ["test_case", "path", "io", "data_set", "digest"], roles=["value", "file"]
-        ).to_pylist()
-        now = {
-            r["path"]: (r["test_case"], r["digest"])
-            for r in table
-            if r["io"] == "output" and r["data_set"] is not None
-        }
-        changed: dict[str, int] = {}
-        for path, (case, digest) in now.items():
-            old = before.get(path)
-            if old is not None and old != digest:
-                changed[case] = changed.get(case, 0) + 1
-        for case in sorted(changed):
-            ops = ", ".join(op_types(store.model(case)))
-            out.append(
-                {
-                    "case": case,
-                    "op_types": ops,
-                    "previous": previous,
-                    "onnx_version": version,
-                    "outputs_changed": changed[case],
-                }
-            )
-        before = {path: digest for path, (_, digest) in now.items()}
-        previous = version
-    return out

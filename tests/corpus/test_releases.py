@@ -20,20 +20,15 @@ from store_helpers import small_corpus, tree_bytes
 
 from onnx_arrow.cli import main
 from onnx_arrow.corpus import Store, WriteOptions, export_store, write_store
+from onnx_arrow.corpus.release_dataset import CHANGES_SQL, release_changes, release_stores
 from onnx_arrow.corpus.releases import (
-    CHANGES_SQL,
-    DATA_PREFIX,
     Release,
-    extract_data,
-    fetch_wheel,
-    index_url,
     is_release,
     open_release_store,
     parse_release,
-    release_changes,
     release_source,
-    release_stores,
 )
+from onnx_arrow.corpus.wheels import DATA_PREFIX, extract_data, fetch_wheel, index_url
 from onnx_arrow.diff import diff
 from onnx_arrow.errors import CorpusError, ReleaseError
 

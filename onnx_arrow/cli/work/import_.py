@@ -32,8 +32,8 @@ from onnx_arrow.corpus import (
     write_dataset,
     write_store,
 )
+from onnx_arrow.corpus.release_dataset import VERSION_FOLDER
 from onnx_arrow.corpus.releases import (
-    VERSION_FOLDER,
     folder_provenance,
     installed_provenance,
     is_release,
