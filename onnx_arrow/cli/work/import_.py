@@ -65,6 +65,22 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
     release = is_release(args.src) or args.src is None
     if args.partition_by == "onnx_version" and not release:
         args.subparser.error("--partition-by onnx_version takes a release: @onnx or @onnx==VERSION")
+    by_version = release and (
+        args.partition_by == "onnx_version" or (args.append and _has_versions(out_path))
+    )
+    as_dataset = (
+        args.dataset
+        or args.append
+        or args.partition_by is not None
+        or (args.part_bytes is not None or args.part_cases is not None)
+    )
+    if args.append and args.force:
+        args.subparser.error("--append adds to OUT and --force replaces it: give one")
+    if by_version:  # checked before any work: the release's version is in its name
+        version = parse_release(args.src or "@onnx").version or onnx.__version__
+        out_path = _version_folder(out_path, version, force=args.force)
+    elif not as_dataset:
+        check_file_target(out_path, force=args.force)
     if args.src is not None and not release:
         src = Path(args.src)
         if _is_within(out_path, src):
@@ -80,10 +96,6 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
         prov = folder_provenance(src)
     else:
         spec = parse_release(args.src or "@onnx")
-        if not spec.installed and args.partition_by == "kind":
-            args.subparser.error(
-                "--partition-by kind and a release: give --partition-by onnx_version"
-            )
         if spec.installed:
             source, prov = default_source(cases=args.case), installed_provenance()
         else:
@@ -101,21 +113,6 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
             total = count_cases(Path(getattr(source, "root", ".")))
     if args.case is not None:
         described += ", the cases matching " + ", ".join(map(repr, args.case)) + ","
-    by_version = release and (
-        args.partition_by == "onnx_version" or (args.append and _has_versions(out_path))
-    )
-    as_dataset = (
-        args.dataset
-        or args.append
-        or args.partition_by is not None
-        or (args.part_bytes is not None or args.part_cases is not None)
-    )
-    if args.append and args.force:
-        args.subparser.error("--append adds to OUT and --force replaces it: give one")
-    if by_version:
-        out_path = _version_folder(out_path, prov["onnx"], force=args.force)
-    elif not as_dataset:
-        check_file_target(out_path, force=args.force)
     levels = (
         {}
         if args.compression_level is None
