@@ -157,3 +157,18 @@ def test_a_wheel_without_node_folder_has_its_node_suite_generated(
     assert "simple/test_twice" in cases
     assert len([n for n in cases if n.startswith("node/")]) > 1000
     assert cases["node/test_abs"].tolerance is not None
+
+
+def test_commands_take_a_wheel_on_disk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wheel = make_wheel(tmp_path, "9.9.9")
+    tree = tmp_path / "tree-9.9.9-2.0"
+    assert main(["generate", f"@onnx={wheel}", str(tmp_path / "gen")]) == 0
+    assert tree_bytes(tmp_path / "gen") == tree_bytes(tree)
+    assert main(["verify", f"@onnx={wheel}"]) == 0
+    assert "byte-identical" in capsys.readouterr().out
+    assert main(["compare", f"@onnx={wheel}", "--case", "test_tiny"]) == 0
+    assert field_lines(capsys.readouterr().out)["match"] == "1"
+    assert main(["diff", f"@onnx={wheel}", str(tree)]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["old from"].startswith("onnx 9.9.9, wheel onnx-9.9.9-py3-none-any.whl")
+    assert fields["new from"].startswith("onnx ")  # the folder, imported by this onnx
