@@ -68,7 +68,7 @@ METADATA_TEXT: Final = {
     "provenance": "where the corpus came from (optional; stores written before it lack it): "
     "`onnx`, `source` (`wheel`, `wheel+generated`, `installed` or `folder`), `wheel` "
     "(`file`, `sha256`, `url`), `kinds`, `generated` and `generator` (the onnx, numpy, "
-    "protobuf, ml_dtypes and Python versions that built a generated suite), `path` (a "
+    "protobuf, ml_dtypes, Pillow and Python versions that built a generated suite), `path` (a "
     "folder's), `onnx_arrow`, `format_version` and `imported_at` (see Frozen corpora)",
 }
 

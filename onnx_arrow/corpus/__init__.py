@@ -1,8 +1,9 @@
 """The corpus store: ONNX test corpora to one Parquet file and back, byte for byte.
 
 An adapter around the core: it reads folders of test cases (or the node suite the
-installed onnx builds, or any onnx release's test data: ``@onnx==VERSION``), writes them to a Parquet store that DuckDB, Polars and
-pandas can query, and gives the folder tree back exactly.
+installed onnx builds, or any onnx release's test data: ``@onnx==VERSION``), writes them
+to a Parquet store that DuckDB, Polars and pandas can query, and gives the folder tree
+back exactly.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ before did (``numpy_helper.from_array`` / ``from_list`` / ``from_dict`` /
 ``from_optional`` by the declared type, a ``TensorProto`` as it is), into
 ``DEST/node/CASE/model.onnx`` and ``test_data_set_N/input_K.pb`` / ``output_K.pb``.
 Beside the tree, ``DEST/generated.json`` records the versions that built it (onnx,
-numpy, protobuf, Python) and each case's tolerances.
+numpy, protobuf, ml_dtypes, Pillow, Python) and each case's tolerances.
 
 Run as ``python node_writer.py DEST``; it imports only the standard library, onnx and
 numpy, so that any release's environment runs it.
@@ -94,6 +94,7 @@ def write_suite(dest: str) -> dict[str, Any]:
         "numpy": _version("numpy"),
         "protobuf": _version("protobuf"),
         "ml_dtypes": _version("ml_dtypes"),
+        "pillow": _version("pillow"),  # encodes the image decoder cases' pictures
         "python": platform.python_version(),
         "cases": len(tolerances),
         "tolerances": tolerances,

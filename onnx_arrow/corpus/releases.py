@@ -294,7 +294,9 @@ def installed_provenance() -> dict[str, Any]:
         **_base_provenance(str(key["onnx"])),
         "source": "installed",
         "data": str(wheel_data_dir()),
-        "generator": {k: key[k] for k in ("onnx", "numpy", "protobuf", "ml_dtypes", "python")},
+        "generator": {
+            k: key[k] for k in ("onnx", "numpy", "protobuf", "ml_dtypes", "pillow", "python")
+        },
         "generated": ["node"],
     }
 
@@ -339,7 +341,8 @@ def release_tree(
             prov["source"] = "wheel+generated"
             prov["generated"] = ["node"]
             prov["generator"] = {
-                k: manifest.get(k) for k in ("onnx", "numpy", "protobuf", "ml_dtypes", "python")
+                k: manifest.get(k)
+                for k in ("onnx", "numpy", "protobuf", "ml_dtypes", "pillow", "python")
             }
             prov["kinds"] = sorted({*kinds, "node"})
             prov["tolerances"] = manifest.get("tolerances", {})
