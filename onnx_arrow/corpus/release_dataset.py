@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
+from onnx_arrow.corpus.arguments import check_path
 from onnx_arrow.corpus.wheels import version_key
 from onnx_arrow.errors import ReleaseError
 
@@ -49,7 +50,7 @@ def release_stores(folder: str | os.PathLike[str]) -> dict[str, Any]:
     :class:`~onnx_arrow.corpus.Store`, in release order (``1.4.1`` before ``1.10.0``)."""
     from onnx_arrow.corpus.store import Store
 
-    root = Path(folder)
+    root = Path(check_path(folder, where="release_stores(folder)"))
     found = (
         {
             sub.name.split("=", 1)[1]: sub
@@ -74,6 +75,7 @@ def release_changes(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
     ``case``, ``op_types``, ``previous``, ``onnx_version`` and ``outputs_changed``."""
     from onnx_arrow.core.model import op_types
 
+    check_path(folder, where="release_changes(folder)")
     stores = release_stores(folder)
     before: dict[str, bytes] = {}
     previous: str | None = None
