@@ -103,7 +103,7 @@ DEFAULT_CORPUS: Final = "@default"
 @contextlib.contextmanager
 def open_side(side: str | os.PathLike[str] | Store, *, offline: bool = False) -> Iterator[Store]:
     """A side of a diff as a store: a store or dataset store as it is; a release
-    (``@onnx==VERSION``, see :mod:`onnx_arrow.corpus.releases`) as its cached store; a corpus
+    (``@onnx==VERSION``, see ``onnx_arrow.corpus.releases``) as its cached store; a corpus
     folder or :data:`DEFAULT_CORPUS` imported into a temporary store (files that do not
     decode kept as bytes), removed afterwards."""
     if isinstance(side, Store):
@@ -326,7 +326,7 @@ def diff(
         A store, a dataset store's folder, a corpus folder (imported first, into a
         temporary store), :data:`DEFAULT_CORPUS` (or ``@onnx``) for the built-in default
         corpus, or a release, ``@onnx==VERSION`` (its store, built once and cached: see
-        :mod:`onnx_arrow.corpus.releases`).
+        ``onnx_arrow.corpus.releases``).
     progress
         Called with each case once compared.
     offline
@@ -344,7 +344,7 @@ def diff(
         Sorted by path.  ``attrs["onnx_arrow"]`` says what was compared: both sides, the
         onnx-arrow that wrote them and their provenance (``old_provenance``,
         ``new_provenance``: where each side's data came from, see
-        :mod:`onnx_arrow.corpus.releases`).
+        ``onnx_arrow.corpus.releases``).
     """
     with open_side(old, offline=offline) as a, open_side(new, offline=offline) as b:
         rows = list(_rows(a, b, progress))

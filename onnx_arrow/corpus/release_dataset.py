@@ -70,7 +70,7 @@ def release_stores(folder: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def release_changes(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """What :data:`CHANGES_SQL` answers, without DuckDB, and with the operators each case's
+    """What ``CHANGES_SQL`` answers, without DuckDB, and with the operators each case's
     model holds: per case whose expected outputs changed from one release to the next,
     ``case``, ``op_types``, ``previous``, ``onnx_version`` and ``outputs_changed``."""
     from onnx_arrow.core.model import op_types

@@ -408,7 +408,7 @@ def release_source(
     Raises
     ------
     UnsupportedTypeError
-        If ``release`` is neither a name (``"@onnx==1.14.1"``) nor a :class:`Release`, or
+        If ``release`` is neither a name (``"@onnx==1.14.1"``) nor a ``Release``, or
         ``cases`` not glob patterns.
     ReleaseError
         A name that names no release; when entered, a release that cannot be had: a
@@ -456,7 +456,7 @@ def open_release_store(
     Raises
     ------
     UnsupportedTypeError, ReleaseError
-        As :func:`release_source`; and a cached store whose digest differs.
+        As ``release_source``; and a cached store whose digest differs.
     """
     return _open_release_store(
         checked_release(release, where="open_release_store(release)"), offline=offline
