@@ -172,3 +172,14 @@ def test_commands_take_a_wheel_on_disk(tmp_path: Path, capsys: pytest.CaptureFix
     fields = field_lines(capsys.readouterr().out)
     assert fields["old from"].startswith("onnx 9.9.9, wheel onnx-9.9.9-py3-none-any.whl")
     assert fields["new from"].startswith("onnx ")  # the folder, imported by this onnx
+
+
+def test_a_compare_report_carries_the_provenance_of_its_store(tmp_path: Path) -> None:
+    from onnx_arrow import compare
+
+    wheel = make_wheel(tmp_path, "9.9.9")
+    with open_release_store(f"@onnx={wheel}") as path:
+        report = compare.compare(Store(path), "reference", cases=["test_tiny"])
+    made = report.attrs["onnx_arrow"]
+    assert made["store_provenance"]["wheel"]["file"] == wheel.name
+    assert made["store_provenance"]["onnx"] == "9.9.9"
