@@ -38,9 +38,10 @@ examples:
       only the cases the patterns find
   onnx-arrow import @onnx==1.14.1 onnx-1.14.1.parquet
       onnx 1.14.1's test data, from its wheel on the package index
-  onnx-arrow import --partition-by onnx_version @onnx==1.21.0 releases/
+  onnx-arrow import --append @onnx==1.21.0 releases/
   onnx-arrow import --append @onnx==1.22.0 releases/
       a dataset store of releases: releases/onnx_version=1.22.0/part-00000.parquet ...
+      (--partition-by onnx_version starts one too)
 
 An existing OUT is kept (exit status 1) unless --force is given; the store is
 written beside OUT and renamed into place when complete, so an error or Ctrl-C
@@ -147,7 +148,8 @@ def register(commands: Any) -> None:
         action="store_true",
         help="add the corpus to the dataset store OUT as new parts, laid out as OUT's are "
         "(in a folder per kind, or not); the others are not rewritten, and a case OUT holds "
-        "already is refused",
+        "already is refused.  A release, @onnx==VERSION, goes into a folder of its own, "
+        "OUT/onnx_version=VERSION (OUT is made if missing), and one OUT holds is refused",
     )
     imp.add_argument("--force", action="store_true", help="replace OUT if it exists")
     offline_option(imp)

@@ -24,8 +24,7 @@ pytestmark = pytest.mark.usefixtures("release_cache")
 def test_releases_in_one_dataset_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "releases"
     wheels = [make_wheel(tmp_path, "9.9.8"), make_wheel(tmp_path, "9.10.0", y=3.0)]
-    first = ["import", "--partition-by", "onnx_version", f"@onnx={wheels[0]}", str(out)]
-    assert main(first) == 0
+    assert main(["import", "--append", f"@onnx={wheels[0]}", str(out)]) == 0  # a new one
     assert main(["import", "--append", f"@onnx={wheels[1]}", str(out)]) == 0
     capsys.readouterr()
     assert sorted(p.name for p in out.iterdir()) == ["onnx_version=9.10.0", "onnx_version=9.9.8"]

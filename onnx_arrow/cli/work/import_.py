@@ -65,8 +65,10 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
     release = is_release(args.src) or args.src is None
     if args.partition_by == "onnx_version" and not release:
         args.subparser.error("--partition-by onnx_version takes a release: @onnx or @onnx==VERSION")
+    # a release appended to a dataset store of releases, or to nothing yet, gets a folder
     by_version = release and (
-        args.partition_by == "onnx_version" or (args.append and _has_versions(out_path))
+        args.partition_by == "onnx_version"
+        or (args.append and (_has_versions(out_path) or _starts_releases(args.src, out_path)))
     )
     as_dataset = (
         args.dataset
@@ -190,6 +192,14 @@ def _origin(prov: dict[str, Any]) -> str:
 def _has_versions(folder: Path) -> bool:
     """Whether a folder is a dataset store of releases (``onnx_version=V`` folders)."""
     return folder.is_dir() and any(folder.glob("onnx_version=*"))
+
+
+def _starts_releases(src: str | None, folder: Path) -> bool:
+    """Whether ``--append`` of ``src`` to ``folder`` starts a dataset store of releases: a
+    release named by its version (not the installed onnx) appended to no store yet."""
+    if src is None or parse_release(src).installed:
+        return False
+    return not folder.exists() or (folder.is_dir() and not any(folder.iterdir()))
 
 
 def _version_folder(out: Path, version: str, *, force: bool) -> Path:
