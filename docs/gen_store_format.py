@@ -63,7 +63,13 @@ METADATA_TEXT: Final = {
     "data_columns": 'per ONNX dtype name: `{"column": ..., "element": ...}`, the data '
     "column and its element type (as in Data columns above)",
     "created_by": 'the writer: `"onnx-arrow <version>"`',
-    "onnx_version": "the version of onnx the writer ran with (which built the node suite)",
+    "onnx_version": "the version of onnx the corpus is of: the release imported "
+    "(`@onnx==VERSION`), else the onnx the writer ran with (which built the node suite)",
+    "provenance": "where the corpus came from (optional; stores written before it lack it): "
+    "`onnx`, `source` (`wheel`, `wheel+generated`, `installed` or `folder`), `wheel` "
+    "(`file`, `sha256`, `url`), `kinds`, `generated` and `generator` (the onnx, numpy, "
+    "protobuf, ml_dtypes, Pillow and Python versions that built a generated suite), `path` (a "
+    "folder's), `onnx_arrow`, `format_version` and `imported_at` (see Frozen corpora)",
 }
 
 INTRO: Final = """\
@@ -350,7 +356,9 @@ def _metadata_fields() -> list[str]:
     """The JSON fields a store written by onnx-arrow holds: write an empty one and look."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "empty.parquet"
-        write_store([], path)
+        # as import writes it: with the corpus's provenance
+        options = WriteOptions(provenance={"onnx": "1.22.0", "source": "folder"})
+        write_store([], path, options=options)
         raw = pq.read_schema(path).metadata[METADATA_KEY.encode()]
     fields = list(json.loads(raw))
     missing = [f for f in fields if f not in METADATA_TEXT]

@@ -38,6 +38,7 @@ __all__ = [
     "OnnxArrowDeprecationWarning",
     "OnnxArrowError",
     "OnnxArrowWarning",
+    "ReleaseError",
     "UnsupportedTypeError",
 ]
 
@@ -131,6 +132,12 @@ class FileWriteError(CorpusError, OSError):
 
 def _file_write_error(message: str, where: str | None, code: int | None) -> FileWriteError:
     return FileWriteError(message, where=where, code=code)
+
+
+class ReleaseError(CorpusError):
+    """An onnx release cannot be had as a corpus as asked: a version the package index
+    does not list, no network (or ``--offline``) and nothing cached, a cached file whose
+    digest is not the one recorded, a wheel without test data."""
 
 
 class CompareError(OnnxArrowError, ValueError):

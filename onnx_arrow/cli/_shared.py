@@ -175,3 +175,21 @@ def onnxruntime_options(parser: argparse.ArgumentParser) -> None:
         "(intra_op_num_threads=1, graph_optimization_level=ORT_ENABLE_BASIC), or a session "
         "configuration entry (a KEY with a dot); repeat for more",
     )
+
+
+#: What a command that takes a corpus by name says of ``@onnx==VERSION``.
+RELEASES_HELP: Final = (
+    "@onnx is the installed onnx's corpus; @onnx==VERSION a release's (its wheel's test "
+    "data, fetched from the package index and cached; from 1.23 on its node suite generated "
+    "by that release, numpy pinned by @onnx==VERSION,numpy==N); @onnx=PATH.whl a wheel on disk"
+)
+
+
+def offline_option(parser: argparse.ArgumentParser) -> None:
+    """--offline: an ``@onnx==VERSION`` corpus from the cache or a wheel on disk only."""
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="take @onnx==VERSION from the cache (or @onnx=PATH.whl) only; never ask the "
+        "package index",
+    )

@@ -8,7 +8,13 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command, backend_options, onnxruntime_options
+from onnx_arrow.cli._shared import (
+    Command,
+    add_command,
+    backend_options,
+    offline_option,
+    onnxruntime_options,
+)
 
 _EPILOG: Final = """\
 examples:
@@ -102,7 +108,13 @@ def register(commands: Any) -> None:
         "the most outputs that do not match.",
         _EPILOG,
     )
-    cmp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
+    cmp.add_argument(
+        "store",
+        metavar="STORE",
+        help="a Parquet store written by import, or a release, @onnx==VERSION (its store, "
+        "built once and cached)",
+    )
+    offline_option(cmp)
     which_actual = backend_options(cmp)
     onnxruntime_options(cmp)
     which_actual.add_argument(

@@ -282,6 +282,7 @@ def compare_stores(
         expected,
         actual=[str(p) for p in actual.parts],
         actual_created_by=actual.metadata.get("created_by"),
+        actual_provenance=actual.metadata.get("provenance"),
         missing=missing,
         left_out=left_out,
         **plan_provenance(plan, cases),

@@ -247,6 +247,7 @@ def provenance(store: Store, **options: Any) -> dict[str, Any]:
         "store": [str(p) for p in store.parts],
         "store_created_by": store.metadata.get("created_by"),
         "report_format": REPORT_FORMAT,
+        "store_provenance": store.metadata.get("provenance"),
         **options,
     }
 

@@ -15,6 +15,7 @@ from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.cli.work.run import backend
 from onnx_arrow.corpus import Store
+from onnx_arrow.corpus.releases import is_release, open_release_store
 
 __all__ = ["run"]
 
@@ -50,7 +51,13 @@ def _print_unneeded(
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Compare, print the outputs by status; exit status 1 if any does not pass."""
-    store = Store(args.store)
+    if is_release(args.store):
+        with open_release_store(args.store, offline=args.offline) as path:
+            return _run(args, out, Store(path))
+    return _run(args, out, Store(args.store))
+
+
+def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     if args.all_cases and args.actual is None:
         args.subparser.error("--all-cases applies to --actual only")
     if args.actual is not None and (

@@ -37,6 +37,7 @@ from onnx_arrow.core.model import (
 )
 from onnx_arrow.corpus import Case, CorpusFile, Store
 from onnx_arrow.corpus.facts import store_facts
+from onnx_arrow.corpus.releases import is_release, open_release_store, provenance_lines
 from onnx_arrow.corpus.sources import (
     MAX_FILE_BYTES,
     CorpusError,
@@ -55,6 +56,9 @@ _DATA_SET: Final = re.compile(r"test_data_set_\d+")
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Describe PATH: a store, a case folder, a model or a .pb value file."""
+    if is_release(args.path):
+        with open_release_store(args.path, offline=args.offline) as store_path:
+            return _info_store(store_path, out)
     path = Path(args.path)
     for_pb = args.model is not None or args.input is not None or args.output is not None
     if path.is_dir() or _is_parquet(path):
@@ -346,6 +350,7 @@ def _info_store(path: Path, out: TextIO) -> int:
                 "(kept as they are; the declared column says what is declared)",
             )
         )
+    lines += provenance_lines(store.metadata.get("provenance"))
     print_fields(lines, out)
     return EXIT_OK
 
