@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from onnx_arrow.core._json import load_json
 from onnx_arrow.core.arrow_input import arrow_column, arrow_schema, arrow_table, arrow_type_arg
 from onnx_arrow.core.extension_types import describe_type
-from onnx_arrow.core.storage_form import Data, storage_type, stored, typed
+from onnx_arrow.core.storage_form import Data, portable_type, retyped, storage_type, stored, typed
 from onnx_arrow.core.walk import child_arrays, child_fields
 from onnx_arrow.errors import ArrowLayoutError
 
@@ -139,6 +139,12 @@ def to_portable(table: Any) -> pa.Table:
         table = pa.Table.from_batches([table])
     columns = {f.name: _type_text(f) for f in table.schema if storage_type(f.type) != f.type}
     plain = stored(table)
+    for i, f in enumerate(table.schema):
+        layout = portable_type(f.type)
+        if layout != plain.schema.field(i).type:  # maps, as lists of their entries
+            column = plain.column(i)
+            chunks = [retyped(c, layout) for c in column.chunks]
+            plain = plain.set_column(i, f.name, pa.chunked_array(chunks, type=layout))
     for name, text in columns.items():
         column = name + TYPE_COLUMN_SUFFIX
         if column in table.column_names:
@@ -229,16 +235,19 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
 def _typed_back(name: str, column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
     """``column`` as an engine gave it back, cast to the storage of ``target`` where the
     cast is exact, and typed."""
+    layout = portable_type(target)
+    if pa.types.is_map(column.type) and not pa.types.is_map(layout):
+        column = _with_entries(column)  # a map as written before maps were lists of entries
     try:
-        plain = column.cast(storage_type(target))
+        plain = column.cast(layout)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise ArrowLayoutError(
-            f"the column is {column.type}, which is not the storage of its recorded type "
-            f"{describe_type(target)} ({exc})",
+            f"the column is {column.type}, which is not the portable storage of its recorded "
+            f"type {describe_type(target)} ({exc})",
             where=f"column {name!r}",
         ) from None
     for chunk in column.chunks:
-        inexact = _inexact(chunk, storage_type(target))
+        inexact = _inexact(chunk, layout)
         if inexact is not None:
             raise ArrowLayoutError(
                 f"the column is {column.type}, and cast back to the storage of its "
@@ -247,7 +256,23 @@ def _typed_back(name: str, column: pa.ChunkedArray, target: pa.DataType) -> pa.C
                 "one that keeps it",
                 where=f"column {name!r}",
             )
+    storage = storage_type(target)
+    if storage != layout:  # the maps, from the lists of their entries (the same buffers)
+        plain = pa.chunked_array([retyped(c, storage) for c in plain.chunks], type=storage)
+        try:
+            plain.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise ArrowLayoutError(
+                f"the column's map entries are no map ({exc}): a key is null or the engine "
+                "changed the entries",
+                where=f"column {name!r}",
+            ) from None
     return typed(plain, target)
+
+
+def _with_entries(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    layout = portable_type(column.type)
+    return pa.chunked_array([retyped(c, layout) for c in column.chunks], type=layout)
 
 
 def _check_rows(

@@ -125,12 +125,20 @@ def _engine_read(engine: str, path: str) -> pa.Table:
         # Arrow-backed columns: numpy object cells turn maps into lists of pairs
         frame = pd.read_parquet(path, dtype_backend="pyarrow")
         return pa.Table.from_pandas(frame, preserve_index=False)
+    if engine == "datasets":  # Hugging Face datasets: no map type, maps as their entries
+        datasets = pytest.importorskip("datasets")
+        return datasets.Dataset.from_parquet(path, cache_dir=str(Path(path).parent)).data.table
     dd = pytest.importorskip("dask.dataframe")
-    frame = dd.read_parquet(path, dtype_backend="pyarrow").compute()
+    if engine == "dask-numpy":  # object cells: maps as lists of entries, each a dict
+        frame = dd.read_parquet(path).compute()
+    else:
+        frame = dd.read_parquet(path, dtype_backend="pyarrow").compute()
     return pa.Table.from_pandas(frame, preserve_index=False)
 
 
-@pytest.mark.parametrize("engine", ["pyarrow", "polars", "duckdb", "pandas", "dask"])
+@pytest.mark.parametrize(
+    "engine", ["pyarrow", "polars", "duckdb", "pandas", "dask", "dask-numpy", "datasets"]
+)
 def test_portable_tables_come_back_exact_from_every_engine(tmp_path, engine: str) -> None:
     table = pa.table(portable_columns())
     portable = onnx_arrow.to_portable(table)
