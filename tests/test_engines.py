@@ -1,6 +1,7 @@
 """The engines beyond the interchange matrix: Hugging Face datasets, Dask's pyarrow backend,
 Lance, DataFusion (both ways it reads Parquet) and Polars on complex tensors, each column
-kind in the three forms (canonical, exact, portable), with the real engines.
+kind in the three forms (canonical, exact, portable), with the real engines; and stores
+read by DataFusion (a dataset folder) and Ray (one block).
 
 Each cell has one measured outcome (:func:`expected`), as in ``tests/test_interchange.py``:
 
@@ -251,6 +252,31 @@ def test_datafusion_reads_a_dataset_store_with_subdirectories_listed(dataset_sto
     assert sorted(c.name for c in decoded) == sorted(store.cases())
     for case in decoded:
         assert case.model == store.model(case.name)
+
+
+@pytest.mark.slow
+def test_ray_reads_a_store_as_one_block_and_groups_hand_whole_cases(dataset_store: Path) -> None:
+    """Ray Data reads a store (its parts too) as one block, so a map over its blocks runs
+    as one task; ``groupby("test_case").map_groups`` hands each call whole cases (the route
+    of the recipes), and every case decodes."""
+    ray = pytest.importorskip("ray")
+    from onnx_arrow.corpus import REQUIRED_COLUMNS, Store
+
+    def case_names(rows: pa.Table) -> pa.Table:  # a local function: Ray pickles it by value
+        from onnx_arrow.corpus import cases_from_rows
+
+        names = [c.name for c in cases_from_rows(rows, where="a Ray group")]
+        return pa.table({"case": pa.array(names, pa.string())})
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        rows = ray.data.read_parquet(str(dataset_store)).select_columns(list(REQUIRED_COLUMNS))
+        assert rows.materialize().num_blocks() == 1
+        groups = rows.groupby("test_case").map_groups(case_names, batch_format="pyarrow")
+        names = sorted(r["case"] for r in groups.take_all())
+    finally:
+        ray.shutdown()
+    assert names == sorted(Store(dataset_store).cases())
 
 
 if __name__ == "__main__":
