@@ -219,6 +219,19 @@ def test_engine_matrix(engine: str, column: str, form: str, tmp_path: Path) -> N
     _check(engine, column, form, tmp_path)
 
 
+def test_polars_keeps_the_types_unregistered() -> None:
+    """Polars (2.1) keeps an extension type it has no class for as ``pl.Extension`` (name,
+    storage, metadata) and hands it back unchanged, so onnx-arrow registers none of its
+    types with ``pl.register_extension_type`` (an unstable API): importing onnx-arrow
+    changes nothing in Polars."""
+    pl = pytest.importorskip("polars")
+    column = _original("bfloat16", "canonical")
+    frame = pl.from_arrow(pa.table({"x": column}))
+    assert isinstance(frame.schema["x"], pl.Extension)
+    assert pl.get_extension_type(column.type.extension_name) is None
+    assert frame.to_arrow().column("x").type == column.type
+
+
 # --- stores: DataFusion on a dataset folder, Ray's blocks ---------------------------------------
 
 
