@@ -45,15 +45,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 from test_interchange import COLUMNS as INTERCHANGE_COLUMNS
 from test_interchange import EXPECTED as INTERCHANGE_EXPECTED
 
 import onnx_arrow
 from onnx_arrow.errors import OnnxArrowError
 
+
+def _sparse() -> Any:
+    values = numpy_helper.from_array(np.array([1.5, np.nan], np.float32), "v")
+    return helper.make_sparse_tensor(values, numpy_helper.from_array(np.int64([1, 3]), "i"), [4])
+
+
 COLUMNS: dict[str, Callable[[], list[Any]]] = {
     **INTERCHANGE_COLUMNS,
+    "sparse": lambda: [_sparse(), _sparse()],
     "complex64": lambda: [
         numpy_helper.from_array(np.array([1 + 2j, -3j, np.nan], np.complex64), "c")
         for _ in range(2)
@@ -164,7 +171,7 @@ def expected(engine: str, column: str, form: str) -> Expect:
     if engine == "datasets":  # no datasets dtype for any extension type: to_portable works
         return Expect("engine-fails", "ValueError", "does not have a datasets dtype equivalent")
     if engine == "dask_pyarrow":  # Dask's empty metadata table: to_portable works
-        if form == "exact" or column in ("bool", "sequence", "map"):
+        if form == "exact" or column in ("bool", "sequence", "map", "sparse"):
             return Expect("engine-fails", "ArrowNotImplementedError")
         return SAME
     if engine == "lance":
@@ -217,6 +224,18 @@ def test_engine(engine: str, column: str, form: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize(("engine", "column", "form"), _cells(default_only=False))
 def test_engine_matrix(engine: str, column: str, form: str, tmp_path: Path) -> None:
     _check(engine, column, form, tmp_path)
+
+
+def test_lance_takes_string_tensors_as_lists(tmp_path: Path) -> None:
+    """Lance panics writing a ``fixed_size_list<binary>``: the portable table with such a
+    column cast to ``list<binary>`` (which ``from_portable`` casts back) reads the same."""
+    lance = pytest.importorskip("lance")
+    portable = _table("string", "portable")
+    i = portable.column_names.index("string")
+    as_lists = portable.set_column(i, "string", portable.column(i).cast(pa.list_(pa.binary())))
+    lance.write_dataset(as_lists, tmp_path / "strings.lance")
+    back = onnx_arrow.from_portable(lance.dataset(tmp_path / "strings.lance").to_table())
+    assert _messages(back.column("string")) == _reference("string", "canonical")
 
 
 def test_polars_keeps_the_types_unregistered() -> None:
