@@ -365,12 +365,14 @@ def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, 
     if raw is None:
         if not needed:
             return {}
+        nested = [f.name for f in table.schema if pa.types.is_nested(f.type)]
+        which = f" (the columns {', '.join(map(repr, nested))} may be typed)" if nested else ""
         raise ArrowLayoutError(
             f"the table has no {PORTABLE_KEY.decode()} metadata and no type columns (the "
             "engine that gave it may have dropped both, or the table is not to_portable's); "
             "pass the schema of the table to_portable was given, as from_portable(table, "
             "schema=typed.schema): a pyarrow Schema with a field for each typed column, of "
-            "the type onnx_arrow.to_arrow gave it",
+            f"the type onnx_arrow.to_arrow gave it{which}",
             where="schema metadata",
         )
     try:
