@@ -6,7 +6,8 @@ storage anyway.  :func:`to_storage` gives that form (every extension type,
 canonical or onnx-arrow's own, replaced by its storage, at any depth) over the
 same buffers, without a copy; :func:`from_storage` puts the types back.
 :func:`to_portable` and :func:`from_portable` do the same for tables, recording the
-types in the schema metadata.
+types in the schema metadata and, on every row, in a type column beside each typed column,
+so that rows keep their type through engines that drop metadata or mix files.
 
 These are the public entry points: they take any Arrow data through the gate of
 :mod:`onnx_arrow.core.arrow_input` (a Polars ``Series`` or ``DataFrame`` too), and
