@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+import pyarrow as pa
 
 from onnx_arrow.core.dtypes import DTYPES, DType
+from onnx_arrow.core.tensor_types import tensor_layout
 from onnx_arrow.errors import UnsupportedTypeError
 
 __all__ = ["DLPACK_CODES", "DLPackTensor", "to_dlpack"]
@@ -92,7 +94,12 @@ def to_dlpack(data: Any) -> DLPackTensor:
     """
     from onnx_arrow.core.values import to_numpy
 
-    array = to_numpy(data, strings="bytes")
+    row_of = _fixed_shape_row(data)
+    if row_of is not None:  # one value of a fixed-shape column, over the column's buffer
+        rows = to_numpy(row_of, strings="bytes")
+        array = rows.reshape(rows.shape[1:])  # a view: a 0-d array for a scalar tensor
+    else:
+        array = np.asarray(to_numpy(data, strings="bytes"))
     row = _dtype_of(array.dtype)
     code = None if row is None else DLPACK_CODES.get(row.name)
     if row is None or code is None:
@@ -105,6 +112,19 @@ def to_dlpack(data: Any) -> DLPackTensor:
         )
     numpy_has = row.numpy.type.__module__ == "numpy"
     return DLPackTensor(array, row, code, zero_copy=numpy_has and _is_view(array))
+
+
+def _fixed_shape_row(data: Any) -> pa.Array | None:
+    """A present scalar of a fixed-shape tensor column as a column of its one row, over
+    the same buffer (``to_numpy`` of a scalar copies it), else None."""
+    if not (isinstance(data, pa.ExtensionScalar) and data.is_valid):
+        return None
+    storage = data.value
+    if not isinstance(storage, pa.FixedSizeListScalar) or tensor_layout(data.type) is None:
+        return None
+    values = storage.values
+    row = pa.FixedSizeListArray.from_arrays(values, type=data.type.storage_type)
+    return pa.ExtensionArray.from_storage(data.type, row)
 
 
 def _dtype_of(dtype: np.dtype[Any]) -> DType | None:

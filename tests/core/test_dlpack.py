@@ -88,6 +88,10 @@ def test_numpy_dtypes_reach_torch_zero_copy(values: np.ndarray[Any, Any]) -> Non
         tensor.data_ptr() == storage.buffers()[1].address + storage.offset * storage.type.byte_width
     )
     assert np.array_equal(tensor.numpy(), onnx_arrow.to_numpy(column))
+    # one value, column[1]: over the same buffer, one row in
+    one = torch.from_dlpack(to_dlpack(column[1]))
+    assert one.data_ptr() == tensor[1].data_ptr()
+    assert np.array_equal(one.numpy(), onnx_arrow.to_numpy(column)[1])
 
 
 def test_a_copy_is_refused_where_asked_for_none_and_made_where_asked() -> None:
