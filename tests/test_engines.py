@@ -238,6 +238,31 @@ def test_lance_takes_string_tensors_as_lists(tmp_path: Path) -> None:
     assert _messages(back.column("string")) == _reference("string", "canonical")
 
 
+def test_a_null_where_the_type_declares_none_is_refused() -> None:
+    """A complex tensor whose parts an engine made nullable reads the same (Polars, Lance);
+    one with a null part is refused, never read as a number."""
+    from onnx_arrow.core.extension_metadata import CDataHolder
+    from onnx_arrow.errors import ArrowLayoutError
+
+    column = _original("complex64", "canonical")
+    loose = pa.list_(pa.list_(pa.float32(), 2), 3)  # the parts' not-null flag dropped
+    metadata = {
+        b"ARROW:extension:name": column.type.extension_name.encode(),
+        b"ARROW:extension:metadata": column.type.__arrow_ext_serialize__(),
+    }
+    for parts, same in (
+        ([[[1.0, 2.0], [-0.0, -3.0], [float("nan"), 0.0]]] * 2, True),
+        ([[[1.0, None], [-0.0, -3.0], [float("nan"), 0.0]]] * 2, False),
+    ):
+        storage = pa.array(parts, loose)
+        engine_made = pa.array(CDataHolder(storage, pa.field("c", loose, metadata=metadata)))
+        if same:
+            assert _messages(engine_made) == _reference("complex64", "canonical")
+        else:
+            with pytest.raises(ArrowLayoutError, match=r"null in field 'item'.*declares not null"):
+                onnx_arrow.from_arrow(engine_made)
+
+
 def test_polars_keeps_the_types_unregistered() -> None:
     """Polars (2.1) keeps an extension type it has no class for as ``pl.Extension`` (name,
     storage, metadata) and hands it back unchanged, so onnx-arrow registers none of its
