@@ -376,3 +376,14 @@ def test_a_cast_back_that_is_not_exact_is_refused_naming_the_column_and_value() 
     narrowed = _engine_changed(ints, "x", pa.array([[1, 300]], pa.list_(pa.int64())))
     with pytest.raises(ArrowLayoutError, match=r"^column 'x': "):
         onnx_arrow.from_portable(narrowed, ints.schema)
+
+
+def test_a_schema_of_another_type_is_refused_naming_it() -> None:
+    """A schema whose type for a column has the same storage but is not the one written
+    (BFLOAT16 for FLOAT, another shape) is refused, never used on the rows."""
+    floats, bf16 = MIXED["dtypes"]
+    portable = onnx_arrow.to_portable(pa.table({"x": floats}))
+    wrong = pa.table({"x": bf16}).schema
+    for read in (portable, portable.replace_schema_metadata(None)):
+        with pytest.raises(ArrowLayoutError, match=r"row 0 .*bfloat16.*\(the schema passed\)"):
+            onnx_arrow.from_portable(read, wrong)
