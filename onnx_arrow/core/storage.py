@@ -200,10 +200,11 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         schema = arrow_schema(schema, where="schema")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    type_columns = {
+    type_columns = {  # a column's type column: beside it, with its name and the suffix
         name[: -len(TYPE_COLUMN_SUFFIX)]: name
         for name in table.column_names
-        if name.endswith(TYPE_COLUMN_SUFFIX) and len(name) > len(TYPE_COLUMN_SUFFIX)
+        if name.endswith(TYPE_COLUMN_SUFFIX)
+        and name[: -len(TYPE_COLUMN_SUFFIX)] in table.column_names
     }
     recording = set(type_columns.values())
     recorded = _portable_types(table, schema is None and not type_columns)
