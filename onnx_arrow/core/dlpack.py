@@ -103,11 +103,14 @@ def to_dlpack(data: Any) -> DLPackTensor:
     row = _dtype_of(array.dtype)
     code = None if row is None else DLPACK_CODES.get(row.name)
     if row is None or code is None:
-        name = "STRING" if array.dtype == object else (row.name if row else str(array.dtype))
+        what = (
+            "STRING elements (bytes, not numbers)"
+            if array.dtype == object
+            else f"{row.name if row else array.dtype} elements held one a byte, as onnx-arrow "
+            "holds them (DLPack's sub-byte types are packed)"
+        )
         raise UnsupportedTypeError(
-            f"DLPack has no type code for {name} elements held one a byte (DLPack packs "
-            "sub-byte types; strings are no numbers); onnx_arrow.to_numpy gives them as an "
-            "ndarray",
+            f"DLPack has no type code for {what}; onnx_arrow.to_numpy gives them as an ndarray",
             where="data",
         )
     numpy_has = row.numpy.type.__module__ == "numpy"
@@ -147,8 +150,8 @@ class DLPackTensor:
     dtype: DType
     #: the DLPack ``(type code, bits)``
     code: tuple[int, int]
-    #: whether the elements are the Arrow buffer itself (a dtype numpy has, a fixed-shape
-    #: column without nulls in one chunk), not a copy
+    #: whether the elements are an Arrow buffer itself, not a copy: a dtype numpy has, a
+    #: fixed-shape column without nulls (the column's own buffer where it has one chunk)
     zero_copy: bool
 
     @property
