@@ -317,6 +317,35 @@ def dataset_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.parametrize("engine", ["datasets", "lance", "datafusion"])
+def test_store_rows_from_the_engines_decode_as_the_store(
+    dataset_store: Path, engine: str, tmp_path: Path
+) -> None:
+    """A store's columns are plain Arrow: Hugging Face datasets, Lance and DataFusion hand
+    its rows back, and ``cases_from_rows`` decodes them to what ``Store`` gives."""
+    from store_helpers import same
+
+    from onnx_arrow.corpus import Store, cases_from_rows
+
+    part = sorted(dataset_store.rglob("*.parquet"))[0]
+    if engine == "datasets":
+        datasets = pytest.importorskip("datasets")
+        rows = datasets.Dataset.from_parquet(str(part), cache_dir=str(tmp_path)).data.table
+    elif engine == "lance":
+        lance = pytest.importorskip("lance")
+        lance.write_dataset(pq.read_table(part), tmp_path / "part.lance")
+        rows = lance.dataset(tmp_path / "part.lance").to_table()
+    else:
+        datafusion = pytest.importorskip("datafusion")
+        rows = pa.table(datafusion.SessionContext().read_parquet(str(part)))
+    decoded = cases_from_rows(rows, where=engine)
+    store = Store(dataset_store)
+    assert decoded
+    for case in decoded:
+        assert case.model == store.model(case.name)
+        assert same(case.data_sets(), store.case_arrays(case.name)), case.name
+
+
 def test_datafusion_reads_a_dataset_store_with_subdirectories_listed(dataset_store: Path) -> None:
     """A dataset store keeps its parts in a folder per kind: DataFusion lists none of them
     by default (its own error, no rows), and every one with
