@@ -263,6 +263,28 @@ def test_lance_takes_string_tensors_as_lists(tmp_path: Path) -> None:
     assert _messages(back.column("string")) == _reference("string", "canonical")
 
 
+@pytest.mark.slow
+def test_spark_reads_portable_tables_the_same(tmp_path: Path) -> None:
+    """Spark keeps storage only: every kind of portable column comes back the same, its
+    types from the type columns (FLOAT16 aside: Spark refuses a file holding it)."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+    from spark_helpers import end_spark_jvm
+
+    session = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+    spark = session.getOrCreate()
+    try:
+        for column in COLUMNS:
+            if column == "float16":
+                continue
+            path = tmp_path / f"{column}.parquet"
+            pq.write_table(_table(column, "portable"), path)
+            back = onnx_arrow.from_portable(spark.read.parquet(str(path)).toArrow())
+            assert _messages(back.column(column)) == _reference(column, "canonical"), column
+    finally:
+        end_spark_jvm()
+
+
 def test_a_null_where_the_type_declares_none_is_refused() -> None:
     """A complex tensor whose parts an engine made nullable reads the same (Polars, Lance);
     one with a null part is refused, never read as a number."""
