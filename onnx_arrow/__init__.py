@@ -45,6 +45,7 @@ from onnx_arrow.errors import (
 )
 
 if TYPE_CHECKING:
+    from onnx_arrow.core.dlpack import to_dlpack
     from onnx_arrow.core.files import read_pb
     from onnx_arrow.core.storage import from_portable, from_storage, to_portable, to_storage
     from onnx_arrow.core.types import arrow_type, onnx_type
@@ -89,6 +90,7 @@ __all__ = [
     "read_pb",
     "to_arrow",
     "to_arrow_scalar",
+    "to_dlpack",
     "to_numpy",
     "to_portable",
     "to_pylist",

@@ -49,6 +49,7 @@ PUBLIC = [
     "read_pb",
     "to_arrow",
     "to_arrow_scalar",
+    "to_dlpack",
     "to_numpy",
     "to_portable",
     "to_pylist",

@@ -316,9 +316,9 @@ for _name, _change, _action, _expect in (
     case("engine-rows", _name, _action, _expect, memory=memory)(
         lambda root, change=_change, n=_name: {"path": _rows_file(root, n, change)}
     )
-# Dask's numpy backend turns integer columns with nulls to float64: refused (the docs say to
-# read with dtype_backend="pyarrow", which decodes)
-case("engine-rows", "dask-numpy-backend", "rows", Expect("CorpusError", "data_set is double"))(
+# Dask's numpy backend turns integer columns with nulls to float64, and lists to object
+# cells of ndarrays: taken back exactly
+case("engine-rows", "dask-numpy-backend", "rows", Expect(result={"cases": _ALL_CASES}))(
     lambda root: {"path": _rows_file(root, "dask", lambda t: t), "engine": "pandas"}
 )
 case("engine-rows", "dask-pyarrow-backend", "rows", Expect(result={"cases": _ALL_CASES}))(
@@ -392,24 +392,35 @@ def _as_double_lists(shift: float = 0.0) -> Callable[[pa.Table], pa.Table]:
 
 
 _SAME = Expect(result={"same": True})
-#: bugs the library still has, each the failure its case must show
-_ENGINE_CAST = (  # pq.read_table of a folder: every file cast to the first file's schema
-    "result same is False, expected True"
-)
-_KNOWN = {
-    # pyarrow's dataset reader takes the first file's schema and metadata: the second
-    # file's float64 tensors are cast to float32 and its (3, 2) tensors read as (2, 3),
-    # before from_portable sees them (the storage of both shapes is the same)
-    "folder-of-two-dtypes": _ENGINE_CAST,
-    "folder-of-two-shapes": _ENGINE_CAST,
-}
+#: a folder of two files whose column ``x`` has the same storage and two types: refused at
+#: the first row of the second file, whatever type the engine gave the column
+_MIXED = Expect("ArrowLayoutError", "column 'x': row 3 (and 3 rows in all) was written as")
 _UNREADABLE = Expect("ArrowLayoutError", "unreadable onnx_arrow.portable metadata")
 for _name, _build, _expect in (
     ("as-written", lambda root: _portable_file(root, "as-written"), _SAME),
     (
+        # the types come from the type column's rows
         "metadata-dropped",
         lambda root: _portable_file(root, "dropped", lambda t: t.replace_schema_metadata(None)),
-        Expect("ArrowLayoutError", "no onnx_arrow.portable metadata"),
+        _SAME,
+    ),
+    (
+        "metadata-and-type-column-dropped",
+        lambda root: _portable_file(
+            root,
+            "dropped-both",
+            lambda t: t.drop_columns(["x__onnx_arrow_type"]).replace_schema_metadata(None),
+        ),
+        Expect("ArrowLayoutError", "no onnx_arrow.portable metadata and no type columns"),
+    ),
+    (
+        "type-column-forged",
+        lambda root: _portable_file(
+            root,
+            "type-forged",
+            lambda t: t.set_column(1, "x__onnx_arrow_type", pa.array(["////"] * len(t))),
+        ),
+        Expect("ArrowLayoutError", "column 'x__onnx_arrow_type': unreadable recorded type"),
     ),
     (
         "metadata-dropped-schema-passed",
@@ -456,7 +467,7 @@ for _name, _build, _expect in (
             "two-dtypes",
             columns=(_tensors(np.float32, (2, 3)), _tensors(np.float64, (2, 3))),
         ),
-        _SAME,
+        _MIXED,
     ),
     (
         "folder-of-two-shapes",
@@ -465,10 +476,10 @@ for _name, _build, _expect in (
             "two-shapes",
             columns=(_tensors(np.float32, (2, 3)), _tensors(np.float32, (3, 2))),
         ),
-        _SAME,
+        _MIXED,
     ),
 ):
-    case("portable", _name, "portable", _expect, known=_KNOWN.get(_name))(_build)
+    case("portable", _name, "portable", _expect)(_build)
 
 
 # --- diff ---------------------------------------------------------------------------------------
