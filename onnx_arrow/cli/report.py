@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from onnx_arrow.cli._shared import Command, add_command
 
-#: The formats the scoreboard renders to (onnx_arrow.compare.scoreboard.FORMATS).
+#: The formats the scoreboard renders to (onnx_arrow.compare.side_by_side.FORMATS).
 FORMATS: Final = ("md", "html", "json")
 
 _EPILOG: Final = """\

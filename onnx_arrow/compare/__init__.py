@@ -50,7 +50,7 @@ worst), ``plans`` (which cases, skip / xfail / tolerance patterns),
 actual value as a ``.pb``), ``distribution`` (how an output's errors are spread: their
 percentiles, the ULP histogram), ``report`` (rows, columns, counts, the Parquet file),
 ``direct`` (:func:`compare`), ``actual`` (stores of actual outputs: :func:`write_actual`
-and :func:`compare_stores`) and ``scoreboard`` (reports side by side).
+and :func:`compare_stores`) and ``side_by_side`` (reports side by side: the scoreboard).
 
 Examples
 --------
@@ -117,7 +117,7 @@ from onnx_arrow.compare.report import (
     write_report,
 )
 from onnx_arrow.compare.runs import DataSetRun, run_backend
-from onnx_arrow.compare.scoreboard import Scoreboard, scoreboard
+from onnx_arrow.compare.side_by_side import Scoreboard, scoreboard
 from onnx_arrow.compare.statuses import PASSING, STATUSES
 from onnx_arrow.compare.unneeded import UNNEEDED_COLUMNS, unneeded_entries
 from onnx_arrow.errors import (

@@ -8,7 +8,7 @@ from typing import TextIO
 
 from onnx_arrow.cli._shared import EXIT_OK
 from onnx_arrow.cli.work._shared import check_file_target
-from onnx_arrow.compare.scoreboard import scoreboard
+from onnx_arrow.compare.side_by_side import scoreboard
 from onnx_arrow.corpus.tree import atomic_file
 
 __all__ = ["run"]

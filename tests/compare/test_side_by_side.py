@@ -15,7 +15,7 @@ from compare_helpers import cli
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.compare.report import report_frame
-from onnx_arrow.compare.scoreboard import FORMATS, VERDICTS, error_cause, scoreboard
+from onnx_arrow.compare.side_by_side import FORMATS, VERDICTS, error_cause, scoreboard
 from onnx_arrow.corpus import Store
 
 
