@@ -19,6 +19,7 @@ Arrow storage is :mod:`onnx_arrow.core.codec`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final
 
 import numpy as np
@@ -53,6 +54,7 @@ __all__ = [
     "decode_tensor",
     "encode_tensor",
     "raw_to_codes",
+    "typed_to_codes",
 ]
 
 
@@ -107,9 +109,11 @@ def raw_to_codes(
     return raw.view(row.numpy)
 
 
-def _typed_to_codes(
+def typed_to_codes(
     entries: np.ndarray[Any, Any], row: DType, count: int, where: str
 ) -> np.ndarray[Any, Any]:
+    """The ``count`` elements of ``row`` that the entries of its typed field hold, as
+    codes: checked to be in range and as many as the elements need."""
     encoding = row.typed_encoding
     if encoding is TypedEncoding.PACKED_BYTES:
         _check_range(entries, 0, 255, row, where)
@@ -369,7 +373,7 @@ def _decode_data(
     if number == STRING_DATA:
         entries = np.empty(len(occurrences), dtype=object)
         entries[:] = [bytes(buf[f.value_start : f.end]) for f in occurrences]
-        return number, _typed_to_codes(entries, row, count, at)
+        return number, typed_to_codes(entries, row, count, at)
     entry_dtype = row.typed_entry_dtype
     chunks = []
     for f in occurrences:
@@ -393,7 +397,7 @@ def _decode_data(
     if entry_dtype == np.int32:
         chunks = [c if c.dtype == np.int32 else _int32_entries(c, row, at) for c in chunks]
     entries = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-    return number, _typed_to_codes(entries, row, count, at)
+    return number, typed_to_codes(entries, row, count, at)
 
 
 def _int32_entries(entries: np.ndarray[Any, Any], row: DType, at: str) -> np.ndarray[Any, Any]:
@@ -433,12 +437,30 @@ def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[An
 def encode_tensor(tensor: Tensor) -> bytes:
     """Join a value and its envelope into a serialized ``TensorProto`` (canonical order)."""
     row, codes = tensor.dtype, tensor.codes
-    _check_envelope(tensor.envelope)
-    if tensor.envelope and row.arrow_kind is not ArrowKind.BINARY:
-        fast = _encode_raw_fast(tensor)
-        if fast is not None:
-            return fast
-    buf = memoryview(tensor.envelope or b"")
+    binary = row.arrow_kind is ArrowKind.BINARY
+    storage, head, tail = _envelope_plan(tensor.envelope, bool(codes.size), binary)
+    data = b"" if storage is None else b"".join(b for _, b in _encode_data(storage, codes, row))
+    return _header(tensor.dims, row.onnx) + head + data + tail
+
+
+@functools.lru_cache(maxsize=4096)
+def _header(dims: tuple[int, ...], onnx: int) -> bytes:
+    """The ``dims`` and ``data_type`` fields, the first ones protobuf writes."""
+    dims_tag = _wire.encode_tag(DIMS, _wire.VARINT)
+    out = b"".join(dims_tag + _wire.encode_varint(d) for d in dims)
+    return out + _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(onnx)
+
+
+@functools.lru_cache(maxsize=4096)
+def _envelope_plan(
+    envelope: bytes | None, has_codes: bool, binary: bool
+) -> tuple[int | None, bytes, bytes]:
+    """What an envelope gives every message made with it: the storage field of the
+    data (None for none), and the envelope's fields that go before it and after it in
+    canonical order (known ones by number, unknown ones last).  Envelopes repeat down a
+    column, so each is read once."""
+    _check_envelope(envelope)
+    buf = memoryview(envelope or b"")
     parts: list[tuple[int, bytes]] = []
     storage: int | None = None
     for f in _wire.iter_fields(buf, what="envelope"):
@@ -446,17 +468,14 @@ def encode_tensor(tensor: Tensor) -> bytes:
             storage = f.number
         elif f.number not in (DIMS, DATA_TYPE):
             parts.append((f.number, bytes(buf[f.start : f.end])))
-    dims_tag = _wire.encode_tag(DIMS, _wire.VARINT)
-    parts.extend((DIMS, dims_tag + _wire.encode_varint(d)) for d in tensor.dims)
-    parts.append(
-        (DATA_TYPE, _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(row.onnx))
-    )
-    if storage is None and (tensor.envelope is None or codes.size):
+    if storage is None and (envelope is None or has_codes):
         # no message behind the value: store it as numpy_helper.from_array would
-        storage = STRING_DATA if row.arrow_kind is ArrowKind.BINARY else RAW_DATA
-    if storage is not None:
-        parts.extend(_encode_data(storage, codes, row))
-    return _canonical(parts)
+        storage = STRING_DATA if binary else RAW_DATA
+    ordered = _canonical(parts)
+    if storage is None:
+        return None, ordered, b""
+    before = _canonical([p for p in parts if p[0] in KNOWN_FIELDS and p[0] < storage])
+    return storage, before, ordered[len(before) :]
 
 
 def _check_envelope(envelope: bytes | None) -> None:
@@ -485,22 +504,6 @@ def _check_envelope(envelope: bytes | None) -> None:
                 "onnx_arrow.to_arrow(..., exact=True), which reads external data in)",
                 where="envelope",
             )
-
-
-def _encode_raw_fast(tensor: Tensor) -> bytes | None:
-    """The common case through protobuf's C serializer: data in ``raw_data``."""
-    try:
-        m = TensorProto.FromString(tensor.envelope)
-    except Exception:  # a malformed envelope: the wire path reports it
-        return None
-    present = {f.number for f, _ in m.ListFields()}
-    if RAW_DATA not in present or not TYPED_FIELDS.isdisjoint(present):
-        return None
-    row, codes = tensor.dtype, tensor.codes
-    m.dims.extend(tensor.dims)
-    m.data_type = row.onnx
-    m.raw_data = _raw_payload(codes, row)
-    return m.SerializeToString()
 
 
 def _raw_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
