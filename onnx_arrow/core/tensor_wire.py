@@ -439,8 +439,18 @@ def encode_tensor(tensor: Tensor) -> bytes:
     row, codes = tensor.dtype, tensor.codes
     binary = row.arrow_kind is ArrowKind.BINARY
     storage, head, tail = _envelope_plan(tensor.envelope, bool(codes.size), binary)
+    if storage == RAW_DATA and not binary:
+        payload = _raw_payload(codes, row)
+        parts = [_header(tensor.dims, row.onnx), head, _len_prefix(RAW_DATA, len(payload))]
+        return b"".join((*parts, payload, tail))
     data = b"" if storage is None else b"".join(b for _, b in _encode_data(storage, codes, row))
-    return _header(tensor.dims, row.onnx) + head + data + tail
+    return b"".join((_header(tensor.dims, row.onnx), head, data, tail))
+
+
+@functools.lru_cache(maxsize=4096)
+def _len_prefix(number: int, length: int) -> bytes:
+    """The tag and length of a length-delimited field; rows of a column share a few."""
+    return _wire.encode_len(number, length)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -519,7 +529,7 @@ def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[t
         if row.arrow_kind is ArrowKind.BINARY:
             raise InvalidTensorError("STRING elements cannot be stored in raw_data")
         payload = _raw_payload(codes, row)
-        return [(number, _wire.encode_len(number, len(payload)) + payload)]
+        return [(number, _len_prefix(number, len(payload)) + payload)]
     name = _DATA_FIELDS[number]
     if name != row.typed_field:
         raise InvalidTensorError(
@@ -529,4 +539,4 @@ def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[t
     if codes.size == 0:
         return []
     payload = _codes_to_typed_payload(codes, row)
-    return [(number, _wire.encode_len(number, len(payload)) + payload)]
+    return [(number, _len_prefix(number, len(payload)) + payload)]
