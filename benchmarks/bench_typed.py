@@ -26,12 +26,10 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-
 
 import onnx_arrow
 
@@ -60,7 +58,8 @@ def main() -> int:
         "raw_data": numpy_helper.from_array,
     }
     status = 0
-    print(f"{args.rows} FLOAT [3, 4] tensors, {args.rounds} rounds in turns; seconds median [min-max]")
+    print(f"{args.rows} FLOAT [3, 4] tensors, {args.rounds} rounds in turns;", end=" ")
+    print("seconds median [min-max]")
     print(f"{'measure':<34} {'baseline':>24} {'onnx-arrow':>24} {'ratio':>16}")
     for form, messages in forms.items():
         exact = onnx_arrow.to_arrow(messages, exact=True)
