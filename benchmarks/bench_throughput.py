@@ -283,9 +283,12 @@ def naive_import(src: Path, out: Path) -> dict[str, int]:
             rows["path"].append(path)
             rows["dtype"].append(str(array.dtype))
             rows["shape"].append(list(array.shape))
-            rows["data"].append(
-                array.tobytes() if array.dtype != object else b"\0".join(array.ravel())
-            )
+            if array.dtype == object:  # strings: their UTF-8 bytes, NUL-separated
+                rows["data"].append(
+                    b"\0".join(x if isinstance(x, bytes) else str(x).encode() for x in array.flat)
+                )
+            else:
+                rows["data"].append(array.tobytes())
             pending += len(data)
             if pending >= ROW_BATCH_BYTES:
                 flush()

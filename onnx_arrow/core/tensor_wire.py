@@ -469,23 +469,69 @@ def _envelope_plan(
     data (None for none), and the envelope's fields that go before it and after it in
     canonical order (known ones by number, unknown ones last).  Envelopes repeat down a
     column, so each is read once."""
-    _check_envelope(envelope)
-    buf = memoryview(envelope or b"")
+    fields = _short_fields(envelope) if envelope else None
+    if fields is None:  # anything the quick scan does not take: read and checked in full
+        _check_envelope(envelope)
+        buf = memoryview(envelope or b"")
+        fields = [
+            (f.number, bytes(buf[f.start : f.end])) for f in _wire.iter_fields(buf, what="envelope")
+        ]
     parts: list[tuple[int, bytes]] = []
     storage: int | None = None
-    for f in _wire.iter_fields(buf, what="envelope"):
-        if f.number in _DATA_FIELDS:
-            storage = f.number
-        elif f.number not in (DIMS, DATA_TYPE):
-            parts.append((f.number, bytes(buf[f.start : f.end])))
+    for number, data in fields:
+        if number in _DATA_FIELDS:
+            storage = number
+        elif number not in (DIMS, DATA_TYPE):
+            parts.append((number, data))
     if storage is None and (envelope is None or has_codes):
         # no message behind the value: store it as numpy_helper.from_array would
         storage = STRING_DATA if binary else RAW_DATA
-    ordered = _canonical(parts)
+    # canonical order: known fields by number (a stable sort), unknown ones last
+    known = [p for p in parts if p[0] in KNOWN_FIELDS]
+    if len(known) > 1:
+        known.sort(key=lambda p: p[0])
+    unknown = b"".join(d for n, d in parts if n not in KNOWN_FIELDS)
     if storage is None:
-        return None, ordered, b""
-    before = _canonical([p for p in parts if p[0] in KNOWN_FIELDS and p[0] < storage])
-    return storage, before, ordered[len(before) :]
+        return None, b"".join(d for _, d in known) + unknown, b""
+    before = b"".join(d for n, d in known if n < storage)
+    return storage, before, b"".join(d for n, d in known if n > storage) + unknown
+
+
+#: Fields an envelope holds that the quick scan leaves to the full read, which refuses them
+#: or, for data_location, reads its value.
+_NOT_SHORT: Final = frozenset((DIMS, DATA_TYPE, SEGMENT, EXTERNAL_DATA, DATA_LOCATION))
+
+
+def _short_fields(envelope: bytes) -> list[tuple[int, bytes]] | None:
+    """The fields of an envelope of the common shape, each with its bytes: one-byte tags,
+    strings and markers shorter than 128 bytes, varints; None for anything else (longer
+    fields, other wire types, fields an envelope may not hold, malformed bytes), which
+    :func:`_check_envelope` and the wire reader then take, with their errors."""
+    fields = []
+    i, n = 0, len(envelope)
+    while i < n:
+        tag = envelope[i]
+        number = tag >> 3
+        if tag & 0x80 or number in _NOT_SHORT or not number:
+            return None
+        if tag & 7 == _wire.LEN:
+            if i + 1 >= n or envelope[i + 1] & 0x80:
+                return None
+            end = i + 2 + envelope[i + 1]
+        elif tag & 7 == _wire.VARINT:
+            end = i + 1
+            while end < n and envelope[end] & 0x80:
+                end += 1
+            end += 1
+            if end - i > 6:  # longer varints: the full read checks them
+                return None
+        else:
+            return None
+        if end > n:
+            return None
+        fields.append((number, envelope[i:end]))
+        i = end
+    return fields
 
 
 def _check_envelope(envelope: bytes | None) -> None:
