@@ -6,6 +6,8 @@ The corpora, each a folder tree on disk that every side starts from:
 * ``old-node``: the node corpus of an older onnx wheel (``--old-node PATH``, a folder of case
   folders; by default the ``onnx/backend/test/data/node`` folder of the onnx 1.22 wheel, fetched
   with ``pip download`` into the work folder when no path is given);
+* ``relu``: 60 cases of a ReLU, input float32 ``[1, 3, 224, 224]`` noise, output ``max(x, 0)``
+  (half exact zeros), the corpus where a store was bigger than the tar.zst;
 * ``large``: a synthetic corpus of large dense tensors made here (``--large-gb``, at least
   0.5 GB): float32 ``[1, 3, 224, 224]`` cases of real-valued noise, smooth waves and ReLU
   activations (half zeros), cycling, every case different.
@@ -24,7 +26,8 @@ The sides, each run as a process of its own (wall time of the process and its pe
 * export: ``onnx-arrow export`` against ``zstd -d | tar -x``; the export is checked against
   the source tree, byte for byte;
 * ``--jobs N`` (no core pinning): import and export with N processes against one;
-* size: the store against the tar.zst;
+* size: the store against the tar.zst, and against the tar.zst of the files in name order
+  (``tar --sort=name``), the order the store holds a case's files in;
 * on the large store: ``Store.case_arrays(case)`` and ``list(Store.values(case))`` against
   ``numpy_helper.to_array`` of that case's ``.pb`` files (best of ``--repeat``, a few cases
   spread over the store, the store opened once); ``read_pb`` of a 256 MiB tensor against
@@ -392,6 +395,31 @@ def large_corpus(root: Path, gigabytes: float) -> Path:
     return root
 
 
+def relu_corpus(root: Path, cases: int = 60) -> Path:
+    """``cases`` cases of a ReLU: a float32 input of noise, its output ``max(x, 0)`` (half of
+    it exact zeros), every case different."""
+    if root.exists():
+        return root
+    from onnx import TensorProto, helper, numpy_helper, save_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(SHAPE))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(SHAPE))
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
+    rng = np.random.default_rng(0)
+    for k in range(cases):
+        case = root / "relu" / f"test_relu_{k:03d}"
+        (case / "test_data_set_0").mkdir(parents=True)
+        save_model(model, case / "model.onnx")
+        data = rng.standard_normal(SHAPE, dtype=np.float32)
+        for name, value in (("input_0", data), ("output_0", np.maximum(data, 0))):
+            blob = numpy_helper.from_array(value, name[:1]).SerializeToString()
+            (case / "test_data_set_0" / f"{name}.pb").write_bytes(blob)
+    return root
+
+
 def warm(path: Path) -> None:
     """Read a file or every file of a tree, so that each side starts with it in the page
     cache (a shared machine may have evicted it since the last side ran)."""
@@ -400,6 +428,16 @@ def warm(path: Path) -> None:
             with open(p, "rb") as f:
                 while f.read(1 << 24):
                     pass
+
+
+def sorted_tar_size(src: Path) -> int:
+    """The size of ``tar --sort=name | zstd -3`` of the corpus (untimed): the tar.zst of the
+    files in name order, as the store holds a case's files, rather than in the order the
+    folder lists them.  How far apart two related files lie in the stream decides what zstd
+    finds: a ReLU's output before its input compresses far better than after it."""
+    pipe = f"tar --sort=name -cf - -C {_q(str(src))} . | zstd -3 -T1 -q -c | wc -c"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", pipe], check=True, capture_output=True)
+    return int(done.stdout)
 
 
 def tree_bytes(root: Path) -> tuple[int, int]:
@@ -536,6 +574,7 @@ def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dic
         "store": size_of(last(store)),
         "protarrow": size_of(last(out / "protarrow")) if "protarrow" in got else 0,
         "naive": size_of(last(out / "naive.parquet")),
+        "sorted tar.zst": sorted_tar_size(src),
     }
     report_corpus(name, mb, got, sizes, exact, jobs)
     # the store the later measures read, under its plain name; every other output removed
@@ -572,6 +611,7 @@ def report_corpus(
             paired(got, "export_store", untar, "inner"),
         ),
         ("store size vs tar.zst", [sizes["store"] / sizes["tar.zst"]]),
+        ("store size vs tar --sort=name | zstd -3", [sizes["store"] / sizes["sorted tar.zst"]]),
     ]
     if "protarrow" in got:
         lines[3:3] = [
@@ -608,7 +648,8 @@ def report_corpus(
         ]
     print(
         f"sizes: store {sizes['store']:,} B, tar.zst {sizes['tar.zst']:,} B, "
-        f"protarrow {sizes['protarrow']:,} B, naive {sizes['naive']:,} B; "
+        f"protarrow {sizes['protarrow']:,} B, naive {sizes['naive']:,} B, "
+        f"tar --sort=name | zstd -3 {sizes['sorted tar.zst']:,} B; "
         f"export {'byte for byte' if exact else 'DIFFERS FROM THE SOURCE'}"
     )
     print("  ratios of the same round, median [min-max]:")
@@ -787,8 +828,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--corpora",
         nargs="*",
-        default=["node", "old-node", "large"],
-        choices=["node", "old-node", "large"],
+        default=["node", "old-node", "large", "relu"],
+        choices=["node", "old-node", "large", "relu"],
     )
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -814,6 +855,8 @@ def main(argv: list[str] | None = None) -> int:
                 src = node_corpus(work / "node-corpus")
             elif name == "old-node":
                 src = old_node_corpus(args.old_node, work)
+            elif name == "relu":
+                src = relu_corpus(work / "relu-corpus")
             else:
                 src = large_corpus(work / "large-corpus", args.large_gb)
             results[name] = corpus_runs(name, src, work, args.repeat, args.jobs)
