@@ -85,11 +85,13 @@ def measured(
     args: list[str], *, pin: bool = True, env: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """Run ``args`` in a process of its own (on core 0 with ``pin``): its wall seconds, its
-    peak RSS in MiB (the largest of it and its children, from ``os.wait4``), and the fields of
-    the JSON object on its last stdout line if it printed one."""
+    CPU seconds (user and system, its own and those of the children it waited for) and
+    peak RSS in MiB (the largest of it and its children), from ``os.wait4``, and the fields
+    of the JSON object on its last stdout line if it printed one.  The code measured is the
+    ``onnx_arrow`` that ``PYTHONPATH`` names first, else this checkout's."""
     if pin and shutil.which("taskset"):
         args = ["taskset", "-c", "0", *args]
-    path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(HERE.parent)]))
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -106,6 +108,7 @@ def measured(
     lines = text.strip().splitlines()
     got: dict[str, Any] = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
     got["wall"] = wall
+    got["cpu"] = usage.ru_utime + usage.ru_stime
     got["peak_mib"] = usage.ru_maxrss / 1024
     return got
 
@@ -468,6 +471,7 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "wall": statistics.median(walls),
         "wall_min": min(walls),
         "wall_max": max(walls),
+        "cpu": statistics.median(r["cpu"] for r in runs),
         "peak_mib": max(r["peak_mib"] for r in runs),
         "runs": runs,
     }
@@ -591,12 +595,15 @@ def report_corpus(
     rounds = len(got["tar | zstd -3"]["runs"])
     print(
         f"{'side (one core unless --jobs)':<30} {'wall s, median [min-max]':>26} {'MB/s':>7} "
-        f"{'peak MiB':>9} {'inner s':>8}   ({rounds} rounds in turns)"
+        f"{'peak MiB':>9} {'inner s':>8} {'CPU s':>7}   ({rounds} rounds in turns)"
     )
     for side, r in got.items():
         inner = f"{r['inner']:.3f}" if "inner" in r else ""
         wall = f"{r['wall']:.3f} [{r['wall_min']:.3f}-{r['wall_max']:.3f}]"
-        print(f"{side:<30} {wall:>26} {mb / r['wall']:>7.1f} {r['peak_mib']:>9.0f} {inner:>8}")
+        print(
+            f"{side:<30} {wall:>26} {mb / r['wall']:>7.1f} {r['peak_mib']:>9.0f} {inner:>8} "
+            f"{r['cpu']:>7.2f}"
+        )
     tar, untar = "tar | zstd -3", "zstd -d | tar -x"
     lines: list[tuple[str, list[float]]] = [
         ("import vs tar | zstd -3 (process)", paired(got, "onnx-arrow import", tar)),
@@ -609,6 +616,18 @@ def report_corpus(
         (
             "export vs zstd -d | tar -x (export_store alone)",
             paired(got, "export_store", untar, "inner"),
+        ),
+        (
+            "CPU seconds: import vs tar | zstd -3 (process)",
+            paired(got, "onnx-arrow import", tar, "cpu"),
+        ),
+        (
+            "CPU seconds: import vs naive numpy_helper (process)",
+            paired(got, "onnx-arrow import", "naive numpy_helper", "cpu"),
+        ),
+        (
+            "CPU seconds: export vs zstd -d | tar -x (process)",
+            paired(got, "onnx-arrow export", untar, "cpu"),
         ),
         ("store size vs tar.zst", [sizes["store"] / sizes["tar.zst"]]),
         ("store size vs tar --sort=name | zstd -3", [sizes["store"] / sizes["sorted tar.zst"]]),
