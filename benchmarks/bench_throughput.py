@@ -516,8 +516,11 @@ def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dic
     def fresh(path: Path) -> Path:
         """A new path for a run's output, beside ``path`` (the outputs are removed when
         every run on the corpus is done)."""
-        latest[path] = path.with_name(f"{next(counter)}-{path.name}")
-        return latest[path]
+        new = path.with_name(f"{next(counter)}-{path.name}")
+        while new.exists():  # left by an earlier run in a --keep folder
+            new = path.with_name(f"{next(counter)}-{path.name}")
+        latest[path] = new
+        return new
 
     def last(path: Path) -> Path:
         return latest[path]
