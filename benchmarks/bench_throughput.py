@@ -481,8 +481,10 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def paired(got: dict[str, Any], side: str, peer: str, key: str = "wall") -> list[float]:
-    """``side`` over ``peer`` round by round (the rounds were run in turns)."""
-    return [a[key] / b["wall"] for a, b in zip(got[side]["runs"], got[peer]["runs"], strict=False)]
+    """``side`` over ``peer`` round by round (the rounds were run in turns); with ``key``
+    ``"cpu"``, CPU seconds over CPU seconds, else ``key`` over the peer's wall."""
+    theirs = "cpu" if key == "cpu" else "wall"
+    return [a[key] / b[theirs] for a, b in zip(got[side]["runs"], got[peer]["runs"], strict=False)]
 
 
 def _measure_sides(
