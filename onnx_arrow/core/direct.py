@@ -28,6 +28,7 @@ from onnx_arrow.core.tensor_types import tensor_layout
 from onnx_arrow.core.tensor_wire import (
     DATA_LOCATION,
     EXTERNAL_DATA,
+    FIXED_WIDTH_FIELDS,
     KNOWN_FIELDS,
     SEGMENT,
     TYPED_FIELDS,
@@ -154,6 +155,8 @@ class _Bulk:
     number: int
     per_element: int
     allowed: frozenset[int]
+    #: Bytes an entry takes on the wire where that is fixed (float, double), else 0.
+    width: int
 
 
 #: The dtypes whose typed field :func:`raw_batch` reads in bulk, an entry per element (two
@@ -167,6 +170,7 @@ _BULK: Final = {
             _FIELDS[name].number
             for name in ("dims", "data_type", "name", "doc_string", row.typed_field)
         ),
+        row.typed_entry_dtype.itemsize if row.typed_field in FIXED_WIDTH_FIELDS else 0,
     )
     for row in DTYPES.values()
     if row.bits >= 8
@@ -235,9 +239,23 @@ def raw_batch(messages: Sequence[object]) -> RawBatch | None:
         # None where unset; "" where set to the empty value (kept: the wire path keeps it)
         name = message.name if message.HasField("name") else None
         doc_string = message.doc_string if message.HasField("doc_string") else None
+        # the serialized size of what the message may set besides its data
+        size = 1 + _varint_size(row.onnx)  # data_type: set, it is not UNDEFINED
+        for d in dims:
+            size += 1 + _varint_size(d)
+        if name is not None:
+            size += _string_size(name)
+        if doc_string is not None:
+            size += _string_size(doc_string)
         if not raw and count:
             bulk = _BULK.get(row.onnx)
-            if bulk is None or not _typed_only(message, bulk, count):
+            if bulk is None or len(getattr(message, bulk.field)) != count * bulk.per_element:
+                return None
+            payload = count * bulk.per_element * bulk.width  # 0: varints, of any size
+            if 0 < payload <= _SIZE_CHECK_BYTES:
+                if message.ByteSize() != size + 1 + _varint_size(payload) + payload:
+                    return None
+            elif not _typed_only(message, bulk):
                 return None
             typed.setdefault(row.onnx, []).append(i)
             storage.append(bulk.number)
@@ -247,15 +265,8 @@ def raw_batch(messages: Sequence[object]) -> RawBatch | None:
             if row.arrow_kind is ArrowKind.BOOL8 and raw.translate(None, b"\x00\x01"):
                 return None  # a BOOL byte other than 0 and 1: the wire path refuses it, located
             if len(raw) <= _SIZE_CHECK_BYTES:
-                size = 1 + _varint_size(row.onnx)  # data_type: set, it is not UNDEFINED
-                for d in dims:
-                    size += 1 + _varint_size(d)
                 if raw:
                     size += 1 + _varint_size(len(raw)) + len(raw)
-                if name is not None:
-                    size += _string_size(name)
-                if doc_string is not None:
-                    size += _string_size(doc_string)
                 if message.ByteSize() != size:
                     return None
             elif not _only_read_fields(message):
@@ -268,19 +279,20 @@ def raw_batch(messages: Sequence[object]) -> RawBatch | None:
         doc_strings.append(doc_string)
         previous = dims
     for onnx, rows in typed.items():
-        codes = _typed_codes([messages[i] for i in rows], DTYPES[onnx])  # type: ignore[misc]
-        if codes is None:
+        read = _typed_codes([messages[i] for i in rows], DTYPES[onnx])  # type: ignore[misc]
+        if read is None:
             return None
-        for i, piece in zip(rows, codes, strict=True):
-            raws[i] = piece.view(np.uint8).data
+        codes, bounds = read
+        view = codes.view(np.uint8).data  # each row's bytes a slice of it, not a copy
+        width = codes.itemsize
+        for k, i in enumerate(rows):
+            raws[i] = view[bounds[k] * width : bounds[k + 1] * width]
     return RawBatch(dtypes, all_dims, raws, names, doc_strings, storage)
 
 
-def _typed_only(message: TensorProto, bulk: _Bulk, count: int) -> bool:
-    """Whether a message holds its ``count`` elements in its dtype's typed field, an entry
-    each (two for COMPLEX), and sets nothing :func:`raw_batch` does not read."""
-    if len(getattr(message, bulk.field)) != count * bulk.per_element:
-        return False
+def _typed_only(message: TensorProto, bulk: _Bulk) -> bool:
+    """Whether a message whose data is in its dtype's typed field sets nothing else
+    :func:`raw_batch` does not read, asked field by field."""
     allowed = bulk.allowed
     for f, _ in message.ListFields():
         if f.number not in allowed:
@@ -288,10 +300,13 @@ def _typed_only(message: TensorProto, bulk: _Bulk, count: int) -> bool:
     return not len(UnknownFieldSet(message))
 
 
-def _typed_codes(messages: list[TensorProto], row: DType) -> list[np.ndarray[Any, Any]] | None:
-    """The elements of messages of one dtype whose data is in its typed field, a codes
-    array per message, read in one pass over all their entries; None where an entry is
-    out of the dtype's range (the wire path names it)."""
+def _typed_codes(
+    messages: list[TensorProto], row: DType
+) -> tuple[np.ndarray[Any, Any], list[int]] | None:
+    """The elements of messages of one dtype whose data is in its typed field, as one
+    codes array read in one pass over all their entries, and where each message's
+    elements start in it (and the last ends); None where an entry is out of the dtype's
+    range (the wire path names it)."""
     field = row.typed_field
     containers = [getattr(m, field) for m in messages]
     lengths = np.fromiter(map(len, containers), dtype=np.int64, count=len(containers))
@@ -316,8 +331,7 @@ def _typed_codes(messages: list[TensorProto], row: DType) -> list[np.ndarray[Any
         codes = typed_to_codes(entries, row, entries.size // per_element, "")
     except (InvalidTensorError, NotRepresentableError):
         return None
-    bounds = (offsets // per_element).tolist()
-    return [codes[bounds[k] : bounds[k + 1]] for k in range(len(messages))]
+    return codes, (offsets // per_element).tolist()
 
 
 def _only_read_fields(message: TensorProto) -> bool:

@@ -100,10 +100,14 @@ def test_messages_the_direct_path_does_not_take_go_the_wire_way() -> None:
 
 
 @pytest.mark.parametrize("mib", [0, 2], ids=["small", "past the size check"])
-def test_the_direct_path_leaves_every_other_field_to_the_wire_path(mib: int) -> None:
-    """Typed data, segments, metadata, unknown fields, set-but-empty names: byte for byte."""
+@pytest.mark.parametrize("storage", ["raw_data", "float_data"])
+def test_the_direct_path_leaves_every_other_field_to_the_wire_path(mib: int, storage) -> None:
+    """Segments, metadata, unknown fields, set-but-empty names: byte for byte."""
     data = np.arange(max(4, (mib << 20) // 4), dtype=np.float32)
     base = numpy_helper.from_array(data, "x")
+    if storage == "float_data":
+        base.ClearField("raw_data")
+        base.float_data.extend(data.tolist())
     variants = []
     for edit in ("segment", "metadata", "location", "empty name", "unknown"):
         m = TensorProto()
