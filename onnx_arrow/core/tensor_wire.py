@@ -438,7 +438,9 @@ def encode_tensor(tensor: Tensor) -> bytes:
     """Join a value and its envelope into a serialized ``TensorProto`` (canonical order)."""
     row, codes = tensor.dtype, tensor.codes
     binary = row.arrow_kind is ArrowKind.BINARY
-    storage, head, tail = _envelope_plan(tensor.envelope, bool(codes.size), binary)
+    envelope = tensor.envelope
+    plan = _envelope_plan if envelope is None or len(envelope) <= _CACHED_ENVELOPE else _plan
+    storage, head, tail = plan(envelope, bool(codes.size), binary)
     if storage == RAW_DATA and not binary:
         payload = _raw_payload(codes, row)
         parts = [_header(tensor.dims, row.onnx), head, _len_prefix(RAW_DATA, len(payload))]
@@ -461,10 +463,12 @@ def _header(dims: tuple[int, ...], onnx: int) -> bytes:
     return out + _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(onnx)
 
 
-@functools.lru_cache(maxsize=4096)
-def _envelope_plan(
-    envelope: bytes | None, has_codes: bool, binary: bool
-) -> tuple[int | None, bytes, bytes]:
+#: Envelopes up to this size are planned once and the plan kept (a few thousand of
+#: them); a longer one (a large doc string) is planned each time, never kept.
+_CACHED_ENVELOPE: Final = 4096
+
+
+def _plan(envelope: bytes | None, has_codes: bool, binary: bool) -> tuple[int | None, bytes, bytes]:
     """What an envelope gives every message made with it: the storage field of the
     data (None for none), and the envelope's fields that go before it and after it in
     canonical order (known ones by number, unknown ones last).  Envelopes repeat down a
@@ -495,6 +499,9 @@ def _envelope_plan(
         return None, b"".join(d for _, d in known) + unknown, b""
     before = b"".join(d for n, d in known if n < storage)
     return storage, before, b"".join(d for n, d in known if n > storage) + unknown
+
+
+_envelope_plan = functools.lru_cache(maxsize=4096)(_plan)
 
 
 #: Fields an envelope holds that the quick scan leaves to the full read, which refuses them
