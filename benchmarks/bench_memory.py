@@ -2,23 +2,25 @@
 
 One run measures four things, each against its baseline, and prints the ratios side by side:
 
-1. to Arrow, many small tensors: ``--small`` (50,000) float32 [3, 4] ``TensorProto`` messages,
-   each made with ``numpy_helper.from_array`` from seeded random data and named.  Baseline:
-   ``numpy_helper.to_array`` on each message, ``np.stack``, then
+1. to Arrow, many small tensors: ``--small`` (50,000) float32 [3, 4] ``TensorProto`` messages
+   from seeded random data, named, made twice: with ``numpy_helper.from_array`` (data in
+   ``raw_data``) and with ``helper.make_tensor`` (data in ``float_data``, the typed field).
+   Baseline: ``numpy_helper.to_array`` on each message, ``np.stack``, then
    ``pa.FixedShapeTensorArray.from_numpy_ndarray``; onnx-arrow: ``to_arrow(messages)``
    (bar: at most 1x);
-2. back, many small tensors: baseline ``numpy_helper.from_array(row, name)`` on each row of the
-   stacked ndarray (given for free, names too); onnx-arrow ``from_arrow(array)`` on what
-   ``to_arrow(messages)`` made (bar: at most 1x);
+2. back, many small tensors: baseline the same maker (``numpy_helper.from_array(row, name)``
+   or ``helper.make_tensor``) on each row of the stacked ndarray (given for free, names too);
+   onnx-arrow ``from_arrow(array)`` on what ``to_arrow(messages)`` made, in each mode
+   (bar: at most 1x);
 3. one large float32 tensor (``--large-mib``, 256 MiB: shape [64, 1024, 1024]) to Arrow:
    baseline one memory copy of its data (``np.copy`` of its ndarray); onnx-arrow
    ``to_arrow([tensor])`` (bar: at most 2x);
 4. the same tensor back: ``from_arrow(array)`` against the same copy (bar: at most 2x).
 
-Times are the best of ``--repeat`` calls of each side (``time.perf_counter``), the two sides
-of a measure taking turns (baseline, onnx-arrow, baseline, ...) after one untimed call of
-each, so a noisy shared machine moves both sides of a ratio together; results are freed
-between calls, untimed.
+Times are the median of ``--repeat`` calls of each side (``time.perf_counter``; min and max
+printed beside), the two sides of a measure taking turns (baseline, onnx-arrow, baseline,
+...) after one untimed call of each, so a noisy shared machine moves both sides of a ratio
+together; results are freed between calls, untimed.
 
 For 3 and 4, the peak extra resident memory of one onnx-arrow call is also measured, as a
 multiple of the tensor's size (bar: below 1.5x; for scale, the same for one ``np.copy``).
@@ -56,6 +58,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -66,7 +69,7 @@ import numpy as np
 import onnx
 import pyarrow as pa
 from _report import Row, print_table, reset_peak, status_kib
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
 
@@ -114,11 +117,24 @@ def candidate_from_arrow(array: Any) -> list[Any]:
 # --- the inputs and the baselines ----------------------------------------------------------------
 
 
-def make_small(count: int) -> tuple[np.ndarray[Any, Any], list[str], list[TensorProto]]:
-    """``count`` float32 [3, 4] tensors: the stacked data, their names, the messages."""
+#: How the small tensors hold their data, and the function a user makes each with: in
+#: ``raw_data`` (``numpy_helper.from_array``) or in the typed field ``float_data``
+#: (``helper.make_tensor``, as onnx's helper stores a list or an ndarray by default).
+MAKERS: dict[str, Callable[[np.ndarray[Any, Any], str], TensorProto]] = {
+    "raw_data": numpy_helper.from_array,
+    "float_data": lambda row, name: helper.make_tensor(name, TensorProto.FLOAT, row.shape, row),
+}
+
+
+def make_small(
+    count: int, form: str = "raw_data"
+) -> tuple[np.ndarray[Any, Any], list[str], list[TensorProto]]:
+    """``count`` float32 [3, 4] tensors: the stacked data, their names, the messages, the
+    data in the field ``form`` names."""
     data = np.random.default_rng(0).standard_normal((count, *SMALL_SHAPE), dtype=np.float32)
     names = [f"t{i}" for i in range(count)]
-    messages = [numpy_helper.from_array(row, name) for row, name in zip(data, names, strict=True)]
+    make = MAKERS[form]
+    messages = [make(row, name) for row, name in zip(data, names, strict=True)]
     return data, names, messages
 
 
@@ -138,8 +154,11 @@ def baseline_to_arrow(messages: Sequence[TensorProto]) -> pa.ExtensionArray:
     return pa.FixedShapeTensorArray.from_numpy_ndarray(stacked)
 
 
-def baseline_from_arrow(stacked: np.ndarray[Any, Any], names: list[str]) -> list[TensorProto]:
-    return [numpy_helper.from_array(row, name) for row, name in zip(stacked, names, strict=True)]
+def baseline_from_arrow(
+    stacked: np.ndarray[Any, Any], names: list[str], form: str = "raw_data"
+) -> list[TensorProto]:
+    make = MAKERS[form]
+    return [make(row, name) for row, name in zip(stacked, names, strict=True)]
 
 
 # --- checking the round trip (untimed) -----------------------------------------------------------
@@ -185,15 +204,16 @@ def check_round_trip(
 # --- timing --------------------------------------------------------------------------------------
 
 
-def best_of_pair(
+def median_of_pair(
     baseline: Callable[[], Any], candidate: Callable[[], Any], repeat: int
 ) -> tuple[float, float]:
-    """Best wall times of ``baseline()`` and ``candidate()``, called in turns.
+    """Median wall times of ``baseline()`` and ``candidate()``, called in turns (their min
+    and max printed).
 
     One untimed round of both comes first; each result is freed, untimed, before the next
     call, so no call pays for the previous one's memory.
     """
-    best = [float("inf"), float("inf")]
+    times: list[list[float]] = [[], []]
     for round_ in range(repeat + 1):
         for side, fn in enumerate((baseline, candidate)):
             gc.collect()
@@ -202,8 +222,13 @@ def best_of_pair(
             elapsed = time.perf_counter() - start
             del result
             if round_:
-                best[side] = min(best[side], elapsed)
-    return best[0], best[1]
+                times[side].append(elapsed)
+    spread = ", ".join(
+        f"{who} {statistics.median(t):.3f} [{min(t):.3f}-{max(t):.3f}] s"
+        for who, t in zip(("baseline", "onnx-arrow"), times, strict=True)
+    )
+    print(f"  {repeat} rounds in turns, median [min-max]: {spread}")
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 # --- peak memory, inside a worker subprocess -----------------------------------------------------
@@ -298,18 +323,27 @@ def run_worker(kind: str, mib: int, mode: dict[str, Any] | None = None) -> dict[
 
 
 def run_small(count: int, repeat: int, rows: list[Row]) -> bool:
-    """Measures 1 and 2; returns whether the round-trip checks passed."""
-    print(f"\n[{count:,} small float32 {list(SMALL_SHAPE)} tensors]")
+    """Measures 1 and 2, for each form of the small tensors; returns whether the round-trip
+    checks passed."""
+    passed = True
+    for form in MAKERS:
+        passed = _run_small_form(count, repeat, rows, form) and passed
+        gc.collect()
+    return passed
+
+
+def _run_small_form(count: int, repeat: int, rows: list[Row], form: str) -> bool:
+    print(f"\n[{count:,} small float32 {list(SMALL_SHAPE)} tensors, data in {form}]")
     start = time.perf_counter()
-    data, names, messages = make_small(count)
-    print(f"made with numpy_helper.from_array in {time.perf_counter() - start:.2f} s")
+    data, names, messages = make_small(count, form)
+    print(f"made in {time.perf_counter() - start:.2f} s")
     modes = to_arrow_modes()
     passed = True
     for label, mode in modes.items():  # every mode checked and printed, even after a failure
-        passed = check_round_trip("small", messages, data, label, mode) and passed
+        passed = check_round_trip(f"small, {form}", messages, data, label, mode) and passed
 
     for label, mode in modes.items():
-        t_base, t_ours = best_of_pair(
+        t_base, t_ours = median_of_pair(
             functools.partial(baseline_to_arrow, messages),
             functools.partial(candidate_to_arrow, messages, **mode),
             repeat,
@@ -319,20 +353,24 @@ def run_small(count: int, repeat: int, rows: list[Row]) -> bool:
             f"to_arrow {t_ours:.3f} s ({t_ours / count * 1e6:.2f} us per message)"
         )
         rows.append(
-            Row(f"1. to Arrow, {count:,} small tensors ({label})", t_base, t_ours, "s", SMALL_BAR)
+            Row(f"1. to Arrow, {count:,} small, {form} ({label})", t_base, t_ours, "s", SMALL_BAR)
         )
 
-    array = candidate_to_arrow(messages)  # the bare call: from_arrow's input
-    t_base, t_ours = best_of_pair(
-        functools.partial(baseline_from_arrow, data, names),
-        functools.partial(candidate_from_arrow, array),
-        repeat,
-    )
-    print(
-        f"back: numpy_helper.from_array per row {t_base:.3f} s, from_arrow {t_ours:.3f} s "
-        f"({t_ours / count * 1e6:.2f} us per message)"
-    )
-    rows.append(Row(f"2. back, {count:,} small tensors", t_base, t_ours, "s", SMALL_BAR))
+    made_with = "numpy_helper.from_array" if form == "raw_data" else "helper.make_tensor"
+    for label, mode in modes.items():
+        array = candidate_to_arrow(messages, **mode)  # from_arrow's input
+        t_base, t_ours = median_of_pair(
+            functools.partial(baseline_from_arrow, data, names, form),
+            functools.partial(candidate_from_arrow, array),
+            repeat,
+        )
+        print(
+            f"back ({label}): {made_with} per row {t_base:.3f} s, from_arrow {t_ours:.3f} s "
+            f"({t_ours / count * 1e6:.2f} us per message)"
+        )
+        rows.append(
+            Row(f"2. back, {count:,} small, {form} ({label})", t_base, t_ours, "s", SMALL_BAR)
+        )
     return passed
 
 
@@ -352,7 +390,7 @@ def run_large(mib: int, repeat: int, rows: list[Row]) -> bool:
     memory: dict[str, dict[str, Any]] = {}
 
     for label, mode in modes.items():
-        t_base, t_ours = best_of_pair(
+        t_base, t_ours = median_of_pair(
             copy, functools.partial(candidate_to_arrow, [tensor], **mode), repeat
         )
         memory[f"to_arrow ({label})"] = run_worker("to_arrow", mib, mode)
@@ -368,12 +406,12 @@ def run_large(mib: int, repeat: int, rows: list[Row]) -> bool:
     # context: protobuf hands raw_data out only as a new bytes object, one copy made with
     # Python's allocator (numpy's own copy gets huge pages): the floor of any reader of the
     # message in memory, and of any writer too (a TensorProto takes bytes only, and copies)
-    t_base, t_floor = best_of_pair(copy, lambda: tensor.raw_data, repeat)
+    t_base, t_floor = median_of_pair(copy, lambda: tensor.raw_data, repeat)
     print(f"floor: np.copy {t_base:.3f} s, reading message.raw_data once {t_floor:.3f} s")
     rows.append(Row("   context: message.raw_data read once", t_base, t_floor, "s"))
 
     array = candidate_to_arrow([tensor])  # the bare call: from_arrow's input
-    t_base, t_ours = best_of_pair(copy, functools.partial(candidate_from_arrow, array), repeat)
+    t_base, t_ours = median_of_pair(copy, functools.partial(candidate_from_arrow, array), repeat)
     memory["from_arrow"] = run_worker("from_arrow", mib)
     print(
         f"back: np.copy {t_base:.3f} s, from_arrow {t_ours:.3f} s "
@@ -381,6 +419,14 @@ def run_large(mib: int, repeat: int, rows: list[Row]) -> bool:
         f"{memory['from_arrow']['peak'] / nbytes:.2f}x the tensor"
     )
     rows.append(Row(f"4. back, one {mib} MiB tensor", t_base, t_ours, "s", LARGE_BAR))
+    # the floor of any writer: a TensorProto takes raw_data as bytes only (not a memoryview
+    # or bytearray) and copies it into its own memory, so the data is copied twice, to
+    # bytes and into the message, whatever makes it
+    t_base, t_floor = median_of_pair(
+        copy, lambda: TensorProto(raw_data=data.tobytes(), dims=data.shape), repeat
+    )
+    print(f"floor: np.copy {t_base:.3f} s, TensorProto(raw_data=ndarray.tobytes()) {t_floor:.3f} s")
+    rows.append(Row("   floor: TensorProto(raw_data=ndarray.tobytes())", t_base, t_floor, "s"))
 
     memory["np.copy"] = run_worker("copy", mib)
     for what, m in memory.items():
@@ -401,7 +447,9 @@ def run_large(mib: int, repeat: int, rows: list[Row]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5, help="calls per side; best is kept (5)")
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="calls per side; the median is kept (5)"
+    )
     parser.add_argument("--small", type=int, default=50_000, help="small tensors (50000)")
     parser.add_argument("--large-mib", type=int, default=256, help="large tensor in MiB (256)")
     parser.add_argument("--skip-large", action="store_true", help="skip measures 3 and 4")
@@ -419,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"python {platform.python_version()}, onnx {onnx.__version__}, pyarrow {pa.__version__}, "
-        f"numpy {np.__version__}, {os.cpu_count()} CPUs; best of {repeat} calls per side, the "
+        f"numpy {np.__version__}, {os.cpu_count()} CPUs; median of {repeat} calls per side, the "
         "two sides of a measure in turns"
     )
     print(f"onnx_arrow {onnx_arrow.__version__} from {os.path.dirname(onnx_arrow.__file__)}")

@@ -6,6 +6,8 @@ The corpora, each a folder tree on disk that every side starts from:
 * ``old-node``: the node corpus of an older onnx wheel (``--old-node PATH``, a folder of case
   folders; by default the ``onnx/backend/test/data/node`` folder of the onnx 1.22 wheel, fetched
   with ``pip download`` into the work folder when no path is given);
+* ``relu``: 60 cases of a ReLU, input float32 ``[1, 3, 224, 224]`` noise, output ``max(x, 0)``
+  (half exact zeros), the corpus where a store was bigger than the tar.zst;
 * ``large``: a synthetic corpus of large dense tensors made here (``--large-gb``, at least
   0.5 GB): float32 ``[1, 3, 224, 224]`` cases of real-valued noise, smooth waves and ReLU
   activations (half zeros), cycling, every case different.
@@ -18,13 +20,14 @@ The sides, each run as a process of its own (wall time of the process and its pe
   as a ``TensorProto``, ``messages_to_record_batch`` in batches of about 4 MB of source,
   written to Parquet with zstd level 3; models, sequences, maps and optionals, which protarrow
   cannot map as they nest themselves, as bytes) and against the naive path
-  (each ``.pb`` through ``numpy_helper.to_array`` into a ``FixedShapeTensorArray`` column of
-  one Parquet file; what it cannot take is skipped, so it does less work than the others);
+  (each ``.pb`` through ``numpy_helper.to_array``, streamed into one Parquet file a row per
+  value, path, dtype, shape and bytes, in batches of about 4 MB with zstd level 3);
   the time inside ``write_store`` is printed too, without the interpreter start and imports;
 * export: ``onnx-arrow export`` against ``zstd -d | tar -x``; the export is checked against
   the source tree, byte for byte;
 * ``--jobs N`` (no core pinning): import and export with N processes against one;
-* size: the store against the tar.zst;
+* size: the store against the tar.zst, and against the tar.zst of the files in name order
+  (``tar --sort=name``), the order the store holds a case's files in;
 * on the large store: ``Store.case_arrays(case)`` and ``list(Store.values(case))`` against
   ``numpy_helper.to_array`` of that case's ``.pb`` files (best of ``--repeat``, a few cases
   spread over the store, the store opened once); ``read_pb`` of a 256 MiB tensor against
@@ -37,10 +40,12 @@ The sides, each run as a process of its own (wall time of the process and its pe
   (onnx's node-suite generation, or the cache of it), onnx-arrow's own ``write_store``, and the
   rest of the command (its summary).
 
-Every ratio is onnx-arrow over the peer, from the same run; nothing is asserted about time, the
-figures are printed.  Before each side its input is read once (page cache warm) and ``os.sync()``
-writes out what earlier sides wrote, so that no side pays for another's writeback.  The machine
-may be shared: compare ratios, not lone times.
+Every side runs ``--repeat`` (3) times, the sides in turns; a time is the median with its min
+and max, a ratio onnx-arrow over the peer of the same round (median, min, max of the rounds).
+Every run writes to a new path, never into a folder just emptied.  Nothing is asserted about
+time, the figures are printed.  Before each side its input is read once (page cache warm) and
+``os.sync()`` writes out what earlier sides wrote, so that no side pays for another's
+writeback.  The machine may be shared: compare ratios, not lone times.
 
 Run::
 
@@ -55,6 +60,7 @@ import importlib.util
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -79,11 +85,13 @@ def measured(
     args: list[str], *, pin: bool = True, env: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """Run ``args`` in a process of its own (on core 0 with ``pin``): its wall seconds, its
-    peak RSS in MiB (the largest of it and its children, from ``os.wait4``), and the fields of
-    the JSON object on its last stdout line if it printed one."""
+    CPU seconds (user and system, its own and those of the children it waited for) and
+    peak RSS in MiB (the largest of it and its children), from ``os.wait4``, and the fields
+    of the JSON object on its last stdout line if it printed one.  The code measured is the
+    ``onnx_arrow`` that ``PYTHONPATH`` names first, else this checkout's."""
     if pin and shutil.which("taskset"):
         args = ["taskset", "-c", "0", *args]
-    path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(HERE.parent)]))
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -100,6 +108,7 @@ def measured(
     lines = text.strip().splitlines()
     got: dict[str, Any] = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
     got["wall"] = wall
+    got["cpu"] = usage.ru_utime + usage.ru_stime
     got["peak_mib"] = usage.ru_maxrss / 1024
     return got
 
@@ -246,33 +255,52 @@ def protarrow_import(src: Path, out: Path) -> None:
 
 
 def naive_import(src: Path, out: Path) -> dict[str, int]:
-    """Each tensor ``.pb`` through onnx and numpy_helper into a fixed_shape_tensor column of one
-    Parquet file (a column per value: each has its own type); what it cannot take is counted."""
+    """Each tensor ``.pb`` through onnx and numpy_helper, streamed into one Parquet file a row
+    per value (path, dtype, shape and the array's bytes), written in batches of about 4 MB of
+    source with zstd level 3, as a user would write it; files that are not tensors counted."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from onnx import TensorProto, numpy_helper
 
+    schema = pa.schema(
+        [
+            ("path", pa.string()),
+            ("dtype", pa.string()),
+            ("shape", pa.list_(pa.int64())),
+            ("data", pa.large_binary()),
+        ]
+    )
     skipped: dict[str, int] = {}
-    names, arrays = [], []
-    for path, data, cls in _typed_files(src):
-        if cls is not TensorProto:
-            if path.endswith(".pb"):
-                skipped["not a tensor"] = skipped.get("not a tensor", 0) + 1
-            continue
-        array = numpy_helper.to_array(TensorProto.FromString(data))
-        try:
-            if array.ndim == 0 or array.size == 0:
-                raise ValueError("0-d or empty")
-            tensor = pa.FixedShapeTensorArray.from_numpy_ndarray(
-                np.ascontiguousarray(array).reshape((1, *array.shape))
-            )
-        except (ValueError, TypeError, pa.ArrowException) as exc:
-            key = f"{array.dtype}: {type(exc).__name__}"
-            skipped[key] = skipped.get(key, 0) + 1
-            continue
-        names.append(path)
-        arrays.append(tensor)
-    pq.write_table(pa.Table.from_arrays(arrays, names=names), out, compression="zstd")
+    rows: dict[str, list[Any]] = {name: [] for name in schema.names}
+    pending = 0
+    with pq.ParquetWriter(out, schema, compression="zstd", compression_level=3) as writer:
+
+        def flush() -> None:
+            writer.write_batch(pa.record_batch(list(rows.values()), schema=schema))
+            for column in rows.values():
+                column.clear()
+
+        for path, data, cls in _typed_files(src):
+            if cls is not TensorProto:
+                if path.endswith(".pb"):
+                    skipped["not a tensor"] = skipped.get("not a tensor", 0) + 1
+                continue
+            array = numpy_helper.to_array(TensorProto.FromString(data))
+            rows["path"].append(path)
+            rows["dtype"].append(str(array.dtype))
+            rows["shape"].append(list(array.shape))
+            if array.dtype == object:  # strings: their UTF-8 bytes, NUL-separated
+                rows["data"].append(
+                    b"\0".join(x if isinstance(x, bytes) else str(x).encode() for x in array.flat)
+                )
+            else:
+                rows["data"].append(array.tobytes())
+            pending += len(data)
+            if pending >= ROW_BATCH_BYTES:
+                flush()
+                pending = 0
+        if rows["path"]:
+            flush()
     return skipped
 
 
@@ -370,6 +398,31 @@ def large_corpus(root: Path, gigabytes: float) -> Path:
     return root
 
 
+def relu_corpus(root: Path, cases: int = 60) -> Path:
+    """``cases`` cases of a ReLU: a float32 input of noise, its output ``max(x, 0)`` (half of
+    it exact zeros), every case different."""
+    if root.exists():
+        return root
+    from onnx import TensorProto, helper, numpy_helper, save_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(SHAPE))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(SHAPE))
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
+    rng = np.random.default_rng(0)
+    for k in range(cases):
+        case = root / "relu" / f"test_relu_{k:03d}"
+        (case / "test_data_set_0").mkdir(parents=True)
+        save_model(model, case / "model.onnx")
+        data = rng.standard_normal(SHAPE, dtype=np.float32)
+        for name, value in (("input_0", data), ("output_0", np.maximum(data, 0))):
+            blob = numpy_helper.from_array(value, name[:1]).SerializeToString()
+            (case / "test_data_set_0" / f"{name}.pb").write_bytes(blob)
+    return root
+
+
 def warm(path: Path) -> None:
     """Read a file or every file of a tree, so that each side starts with it in the page
     cache (a shared machine may have evicted it since the last side ran)."""
@@ -378,6 +431,16 @@ def warm(path: Path) -> None:
             with open(p, "rb") as f:
                 while f.read(1 << 24):
                     pass
+
+
+def sorted_tar_size(src: Path) -> int:
+    """The size of ``tar --sort=name | zstd -3`` of the corpus (untimed): the tar.zst of the
+    files in name order, as the store holds a case's files, rather than in the order the
+    folder lists them.  How far apart two related files lie in the stream decides what zstd
+    finds: a ReLU's output before its input compresses far better than after it."""
+    pipe = f"tar --sort=name -cf - -C {_q(str(src))} . | zstd -3 -T1 -q -c | wc -c"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", pipe], check=True, capture_output=True)
+    return int(done.stdout)
 
 
 def tree_bytes(root: Path) -> tuple[int, int]:
@@ -400,40 +463,69 @@ def size_of(path: Path) -> int:
 # --- one corpus, every side ----------------------------------------------------------------------
 
 
-def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return min(runs, key=lambda r: r["wall"])
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The runs of one side summed up: the median wall (and inner) time with its min and
+    max, the highest peak, and the runs themselves (for ratios paired by round)."""
+    walls = [r["wall"] for r in runs]
+    got: dict[str, Any] = {
+        "wall": statistics.median(walls),
+        "wall_min": min(walls),
+        "wall_max": max(walls),
+        "cpu": statistics.median(r["cpu"] for r in runs),
+        "peak_mib": max(r["peak_mib"] for r in runs),
+        "runs": runs,
+    }
+    if all("inner" in r for r in runs):
+        got["inner"] = statistics.median(r["inner"] for r in runs)
+    return got
+
+
+def paired(got: dict[str, Any], side: str, peer: str, key: str = "wall") -> list[float]:
+    """``side`` over ``peer`` round by round (the rounds were run in turns); with ``key``
+    ``"cpu"``, CPU seconds over CPU seconds, else ``key`` over the peer's wall."""
+    theirs = "cpu" if key == "cpu" else "wall"
+    return [a[key] / b[theirs] for a, b in zip(got[side]["runs"], got[peer]["runs"], strict=False)]
 
 
 def _measure_sides(
     sides: dict[str, list[dict[str, Any]]],
     commands: dict[str, Any],
     repeat: int,
-    inputs: list[Path],
+    inputs: list[Any],
 ) -> None:
-    """Each side ``repeat`` times, in turn, from a warm page cache; the --jobs sides unpinned."""
+    """Each side ``repeat`` times, in turn, from a warm page cache; the --jobs sides unpinned.
+    Every run writes to a path of its own, never one just emptied (on some disks extracting
+    into a folder just removed with ``rm -rf`` costs more system time)."""
     for _ in range(repeat):
         for side, command in commands.items():
-            args = command()  # the previous output removed, untimed
+            args = command()
             for path in inputs:
-                warm(path)
+                warm(path() if callable(path) else path)
             os.sync()  # no writeback of earlier sides' files during this one
             sides.setdefault(side, []).append(measured(args, pin="jobs" not in side))
 
 
 def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dict[str, Any]:
-    """Every side on one corpus; the best of ``repeat`` runs of each, taken in turn."""
+    """Every side on one corpus, ``repeat`` runs of each, taken in turn."""
     files, nbytes = tree_bytes(src)
     mb = nbytes / 1e6
     print(f"\n== {name}: {files} files, {mb:.1f} MB ({src})", flush=True)
     out = work / f"out-{name}"
     sides: dict[str, list[dict[str, Any]]] = {}
+    latest: dict[Path, Path] = {}
+    counter = iter(range(1 << 30))
 
     def fresh(path: Path) -> Path:
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-        return path
+        """A new path for a run's output, beside ``path`` (the outputs are removed when
+        every run on the corpus is done)."""
+        new = path.with_name(f"{next(counter)}-{path.name}")
+        while new.exists():  # left by an earlier run in a --keep folder
+            new = path.with_name(f"{next(counter)}-{path.name}")
+        latest[path] = new
+        return new
+
+    def last(path: Path) -> Path:
+        return latest[path]
 
     out.mkdir(exist_ok=True)
     store, archive = out / "store.parquet", out / "corpus.tar.zst"
@@ -463,87 +555,131 @@ def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dic
         )
     _measure_sides(sides, imports, repeat, [src])
     exports = {
-        "zstd -d | tar -x": lambda: child("untar", str(archive), str(fresh(out / "untar"))),
+        "zstd -d | tar -x": lambda: child("untar", str(last(archive)), str(fresh(out / "untar"))),
         "onnx-arrow export": lambda: [
             sys.executable,
             "-m",
             "onnx_arrow",
             "export",
-            str(store),
+            str(last(store)),
             str(fresh(out / "export")),
         ],
-        "export_store": lambda: child("export", str(store), str(fresh(out / "export-inner")), "1"),
+        "export_store": lambda: child(
+            "export", str(last(store)), str(fresh(out / "export-inner")), "1"
+        ),
     }
     if jobs > 1:
         exports[f"export --jobs {jobs}"] = lambda: child(
-            "export", str(store), str(fresh(out / "export-jobs")), str(jobs)
+            "export", str(last(store)), str(fresh(out / "export-jobs")), str(jobs)
         )
         exports["export --jobs 1 (unpinned)"] = lambda: child(
-            "export", str(store), str(fresh(out / "export-one")), "1"
+            "export", str(last(store)), str(fresh(out / "export-one")), "1"
         )
-    _measure_sides(sides, exports, repeat, [store, archive])
-    exact = trees_equal(src, out / "export")
-    got = {side: best(runs) for side, runs in sides.items()}
+    _measure_sides(sides, exports, repeat, [lambda: last(store), lambda: last(archive)])
+    exact = trees_equal(src, last(out / "export"))
+    got = {side: median_run(runs) for side, runs in sides.items()}
     sizes = {
-        "tar.zst": size_of(archive),
-        "store": size_of(store),
-        "protarrow": size_of(out / "protarrow") if "protarrow" in got else 0,
-        "naive": size_of(out / "naive.parquet"),
+        "tar.zst": size_of(last(archive)),
+        "store": size_of(last(store)),
+        "protarrow": size_of(last(out / "protarrow")) if "protarrow" in got else 0,
+        "naive": size_of(last(out / "naive.parquet")),
+        "sorted tar.zst": sorted_tar_size(src),
     }
     report_corpus(name, mb, got, sizes, exact, jobs)
+    # the store the later measures read, under its plain name; every other output removed
+    os.replace(last(store), store)
+    for path in out.iterdir():
+        if path != store:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
     return {"mb": mb, "files": files, "sides": got, "sizes": sizes, "exact": exact}
 
 
 def report_corpus(
     name: str, mb: float, got: dict[str, Any], sizes: dict[str, int], exact: bool, jobs: int
 ) -> None:
-    tar, untar = got["tar | zstd -3"], got["zstd -d | tar -x"]
+    rounds = len(got["tar | zstd -3"]["runs"])
     print(
-        f"{'side (one core unless --jobs)':<30} {'wall s':>8} {'MB/s':>8} {'peak MiB':>9} "
-        f"{'inner s':>8}"
+        f"{'side (one core unless --jobs)':<30} {'wall s, median [min-max]':>26} {'MB/s':>7} "
+        f"{'peak MiB':>9} {'inner s':>8} {'CPU s':>7}   ({rounds} rounds in turns)"
     )
     for side, r in got.items():
         inner = f"{r['inner']:.3f}" if "inner" in r else ""
+        wall = f"{r['wall']:.3f} [{r['wall_min']:.3f}-{r['wall_max']:.3f}]"
         print(
-            f"{side:<30} {r['wall']:>8.3f} {mb / r['wall']:>8.1f} {r['peak_mib']:>9.0f} {inner:>8}"
+            f"{side:<30} {wall:>26} {mb / r['wall']:>7.1f} {r['peak_mib']:>9.0f} {inner:>8} "
+            f"{r['cpu']:>7.2f}"
         )
-    imp, exp = got["onnx-arrow import"], got["onnx-arrow export"]
-    lines = [
-        ("import vs tar | zstd -3 (process)", imp["wall"] / tar["wall"]),
-        ("import vs tar | zstd -3 (write_store alone)", got["write_store"]["inner"] / tar["wall"]),
-        ("import vs naive numpy_helper (process)", imp["wall"] / got["naive numpy_helper"]["wall"]),
-        ("export vs zstd -d | tar -x (process)", exp["wall"] / untar["wall"]),
+    tar, untar = "tar | zstd -3", "zstd -d | tar -x"
+    lines: list[tuple[str, list[float]]] = [
+        ("import vs tar | zstd -3 (process)", paired(got, "onnx-arrow import", tar)),
+        ("import vs tar | zstd -3 (write_store alone)", paired(got, "write_store", tar, "inner")),
+        (
+            "import vs naive numpy_helper, streamed (process)",
+            paired(got, "onnx-arrow import", "naive numpy_helper"),
+        ),
+        ("export vs zstd -d | tar -x (process)", paired(got, "onnx-arrow export", untar)),
         (
             "export vs zstd -d | tar -x (export_store alone)",
-            got["export_store"]["inner"] / untar["wall"],
+            paired(got, "export_store", untar, "inner"),
         ),
-        ("store size vs tar.zst", sizes["store"] / sizes["tar.zst"]),
+        (
+            "CPU seconds: import vs tar | zstd -3 (process)",
+            paired(got, "onnx-arrow import", tar, "cpu"),
+        ),
+        (
+            "CPU seconds: import vs naive numpy_helper (process)",
+            paired(got, "onnx-arrow import", "naive numpy_helper", "cpu"),
+        ),
+        (
+            "CPU seconds: export vs zstd -d | tar -x (process)",
+            paired(got, "onnx-arrow export", untar, "cpu"),
+        ),
+        ("store size vs tar.zst", [sizes["store"] / sizes["tar.zst"]]),
+        ("store size vs tar --sort=name | zstd -3", [sizes["store"] / sizes["sorted tar.zst"]]),
     ]
     if "protarrow" in got:
-        peer = got["protarrow"]
-        lines[2:2] = [("import vs protarrow (process)", imp["wall"] / peer["wall"])]
+        lines[3:3] = [
+            ("import vs protarrow (process)", paired(got, "onnx-arrow import", "protarrow"))
+        ]
         lines += [
-            ("protarrow size vs tar.zst", sizes["protarrow"] / sizes["tar.zst"]),
-            ("peak memory import vs protarrow", imp["peak_mib"] / peer["peak_mib"]),
+            ("protarrow size vs tar.zst", [sizes["protarrow"] / sizes["tar.zst"]]),
+            (
+                "peak memory import vs protarrow",
+                [got["onnx-arrow import"]["peak_mib"] / got["protarrow"]["peak_mib"]],
+            ),
         ]
     if jobs > 1:
+        one_import, one_export = "import --jobs 1 (unpinned)", "export --jobs 1 (unpinned)"
         lines += [
             (
                 f"import --jobs {jobs} vs --jobs 1 (write_store, no pinning)",
-                got[f"import --jobs {jobs}"]["inner"] / got["import --jobs 1 (unpinned)"]["inner"],
+                [
+                    a["inner"] / b["inner"]
+                    for a, b in zip(
+                        got[f"import --jobs {jobs}"]["runs"], got[one_import]["runs"], strict=False
+                    )
+                ],
             ),
             (
                 f"export --jobs {jobs} vs --jobs 1 (export_store, no pinning)",
-                got[f"export --jobs {jobs}"]["inner"] / got["export --jobs 1 (unpinned)"]["inner"],
+                [
+                    a["inner"] / b["inner"]
+                    for a, b in zip(
+                        got[f"export --jobs {jobs}"]["runs"], got[one_export]["runs"], strict=False
+                    )
+                ],
             ),
         ]
     print(
         f"sizes: store {sizes['store']:,} B, tar.zst {sizes['tar.zst']:,} B, "
-        f"protarrow {sizes['protarrow']:,} B, naive {sizes['naive']:,} B; "
+        f"protarrow {sizes['protarrow']:,} B, naive {sizes['naive']:,} B, "
+        f"tar --sort=name | zstd -3 {sizes['sorted tar.zst']:,} B; "
         f"export {'byte for byte' if exact else 'DIFFERS FROM THE SOURCE'}"
     )
-    for label, ratio in lines:
-        print(f"  {label:<58} {ratio:>6.2f}x")
+    print("  ratios of the same round, median [min-max]:")
+    for label, ratios in lines:
+        spread = f" [{min(ratios):.2f}-{max(ratios):.2f}]" if len(ratios) > 1 else ""
+        print(f"  {label:<58} {statistics.median(ratios):>6.2f}x{spread}")
 
 
 # --- the floors: what import and export cannot do without --------------------------------------
@@ -587,18 +723,28 @@ def floors(store_path: Path, src: Path) -> None:
 
 
 def case_reads(store_path: Path, src: Path, repeat: int) -> None:
-    """Per case: case_arrays, values, and numpy_helper on the case's .pb files (best of each)."""
+    """Per case: case_arrays (the store open, opened per call, and named by its path per call
+    through ``as_store``), values, and numpy_helper on the case's .pb files (the median of
+    each)."""
     import gc
 
     import pyarrow.parquet as pq
     from onnx import TensorProto, numpy_helper
 
     from onnx_arrow.corpus import Store
+    from onnx_arrow.corpus.store import as_store
 
     store = Store(store_path)
     cases = store.cases()
     picked = [cases[i] for i in np.linspace(0, len(cases) - 1, 6).astype(int)]
-    best_of = {"numpy_helper": 0.0, "case_arrays": 0.0, "values": 0.0, "data column": 0.0}
+    best_of = {
+        "numpy_helper": 0.0,
+        "case_arrays": 0.0,
+        "Store(path) per call": 0.0,
+        "as_store(path) per call": 0.0,
+        "values": 0.0,
+        "data column": 0.0,
+    }
     parquet = pq.ParquetFile(store_path)
     group_of = {}
     for i in range(parquet.num_row_groups):
@@ -615,6 +761,12 @@ def case_reads(store_path: Path, src: Path, repeat: int) -> None:
 
         def arrays(case: str = case) -> Any:
             return store.case_arrays(case)
+
+        def reopened(case: str = case) -> Any:
+            return Store(store_path).case_arrays(case)
+
+        def by_path(case: str = case) -> Any:
+            return as_store(store_path, where="store").case_arrays(case)
 
         def values(case: str = case) -> Any:
             return [v.to_numpy() for v in store.values(case)]
@@ -638,17 +790,20 @@ def case_reads(store_path: Path, src: Path, repeat: int) -> None:
         for label, fn in (
             ("numpy_helper", helper),
             ("case_arrays", arrays),
+            ("Store(path) per call", reopened),
+            ("as_store(path) per call", by_path),
             ("values", values),
             ("data column", column),
         ):
             times = []
             for _ in range(repeat):
                 store._last_read = None  # each time from the file (page cache warm)
+                as_store(store_path, where="store")._last_read = None
                 gc.collect()
                 start = time.perf_counter()
                 fn()
                 times.append(time.perf_counter() - start)
-            best_of[label] += min(times)
+            best_of[label] += statistics.median(times)
     print(json.dumps({"cases": len(picked), "bytes": nbytes, **best_of}))
 
 
@@ -710,12 +865,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large-gb", type=float, default=0.5, help="size of the large corpus")
     parser.add_argument("--old-node", metavar="PATH", help="an older onnx's node corpus folder")
     parser.add_argument("--jobs", type=int, default=2, help="import and export --jobs measured")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each side (best taken)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of each side, in turns (median, min, max)"
+    )
     parser.add_argument(
         "--corpora",
         nargs="*",
-        default=["node", "old-node", "large"],
-        choices=["node", "old-node", "large"],
+        default=["node", "old-node", "large", "relu"],
+        choices=["node", "old-node", "large", "relu"],
     )
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -741,6 +898,8 @@ def main(argv: list[str] | None = None) -> int:
                 src = node_corpus(work / "node-corpus")
             elif name == "old-node":
                 src = old_node_corpus(args.old_node, work)
+            elif name == "relu":
+                src = relu_corpus(work / "relu-corpus")
             else:
                 src = large_corpus(work / "large-corpus", args.large_gb)
             results[name] = corpus_runs(name, src, work, args.repeat, args.jobs)
@@ -768,7 +927,7 @@ def main(argv: list[str] | None = None) -> int:
             ):
                 print(f"  {label:<48} {seconds / peer:>6.2f}x {name}")
 
-            print("\n== one case of the large store, the store opened once (best of each)")
+            print("\n== one case of the large store (median of each)")
             got = measured(
                 child(
                     "case-read",
@@ -783,7 +942,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"numpy_helper {base:.4f} s"
             )
             for key, label in (
-                ("case_arrays", "Store.case_arrays(case)"),
+                ("case_arrays", "Store.case_arrays(case), the store open"),
+                ("Store(path) per call", "Store(path).case_arrays(case)"),
+                ("as_store(path) per call", "as_store(path).case_arrays(case)"),
                 ("values", "list(Store.values(case))"),
                 ("data column", "floor: its data column alone, to Arrow"),
             ):

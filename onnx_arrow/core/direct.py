@@ -9,6 +9,7 @@ located errors.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,17 +21,20 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import TensorProto
 
 from onnx_arrow.core.codec import codes_to_storage
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding
 from onnx_arrow.core.element_types import dtype_of_arrow
 from onnx_arrow.core.tensor_codes import fixed_codes, storage_array, stored_values
 from onnx_arrow.core.tensor_types import tensor_layout
 from onnx_arrow.core.tensor_wire import (
     DATA_LOCATION,
     EXTERNAL_DATA,
+    FIXED_WIDTH_FIELDS,
     KNOWN_FIELDS,
     SEGMENT,
     TYPED_FIELDS,
+    decode_tensor,
     raw_to_codes,
+    typed_to_codes,
 )
 from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.errors import InvalidTensorError, NotRepresentableError
@@ -94,29 +98,93 @@ def decode_tensor_fast(data: bytes | memoryview, *, canonical: bool = False) -> 
 @dataclass(frozen=True, slots=True)
 class RawBatch:
     """What :func:`raw_batch` reads of in-memory ``TensorProto`` messages, a list per
-    field: their values, and the fields that make their envelopes (None where a message
-    does not set them)."""
+    field: their values (each row's elements as bytes, or a view of them), the
+    field that held them (0 for none), and the fields that make their envelopes (None
+    where a message does not set them)."""
 
     dtypes: list[DType]
     dims: list[tuple[int, ...]]
-    raws: list[bytes]
+    raws: list[bytes | memoryview]
     names: list[str | None]
     doc_strings: list[str | None]
+    storage: list[int]
 
     def envelopes(self) -> list[bytes]:
         """The envelopes the wire decoder cuts from the messages' bytes: the name, the doc
-        string and, where a message set ``raw_data``, its empty marker."""
+        string and, where a message's data was in a field, that field's empty marker."""
         out = []
-        for raw, name, doc_string in zip(self.raws, self.names, self.doc_strings, strict=True):
-            kept: dict[str, Any] = {}
-            if name is not None:
-                kept["name"] = name
-            if doc_string is not None:
-                kept["doc_string"] = doc_string
-            if raw:
-                kept["raw_data"] = b""
-            out.append(TensorProto(**kept).SerializeToString() if kept else b"")
+        made: dict[tuple[int, str | None, str | None], bytes] = {}  # rows often share one
+        for key in zip(self.storage, self.names, self.doc_strings, strict=True):
+            envelope = made.get(key)
+            if envelope is None:
+                envelope = made[key] = _envelope(*key)
+            out.append(envelope)
         return out
+
+
+def _envelope(number: int, name: str | None, doc_string: str | None) -> bytes:
+    """The envelope of a message with this name and doc string whose data was in field
+    ``number`` (0 for none), as the wire decoder cuts it."""
+    parts: list[tuple[int, bytes]] = []
+    if name is not None:
+        parts.append((_NAME, TensorProto(name=name).SerializeToString()))
+    if doc_string is not None:
+        parts.append((_DOC_STRING, TensorProto(doc_string=doc_string).SerializeToString()))
+    if number:
+        parts.append((number, _MARKERS[number]))
+    return b"".join(b for _, b in sorted(parts))
+
+
+_FIELDS: Final = TensorProto.DESCRIPTOR.fields_by_name
+_NAME: Final = _FIELDS["name"].number
+_DOC_STRING: Final = _FIELDS["doc_string"].number
+_RAW_DATA: Final = _FIELDS["raw_data"].number
+#: The empty entry of a storage field that an envelope keeps, by field number.
+_MARKERS: Final = {
+    _FIELDS[name].number: bytes([_FIELDS[name].number << 3 | 2, 0])
+    for name in {row.typed_field for row in DTYPES.values()} | {"raw_data"}
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Bulk:
+    """How :func:`raw_batch` reads a dtype's typed field: its name and number, the
+    entries per element, and the fields a message holding data there may set."""
+
+    field: str
+    number: int
+    per_element: int
+    allowed: frozenset[int]
+    #: Bytes an entry takes on the wire where that is fixed (float, double), else 0.
+    width: int
+
+
+#: The dtypes whose typed field :func:`raw_batch` reads in bulk, an entry per element (two
+#: for COMPLEX), by ONNX enum value.
+_BULK: Final = {
+    row.onnx: _Bulk(
+        row.typed_field,
+        _FIELDS[row.typed_field].number,
+        2 if row.typed_encoding is TypedEncoding.INTERLEAVED else 1,
+        frozenset(
+            _FIELDS[name].number
+            for name in ("dims", "data_type", "name", "doc_string", row.typed_field)
+        ),
+        row.typed_entry_dtype.itemsize if row.typed_field in FIXED_WIDTH_FIELDS else 0,
+    )
+    for row in DTYPES.values()
+    if row.bits >= 8
+    and row.typed_encoding
+    in (
+        TypedEncoding.NATIVE,
+        TypedEncoding.INTERLEAVED,
+        TypedEncoding.SIGN_EXTEND,
+        TypedEncoding.ZERO_EXTEND,
+    )
+}
+#: Entries of these dtypes pass through a Python float on the way out of protobuf, which
+#: turns a signalling NaN quiet: a row holding a NaN is read from its bytes instead.
+_NARROWED: Final = frozenset((np.dtype(np.float32),))
 
 
 #: The fields a message read by :func:`raw_batch` may not set, repeated and singular:
@@ -136,22 +204,26 @@ _SIZE_CHECK_BYTES: Final = 1 << 20
 def raw_batch(messages: Sequence[object]) -> RawBatch | None:
     """The values and envelope fields of in-memory ``TensorProto`` messages, or None.
 
-    The common case, data in ``raw_data`` of a dtype of whole bytes, whose length fits
-    the dims: read from the fields (one copy of the data, protobuf's), not serialized,
-    into lists rather than an object per message (the garbage collector would walk
-    them all).  If any message holds anything else (typed fields, external data,
-    segments, metadata, unknown fields, packed dtypes, a length that does not fit, a
-    BOOL byte other than 0 and 1, another message, or a name, doc string or
-    ``raw_data`` set to the empty value, which only the wire path tells from unset),
-    None: the wire path decodes or refuses them, located.
+    The common cases, data in ``raw_data`` of a dtype of whole bytes whose length fits
+    the dims, or in the dtype's typed field (``float_data``, ``int64_data`` ...) an
+    entry per element: read from the fields (one copy of the data, protobuf's; the
+    typed fields of all rows of a dtype in one pass), not serialized, into lists rather
+    than an object per message (the garbage collector would walk them all).  If any
+    message holds anything else (external data, segments, metadata, unknown fields,
+    packed dtypes, a length that does not fit, an entry out of its dtype's range, a
+    BOOL byte other than 0 and 1, another message, or ``raw_data`` set to the empty
+    value, which only the wire path tells from unset), None: the wire
+    path decodes or refuses them, located.
     """
     dtypes: list[DType] = []
     all_dims: list[tuple[int, ...]] = []
-    raws: list[bytes] = []
+    raws: list[bytes | memoryview] = []
     names: list[str | None] = []
     doc_strings: list[str | None] = []
+    storage: list[int] = []
+    typed: dict[int, list[int]] = {}  # the rows whose data is in a typed field, by dtype
     previous: tuple[int, ...] = ()
-    for message in messages:
+    for i, message in enumerate(messages):
         if type(message) is not TensorProto:
             return None
         row = DTYPES.get(message.data_type)
@@ -162,46 +234,113 @@ def raw_batch(messages: Sequence[object]) -> RawBatch | None:
             dims = previous  # one tuple for a run of one shape
         raw = message.raw_data
         count = math.prod(dims)
-        if count > MAX_ELEMENTS or len(raw) != count * (row.bits >> 3) or (dims and min(dims) < 0):
+        if count > MAX_ELEMENTS or (dims and min(dims) < 0):
             return None
-        if row.arrow_kind is ArrowKind.BOOL8 and raw.translate(None, b"\x00\x01"):
-            return None  # a BOOL byte other than 0 and 1: the wire path refuses it, located
-        name = message.name or None
-        doc_string = message.doc_string or None
-        if len(raw) <= _SIZE_CHECK_BYTES:
-            size = 1 + _varint_size(row.onnx)  # data_type: set, it is not UNDEFINED
-            for d in dims:
-                size += 1 + _varint_size(d)
-            if raw:
-                size += 1 + _varint_size(len(raw)) + len(raw)
-            if name is not None:
-                size += _string_size(name)
-            if doc_string is not None:
-                size += _string_size(doc_string)
-            if message.ByteSize() != size:
+        # None where unset; "" where set to the empty value (kept: the wire path keeps it)
+        name = message.name if message.HasField("name") else None
+        doc_string = message.doc_string if message.HasField("doc_string") else None
+        # the serialized size of what the message may set besides its data
+        size = 1 + _varint_size(row.onnx)  # data_type: set, it is not UNDEFINED
+        for d in dims:
+            size += 1 + _varint_size(d)
+        if name is not None:
+            size += _string_size(name)
+        if doc_string is not None:
+            size += _string_size(doc_string)
+        if not raw and count:
+            bulk = _BULK.get(row.onnx)
+            if bulk is None or len(getattr(message, bulk.field)) != count * bulk.per_element:
                 return None
-        elif not _only_read_fields(message, name, doc_string):
-            return None
+            payload = count * bulk.per_element * bulk.width  # 0: varints, of any size
+            if 0 < payload <= _SIZE_CHECK_BYTES:
+                if message.ByteSize() != size + 1 + _varint_size(payload) + payload:
+                    return None
+            elif not _typed_only(message, bulk):
+                return None
+            typed.setdefault(row.onnx, []).append(i)
+            storage.append(bulk.number)
+        else:
+            if len(raw) != count * (row.bits >> 3):
+                return None
+            if row.arrow_kind is ArrowKind.BOOL8 and raw.translate(None, b"\x00\x01"):
+                return None  # a BOOL byte other than 0 and 1: the wire path refuses it, located
+            if len(raw) <= _SIZE_CHECK_BYTES:
+                if raw:
+                    size += 1 + _varint_size(len(raw)) + len(raw)
+                if message.ByteSize() != size:
+                    return None
+            elif not _only_read_fields(message):
+                return None
+            storage.append(_RAW_DATA if raw else 0)
         dtypes.append(row)
         all_dims.append(dims)
         raws.append(raw)
         names.append(name)
         doc_strings.append(doc_string)
         previous = dims
-    return RawBatch(dtypes, all_dims, raws, names, doc_strings)
+    for onnx, rows in typed.items():
+        read = _typed_codes([messages[i] for i in rows], DTYPES[onnx])  # type: ignore[misc]
+        if read is None:
+            return None
+        codes, bounds = read
+        view = codes.view(np.uint8).data  # each row's bytes a slice of it, not a copy
+        width = codes.itemsize
+        for k, i in enumerate(rows):
+            raws[i] = view[bounds[k] * width : bounds[k + 1] * width]
+    return RawBatch(dtypes, all_dims, raws, names, doc_strings, storage)
 
 
-def _only_read_fields(message: TensorProto, name: str | None, doc_string: str | None) -> bool:
+def _typed_only(message: TensorProto, bulk: _Bulk) -> bool:
+    """Whether a message whose data is in its dtype's typed field sets nothing else
+    :func:`raw_batch` does not read, asked field by field."""
+    allowed = bulk.allowed
+    for f, _ in message.ListFields():
+        if f.number not in allowed:
+            return False
+    return not len(UnknownFieldSet(message))
+
+
+def _typed_codes(
+    messages: list[TensorProto], row: DType
+) -> tuple[np.ndarray[Any, Any], list[int]] | None:
+    """The elements of messages of one dtype whose data is in its typed field, as one
+    codes array read in one pass over all their entries, and where each message's
+    elements start in it (and the last ends); None where an entry is out of the dtype's
+    range (the wire path names it)."""
+    field = row.typed_field
+    containers = [getattr(m, field) for m in messages]
+    lengths = np.fromiter(map(len, containers), dtype=np.int64, count=len(containers))
+    offsets = np.zeros(len(containers) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    entry_dtype = row.typed_entry_dtype
+    entries = np.fromiter(
+        itertools.chain.from_iterable(containers), dtype=entry_dtype, count=int(offsets[-1])
+    )
+    if entry_dtype in _NARROWED:
+        nan = np.isnan(entries)
+        if nan.any():
+            with_nan = np.unique(np.searchsorted(offsets, np.flatnonzero(nan), side="right") - 1)
+            for k in with_nan.tolist():
+                try:
+                    exact = decode_tensor(messages[k].SerializeToString()).codes
+                except (InvalidTensorError, NotRepresentableError):
+                    return None
+                entries[int(offsets[k]) : int(offsets[k + 1])] = exact.view(entry_dtype)
+    per_element = 2 if row.typed_encoding is TypedEncoding.INTERLEAVED else 1
+    try:
+        codes = typed_to_codes(entries, row, entries.size // per_element, "")
+    except (InvalidTensorError, NotRepresentableError):
+        return None
+    return codes, (offsets // per_element).tolist()
+
+
+def _only_read_fields(message: TensorProto) -> bool:
     """Whether a message sets no field :func:`raw_batch` does not read, asked field by
     field: nothing is serialized (``ByteSize`` would copy a large tensor's data twice)."""
     if any(len(getattr(message, field)) for field in _OTHER_REPEATED):
         return False
     if any(message.HasField(field) for field in _OTHER_SINGULAR):
         return False
-    if (message.HasField("name") and name is None) or (
-        message.HasField("doc_string") and doc_string is None
-    ):
-        return False  # set to the empty value
     return not len(UnknownFieldSet(message))
 
 

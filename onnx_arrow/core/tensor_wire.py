@@ -19,6 +19,7 @@ Arrow storage is :mod:`onnx_arrow.core.codec`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final
 
 import numpy as np
@@ -53,6 +54,7 @@ __all__ = [
     "decode_tensor",
     "encode_tensor",
     "raw_to_codes",
+    "typed_to_codes",
 ]
 
 
@@ -107,9 +109,11 @@ def raw_to_codes(
     return raw.view(row.numpy)
 
 
-def _typed_to_codes(
+def typed_to_codes(
     entries: np.ndarray[Any, Any], row: DType, count: int, where: str
 ) -> np.ndarray[Any, Any]:
+    """The ``count`` elements of ``row`` that the entries of its typed field hold, as
+    codes: checked to be in range and as many as the elements need."""
     encoding = row.typed_encoding
     if encoding is TypedEncoding.PACKED_BYTES:
         _check_range(entries, 0, 255, row, where)
@@ -369,7 +373,7 @@ def _decode_data(
     if number == STRING_DATA:
         entries = np.empty(len(occurrences), dtype=object)
         entries[:] = [bytes(buf[f.value_start : f.end]) for f in occurrences]
-        return number, _typed_to_codes(entries, row, count, at)
+        return number, typed_to_codes(entries, row, count, at)
     entry_dtype = row.typed_entry_dtype
     chunks = []
     for f in occurrences:
@@ -393,7 +397,7 @@ def _decode_data(
     if entry_dtype == np.int32:
         chunks = [c if c.dtype == np.int32 else _int32_entries(c, row, at) for c in chunks]
     entries = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-    return number, _typed_to_codes(entries, row, count, at)
+    return number, typed_to_codes(entries, row, count, at)
 
 
 def _int32_entries(entries: np.ndarray[Any, Any], row: DType, at: str) -> np.ndarray[Any, Any]:
@@ -433,30 +437,108 @@ def _unpacked_entry(f: _wire.Field, entry_dtype: np.dtype[Any]) -> np.ndarray[An
 def encode_tensor(tensor: Tensor) -> bytes:
     """Join a value and its envelope into a serialized ``TensorProto`` (canonical order)."""
     row, codes = tensor.dtype, tensor.codes
-    _check_envelope(tensor.envelope)
-    if tensor.envelope and row.arrow_kind is not ArrowKind.BINARY:
-        fast = _encode_raw_fast(tensor)
-        if fast is not None:
-            return fast
-    buf = memoryview(tensor.envelope or b"")
+    binary = row.arrow_kind is ArrowKind.BINARY
+    envelope = tensor.envelope
+    plan = _envelope_plan if envelope is None or len(envelope) <= _CACHED_ENVELOPE else _plan
+    storage, head, tail = plan(envelope, bool(codes.size), binary)
+    if storage == RAW_DATA and not binary:
+        payload = _raw_payload(codes, row)
+        parts = [_header(tensor.dims, row.onnx), head, _len_prefix(RAW_DATA, len(payload))]
+        return b"".join((*parts, payload, tail))
+    data = b"" if storage is None else b"".join(b for _, b in _encode_data(storage, codes, row))
+    return b"".join((_header(tensor.dims, row.onnx), head, data, tail))
+
+
+@functools.lru_cache(maxsize=4096)
+def _len_prefix(number: int, length: int) -> bytes:
+    """The tag and length of a length-delimited field; rows of a column share a few."""
+    return _wire.encode_len(number, length)
+
+
+@functools.lru_cache(maxsize=4096)
+def _header(dims: tuple[int, ...], onnx: int) -> bytes:
+    """The ``dims`` and ``data_type`` fields, the first ones protobuf writes."""
+    dims_tag = _wire.encode_tag(DIMS, _wire.VARINT)
+    out = b"".join(dims_tag + _wire.encode_varint(d) for d in dims)
+    return out + _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(onnx)
+
+
+#: Envelopes up to this size are planned once and the plan kept (a few thousand of
+#: them); a longer one (a large doc string) is planned each time, never kept.
+_CACHED_ENVELOPE: Final = 4096
+
+
+def _plan(envelope: bytes | None, has_codes: bool, binary: bool) -> tuple[int | None, bytes, bytes]:
+    """What an envelope gives every message made with it: the storage field of the
+    data (None for none), and the envelope's fields that go before it and after it in
+    canonical order (known ones by number, unknown ones last).  Envelopes repeat down a
+    column, so each is read once."""
+    fields = _short_fields(envelope) if envelope else None
+    if fields is None:  # anything the quick scan does not take: read and checked in full
+        _check_envelope(envelope)
+        buf = memoryview(envelope or b"")
+        fields = [
+            (f.number, bytes(buf[f.start : f.end])) for f in _wire.iter_fields(buf, what="envelope")
+        ]
     parts: list[tuple[int, bytes]] = []
     storage: int | None = None
-    for f in _wire.iter_fields(buf, what="envelope"):
-        if f.number in _DATA_FIELDS:
-            storage = f.number
-        elif f.number not in (DIMS, DATA_TYPE):
-            parts.append((f.number, bytes(buf[f.start : f.end])))
-    dims_tag = _wire.encode_tag(DIMS, _wire.VARINT)
-    parts.extend((DIMS, dims_tag + _wire.encode_varint(d)) for d in tensor.dims)
-    parts.append(
-        (DATA_TYPE, _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(row.onnx))
-    )
-    if storage is None and (tensor.envelope is None or codes.size):
+    for number, data in fields:
+        if number in _DATA_FIELDS:
+            storage = number
+        elif number not in (DIMS, DATA_TYPE):
+            parts.append((number, data))
+    if storage is None and (envelope is None or has_codes):
         # no message behind the value: store it as numpy_helper.from_array would
-        storage = STRING_DATA if row.arrow_kind is ArrowKind.BINARY else RAW_DATA
-    if storage is not None:
-        parts.extend(_encode_data(storage, codes, row))
-    return _canonical(parts)
+        storage = STRING_DATA if binary else RAW_DATA
+    # canonical order: known fields by number (a stable sort), unknown ones last
+    known = [p for p in parts if p[0] in KNOWN_FIELDS]
+    if len(known) > 1:
+        known.sort(key=lambda p: p[0])
+    unknown = b"".join(d for n, d in parts if n not in KNOWN_FIELDS)
+    if storage is None:
+        return None, b"".join(d for _, d in known) + unknown, b""
+    before = b"".join(d for n, d in known if n < storage)
+    return storage, before, b"".join(d for n, d in known if n > storage) + unknown
+
+
+_envelope_plan = functools.lru_cache(maxsize=4096)(_plan)
+
+
+#: Fields an envelope holds that the quick scan leaves to the full read, which refuses them
+#: or, for data_location, reads its value.
+_NOT_SHORT: Final = frozenset((DIMS, DATA_TYPE, SEGMENT, EXTERNAL_DATA, DATA_LOCATION))
+
+
+def _short_fields(envelope: bytes) -> list[tuple[int, bytes]] | None:
+    """The fields of an envelope of the common shape, each with its bytes: one-byte tags,
+    strings and markers shorter than 128 bytes, varints; None for anything else (longer
+    fields, other wire types, fields an envelope may not hold, malformed bytes), which
+    :func:`_check_envelope` and the wire reader then take, with their errors."""
+    fields = []
+    i, n = 0, len(envelope)
+    while i < n:
+        tag = envelope[i]
+        number = tag >> 3
+        if tag & 0x80 or number in _NOT_SHORT or not number:
+            return None
+        if tag & 7 == _wire.LEN:
+            if i + 1 >= n or envelope[i + 1] & 0x80:
+                return None
+            end = i + 2 + envelope[i + 1]
+        elif tag & 7 == _wire.VARINT:
+            end = i + 1
+            while end < n and envelope[end] & 0x80:
+                end += 1
+            end += 1
+            if end - i > 6:  # longer varints: the full read checks them
+                return None
+        else:
+            return None
+        if end > n:
+            return None
+        fields.append((number, envelope[i:end]))
+        i = end
+    return fields
 
 
 def _check_envelope(envelope: bytes | None) -> None:
@@ -487,22 +569,6 @@ def _check_envelope(envelope: bytes | None) -> None:
             )
 
 
-def _encode_raw_fast(tensor: Tensor) -> bytes | None:
-    """The common case through protobuf's C serializer: data in ``raw_data``."""
-    try:
-        m = TensorProto.FromString(tensor.envelope)
-    except Exception:  # a malformed envelope: the wire path reports it
-        return None
-    present = {f.number for f, _ in m.ListFields()}
-    if RAW_DATA not in present or not TYPED_FIELDS.isdisjoint(present):
-        return None
-    row, codes = tensor.dtype, tensor.codes
-    m.dims.extend(tensor.dims)
-    m.data_type = row.onnx
-    m.raw_data = _raw_payload(codes, row)
-    return m.SerializeToString()
-
-
 def _raw_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
     if row.is_packed:
         return pack(codes.view(np.uint8), row).tobytes()
@@ -516,7 +582,7 @@ def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[t
         if row.arrow_kind is ArrowKind.BINARY:
             raise InvalidTensorError("STRING elements cannot be stored in raw_data")
         payload = _raw_payload(codes, row)
-        return [(number, _wire.encode_len(number, len(payload)) + payload)]
+        return [(number, _len_prefix(number, len(payload)) + payload)]
     name = _DATA_FIELDS[number]
     if name != row.typed_field:
         raise InvalidTensorError(
@@ -526,4 +592,4 @@ def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[t
     if codes.size == 0:
         return []
     payload = _codes_to_typed_payload(codes, row)
-    return [(number, _wire.encode_len(number, len(payload)) + payload)]
+    return [(number, _len_prefix(number, len(payload)) + payload)]

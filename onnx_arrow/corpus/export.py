@@ -104,10 +104,13 @@ def _export_worker(stop: Any) -> None:
 def _export_row_group(parts: tuple[str, ...], group: int, writer: TreeWriter) -> list[_Written]:
     """Write the files of one row group of the store of ``parts`` (in a worker process)."""
     written = []
-    for f in _worker_store(parts).files(row_group=group):
-        if _STOP and _STOP[0].is_set():
-            raise KeyboardInterrupt  # the export stopped; the file being written is whole
-        written.append(_Written(f.case, f.path, writer.write(f)))
+    try:
+        for f in _worker_store(parts).files(row_group=group):
+            if _STOP and _STOP[0].is_set():
+                raise KeyboardInterrupt  # the export stopped; the file being written is whole
+            written.append(_Written(f.case, f.path, writer.write(f)))
+    finally:
+        writer.close()  # the folders it opened in this process
     return written
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -536,7 +537,46 @@ def check_store_path(
 def as_store(store: object, *, where: str) -> Store:
     """``store`` as a :class:`Store`: a store itself, or what :class:`Store` opens (a path,
     or a list of part files), checked and opened; an error names ``where`` (the
-    argument, as ``export_store(store)``)."""
+    argument, as ``export_store(store)``).
+
+    A path given again finds the store opened the last time, its footers read and its
+    last row groups decoded, as long as none of its files changed (the same file, size
+    and modification time): the :data:`_REUSED` stores most recently given by path are
+    kept, so that calls that each name the store by its path open it once."""
     if isinstance(store, Store):
         return store
-    return Store(check_store_path(store, where=where))
+    path = check_store_path(store, where=where)
+    key = _store_key(path)
+    if key is None:
+        return Store(path)
+    found = _OPENED.get(key)
+    if found is not None:
+        _OPENED.move_to_end(key)
+        return found
+    opened = Store(path)
+    _OPENED[key] = opened
+    while len(_OPENED) > _REUSED:
+        _OPENED.popitem(last=False)
+    return opened
+
+
+#: How many stores :func:`as_store` keeps open for paths given again.
+_REUSED: Final = 2
+_OPENED: OrderedDict[tuple[Any, ...], Store] = OrderedDict()
+
+
+def _store_key(
+    path: str | os.PathLike[str] | list[str | os.PathLike[str]],
+) -> tuple[Any, ...] | None:
+    """What names a store's files as they are now: each part's absolute path, device,
+    inode, size and modification time; None where a part cannot be read (then
+    :class:`Store` says why)."""
+    try:
+        parts = part_paths(Path(path)) if isinstance(path, str | os.PathLike) else map(Path, path)
+        key = []
+        for part in parts:
+            st = os.stat(part)
+            key.append((os.path.abspath(part), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    except (OSError, OnnxArrowError):
+        return None
+    return tuple(key)

@@ -18,10 +18,11 @@ import re
 import shutil
 import stat
 import tempfile
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from onnx_arrow.core.model import NO_FOLLOW
 from onnx_arrow.errors import CorpusError, FileWriteError
@@ -232,6 +233,7 @@ class TreeWriter:
     dest: str = ""
     _folders: set[str] = field(default_factory=set, repr=False)  # created, paths checked
     _written: set[str] = field(default_factory=set, repr=False)  # with replace
+    _fds: OrderedDict[str, int] = field(default_factory=OrderedDict, repr=False, compare=False)
 
     def write(self, f: TreeFile) -> int:
         """Write one file; returns its size."""
@@ -243,23 +245,32 @@ class TreeWriter:
         if f.path in self._written:
             raise self._twice(f.path)
         fd = self._open_folder(folder, f.path)
-        try:
-            self._folders.add(folder)
-            if self.replace:
-                self._replace(name, fd, f)
-                self._written.add(f.path)
-                return len(f.data)
-            try:
-                _write_new(name, fd, f.data)
-            except FileExistsError:
-                raise self._twice(f.path) from None
-            except OSError as exc:
-                if _is_link(name, fd):
-                    raise self._link_error(f.path) from None
-                raise self._os_error(exc, f.path) from None
+        self._folders.add(folder)
+        if self.replace:
+            self._replace(name, fd, f)
+            self._written.add(f.path)
             return len(f.data)
-        finally:
-            os.close(fd)
+        try:
+            _write_new(name, fd, f.data)
+        except FileExistsError:
+            raise self._twice(f.path) from None
+        except OSError as exc:
+            if _is_link(name, fd):
+                raise self._link_error(f.path) from None
+            raise self._os_error(exc, f.path) from None
+        return len(f.data)
+
+    def close(self) -> None:
+        """Close the folders this writer keeps open; it opens them again if used after."""
+        fds = self._fds
+        while fds:
+            os.close(fds.popitem()[1])
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A writer sent to another process: without the open folders of this one."""
+        state = dict(self.__dict__)
+        state["_fds"] = OrderedDict()
+        return state
 
     def _replace(self, name: str, fd: int, f: TreeFile) -> None:
         """Write ``f`` as ``name`` in the open folder ``fd``, over a file of that name."""
@@ -284,38 +295,56 @@ class TreeWriter:
 
     def _open_folder(self, folder: str, path: str) -> int:
         """The folder of ``path`` (``folder``, relative to ``base``), created as needed and
-        entered component by component without following a link; an open descriptor."""
-        try:
-            fd = os.open(self.base, _DIR_FLAGS & ~NO_FOLLOW)  # base itself is the caller's
-        except OSError as exc:
-            raise self._os_error(exc, "") from None
-        try:
-            done = []
-            for part in folder.split("/") if folder else ():
-                done.append(part)
-                try:
-                    os.mkdir(part, 0o777, dir_fd=fd)
-                except FileExistsError:
-                    pass
-                except OSError as exc:
-                    raise self._os_error(exc, "/".join(done)) from None
-                try:
-                    inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    if _is_link(part, fd):
-                        raise self._link_error("/".join(done)) from None
-                    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
-                        raise CorpusError(
-                            f"the folder of {path!r} is also the path of a file; "
-                            "each path names one file or one folder",
-                            where=self.where,
-                        ) from None
-                    raise self._os_error(exc, "/".join(done)) from None
-                os.close(fd)
-                fd = inner
-        except BaseException:
-            os.close(fd)
-            raise
+        entered component by component without following a link; an open descriptor the
+        writer keeps (the most recently used :data:`_OPEN_FOLDERS` of them), so that the
+        files of one folder are each one ``openat`` in it.  A folder once entered stays
+        the folder written into: a link planted at its path later is never followed."""
+        fds = self._fds
+        fd = fds.get(folder)
+        if fd is not None:
+            fds.move_to_end(folder)
+            return fd
+        parts = folder.split("/") if folder else []
+        # the deepest folder on the way that is open already, else base
+        start = len(parts) - 1
+        while start > 0 and "/".join(parts[:start]) not in fds:
+            start -= 1
+        start = max(start, 0)
+        known = "/".join(parts[:start])
+        fd = fds.get(known)
+        if fd is not None:
+            fds.move_to_end(known)
+        else:  # nothing open on the way (start is 0): base itself, the caller's
+            try:
+                fd = os.open(self.base, _DIR_FLAGS & ~NO_FOLLOW)
+            except OSError as exc:
+                raise self._os_error(exc, "") from None
+            fds[""] = fd
+        done = parts[:start]
+        for part in parts[start:]:
+            done.append(part)
+            try:
+                os.mkdir(part, 0o777, dir_fd=fd)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise self._os_error(exc, "/".join(done)) from None
+            try:
+                fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if _is_link(part, fd):
+                    raise self._link_error("/".join(done)) from None
+                if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+                    raise CorpusError(
+                        f"the folder of {path!r} is also the path of a file; "
+                        "each path names one file or one folder",
+                        where=self.where,
+                    ) from None
+                raise self._os_error(exc, "/".join(done)) from None
+            fds["/".join(done)] = fd  # every folder on the way: the next case passes by too
+        fds[folder] = fd
+        while len(fds) > _OPEN_FOLDERS:  # the least recently used, never the one returned
+            os.close(fds.popitem(last=False)[1])
         return fd
 
     def _twice(self, path: str) -> CorpusError:
@@ -345,8 +374,17 @@ def _write_new(name: str, dir_fd: int, data: bytes) -> None:
     """Create the file ``name`` in the open folder ``dir_fd`` (it must not exist) and write
     ``data`` into it."""
     fd = os.open(name, _FILE_FLAGS, 0o666, dir_fd=dir_fd)
-    with open(fd, "wb", closefd=True) as fh:
-        fh.write(data)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+#: The most folders a :class:`TreeWriter` keeps open: the files of a store come case by
+#: case, a few folders at a time.
+_OPEN_FOLDERS: Final = 32
 
 
 def _is_link(name: str, dir_fd: int) -> bool:
@@ -389,7 +427,13 @@ def tree_writer(
     except OSError as exc:
         raise file_write_error(exc, where=str(dest_path), what="cannot be written: ") from None
     try:
-        yield TreeWriter(os.fspath(target), into_existing, where or str(dest_path), str(dest_path))
+        writer = TreeWriter(
+            os.fspath(target), into_existing, where or str(dest_path), str(dest_path)
+        )
+        try:
+            yield writer
+        finally:
+            writer.close()
         if target != dest_path:
             try:
                 os.chmod(target, 0o777 & ~current_umask())  # mkdtemp makes it private

@@ -18,6 +18,7 @@ from onnx_arrow import (
 )
 from onnx_arrow.core.direct import decode_tensor_fast, fixed_tensor_messages, raw_batch
 from onnx_arrow.core.tensor_wire import decode_tensor, encode_tensor
+from onnx_arrow.core.tensors import Tensor
 
 
 def floats(*shape: int, name: str = "x") -> TensorProto:
@@ -30,19 +31,40 @@ def floats(*shape: int, name: str = "x") -> TensorProto:
 WHOLE_BYTES = [r for r in onnx_arrow.DTYPES.values() if r.bits >= 8]
 
 
+#: Bit patterns a float32 entry must keep: a signalling NaN (a Python float would make it
+#: quiet), a NaN with a payload, negative zero.
+FLOAT32_BITS = np.array([0x7F800001, 0xFFC01234, 0x80000000], dtype=np.uint32)
+
+
 @pytest.mark.parametrize("row", WHOLE_BYTES, ids=[r.name for r in WHOLE_BYTES])
 @pytest.mark.parametrize("shapes", [[(2, 3)] * 3, [(2, 3), (1, 3)], [(0, 3)], [()]])
-def test_the_direct_path_gives_what_the_wire_path_gives(row, shapes) -> None:
+@pytest.mark.parametrize("storage", ["raw_data", "typed"])
+def test_the_direct_path_gives_what_the_wire_path_gives(row, shapes, storage) -> None:
+    if storage == "typed" and row.name == "STRING":
+        pytest.skip("STRING has no raw form; string_data goes the wire way")
     rng = np.random.default_rng(row.onnx)
     messages = []
     for i, shape in enumerate(shapes):
         raw = rng.integers(0, 256, size=int(np.prod(shape)) * row.bits // 8, dtype=np.uint8)
         if row.name == "BOOL":
             raw &= 1
+        if row.typed_entry_dtype == np.float32 and raw.size >= 12:
+            raw[:12] = FLOAT32_BITS.view(np.uint8)
         message = TensorProto(name=f"t{i}", dims=shape, data_type=row.onnx, raw_data=raw.tobytes())
         if i % 2:
             message.doc_string = "" if i == 1 else "doc"  # set, even empty, is kept
+        if storage == "typed" and raw.size:
+            value = decode_tensor(message.SerializeToString())
+            number = TensorProto.DESCRIPTOR.fields_by_name[row.typed_field].number
+            marker = bytes([number << 3 | 2, 0])
+            envelope = TensorProto(name=message.name).SerializeToString() + marker
+            typed = encode_tensor(Tensor(row, value.dims, value.codes, envelope))
+            message = TensorProto.FromString(typed)
+            assert not message.raw_data
+            assert len(getattr(message, row.typed_field))
         messages.append(message)
+    if all(np.prod(s) for s in shapes):  # raw_data set empty: only the wire path tells
+        assert raw_batch(messages) is not None  # the direct path takes them all
     direct = to_arrow(messages)
     wire = onnx_arrow.core.values.to_arrow_serialized(  # decoded from the serialized messages
         [m.SerializeToString() for m in messages], "tensor", None
@@ -78,10 +100,14 @@ def test_messages_the_direct_path_does_not_take_go_the_wire_way() -> None:
 
 
 @pytest.mark.parametrize("mib", [0, 2], ids=["small", "past the size check"])
-def test_the_direct_path_leaves_every_other_field_to_the_wire_path(mib: int) -> None:
-    """Typed data, segments, metadata, unknown fields, set-but-empty names: byte for byte."""
+@pytest.mark.parametrize("storage", ["raw_data", "float_data"])
+def test_the_direct_path_leaves_every_other_field_to_the_wire_path(mib: int, storage) -> None:
+    """Segments, metadata, unknown fields, set-but-empty names: byte for byte."""
     data = np.arange(max(4, (mib << 20) // 4), dtype=np.float32)
     base = numpy_helper.from_array(data, "x")
+    if storage == "float_data":
+        base.ClearField("raw_data")
+        base.float_data.extend(data.tolist())
     variants = []
     for edit in ("segment", "metadata", "location", "empty name", "unknown"):
         m = TensorProto()
@@ -120,7 +146,12 @@ def test_raw_batch_reads_whole_byte_raw_data_and_declines_anything_else() -> Non
     assert batch.doc_strings == [None, None]
     assert batch.envelopes() == [TensorProto(name="x", raw_data=b"").SerializeToString()] * 2
     declined = {
-        "typed data": TensorProto(dims=[1], data_type=TensorProto.FLOAT, float_data=[1.0]),
+        "typed data out of range": TensorProto(
+            dims=[1], data_type=TensorProto.INT8, int32_data=[300]
+        ),
+        "typed data too short": TensorProto(
+            dims=[2], data_type=TensorProto.FLOAT, float_data=[1.0]
+        ),
         "packed dtype": TensorProto(dims=[2], data_type=TensorProto.INT4, raw_data=b"\x21"),
         "short data": TensorProto(dims=[2], data_type=TensorProto.INT16, raw_data=b"\x01"),
         "undefined dtype": TensorProto(dims=[1], data_type=0, raw_data=b"\x01"),
@@ -128,6 +159,11 @@ def test_raw_batch_reads_whole_byte_raw_data_and_declines_anything_else() -> Non
     }
     for what, message in declined.items():
         assert raw_batch([plain, message]) is None, what
+    typed = TensorProto(name="", dims=[2], data_type=TensorProto.INT8, int32_data=[-1, 2])
+    batch = raw_batch([typed])
+    assert batch is not None  # an entry per element, in range, an empty name kept
+    assert np.asarray(batch.raws[0]).tobytes() == b"\xff\x02"
+    assert batch.envelopes() == [b"\x2a\x00\x42\x00"]  # int32_data (5) before name (8)
 
 
 def test_decode_tensor_fast_gives_what_decode_tensor_gives_or_none() -> None:

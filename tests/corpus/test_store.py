@@ -370,3 +370,19 @@ def test_store_reads_refuse_values_whose_nan_bits_were_rewritten(tmp_path):
     # the store onnx-arrow wrote reads, unchanged
     assert len(Store(good).case_arrays(case)) >= 1
     assert len(list(Store(good).files())) == len(cases[0].files)
+
+
+def test_a_store_named_by_its_path_again_is_the_one_opened_before_until_it_changes(tmp_path):
+    path = tmp_path / "s.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    first = as_store(path, where="x")
+    assert as_store(str(path), where="x") is first  # footers and last reads kept
+    assert as_store([path], where="x") is first  # the list of its one part: the same files
+    rewritten = tmp_path / "t.parquet"
+    write_store(
+        FolderSource(tmp_path / "src"), rewritten, options=WriteOptions(compression_level=9)
+    )
+    shutil.copy(rewritten, path)  # the same path, other contents
+    again = as_store(path, where="x")
+    assert again is not first
+    assert again.cases() == Store(path).cases()

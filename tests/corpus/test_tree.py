@@ -173,3 +173,52 @@ def test_a_write_error_is_an_onnx_arrow_error_and_an_os_error_that_pickles() -> 
     again = pickle.loads(pickle.dumps(error))
     assert type(again) is FileWriteError
     assert (str(again), again.errno, again.filename) == (str(error), error.errno, "out/s.parquet")
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_the_folders_kept_open_are_closed_when_the_tree_is_written(tmp_path: Path) -> None:
+    """More folders than the writer keeps open, revisited out of order: every file lands,
+    and no descriptor outlives the writer."""
+    before = _open_fds()
+    files = [File(f"c{i % 50}/d{i % 7}/f{i}.pb", bytes([i % 256])) for i in range(400)]
+    assert write_tree(files, tmp_path / "out") == {"files": 400, "bytes": 400}
+    assert _open_fds() == before
+    for f in files:
+        assert (tmp_path / "out" / f.path).read_bytes() == f.data
+
+
+def test_a_link_planted_where_an_entered_folder_was_is_not_followed(tmp_path: Path) -> None:
+    """The writer keeps a folder it entered: a link put at its path afterwards (the folder
+    moved away) leads no later file out of the tree."""
+    from onnx_arrow.corpus.tree import tree_writer
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dest = tmp_path / "out"
+    with tree_writer(dest, where="test") as writer:
+        writer.write(File("a/x.pb", b"1"))
+        base = Path(writer.base)
+        (base / "a").rename(base / "moved")
+        (base / "a").symlink_to(outside, target_is_directory=True)
+        writer.write(File("a/y.pb", b"2"))
+        writer.write(File("b/z.pb", b"3"))
+    assert list(outside.iterdir()) == []
+    assert (dest / "moved" / "y.pb").read_bytes() == b"2"  # into the folder entered first
+    assert (dest / "b" / "z.pb").read_bytes() == b"3"
+
+
+def test_a_writer_sent_to_another_process_leaves_its_open_folders_behind(tmp_path: Path) -> None:
+    from onnx_arrow.corpus.tree import tree_writer
+
+    with tree_writer(tmp_path / "out", where="test") as writer:
+        writer.write(File("a/x.pb", b"1"))
+        copy = pickle.loads(pickle.dumps(writer))
+        assert copy.base == writer.base
+        assert not copy._fds  # descriptors are this process's: the copy opens its own
+        copy.write(File("a/y.pb", b"2"))
+        copy.close()
+    assert (tmp_path / "out" / "a" / "y.pb").read_bytes() == b"2"

@@ -1,0 +1,105 @@
+"""Benchmark: in-memory tensors to Arrow and back, data in a typed field or in ``raw_data``.
+
+``--rows`` (50,000) FLOAT ``[3, 4]`` tensors are built twice: with ``helper.make_tensor``
+(the data in ``float_data``, as onnx's helper stores it) and with ``numpy_helper.from_array``
+(the data in ``raw_data``).  Measured in one process, the sides taken in turns for
+``--rounds`` (5) rounds, each figure the median with its min and max:
+
+* ``to_arrow``: ``onnx_arrow.to_arrow(messages)`` against what a user writes without it, a
+  ``numpy_helper.to_array`` loop, ``np.stack`` and ``pa.FixedShapeTensorArray``;
+* exact ``to_arrow``: ``to_arrow(messages, exact=True)`` against the same loop;
+* exact ``from_arrow``: ``from_arrow`` of the exact column (every message back byte for byte,
+  checked) against ``helper.make_tensor`` per row of the stacked array (typed) or
+  ``numpy_helper.from_array`` per row (raw_data).
+
+Ratios are onnx-arrow over the baseline of the same round; nothing is asserted about time.
+
+Run::
+
+    python benchmarks/bench_typed.py [--rows 50000] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+import onnx_arrow
+
+
+def _time(f: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    f()
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    from onnx import TensorProto, helper, numpy_helper
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((args.rows, 3, 4)).astype(np.float32)
+    forms = {
+        "float_data": [helper.make_tensor("", TensorProto.FLOAT, [3, 4], a) for a in data],
+        "raw_data": [numpy_helper.from_array(a) for a in data],
+    }
+    makers = {
+        "float_data": lambda a: helper.make_tensor("", TensorProto.FLOAT, [3, 4], a),
+        "raw_data": numpy_helper.from_array,
+    }
+    status = 0
+    print(f"{args.rows} FLOAT [3, 4] tensors, {args.rounds} rounds in turns;", end=" ")
+    print("seconds median [min-max]")
+    print(f"{'measure':<34} {'baseline':>24} {'onnx-arrow':>24} {'ratio':>16}")
+    for form, messages in forms.items():
+        exact = onnx_arrow.to_arrow(messages, exact=True)
+        back = onnx_arrow.from_arrow(exact)
+        if [m.SerializeToString() for m in back] != [m.SerializeToString() for m in messages]:
+            print(f"{form}: from_arrow did not give the messages back byte for byte")
+            status = 1
+        stacked = np.stack([numpy_helper.to_array(m) for m in messages])
+        make = makers[form]
+
+        def loop(messages: list[Any] = messages) -> Any:
+            arrays = [numpy_helper.to_array(m) for m in messages]
+            return pa.FixedShapeTensorArray.from_numpy_ndarray(np.stack(arrays))
+
+        pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+            f"to_arrow, {form}": (loop, lambda m=messages: onnx_arrow.to_arrow(m)),
+            f"to_arrow exact, {form}": (
+                loop,
+                lambda m=messages: onnx_arrow.to_arrow(m, exact=True),
+            ),
+            f"from_arrow exact, {form}": (
+                lambda s=stacked, f=make: [f(a) for a in s],
+                lambda e=exact: onnx_arrow.from_arrow(e),
+            ),
+        }
+        for measure, (baseline, ours) in pairs.items():
+            times: dict[str, list[float]] = {"baseline": [], "ours": []}
+            ratios = []
+            for _ in range(args.rounds):
+                b, o = _time(baseline), _time(ours)
+                times["baseline"].append(b)
+                times["ours"].append(o)
+                ratios.append(o / b)
+            cells = [
+                f"{statistics.median(t):.3f} [{min(t):.3f}-{max(t):.3f}]" for t in times.values()
+            ]
+            ratio = f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
+            print(f"{measure:<34} {cells[0]:>24} {cells[1]:>24} {ratio:>16}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
