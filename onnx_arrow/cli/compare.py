@@ -9,6 +9,7 @@ import argparse
 from typing import Any, Final
 
 from onnx_arrow.cli._shared import Command, add_command, backend_options
+from onnx_arrow.cli.run import runner_option
 
 _EPILOG: Final = """\
 examples:
@@ -17,6 +18,8 @@ examples:
   onnx-arrow compare corpus.parquet --actual ort.parquet --out report.parquet
       compare with the outputs 'onnx-arrow run' wrote; a row per output to Parquet
   onnx-arrow compare --backend onnxruntime --rtol 1e-4 --case test_abs corpus.parquet
+  onnx-arrow compare corpus.parquet --runner 'node run.js {model} {inputs} {outputs}'
+      a runtime that is not Python, a command per data set through files
 
   onnx-arrow compare corpus.parquet --patterns skips.txt --xfail 'test_dft' --strict
       onnx BackendTest-style regexes: skip cases, expect failures (an xpass fails)
@@ -93,6 +96,7 @@ def register(commands: Any) -> None:
     )
     cmp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
     which_actual = backend_options(cmp)
+    runner_option(which_actual)
     which_actual.add_argument(
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
     )

@@ -6,7 +6,8 @@ An adapter (it imports pandas; ``import onnx_arrow`` does not import this packag
   ``onnx.ModelProto``, ``inputs`` a dict from graph input name to value (ndarray,
   list for a sequence, dict for a map, None for an absent optional), ``outputs`` the
   values of the graph outputs in graph order.  :func:`reference_backend`
-  (``onnx.reference.ReferenceEvaluator``) and :func:`onnxruntime_backend` are built in.
+  (``onnx.reference.ReferenceEvaluator``) and :func:`onnxruntime_backend` are built in;
+  :class:`CommandRunner` runs a command of any runtime on each data set through files.
 * :func:`run_backend` runs it over every data set of every case of a store; an
   exception the backend raises is recorded, never propagated.
 * :func:`compare` gives one row per expected output value: its status (see
@@ -37,7 +38,8 @@ data set), ``runs`` (a backend run over the data sets of a store's cases), ``sim
 (one actual value against its expected value), ``statuses`` (the verdicts, best to
 worst), ``plans`` (which cases, skip / xfail / tolerance patterns), ``serialize`` (an
 actual value as a ``.pb``), ``report`` (rows, columns, counts, the Parquet file),
-``direct`` (:func:`compare`) and ``actual`` (stores of actual outputs: :func:`write_actual`
+``runner`` (a command through files: :class:`CommandRunner`), ``direct``
+(:func:`compare`) and ``actual`` (stores of actual outputs: :func:`write_actual`
 and :func:`compare_stores`).
 
 Examples
@@ -96,9 +98,15 @@ from onnx_arrow.compare.report import (
     summary,
     write_report,
 )
+from onnx_arrow.compare.runner import CommandRunner
 from onnx_arrow.compare.runs import DataSetRun, run_backend
 from onnx_arrow.compare.statuses import PASSING, STATUSES
-from onnx_arrow.errors import BackendTimeoutError, BackendUnavailableError, CompareError
+from onnx_arrow.errors import (
+    BackendTimeoutError,
+    BackendUnavailableError,
+    CompareError,
+    RunnerError,
+)
 
 __all__ = [
     "BACKENDS",
@@ -112,9 +120,11 @@ __all__ = [
     "Backend",
     "BackendTimeoutError",
     "BackendUnavailableError",
+    "CommandRunner",
     "CompareError",
     "DataSetRun",
     "Expectations",
+    "RunnerError",
     "backend_named",
     "compare",
     "compare_stores",

@@ -127,6 +127,9 @@ def backend_named(name: str) -> Backend:
 
 def describe_backend(backend: Backend) -> dict[str, Any]:
     """The backend's name and the version of what it runs, for the report."""
+    described = getattr(backend, "describe", None)
+    if callable(described):  # a backend that says it itself (a CommandRunner)
+        return dict(described())
     name = next((n for n, b in BACKENDS.items() if b is backend), None)
     if name == "reference":
         return {"name": name, "runs": f"onnx {onnx.__version__} ReferenceEvaluator"}
