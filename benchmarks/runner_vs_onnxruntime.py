@@ -73,9 +73,7 @@ def agreement(runner: pd.DataFrame, ort: pd.DataFrame) -> pd.DataFrame:
     """One row per output of either report: both statuses and errors side by side."""
     key = ["case", "data_set", "index"]
     cols = [*key, "status", "error"]
-    both = runner[cols].merge(
-        ort[cols], on=key, how="outer", suffixes=("_runner", "_onnxruntime")
-    )
+    both = runner[cols].merge(ort[cols], on=key, how="outer", suffixes=("_runner", "_onnxruntime"))
     for side in ("runner", "onnxruntime"):
         both[f"status_{side}"] = both[f"status_{side}"].fillna("(absent)")
     return both
@@ -131,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     differ = both[both["status_runner"] != both["status_onnxruntime"]].copy()
     if len(differ):
         differ["reason"] = [reason(r) for r in differ.itertuples()]
-        counts = differ.groupby("reason").agg(
-            outputs=("case", "size"), cases=("case", "nunique")
-        )
+        counts = differ.groupby("reason").agg(outputs=("case", "size"), cases=("case", "nunique"))
         print("where they differ, by why:")
         print(counts.sort_values("outputs", ascending=False).to_string(), "\n")
     print("wall time per data set (one run each)")

@@ -114,15 +114,13 @@ for a literal brace)
     def __init__(self, command: str, *, timeout: float | None = None) -> None:
         if not isinstance(command, str):
             raise CompareError(
-                f"the command is a {type(command).__name__}; give it as one string, "
-                "as a shell line"
+                f"the command is a {type(command).__name__}; give it as one string, as a shell line"
             )
         if timeout is not None and not (
             isinstance(timeout, int | float) and 0 < timeout < float("inf")
         ):
             raise CompareError(
-                f"the runner's timeout is {timeout!r}; give a number of seconds above 0, "
-                "or None"
+                f"the runner's timeout is {timeout!r}; give a number of seconds above 0, or None"
             )
         self.command = command
         self.timeout = timeout
@@ -167,7 +165,8 @@ for a literal brace)
                     stdout=out,
                     stderr=err,
                     start_new_session=True,  # its own process group, out of the terminal's
-                    preexec_fn=_dies_with_parent(),
+                    # only prctl, looked up beforehand: nothing a lock of another thread guards
+                    preexec_fn=_dies_with_parent(),  # noqa: PLW1509
                 )
             except OSError as exc:
                 raise RunnerError(
@@ -178,11 +177,12 @@ for a literal brace)
             status = process.wait(self.timeout)
         except subprocess.TimeoutExpired:
             raise BackendTimeoutError(
-                f"the command ran longer than {self.timeout:g} s and was killed"
-                f"{_tail(stderr)}"
+                f"the command ran longer than {self.timeout:g} s and was killed{_tail(stderr)}"
             ) from None
         except BackendTimeoutError as exc:  # compare's deadline, in this thread
-            raise BackendTimeoutError(f"{exc.message}; the command was killed{_tail(stderr)}")
+            raise BackendTimeoutError(
+                f"{exc.message}; the command was killed{_tail(stderr)}"
+            ) from None
         finally:
             _kill_group(process)
         if status != 0:
@@ -236,17 +236,17 @@ def _names(word: str) -> Iterator[str]:
 def _absolute(words: list[str]) -> list[str]:
     """Relative paths of files that exist here made absolute (the command runs elsewhere):
     the program when given with a ``/``, any other word without a placeholder."""
-    out = []
-    for n, word in enumerate(words):
+    return [
+        os.path.abspath(word)
         if (
             not os.path.isabs(word)
             and not any(True for _ in _names(word))
             and not word.startswith("-")
             and ("/" in word if n == 0 else os.path.exists(word))
-        ):
-            word = os.path.abspath(word)
-        out.append(word)
-    return out
+        )
+        else word
+        for n, word in enumerate(words)
+    ]
 
 
 @contextlib.contextmanager
@@ -306,11 +306,17 @@ def _read_outputs(model: ModelProto, folder: Path, stderr: Path) -> list[Any]:
                 where=where,
                 fix="write each output as a regular file",
             )
+        except OnnxArrowError as exc:
+            problems.append(str(exc))
+            continue
+        try:
             kind = kind_of_type(info.type, where=where)
             node, _, _ = decode_value(data, kind.name, where=where)
             values.append(python_value(node, maps_as_dicts=True, strings="str"))
         except OnnxArrowError as exc:
-            problems.append(f"{exc} (the model declares {_declared(info.type)})")
+            problems.append(
+                f"{where} does not decode as the model declares it, {_declared(info.type)} ({exc})"
+            )
     if problems:
         raise RunnerError(
             f"the command exited with status 0 but {'; '.join(problems)}{_tail(stderr)}"

@@ -216,9 +216,10 @@ async function main(argv) {
       logSeverityLevel: 3,
     });
   } catch (e) {
+    const type = /Unsupported data type: (\d+)/.exec(e.message);
     const hint = /IR version|opset/i.test(e.message)
       ? ` (onnxruntime-node ${ort.env.versions.node} reads models up to IR 13, opset 26)`
-      : '';
+      : type ? ` (onnxruntime-node takes no ${onnxName(Number(type[1]))} tensors)` : '';
     throw new Error(`${e.message}${hint}`);
   }
   const metadata = new Map(session.inputMetadata.map((m) => [m.name, m]));
