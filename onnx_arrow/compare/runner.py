@@ -237,10 +237,11 @@ def _absolute(words: list[str]) -> list[str]:
     """Relative paths of files that exist here made absolute (the command runs elsewhere):
     the program when given with a ``/``, any other word without a placeholder."""
     return [
-        os.path.abspath(word)
+        os.path.abspath(word).replace("{", "{{").replace("}", "}}")
         if (
             not os.path.isabs(word)
-            and not any(True for _ in _names(word))
+            and "{" not in word
+            and "}" not in word
             and not word.startswith("-")
             and ("/" in word if n == 0 else os.path.exists(word))
         )
@@ -257,7 +258,20 @@ def _folder() -> Iterator[Path]:
         yield path
     finally:
         with deferred_interrupt():
-            shutil.rmtree(path, ignore_errors=True)
+            _remove(path)
+
+
+def _remove(path: Path) -> None:
+    """Remove the folder, what the command left unwritable in it too."""
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o700)
+        for folder, names, _ in os.walk(path):  # top down: a folder opened before its walk
+            for name in names:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(folder, name), 0o700)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _write_case(
