@@ -279,6 +279,21 @@ def test_a_timeout_kills_the_command_and_what_it_started(tmp_path: Path, scratch
     assert list(scratch.iterdir()) == []
 
 
+def test_compares_deadline_kills_a_runner_without_a_timeout_of_its_own(
+    tmp_path: Path, store: Store, scratch: Path
+) -> None:
+    marker = f"onnx-arrow-runner-test-{os.getpid()}-deadline"
+    body = "import sys, time; sys.stderr.write('waiting\\n'); sys.stderr.flush(); time.sleep(60)"
+    command = f"{PY} {script(tmp_path, 'wait.py', body)} {{model}} {marker}"
+    df = compare.compare(store, CommandRunner(command), cases=["node/test_abs"], timeout=1)
+    assert df["status"].tolist() == ["error"]
+    error = df["error"].item()
+    assert error.startswith("BackendTimeoutError: the backend ran longer than 1 s; the command")
+    assert error.endswith("its stderr ends:\nwaiting")
+    assert _processes_with(marker) == []
+    assert list(scratch.iterdir()) == []
+
+
 def test_what_the_command_leaves_running_is_killed(tmp_path: Path, scratch: Path) -> None:
     marker = f"onnx-arrow-runner-test-{os.getpid()}-leftover"
     body = (
