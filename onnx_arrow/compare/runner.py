@@ -97,7 +97,9 @@ class CommandRunner:
     leaves an output file missing or not decodable as declared (:class:`RunnerError`,
     naming each such file).  A Ctrl-C, or a deadline of ``compare``, kills the
     command's process group before the folder is removed; on Linux the command is
-    also killed if the process running it dies.
+    also killed if the process running it dies.  A process killed outright (a worker of
+    ``--jobs`` when Ctrl-C stops the pool) cannot remove its folder: the first runner
+    call of any later process removes the folders of processes that have ended.
 
     Examples
     --------
@@ -250,15 +252,52 @@ def _absolute(words: list[str]) -> list[str]:
     ]
 
 
+#: The prefix of the runner's temporary folders: the pid of the process that made one
+#: follows it, so that a folder whose process was killed outright (a worker process of
+#: ``--jobs`` when Ctrl-C stops the pool) is known as left behind and removed later.
+_PREFIX: Final = "onnx-arrow-runner-"
+#: The processes that have swept the folders left behind (a set of one pid, or none).
+_swept: set[int] = set()
+
+
 @contextlib.contextmanager
 def _folder() -> Iterator[Path]:
     """A new temporary folder, removed at the end, a Ctrl-C meanwhile or not."""
-    path = Path(tempfile.mkdtemp(prefix="onnx-arrow-runner-"))
+    if os.getpid() not in _swept:
+        _swept.clear()
+        _swept.add(os.getpid())
+        _sweep(Path(tempfile.gettempdir()))
+    path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
     try:
         yield path
     finally:
         with deferred_interrupt():
             _remove(path)
+
+
+def _sweep(root: Path) -> None:
+    """Remove the runner's folders in ``root`` whose process has ended without removing
+    them (killed outright: nothing of it ran after)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(root):
+            pid = entry.name.removeprefix(_PREFIX).split("-", 1)[0]
+            if (
+                entry.name.startswith(_PREFIX)
+                and pid.isdigit()
+                and not _alive(int(pid))
+                and entry.is_dir(follow_symlinks=False)
+            ):
+                _remove(Path(entry.path))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: not ours to remove
+        return True
+    return True
 
 
 def _remove(path: Path) -> None:

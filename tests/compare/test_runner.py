@@ -384,6 +384,74 @@ def test_ctrl_c_kills_the_command_and_removes_its_folder(tmp_path: Path, store: 
     assert list(scratch.iterdir()) == []
 
 
+def _run_once(scratch: Path) -> None:
+    """A runner called once in a new process whose temporary folder is ``scratch``."""
+    code = (
+        "from onnx import TensorProto, helper\n"
+        "from onnx_arrow.compare import CommandRunner, RunnerError\n"
+        "g = helper.make_graph([], 'g', [], [helper.make_tensor_value_info("
+        "'y', TensorProto.FLOAT, [1])])\n"
+        "try:\n"
+        "    CommandRunner('true {model}')(helper.make_model(g), {})\n"
+        "except RunnerError as exc:\n"
+        "    assert 'output_0.pb (y) is missing' in str(exc), exc\n"
+    )
+    env = {**os.environ, "TMPDIR": str(scratch), "PYTHONPATH": str(ROOT)}
+    subprocess.run([PY, "-c", code], env=env, check=True, timeout=120)
+
+
+def test_folders_of_processes_killed_outright_are_removed_by_the_next(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    left = scratch / f"onnx-arrow-runner-{ended.pid}-abc"  # its process is gone
+    (left / "case" / "test_data_set_0").mkdir(parents=True)
+    (left / "case" / "model.onnx").write_bytes(b"")
+    running = scratch / f"onnx-arrow-runner-{os.getpid()}-abc"  # this one runs
+    running.mkdir()
+    other = scratch / "onnx-arrow-runner-notes"
+    other.mkdir()
+    _run_once(scratch)
+    assert sorted(p.name for p in scratch.iterdir()) == sorted([running.name, other.name])
+
+
+def test_ctrl_c_of_jobs_2_leaves_no_command_running(tmp_path: Path, store: Store) -> None:
+    marker = f"onnx-arrow-runner-test-{os.getpid()}-jobs"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch), "PYTHONPATH": str(ROOT)}
+    command = f"{PY} -c 'import time; time.sleep(60)' {{model}} {marker}"
+    process = subprocess.Popen(
+        [PY, "-m", "onnx_arrow", "compare", str(store.path), "--case", "test_abs",
+         "--case", "test_add", "--jobs", "2", "--runner", command],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+
+        def started() -> list[int]:
+            return [pid for pid in _processes_with(marker) if pid != process.pid]
+
+        while len(started()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(started()) == 2, "the commands did not start"
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    deadline = time.monotonic() + 5  # the kernel kills them as their workers die
+    while started() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started() == []
+    # the workers were killed outright, in their data sets' folders: the next run removes them
+    _run_once(scratch)
+    assert list(scratch.iterdir()) == []
+
+
 # --- onnxruntime-node, the example runner ----------------------------------------------
 
 
