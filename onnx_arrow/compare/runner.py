@@ -363,8 +363,10 @@ def _read_outputs(model: ModelProto, folder: Path, stderr: Path) -> list[Any]:
             problems.append(str(exc))
             continue
         try:
-            kind = kind_of_type(info.type, where=where)
-            node, _, _ = decode_value(data, kind.name, where=where)
+            # a file of an output the model gives no type is a TensorProto, as read_pb reads it
+            typed = info.HasField("type") and info.type.WhichOneof("value") is not None
+            kind = kind_of_type(info.type, where=where).name if typed else "tensor"
+            node, _, _ = decode_value(data, kind, where=where)
             values.append(python_value(node, maps_as_dicts=True, strings="str"))
         except OnnxArrowError as exc:
             problems.append(
@@ -378,6 +380,8 @@ def _read_outputs(model: ModelProto, folder: Path, stderr: Path) -> list[Any]:
 
 
 def _declared(type_proto: Any) -> str:
+    if type_proto.WhichOneof("value") is None:
+        return "no type (so a tensor)"
     try:
         return onnx_type_string(type_proto)
     except OnnxArrowError:

@@ -191,6 +191,16 @@ def test_the_classic_layout_is_written_and_the_outputs_read_as_declared(
     assert list(scratch.iterdir()) == []  # the temporary folder is gone
 
 
+def test_an_output_of_no_declared_type_is_read_as_a_tensor(tmp_path: Path, scratch: Path) -> None:
+    model = _abs_model()
+    model.graph.output[0].ClearField("type")
+    body = "import shutil, sys; shutil.copy(sys.argv[1] + '/input_0.pb', sys.argv[2])"
+    command = (
+        f"{PY} {script(tmp_path, 'copy.py', body)} {{inputs}} {{outputs}}/output_0.pb {{model}}"
+    )
+    np.testing.assert_array_equal(CommandRunner(command)(model, {"x": X})[0], X)
+
+
 def test_the_reference_evaluator_through_files_reports_as_in_process(
     tmp_path: Path, store: Store
 ) -> None:

@@ -216,6 +216,7 @@ async function main(argv) {
       logSeverityLevel: 3,
     });
   } catch (e) {
+    // the limits of the version package.json pins, said beside onnxruntime's own words
     const type = /Unsupported data type: (\d+)/.exec(e.message);
     const hint = /IR version|opset/i.test(e.message)
       ? ` (onnxruntime-node ${ort.env.versions.node} reads models up to IR 13, opset 26)`
