@@ -7,7 +7,8 @@ that folder) and with ``--backend onnxruntime`` (Python's onnxruntime).  This pr
 agreement of the two reports output by output (the runner's status against
 onnxruntime's, with counts), the outputs they disagree on grouped by why (the runner's
 error, in a few words), and the wall time of each per data set, side by side (the
-runner's protocol: the files written, a process started, its outputs read).
+runner's protocol: the files written, a process started, its outputs read), and of the
+protocol alone (``cp`` as the command).
 
 Usage::
 
@@ -35,6 +36,10 @@ from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "runners" / "onnxruntime-node"
 COMMAND = f"node {EXAMPLE / 'run.js'} {{model}} {{inputs}} {{outputs}}"
+
+#: The runner protocol without a runtime: input 0 copied as output 0 (the outputs are
+#: wrong; only the time counts).
+PROTOCOL_ONLY = "cp {inputs}/input_0.pb {case}/test_data_set_0/output_0.pb"
 
 #: Why the runner fails where onnxruntime does not, in a few words: the first pattern that
 #: finds its error.
@@ -110,6 +115,14 @@ def main(argv: list[str] | None = None) -> int:
             cases=cases,
             keep_actual="none",
         )
+        # the protocol alone: the files written and read, a process started (cp, no runtime)
+        _, protocol_s = _timed(
+            compare.compare,
+            store,
+            compare.CommandRunner(PROTOCOL_ONLY),
+            cases=cases,
+            keep_actual="none",
+        )
         compare.write_report(ort, work / "onnxruntime.parquet") if args.work else None
         compare.write_report(runner, work / "runner.parquet") if args.work else None
     both = agreement(runner, ort)
@@ -140,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         [
             Row("onnxruntime in process -> runner (files+node)", ort_s / data_sets,
                 runner_s / data_sets, "s"),
+            Row("onnxruntime in process -> files+cp, no runtime", ort_s / data_sets,
+                protocol_s / data_sets, "s"),
             Row("every case run, in all", ort_s, runner_s, "s"),
         ]
     )  # fmt: skip
