@@ -356,6 +356,7 @@ def test_compare_and_run_take_a_runner(tmp_path: Path, store: Store) -> None:
         (["--runner", "run {model} {inputz}"], "--runner: the command 'run {model} {inputz}'"),
         (["--runner", "run {model}", "--backend", "reference"], "not allowed with argument"),
         (["--runner", "run {model}", "--actual", "a.parquet"], "not allowed with argument"),
+        (["--runner", "run {model}", "--backend-logs"], "--backend-logs applies to --backend"),
     ],
 )
 def test_a_bad_runner_option_is_a_usage_error(store: Store, args: list[str], says: str) -> None:

@@ -21,6 +21,11 @@ def backend(args: argparse.Namespace) -> Any:
     """The backend --backend names; settles --timeout (``args.timeout``) as it takes it."""
     settle_timeout(args)
     if getattr(args, "runner", None) is not None:  # a command per data set, through files
+        if args.backend_logs:
+            args.subparser.error(
+                "--backend-logs applies to --backend; --runner's stderr is "
+                "quoted in the errors it causes"
+            )
         try:
             return compare.CommandRunner(args.runner, timeout=args.timeout)
         except compare.CompareError as exc:
