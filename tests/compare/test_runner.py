@@ -98,17 +98,18 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _processes_with(marker: str) -> list[int]:
-    """Processes whose command line holds ``marker`` (zombies aside)."""
+    """Processes given ``marker`` as an argument of its own (zombies aside): the commands
+    a test runs, not onnx-arrow's processes, whose --runner argument names it inside."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            argv = (entry / "cmdline").read_bytes().decode().split("\0")
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        if marker in cmdline and stat[stat.rindex(")") + 2] != "Z":
+        if marker in argv and stat[stat.rindex(")") + 2] != "Z":
             found.append(int(entry.name))
     return found
 
@@ -379,8 +380,8 @@ def test_ctrl_c_kills_the_command_and_removes_its_folder(tmp_path: Path, store: 
     try:
         deadline = time.monotonic() + 60
 
-        def started() -> list[int]:  # onnx-arrow's own command line names the marker too
-            return [pid for pid in _processes_with(marker) if pid != process.pid]
+        def started() -> list[int]:
+            return _processes_with(marker)
 
         while not started() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -443,7 +444,7 @@ def test_ctrl_c_of_jobs_2_leaves_no_command_running(tmp_path: Path, store: Store
         deadline = time.monotonic() + 60
 
         def started() -> list[int]:
-            return [pid for pid in _processes_with(marker) if pid != process.pid]
+            return _processes_with(marker)
 
         while len(started()) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
