@@ -63,7 +63,13 @@ METADATA_TEXT: Final = {
     "data_columns": 'per ONNX dtype name: `{"column": ..., "element": ...}`, the data '
     "column and its element type (as in Data columns above)",
     "created_by": 'the writer: `"onnx-arrow <version>"`',
-    "onnx_version": "the version of onnx the writer ran with (which built the node suite)",
+    "onnx_version": "the version of onnx the corpus is of: the release imported "
+    "(`@onnx==VERSION`), else the onnx the writer ran with (which built the node suite)",
+    "provenance": "where the corpus came from (optional; stores written before it lack it): "
+    "`onnx`, `source` (`wheel`, `wheel+generated`, `installed` or `folder`), `wheel` "
+    "(`file`, `sha256`, `url`), `kinds`, `generated` and `generator` (the onnx, numpy, "
+    "protobuf, ml_dtypes, Pillow and Python versions that built a generated suite), `path` (a "
+    "folder's), `onnx_arrow`, `format_version` and `imported_at` (see Frozen corpora)",
 }
 
 INTRO: Final = """\
@@ -177,15 +183,30 @@ DECODING: Final = """
 
 A file is a value file when its case has a model and its path is
 `test_data_set_N/input_K.pb` or `test_data_set_N/output_K.pb` below the case folder
-(`data_set` N, `io`, `index` K), or `NAME_input_K.pb` / `NAME_output_K.pb` beside a
+(`data_set` N, `io`), or `NAME_input_K.pb` / `NAME_output_K.pb` beside a
 `NAME.onnx` model (`data_set` null).
 
-* **The type comes from the model, never from the bytes.**  The graph input (or output) at
-  index K of the case's model declares the value's type: a tensor, a sequence, a map, an
+* **Paired by the name inside, as onnxruntime's runner pairs them.**  A file is for the
+  graph input (or output) whose name its message carries (`TensorProto.name`,
+  `SequenceProto.name`, `MapProto.name`, `OptionalProto.name`, the name of a
+  `SparseTensorProto`'s values), read as the message that input declares; the file number K
+  decides only when the name is empty or names nothing the model declares.  `index` is the
+  input (or output) it is for: a data set's `output_0.pb` named `output_probability`, the
+  model's output 1, has `index` 1.  A file for no input or output (its number beyond the
+  model's, or taken by a file that names it) is stored as it is (role `file`), with a
+  warning.
+* **The type comes from the model, never from the bytes.**  The graph input (or output) the
+  file is for declares the value's type: a tensor, a sequence, a map, an
   optional or a sparse tensor, nested as deep as ONNX allows.  The file is parsed as that
   message (`TensorProto`, `SequenceProto`, `MapProto`, `OptionalProto`,
-  `SparseTensorProto`).  If the model declares no input or output K, the file is stored as
-  it is (role `file`).
+  `SparseTensorProto`).  A file that parses only as another kind, or holds a model, is
+  said to be so, with what it holds.
+* **A value that contradicts its declaration is kept as it is, and flagged.**  When the
+  value's element types, ranks or fixed sizes are not what the model declares (a `[2, 3]`
+  tensor where a scalar is declared, INT64 tensors in a declared `seq(tensor(float))`),
+  `onnx_type`, `dtype` and `shape` record what the value holds, `declared` records the
+  declaration, and the writer warns (`DeclarationWarning`, in the words `read_pb` uses for
+  the same file).
 * **Kept decoded only if exact.**  The decoded value is encoded again; only if that gives
   the file's bytes exactly is it stored as a `value` row (with `element` rows).  Otherwise
   (a message that protobuf would serialize differently, such as fields out of order or
@@ -288,6 +309,12 @@ it (its `created_by`) and import the folder with this one.
             "folder records them)",
         ),
         (
+            "2, 3",
+            "`declared`",
+            "no value is flagged as contradicting its model's declaration (`onnx_type` "
+            "holds the declared type; an import of the exported folder flags them)",
+        ),
+        (
             2,
             "`digest` too, if written before digests were recorded",
             "`export` cannot check a rebuilt file against its digest, and `diff` refuses "
@@ -329,7 +356,9 @@ def _metadata_fields() -> list[str]:
     """The JSON fields a store written by onnx-arrow holds: write an empty one and look."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "empty.parquet"
-        write_store([], path)
+        # as import writes it: with the corpus's provenance
+        options = WriteOptions(provenance={"onnx": "1.22.0", "source": "folder"})
+        write_store([], path, options=options)
         raw = pq.read_schema(path).metadata[METADATA_KEY.encode()]
     fields = list(json.loads(raw))
     missing = [f for f in fields if f not in METADATA_TEXT]
@@ -434,7 +463,11 @@ def store_format_markdown() -> str:
     parts += [f"| `{f}` | {_cell(METADATA_TEXT[f])} |\n" for f in _metadata_fields()]
     parts.append(OLDER_HEAD.format(version=FORMAT_VERSION, oldest=OLDEST_VERSION))
     older = [lacks for v in range(OLDEST_VERSION, FORMAT_VERSION) for _, lacks in format_schemas(v)]
-    if older != [("rtol", "atol"), ("rtol", "atol", "digest")]:
+    if older != [
+        ("rtol", "atol", "declared"),
+        ("rtol", "atol", "declared", "digest"),
+        ("declared",),
+    ]:
         raise ValueError(f"the older versions now lack {older}; update OLDER_HEAD")
     return "".join(parts)
 

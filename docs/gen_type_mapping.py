@@ -15,8 +15,10 @@ from typing import Final
 import numpy as np
 from _page import generate_page
 
+from onnx_arrow.core.dlpack import DLPACK_CODES
 from onnx_arrow.core.dtypes import DTYPES, DType, TypedEncoding, UlpKind
 from onnx_arrow.core.extension_types import element_type
+from onnx_arrow.core.storage import PORTABLE_KEY, PORTABLE_VERSION, TYPE_COLUMN_SUFFIX
 
 PAGE: Final = Path(__file__).resolve().with_name("type-mapping.md")
 
@@ -118,11 +120,26 @@ Reading, every entry point takes pyarrow data or any object of the Arrow PyCapsu
 interface, checks its buffers in full first, and takes the variants other engines turn
 storage into: `binary_view` and `string_view` (read as `binary` and `string`), a
 `large_binary` envelope, `large_list` data and variable-rank shapes, `large_binary` and
-`string` elements for STRING.
+`string` elements for STRING, and a storage that differs from its type's only in not-null
+flags (Polars and Lance drop the flag of a complex tensor's parts: cast back, and a null
+where the type declares none refused).
 
 STRING elements are bytes in Arrow, exactly as stored.  `to_numpy` and `to_pylist` give
 them as `str`, decoded from UTF-8 as `onnx.numpy_helper` does, or with `strings="bytes"`
 as stored; an element that is not valid UTF-8 has no `str` form and is an error naming it.
+
+## Portable tables
+
+`onnx_arrow.to_portable` gives a table that engines which keep storage only read with the
+exact values: every column as its storage, every map (at any depth) as the list of its
+entries (`list<entries: struct<key, value>>`, the same buffers), and beside each column
+`x` whose type is not its storage a column `x{suffix}` that holds, on every row and
+dictionary-encoded, the base64 of the Arrow IPC schema of `x`'s field (its full type).
+The schema metadata key `{key}` holds JSON, `{{"version": {version}, "columns": {{name:
+the same base64 text}}}}`.  `from_portable` takes each column's type from the schema it is
+given, else from that metadata, else from the type column, and refuses, naming the row and
+both types, any row whose recorded type is another: the rows of files of different types
+read as one table, by engines that give every row the first file's type.
 
 ## Element types
 
@@ -135,9 +152,24 @@ counted on the codes, never on arithmetic of values.
 
 HEADER: Final = (
     "| ONNX dtype | enum | numpy dtype | raw_data bits | typed field | typed encoding "
-    "| Arrow element type | ULP distance | notes |\n"
-    "|---|---:|---|---|---|---|---|---|---|\n"
+    "| Arrow element type | ULP distance | DLPack type (`to_dlpack`) | notes |\n"
+    "|---|---:|---|---|---|---|---|---|---|---|\n"
 )
+
+#: The names ``dlpack.h`` gives the type codes of :data:`DLPACK_CODES`.
+DLPACK_NAMES: Final = {
+    0: "kDLInt",
+    1: "kDLUInt",
+    2: "kDLFloat",
+    4: "kDLBfloat",
+    5: "kDLComplex",
+    6: "kDLBool",
+    10: "kDLFloat8_e4m3fn",
+    11: "kDLFloat8_e4m3fnuz",
+    12: "kDLFloat8_e5m2",
+    13: "kDLFloat8_e5m2fnuz",
+    14: "kDLFloat8_e8m0fnu",
+}
 
 
 def _cell(text: str) -> str:
@@ -183,6 +215,13 @@ def _ulp(row: DType) -> str:
     return text
 
 
+def _dlpack(row: DType) -> str:
+    code = DLPACK_CODES.get(row.name)
+    if code is None:
+        return "none"
+    return f"`{DLPACK_NAMES[code[0]]}` {code[1]} bits"
+
+
 def type_mapping_markdown() -> str:
     """The whole page, one table row per ONNX dtype, in enum order."""
     rows = [
@@ -198,13 +237,20 @@ def type_mapping_markdown() -> str:
                 _encoding(row),
                 _arrow_name(row),
                 _ulp(row),
+                _dlpack(row),
                 row.doc,
             )
         )
         + " |\n"
         for row in sorted(DTYPES.values(), key=lambda r: r.onnx)
     ]
-    return INTRO.format(count=len(DTYPES)) + HEADER + "".join(rows)
+    intro = INTRO.format(
+        count=len(DTYPES),
+        suffix=TYPE_COLUMN_SUFFIX,
+        key=PORTABLE_KEY.decode(),
+        version=PORTABLE_VERSION,
+    )
+    return intro + HEADER + "".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:

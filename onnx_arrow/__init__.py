@@ -33,6 +33,7 @@ from onnx_arrow.core.extension_types import (
 )
 from onnx_arrow.errors import (
     ArrowLayoutError,
+    DeclarationWarning,
     ExternalDataError,
     InvalidMessageError,
     InvalidTensorError,
@@ -44,6 +45,7 @@ from onnx_arrow.errors import (
 )
 
 if TYPE_CHECKING:
+    from onnx_arrow.core.dlpack import to_dlpack
     from onnx_arrow.core.files import read_pb
     from onnx_arrow.core.storage import from_portable, from_storage, to_portable, to_storage
     from onnx_arrow.core.types import arrow_type, onnx_type
@@ -64,6 +66,7 @@ __all__ = [
     "DTYPES",
     "ArrowLayoutError",
     "DType",
+    "DeclarationWarning",
     "ExternalDataError",
     "InvalidMessageError",
     "InvalidTensorError",
@@ -87,6 +90,7 @@ __all__ = [
     "read_pb",
     "to_arrow",
     "to_arrow_scalar",
+    "to_dlpack",
     "to_numpy",
     "to_portable",
     "to_pylist",

@@ -55,8 +55,9 @@ from onnx_arrow.core.model import (
     is_floating,
     ulp_distance,
 )
-from onnx_arrow.corpus import FolderSource, Store, StoredValue, default_source, write_store
+from onnx_arrow.corpus import FolderSource, Store, StoredValue, write_store
 from onnx_arrow.corpus.options import WriteOptions
+from onnx_arrow.corpus.releases import folder_provenance, is_release, open_release_store
 from onnx_arrow.errors import CorpusError
 
 __all__ = [
@@ -100,21 +101,26 @@ DEFAULT_CORPUS: Final = "@default"
 
 
 @contextlib.contextmanager
-def open_side(side: str | os.PathLike[str] | Store) -> Iterator[Store]:
-    """A side of a diff as a store: a store or dataset store as it is; a corpus folder
-    or :data:`DEFAULT_CORPUS` imported into a temporary store (files that do not decode
-    kept as bytes), removed afterwards."""
+def open_side(side: str | os.PathLike[str] | Store, *, offline: bool = False) -> Iterator[Store]:
+    """A side of a diff as a store: a store or dataset store as it is; a release
+    (``@onnx==VERSION``, see ``onnx_arrow.corpus.releases``) as its cached store; a corpus
+    folder or :data:`DEFAULT_CORPUS` imported into a temporary store (files that do not
+    decode kept as bytes), removed afterwards."""
     if isinstance(side, Store):
         yield side
         return
+    if is_release(str(side)):
+        with open_release_store(str(side), offline=offline) as path:
+            yield Store(path)
+        return
     path = Path(side)
-    if str(side) != DEFAULT_CORPUS and (path.is_file() or _is_store_folder(path)):
+    if path.is_file() or _is_store_folder(path):
         yield Store(path)
         return
-    source = default_source() if str(side) == DEFAULT_CORPUS else FolderSource(path)
     with tempfile.TemporaryDirectory(prefix="onnx-arrow-diff-") as tmp:
         out = Path(tmp) / "side.parquet"
-        write_store(source, out, options=WriteOptions(keep_undecodable=True))
+        options = WriteOptions(keep_undecodable=True, provenance=folder_provenance(path))
+        write_store(FolderSource(path), out, options=options)
         yield Store(out)
 
 
@@ -310,6 +316,7 @@ def diff(
     new: str | os.PathLike[str] | Store,
     *,
     progress: Callable[[str], None] | None = None,
+    offline: bool = False,
 ) -> pd.DataFrame:
     """Compare two corpora path by path (see the module docs).
 
@@ -317,9 +324,13 @@ def diff(
     ----------
     old, new
         A store, a dataset store's folder, a corpus folder (imported first, into a
-        temporary store), or :data:`DEFAULT_CORPUS` for the built-in default corpus.
+        temporary store), :data:`DEFAULT_CORPUS` (or ``@onnx``) for the built-in default
+        corpus, or a release, ``@onnx==VERSION`` (its store, built once and cached: see
+        ``onnx_arrow.corpus.releases``).
     progress
         Called with each case once compared.
+    offline
+        Take a release from the cache (or a wheel on disk) only.
 
     Returns
     -------
@@ -330,9 +341,12 @@ def diff(
         a value's floating elements; null where none were compared), ``dtype``
         (the value's first tensor's, old side), ``old_shape`` / ``new_shape``,
         ``old_bytes`` / ``new_bytes`` (file sizes) and ``detail`` (what changed).
-        Sorted by path.
+        Sorted by path.  ``attrs["onnx_arrow"]`` says what was compared: both sides, the
+        onnx-arrow that wrote them and their provenance (``old_provenance``,
+        ``new_provenance``: where each side's data came from, see
+        ``onnx_arrow.corpus.releases``).
     """
-    with open_side(old) as a, open_side(new) as b:
+    with open_side(old, offline=offline) as a, open_side(new, offline=offline) as b:
         rows = list(_rows(a, b, progress))
         made = {
             "onnx_arrow_version": onnx_arrow.__version__,
@@ -340,6 +354,8 @@ def diff(
             "new": str(new) if not isinstance(new, Store) else [str(p) for p in b.parts],
             "old_created_by": a.metadata.get("created_by"),
             "new_created_by": b.metadata.get("created_by"),
+            "old_provenance": a.metadata.get("provenance"),
+            "new_provenance": b.metadata.get("provenance"),
         }
     rows.sort(key=lambda r: r["path"])
     df = _frame(rows)

@@ -21,11 +21,14 @@ import re
 
 __all__ = [
     "ArrowLayoutError",
+    "BackendPrepareError",
+    "BackendSpecError",
     "BackendTimeoutError",
     "BackendUnavailableError",
     "CaseLostError",
     "CompareError",
     "CorpusError",
+    "DeclarationWarning",
     "EngineError",
     "ExternalDataError",
     "FileWriteError",
@@ -35,6 +38,7 @@ __all__ = [
     "OnnxArrowDeprecationWarning",
     "OnnxArrowError",
     "OnnxArrowWarning",
+    "ReleaseError",
     "RunnerError",
     "UnsupportedTypeError",
 ]
@@ -131,12 +135,28 @@ def _file_write_error(message: str, where: str | None, code: int | None) -> File
     return FileWriteError(message, where=where, code=code)
 
 
+class ReleaseError(CorpusError):
+    """An onnx release cannot be had as a corpus as asked: a version the package index
+    does not list, no network (or ``--offline``) and nothing cached, a cached file whose
+    digest is not the one recorded, a wheel without test data."""
+
+
 class CompareError(OnnxArrowError, ValueError):
     """A comparison cannot be made as asked: no case matches, a bad tolerance."""
 
 
 class BackendUnavailableError(OnnxArrowError, ImportError):
     """A built-in backend's runtime is not installed."""
+
+
+class BackendSpecError(CompareError):
+    """A backend cannot be made as asked: its module does not import, it has no such name,
+    it has neither onnx's backend interface (``prepare`` and a rep's ``run``) nor a call,
+    or an option of it (an execution provider, a session option) is not valid."""
+
+
+class BackendPrepareError(OnnxArrowError, RuntimeError):
+    """A backend's ``prepare`` raised on a case's model (recorded as that case's error)."""
 
 
 class BackendTimeoutError(OnnxArrowError, TimeoutError):
@@ -162,3 +182,9 @@ class OnnxArrowWarning(UserWarning):
 
 class OnnxArrowDeprecationWarning(OnnxArrowWarning, DeprecationWarning):
     """A name or argument still accepted but going away; the message says what replaces it."""
+
+
+class DeclarationWarning(OnnxArrowWarning):
+    """A value contradicts the type its model declares for it (another element type, rank
+    or size): kept exactly with its own type, and said; the message names the file, the
+    declaration and what the data holds."""

@@ -62,6 +62,7 @@ OTHER_CLASSES = {
         [
             "ArrowLayoutError",
             "CorpusError",
+            "DeclarationWarning",
             "ExternalDataError",
             "InvalidMessageError",
             "InvalidTensorError",
@@ -169,6 +170,9 @@ OUTPUTS = {("export_store", "dest"), ("write_dataset", "out"), ("write_store", "
 VALID_JUNK = {
     ("dtype_of", "key", "int"): "1 is FLOAT's enum value",
     ("arrow_type", "type_proto", "type_proto"): "a TypeProto is what it takes",
+    ("read_pb", "declared", "type_proto"): "a TypeProto is what it takes (one the file "
+    "contradicts reads it with its own type, with a DeclarationWarning)",
+    ("read_pb", "type", "type_proto"): "the deprecated name of declared",
     ("to_arrow_scalar", "value", "message"): "a message is what it takes",
     ("to_storage", "data", "int64_array"): "a plain Arrow array is its own storage form",
     ("to_storage", "data", "polars_series"): "Arrow data: a plain column is its own storage form",

@@ -23,6 +23,7 @@ NAV = (
     "getting-started.md",
     "recipes.md",
     "backend-testing.md",
+    "frozen-corpora.md",
     "type-mapping.md",
     "store-format.md",
     "cli.md",

@@ -6,7 +6,7 @@ corpus survives the round trip byte for byte, ``generate`` the node suite as a
 folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``;
 ``run`` a backend over a store, writing its outputs as a store, and ``compare``
 a backend's outputs (or such a store) with the expected ones (exit 1 if any
-output does not match).
+output does not match), and ``report`` compare reports as a scoreboard.
 
 Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
 read, an output it will not overwrite, a round trip that differs; one line on
@@ -41,6 +41,7 @@ from onnx_arrow.cli import (
     generate,
     import_,
     info,
+    report,
     run,
     verify,
 )
@@ -78,6 +79,7 @@ COMMANDS: Final[dict[str, CommandModule]] = {
     "compare": compare,
     "diff": diff,
     "example": example,
+    "report": report,
 }
 
 _DESCRIPTION: Final = """\

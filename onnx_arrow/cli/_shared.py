@@ -25,7 +25,6 @@ EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT, as shells report it
 #: Differences, op types and drifts a command lists before a count of the rest.
 MAX_LISTED: Final = 20
 
-BACKENDS: Final = ("reference", "onnxruntime")
 #: Seconds a backend may spend on one data set unless --timeout says otherwise: far above
 #: the slowest case of the default corpus (onnx.reference on light/light_inception_v2,
 #: under a minute here), so that a model that never ends cannot hang a run.
@@ -110,9 +109,11 @@ def backend_options(parser: argparse.ArgumentParser) -> Any:
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--backend",
-        choices=BACKENDS,
         default=None,
-        help="reference (onnx.reference.ReferenceEvaluator, the default) or onnxruntime",
+        metavar="BACKEND",
+        help="reference (onnx.reference.ReferenceEvaluator, the default), onnxruntime, or "
+        "MODULE / MODULE:NAME: a module or object with onnx's backend interface (prepare, "
+        "and a rep's run), such as onnxruntime.backend, or a callable (model, inputs)",
     )
     parser.add_argument(
         "--case",
@@ -155,3 +156,40 @@ def settle_timeout(args: argparse.Namespace) -> None:
         args.timeout = None
     elif not args.timeout > 0:
         args.subparser.error(f"--timeout {args.timeout} is not a number of seconds of 0 or more")
+
+
+def onnxruntime_options(parser: argparse.ArgumentParser) -> None:
+    """--providers and --session-option, of --backend onnxruntime."""
+    parser.add_argument(
+        "--providers",
+        metavar="EP[,EP...]",
+        help="with --backend onnxruntime: its execution providers, in order (default: "
+        "CPUExecutionProvider); one that is not available is an error naming those that are",
+    )
+    parser.add_argument(
+        "--session-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --backend onnxruntime: set an onnxruntime.SessionOptions attribute "
+        "(intra_op_num_threads=1, graph_optimization_level=ORT_ENABLE_BASIC), or a session "
+        "configuration entry (a KEY with a dot); repeat for more",
+    )
+
+
+#: What a command that takes a corpus by name says of ``@onnx==VERSION``.
+RELEASES_HELP: Final = (
+    "@onnx is the installed onnx's corpus; @onnx==VERSION a release's (its wheel's test "
+    "data, fetched from the package index and cached; from 1.23 on its node suite generated "
+    "by that release, numpy pinned by @onnx==VERSION,numpy==N); @onnx=PATH.whl a wheel on disk"
+)
+
+
+def offline_option(parser: argparse.ArgumentParser) -> None:
+    """--offline: an ``@onnx==VERSION`` corpus from the cache or a wheel on disk only."""
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="take @onnx==VERSION from the cache (or @onnx=PATH.whl) only; never ask the "
+        "package index",
+    )

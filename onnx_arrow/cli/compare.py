@@ -8,7 +8,13 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command, backend_options
+from onnx_arrow.cli._shared import (
+    Command,
+    add_command,
+    backend_options,
+    offline_option,
+    onnxruntime_options,
+)
 from onnx_arrow.cli.run import runner_option
 
 _EPILOG: Final = """\
@@ -20,11 +26,18 @@ examples:
   onnx-arrow compare --backend onnxruntime --rtol 1e-4 --case test_abs corpus.parquet
   onnx-arrow compare corpus.parquet --runner 'node run.js {model} {inputs} {outputs}'
       a runtime that is not Python, a command per data set through files
+  onnx-arrow compare corpus.parquet --backend onnxruntime --session-option intra_op_num_threads=1
+      onnxruntime with a SessionOptions attribute set (--providers for execution providers)
+  onnx-arrow compare corpus.parquet --backend onnxruntime.backend
+      any backend with onnx's interface: MODULE, or MODULE:NAME (a Backend subclass)
 
   onnx-arrow compare corpus.parquet --patterns skips.txt --xfail 'test_dft' --strict
       onnx BackendTest-style regexes: skip cases, expect failures (an xpass fails)
   onnx-arrow compare corpus.parquet --tolerance 'test_dft=1e-2,1e-4'
       the cases a regex finds with tolerances of their own
+  onnx-arrow compare corpus.parquet --backend onnxruntime --run-skipped --patterns F.jsonc
+      onnxruntime's own expectation files (F: onnx_backend_test_series_filters.jsonc,
+      and its overrides file, --patterns again), the skips run: which entries can go
   onnx-arrow compare corpus.parquet --max-ulp 0
       bit-exactness: every float equal to the expected one, code for code
   onnx-arrow compare corpus.parquet --max-ulp 4 --ulp-floor 1e-30
@@ -42,6 +55,10 @@ N, or a 'tolerance REGEX ulp=N' line of --patterns, makes ULPs the verdict: an e
 passes within N ULPs, or within --ulp-floor of an expected 0; two NaNs are equal.  A
 pattern's budget wins over tolerances; --max-ulp over all but a pattern's tolerance.
 Each row says which rule judged it (rule: tolerance or ulp; from where: tolerance).
+
+Expectation files: the summary lists the entries of --patterns files that matched no
+failing case ("can be removed"), by file and line: a pattern that finds no case, an
+xfail pattern (or, with --run-skipped, a skip pattern) whose cases all pass.
 
 Statuses: match, mismatch (beyond |a - e| <= atol + rtol * |e|; integers and strings
 exactly), nan_mismatch, dtype_mismatch, shape_mismatch, error (the backend raised, or
@@ -94,9 +111,16 @@ def register(commands: Any) -> None:
         "the most outputs that do not match.",
         _EPILOG,
     )
-    cmp.add_argument("store", metavar="STORE", help="a Parquet store written by import")
+    cmp.add_argument(
+        "store",
+        metavar="STORE",
+        help="a Parquet store written by import, or a release, @onnx==VERSION (its store, "
+        "built once and cached)",
+    )
+    offline_option(cmp)
     which_actual = backend_options(cmp)
     runner_option(which_actual)
+    onnxruntime_options(cmp)
     which_actual.add_argument(
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
     )
@@ -128,9 +152,27 @@ def register(commands: Any) -> None:
         "--patterns",
         metavar="FILE",
         help="more patterns from a file, after those given: lines 'skip REGEX', 'xfail "
-        "REGEX', 'tolerance REGEX=RTOL,ATOL' or 'tolerance REGEX ulp=N' (# comments), or "
-        'JSON {"skip": [...], "xfail": [...], "tolerance": {REGEX: [RTOL, ATOL], REGEX: '
-        '{"ulp": N}}}',
+        "REGEX', 'tolerance REGEX=RTOL,ATOL' or 'tolerance REGEX ulp=N', each with 'when "
+        "CLAUSES' (opset>=18 onnx<1.17 provider=DML) and '# reason' if need be; JSON "
+        '{"skip": [...], "xfail": [...], "tolerance": {REGEX: [RTOL, ATOL], REGEX: {"ulp": '
+        "N}}}; or onnxruntime's onnx_backend_test_series_filters.jsonc or "
+        "onnx_backend_test_series_overrides.jsonc as they are; repeat for more",
+        action="append",
+        default=[],
+    )
+    cmp.add_argument(
+        "--provider",
+        default="CPU",
+        metavar="DEVICE",
+        help="the onnxruntime build whose lists of onnxruntime's filters file apply, as "
+        "onnxruntime.get_device() names it (CPU, GPU, CPU-DNNL, GPU-DML...), and the "
+        "provider that 'when provider=NAME' lines of --patterns test (default: %(default)s)",
+    )
+    cmp.add_argument(
+        "--run-skipped",
+        action="store_true",
+        help="run the cases the skip patterns find, as xfail cases, to list the skip "
+        "entries that are no longer needed",
     )
     cmp.add_argument(
         "--keep-actual",

@@ -9,7 +9,15 @@ import argparse
 import re
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command, jobs_option, positive, whole_number
+from onnx_arrow.cli._shared import (
+    RELEASES_HELP,
+    Command,
+    add_command,
+    jobs_option,
+    offline_option,
+    positive,
+    whole_number,
+)
 from onnx_arrow.corpus.options import WriteOptions
 
 _EPILOG: Final = """\
@@ -28,6 +36,12 @@ examples:
       add the cases of my-tests/ to the dataset store corpus/ as new parts
   onnx-arrow import --case 'test_add*' --case 'real/*' onnx/backend/test/data some.parquet
       only the cases the patterns find
+  onnx-arrow import @onnx==1.14.1 onnx-1.14.1.parquet
+      onnx 1.14.1's test data, from its wheel on the package index
+  onnx-arrow import --append @onnx==1.21.0 releases/
+  onnx-arrow import --append @onnx==1.22.0 releases/
+      a dataset store of releases: releases/onnx_version=1.22.0/part-00000.parquet ...
+      (--partition-by onnx_version starts one too)
 
 An existing OUT is kept (exit status 1) unless --force is given; the store is
 written beside OUT and renamed into place when complete, so an error or Ctrl-C
@@ -70,7 +84,11 @@ def register(commands: Any) -> None:
         _EPILOG,
     )
     imp.add_argument(
-        "src", nargs="?", metavar="SRC", help="corpus folder (default: the built-in corpus)"
+        "src",
+        nargs="?",
+        metavar="SRC",
+        help="corpus folder, or @onnx, @onnx==VERSION (default: the built-in corpus, "
+        "@onnx).  " + RELEASES_HELP,
     )
     imp.add_argument("out", metavar="OUT", help="the Parquet store to write")
     imp.add_argument(
@@ -119,17 +137,22 @@ def register(commands: Any) -> None:
     dataset.add_argument("--part-cases", type=positive, metavar="N", help="close a part at N cases")
     dataset.add_argument(
         "--partition-by",
-        choices=["kind"],
-        help="parts in a folder per kind of case: OUT/node/part-00000.parquet ...",
+        choices=["kind", "onnx_version"],
+        help="parts in a folder per kind of case: OUT/node/part-00000.parquet ...; or, for "
+        "@onnx==VERSION, a dataset store of releases, a folder per version: "
+        "OUT/onnx_version=1.14.1/part-00000.parquet (engines read the onnx_version column "
+        "from the folder names; each folder is a store)",
     )
     dataset.add_argument(
         "--append",
         action="store_true",
         help="add the corpus to the dataset store OUT as new parts, laid out as OUT's are "
         "(in a folder per kind, or not); the others are not rewritten, and a case OUT holds "
-        "already is refused",
+        "already is refused.  A release, @onnx==VERSION, goes into a folder of its own, "
+        "OUT/onnx_version=VERSION (OUT is made if missing), and one OUT holds is refused",
     )
     imp.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    offline_option(imp)
     jobs_option(imp, _JOBS)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command
+from onnx_arrow.cli._shared import Command, add_command, offline_option
 
 _EPILOG: Final = """\
 examples:
@@ -34,17 +34,23 @@ def register(commands: Any) -> None:
         "and, for numbers, min/max/mean and NaN/Inf counts (external data is resolved "
         "relative to the file's folder); it is read as the type the model declares, the "
         "model of --model or, for test_data_set_N/input_K.pb or output_K.pb, of the case "
-        "folder it sits in, and as a TensorProto otherwise (a sequence, map or optional "
+        "folder it sits in (the input or output the name inside the file names, else K, "
+        "as import pairs them), and as a TensorProto otherwise (a sequence, map or optional "
         "needs its model).  A model (.onnx): its declared inputs and outputs, opsets and "
         "operators.  A corpus store (.parquet): its format version, creator, cases, files by "
-        "role, tensors by dtype and size.  A case folder (holding model.onnx): the model's "
-        "declared inputs and outputs, and the dtype and shape of every value of every data "
-        "set.",
+        "role, tensors by dtype and size, and where its data came from (the onnx version, "
+        "the wheel or generator: its provenance).  A case folder (holding model.onnx, or one "
+        "NAME.onnx beside test_data_set_N folders): the model's declared inputs and outputs, "
+        "and the dtype and shape of every value of every data set.",
         _EPILOG,
     )
     info.add_argument(
-        "path", metavar="PATH", help="a .pb file, a store (.parquet) or a case folder"
+        "path",
+        metavar="PATH",
+        help="a .pb file, a store (.parquet), a case folder or a release, @onnx==VERSION "
+        "(its store, built once and cached)",
     )
+    offline_option(info)
     info.add_argument(
         "--model",
         metavar="MODEL.onnx",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command, backend_options
+from onnx_arrow.cli._shared import Command, add_command, backend_options, onnxruntime_options
 
 _EPILOG: Final = """\
 examples:
@@ -16,6 +16,8 @@ examples:
       onnxruntime (pip install onnxruntime) on the Add cases
   onnx-arrow run corpus.parquet node.parquet --runner 'node run.js {model} {inputs} {outputs}'
       a command per data set, through files (examples/runners/onnxruntime-node)
+  onnx-arrow run --backend my_package.backend:MyBackend corpus.parquet mine.parquet
+      a backend with onnx's interface (prepare, and a rep's run), named MODULE:NAME
 
 Exit status 0 when OUT is written, backend errors or not (compare reports them);
 1 if STORE cannot be read, OUT exists (without --force) or onnxruntime is missing."""
@@ -27,7 +29,8 @@ def register(commands: Any) -> None:
         commands,
         "run",
         "run a backend over a store and write its outputs as a store",
-        "Run a backend (onnx's reference evaluator, or onnxruntime) on every data set of every "
+        "Run a backend (onnx's reference evaluator, onnxruntime, or one with onnx's backend "
+        "interface) on every data set of every "
         "case of STORE and write a store OUT of the same models and inputs with the backend's "
         "outputs; compare the two with 'onnx-arrow compare STORE --actual OUT'.  A backend "
         "error is kept in OUT (output_K.error.txt) and counted, never fatal.",
@@ -36,6 +39,7 @@ def register(commands: Any) -> None:
     run.add_argument("store", metavar="STORE", help="a Parquet store written by import")
     run.add_argument("out", metavar="OUT", help="the Parquet store of actual outputs to write")
     runner_option(backend_options(run))
+    onnxruntime_options(run)
     run.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
 

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import MAX_LISTED, Command, add_command, jobs_option, positive
+from onnx_arrow.cli._shared import (
+    MAX_LISTED,
+    RELEASES_HELP,
+    Command,
+    add_command,
+    jobs_option,
+    offline_option,
+    positive,
+)
 
 _EPILOG: Final = """\
 examples:
@@ -32,8 +40,12 @@ def register(commands: Any) -> None:
         _EPILOG,
     )
     ver.add_argument(
-        "src", nargs="?", metavar="SRC", help="corpus folder (default: the built-in corpus)"
+        "src",
+        nargs="?",
+        metavar="SRC",
+        help="corpus folder, or a release (default: the built-in corpus).  " + RELEASES_HELP,
     )
+    offline_option(ver)
     ver.add_argument(
         "--part-cases",
         type=positive,

@@ -6,7 +6,11 @@ An adapter (it imports pandas; ``import onnx_arrow`` does not import this packag
   ``onnx.ModelProto``, ``inputs`` a dict from graph input name to value (ndarray,
   list for a sequence, dict for a map, None for an absent optional), ``outputs`` the
   values of the graph outputs in graph order.  :func:`reference_backend`
-  (``onnx.reference.ReferenceEvaluator``) and :func:`onnxruntime_backend` are built in;
+  (``onnx.reference.ReferenceEvaluator``) and :func:`onnxruntime_backend` are built in
+  (:class:`OnnxruntimeBackend` with other execution providers and session options);
+  :func:`resolve_backend` also takes a spec ``MODULE[:NAME]`` or any object with onnx's
+  backend interface (``onnxruntime.backend``, a ``onnx.backend.base.Backend`` subclass),
+  run by :class:`InterfaceBackend`.
   :class:`CommandRunner` runs a command of any runtime on each data set through files.
 * :func:`run_backend` runs it over every data set of every case of a store; an
   exception the backend raises is recorded, never propagated.
@@ -17,6 +21,8 @@ An adapter (it imports pandas; ``import onnx_arrow`` does not import this packag
 * :func:`write_actual` writes what a backend gives as a corpus store of its own (the
   same models and inputs, the actual outputs), and :func:`compare_stores` compares two
   stores, so a run on one machine can be compared on another.
+* :func:`scoreboard` puts reports of several backends side by side: operator x element
+  type x backend, in Markdown, HTML or JSON.
 
 Values are compared the way onnx's backend test runner does
 (``onnx.backend.test.runner.Runner.assert_similar_outputs``): floats with
@@ -33,14 +39,20 @@ theirs per test), the case's own as its store keeps it (onnx's ``TestCase.rtol``
 / ``atol`` given (1e-3 and 1e-7, onnx's defaults).  Each row says which it used.
 
 The package, one concern a module (this one only gathers their public names):
-``backends`` (the built-in backends, found by name), ``deadlines`` (the timeout of one
+``backends`` (the built-in backends, and the rule that finds one by name, spec or
+object), ``feeds`` (values as runtimes take them), ``ort`` (onnxruntime: providers,
+session options, every element type through OrtValues), ``interface`` (onnx's
+backend interface, and specs), ``deadlines`` (the timeout of one
 data set), ``runs`` (a backend run over the data sets of a store's cases), ``similarity``
 (one actual value against its expected value), ``statuses`` (the verdicts, best to
-worst), ``plans`` (which cases, skip / xfail / tolerance patterns), ``serialize`` (an
-actual value as a ``.pb``), ``report`` (rows, columns, counts, the Parquet file),
-``runner`` (a command through files: :class:`CommandRunner`), ``direct``
-(:func:`compare`) and ``actual`` (stores of actual outputs: :func:`write_actual`
-and :func:`compare_stores`).
+worst), ``plans`` (which cases, skip / xfail / tolerance patterns),
+``expectation_files`` (the files those patterns come from, onnxruntime's among them),
+``unneeded`` (the entries of those files a report shows can go), ``serialize`` (an
+actual value as a ``.pb``), ``distribution`` (how an output's errors are spread: their
+percentiles, the ULP histogram), ``report`` (rows, columns, counts, the Parquet file),
+``runner`` (a command through files: :class:`CommandRunner`),
+``direct`` (:func:`compare`), ``actual`` (stores of actual outputs: :func:`write_actual`
+and :func:`compare_stores`) and ``scoreboard`` (reports side by side).
 
 Examples
 --------
@@ -82,17 +94,25 @@ from __future__ import annotations
 from onnx_arrow.compare.actual import compare_stores, write_actual
 from onnx_arrow.compare.backends import (
     BACKENDS,
-    ORT_DEFAULT_LOG_SEVERITY,
-    ORT_LOG_SEVERITY_VARIABLE,
     Backend,
+    BackendLike,
     backend_named,
-    onnxruntime_backend,
     reference_backend,
+    resolve_backend,
 )
 from onnx_arrow.compare.direct import compare
+from onnx_arrow.compare.expectation_files import Pattern
+from onnx_arrow.compare.interface import InterfaceBackend
+from onnx_arrow.compare.ort import (
+    ORT_DEFAULT_LOG_SEVERITY,
+    ORT_LOG_SEVERITY_VARIABLE,
+    OnnxruntimeBackend,
+    onnxruntime_backend,
+)
 from onnx_arrow.compare.plans import KEEP_ACTUAL, Expectations, parse_tolerance, select_cases
 from onnx_arrow.compare.report import (
     COMPARE_COLUMNS,
+    REPORT_FORMAT,
     REPORT_METADATA_KEY,
     status_counts,
     summary,
@@ -100,8 +120,12 @@ from onnx_arrow.compare.report import (
 )
 from onnx_arrow.compare.runner import CommandRunner
 from onnx_arrow.compare.runs import DataSetRun, run_backend
+from onnx_arrow.compare.scoreboard import Scoreboard, scoreboard
 from onnx_arrow.compare.statuses import PASSING, STATUSES
+from onnx_arrow.compare.unneeded import UNNEEDED_COLUMNS, unneeded_entries
 from onnx_arrow.errors import (
+    BackendPrepareError,
+    BackendSpecError,
     BackendTimeoutError,
     BackendUnavailableError,
     CompareError,
@@ -115,26 +139,38 @@ __all__ = [
     "ORT_DEFAULT_LOG_SEVERITY",
     "ORT_LOG_SEVERITY_VARIABLE",
     "PASSING",
+    "REPORT_FORMAT",
     "REPORT_METADATA_KEY",
     "STATUSES",
+    "UNNEEDED_COLUMNS",
     "Backend",
+    "BackendLike",
+    "BackendPrepareError",
+    "BackendSpecError",
     "BackendTimeoutError",
     "BackendUnavailableError",
     "CommandRunner",
     "CompareError",
     "DataSetRun",
     "Expectations",
+    "InterfaceBackend",
+    "OnnxruntimeBackend",
+    "Pattern",
     "RunnerError",
+    "Scoreboard",
     "backend_named",
     "compare",
     "compare_stores",
     "onnxruntime_backend",
     "parse_tolerance",
     "reference_backend",
+    "resolve_backend",
     "run_backend",
+    "scoreboard",
     "select_cases",
     "status_counts",
     "summary",
+    "unneeded_entries",
     "write_actual",
     "write_report",
 ]

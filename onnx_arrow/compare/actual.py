@@ -15,7 +15,7 @@ import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from onnx_arrow.compare.backends import Backend
+from onnx_arrow.compare.backends import Backend, BackendLike, resolve_backend
 from onnx_arrow.compare.deadlines import check_timeout
 from onnx_arrow.compare.plans import (
     Expectations,
@@ -50,7 +50,7 @@ _ERROR_SUFFIX: Final = ".error.txt"
 
 def write_actual(
     store: Store | str | os.PathLike[str],
-    backend: Backend,
+    backend: BackendLike,
     out: str | os.PathLike[str],
     *,
     cases: Iterable[str] | None = None,
@@ -68,6 +68,7 @@ def write_actual(
     backend raised, or an output cannot be serialized as the model declares, the
     output's file is ``output_K.error.txt`` holding the message.  Skipped cases are
     not written.  :func:`compare_stores` compares the result with ``store``.
+    ``backend`` is what :func:`resolve_backend` takes (a name, a spec, an object);
     ``jobs`` and ``engine`` are as for :func:`compare`: the store written is the same.
 
     Returns
@@ -79,6 +80,7 @@ def write_actual(
         ``bytes`` of the store.
     """
     check_timeout(timeout)
+    backend = resolve_backend(backend)
     store = as_store(store, where="write_actual(store)")
     counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
     per_case = _ActualCase(backend, timeout)
@@ -217,11 +219,13 @@ def compare_stores(
     the backend's message.  ``skip``, ``xfail``, ``tolerance``, ``patterns``,
     ``keep_actual``, ``max_ulp`` and ``ulp_floor`` are as for :func:`compare`.
     """
-    expect = given_expectations(skip, xfail, tolerance, patterns)
-    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     if missing not in ("leave_out", "error"):
         raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
     expected = as_store(expected, where="compare_stores(expected)")
+    expect = given_expectations(
+        skip, xfail, tolerance, patterns, expected.metadata.get("onnx_version")
+    )
+    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     actual = as_store(actual, where="compare_stores(actual)")
     actual_cases = set(actual.cases())
     rows: list[dict[str, Any]] = []
@@ -278,6 +282,7 @@ def compare_stores(
         expected,
         actual=[str(p) for p in actual.parts],
         actual_created_by=actual.metadata.get("created_by"),
+        actual_provenance=actual.metadata.get("provenance"),
         missing=missing,
         left_out=left_out,
         **plan_provenance(plan, cases),

@@ -1,34 +1,38 @@
-"""Backends: what runs a model on inputs, the built-in ones, and how one is found by name.
+"""Backends: what runs a model on inputs, the built-in ones, and the one rule that turns
+what a caller names (a name, a spec string, an object) into a backend.
 
 A *backend* is any callable ``(model, inputs) -> outputs`` (:class:`Backend`).
 :func:`reference_backend` (``onnx.reference.ReferenceEvaluator``) and
-:func:`onnxruntime_backend` are built in (:data:`BACKENDS`); :func:`backend_named`
-finds one by its command-line name, and :func:`describe_backend` says what one runs,
-for a report.
+:func:`~onnx_arrow.compare.ort.onnxruntime_backend` are built in (:data:`BACKENDS`).
+:func:`resolve_backend` takes a built-in name, a spec ``MODULE`` or ``MODULE:NAME``, an
+object with onnx's backend interface (a module such as ``onnxruntime.backend``, a
+``onnx.backend.base.Backend`` subclass or instance) or a callable, and gives the backend
+``compare``, ``run`` and the pytest plugin run; :func:`describe_backend` says what one
+runs, for a report.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-from collections.abc import Sequence
-from typing import Any, Final, Protocol
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol, TypeAlias
 
-import numpy as np
 import onnx
 from onnx import ModelProto
 
-from onnx_arrow.errors import BackendUnavailableError, CompareError
+from onnx_arrow.compare.feeds import strings_as_str
+from onnx_arrow.compare.interface import InterfaceBackend, load_spec
+from onnx_arrow.compare.ort import OnnxruntimeBackend, import_onnxruntime, onnxruntime_backend
+from onnx_arrow.errors import BackendSpecError
 
 __all__ = [
     "BACKENDS",
-    "ORT_DEFAULT_LOG_SEVERITY",
-    "ORT_LOG_SEVERITY_VARIABLE",
     "Backend",
+    "BackendLike",
     "backend_named",
     "describe_backend",
-    "onnxruntime_backend",
     "reference_backend",
+    "resolve_backend",
 ]
 
 
@@ -42,6 +46,11 @@ class Backend(Protocol):
     def __call__(self, model: ModelProto, inputs: dict[str, Any], /) -> Sequence[Any]: ...
 
 
+#: What :func:`resolve_backend` takes: a built-in name or a spec (``str``), a module,
+#: class or object with onnx's backend interface, or a :class:`Backend`.
+BackendLike: TypeAlias = object
+
+
 def reference_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
     """onnx's own reference implementation: ``ReferenceEvaluator(model).run(None, inputs)``.
 
@@ -50,113 +59,147 @@ def reference_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
     """
     from onnx.reference import ReferenceEvaluator
 
-    feed = {name: _strings_as_str(v) for name, v in inputs.items()}
+    feed = {name: strings_as_str(v) for name, v in inputs.items()}
     return list(ReferenceEvaluator(model).run(None, feed))
 
 
-def onnxruntime_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
-    """onnxruntime on the CPU (``pip install onnxruntime``; not a dependency of onnx-arrow).
-
-    Absent optional inputs (None) are left out of the feed, and string tensors are
-    fed as ``str`` (UTF-8 decoded), as onnxruntime wants them.  Its sessions log fatal
-    messages only (every failure is recorded with its message), unless the environment
-    variable :data:`ORT_LOG_SEVERITY_VARIABLE` gives another severity (0 verbose to 4
-    fatal; ``--backend-logs`` sets onnxruntime's default, 2).
-
-    Raises
-    ------
-    BackendUnavailableError
-        If onnxruntime is not installed.
-    """
-    onnxruntime = _import_onnxruntime()
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = _ort_log_severity()
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-    feed = {name: _strings_as_str(v) for name, v in inputs.items() if v is not None}
-    return list(session.run(None, feed))
-
-
-#: The environment variable that sets the log severity of onnxruntime's sessions.
-ORT_LOG_SEVERITY_VARIABLE: Final = "ONNX_ARROW_ORT_LOG_SEVERITY"
-
-
-#: onnxruntime's own default log severity (warnings), which ``--backend-logs`` restores.
-ORT_DEFAULT_LOG_SEVERITY: Final = 2
-
-
-_ORT_FATAL: Final = 4
-
-
-def _ort_log_severity() -> int:
-    text = os.environ.get(ORT_LOG_SEVERITY_VARIABLE, "")
-    if not text:
-        return _ORT_FATAL
-    if text not in {"0", "1", "2", "3", "4"}:
-        raise CompareError(
-            f"{ORT_LOG_SEVERITY_VARIABLE} is {text!r}; give a severity from 0 (verbose) to 4 "
-            "(fatal), or unset it"
-        )
-    return int(text)
-
-
-#: The built-in backends by name (the ``--backend`` choices of the command line).
+#: The built-in backends by name (the ``--backend`` names of the command line).
 BACKENDS: Final[dict[str, Backend]] = {
     "reference": reference_backend,
     "onnxruntime": onnxruntime_backend,
 }
 
 
+def resolve_backend(
+    backend: BackendLike = None,
+    *,
+    providers: Iterable[str] | None = None,
+    session_options: Mapping[str, object] | None = None,
+    device: str = "CPU",
+) -> Backend:
+    """The backend ``backend`` names or is, checked now (its runtime imports, its options
+    are valid), so that a bad one fails before any case runs.
+
+    Parameters
+    ----------
+    backend
+        None (:func:`reference_backend`); a name of :data:`BACKENDS`; a spec
+        ``MODULE`` or ``MODULE:NAME`` naming any of the following (loaded again in a
+        worker process); an object with onnx's backend interface (``prepare(model,
+        device, **kw)`` returning a rep with ``run(inputs)``: a module such as
+        ``onnxruntime.backend``, an ``onnx.backend.base.Backend`` subclass or
+        instance), run through :class:`~onnx_arrow.compare.interface.InterfaceBackend`;
+        or a callable ``(model, inputs) -> outputs``, as it is.
+    providers, session_options
+        onnxruntime's execution providers and session options (see
+        :class:`~onnx_arrow.compare.ort.OnnxruntimeBackend`): for ``"onnxruntime"`` only.
+    device
+        The device an interface backend's ``prepare`` is asked for.
+
+    Raises
+    ------
+    BackendUnavailableError
+        If onnxruntime is asked for and not installed.
+    BackendSpecError
+        If a spec's module does not import, it has no such NAME, the object has neither
+        ``prepare`` nor a call, it does not support ``device``, or a provider or session
+        option is not valid (or given for another backend than onnxruntime).
+
+    Examples
+    --------
+    >>> resolve_backend("reference") is reference_backend
+    True
+    >>> resolve_backend("onnxruntime.backend")
+    InterfaceBackend('onnxruntime.backend', device='CPU')
+    """
+    ort_options = providers is not None or bool(session_options)
+    if isinstance(backend, str):
+        name = backend.strip()
+        if name == "onnxruntime":
+            if ort_options:
+                return OnnxruntimeBackend(providers, session_options).check()
+            import_onnxruntime()
+            return onnxruntime_backend
+        if ort_options:
+            raise BackendSpecError(
+                f"providers and session options apply to the onnxruntime backend, not to {name!r}"
+            )
+        if name in BACKENDS:
+            return BACKENDS[name]
+        try:
+            target = load_spec(name)
+        except BackendSpecError as exc:
+            raise BackendSpecError(
+                f"no backend {name!r}: it is not a built-in one ({', '.join(BACKENDS)}), "
+                f"and as a spec MODULE[:NAME]: {exc.message}"
+            ) from None
+        return _from_object(target, spec=name, device=device)
+    if isinstance(backend, OnnxruntimeBackend):
+        if ort_options:
+            raise BackendSpecError(
+                "providers and session options are given twice: as arguments and by the "
+                "OnnxruntimeBackend; give them to the OnnxruntimeBackend"
+            )
+        return backend.check()
+    if ort_options:
+        raise BackendSpecError(
+            "providers and session options apply to the onnxruntime backend; name it "
+            "('onnxruntime') or pass an OnnxruntimeBackend"
+        )
+    if backend is None:
+        return reference_backend
+    return _from_object(backend, spec=None, device=device)
+
+
+def _from_object(target: object, *, spec: str | None, device: str) -> Backend:
+    if isinstance(target, InterfaceBackend | OnnxruntimeBackend):
+        return target.check()
+    if callable(getattr(target, "prepare", None)):
+        return InterfaceBackend(target, spec=spec, device=device).check()
+    if callable(target):
+        return target
+    what = spec or type(target).__name__
+    raise BackendSpecError(
+        f"backend {what!r} is neither a backend with onnx's interface (prepare(model, device) "
+        "returning a rep with run(inputs)) nor a callable (model, inputs) -> outputs; "
+        f"expected one of those, a spec MODULE[:NAME] or a built-in name ({', '.join(BACKENDS)})"
+    )
+
+
 def backend_named(name: str) -> Backend:
-    """The built-in backend ``name`` (see :data:`BACKENDS`), its runtime checked now.
+    """The backend ``name`` names: a built-in name (see :data:`BACKENDS`) or a spec
+    ``MODULE[:NAME]``, checked now (see :func:`resolve_backend`).
 
     Raises
     ------
     BackendUnavailableError
         If the backend's runtime is not installed (``pip install onnxruntime``).
-    CompareError
-        If there is no backend of that name.
+    BackendSpecError
+        If there is no backend of that name (a :class:`~onnx_arrow.errors.CompareError`).
     """
-    if name not in BACKENDS:
-        raise CompareError(f"no backend {name!r}; expected one of {', '.join(BACKENDS)}")
-    if name == "onnxruntime":
-        _import_onnxruntime()
-    return BACKENDS[name]
+    if not isinstance(name, str):
+        raise BackendSpecError(
+            f"name: expected a backend's name or spec (str), got {type(name).__name__}"
+        )
+    return resolve_backend(name)
 
 
 def describe_backend(backend: Backend) -> dict[str, Any]:
-    """The backend's name and the version of what it runs, for the report."""
-    described = getattr(backend, "describe", None)
-    if callable(described):  # a backend that says it itself (a CommandRunner)
-        return dict(described())
+    """The backend's name and the version of what it runs, for the report: a backend's own
+    ``name`` and ``describe()`` where it has them (as :class:`InterfaceBackend` does),
+    else its qualified name."""
     name = next((n for n, b in BACKENDS.items() if b is backend), None)
     if name == "reference":
         return {"name": name, "runs": f"onnx {onnx.__version__} ReferenceEvaluator"}
     if name == "onnxruntime":
-        return {"name": name, "runs": f"onnxruntime {_import_onnxruntime().__version__}"}
-    where = f"{getattr(backend, '__module__', '?')}.{getattr(backend, '__qualname__', '?')}"
-    return {"name": where, "runs": "a backend of the caller's"}
-
-
-def _import_onnxruntime() -> Any:
-    """The onnxruntime module (not a dependency, so untyped), or an error saying how to
-    install it."""
-    try:
-        return importlib.import_module("onnxruntime")
-    except ImportError:
-        raise BackendUnavailableError(
-            "onnxruntime is not installed; install it with `pip install onnxruntime`"
-        ) from None
-
-
-def _strings_as_str(value: Any) -> Any:
-    if isinstance(value, np.ndarray) and value.dtype.kind in "OS":
-        out = np.empty(value.shape, dtype=object)
-        out.flat[:] = [
-            x.decode("utf-8", "surrogateescape") if isinstance(x, bytes) else x for x in value.flat
-        ]
-        return out
-    if isinstance(value, list):
-        return [_strings_as_str(v) for v in value]
-    return value
+        return {"name": name, "runs": f"onnxruntime {import_onnxruntime().__version__}"}
+    if isinstance(backend, OnnxruntimeBackend):
+        return {"name": "onnxruntime", "runs": backend.describe()}
+    kind = backend if inspect.isfunction(backend) or inspect.isclass(backend) else type(backend)
+    where = f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', '?')}"
+    name = getattr(backend, "name", None)
+    describe = getattr(backend, "describe", None)
+    return {
+        "name": name if isinstance(name, str) else where,
+        "runs": str(describe()) if callable(describe) else "a backend of the caller's",
+    }

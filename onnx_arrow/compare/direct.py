@@ -10,7 +10,13 @@ from typing import Any
 
 import pandas as pd  # no pandas-stubs: pandas is Any
 
-from onnx_arrow.compare.backends import Backend, describe_backend, reference_backend
+from onnx_arrow.compare.backends import (
+    Backend,
+    BackendLike,
+    describe_backend,
+    reference_backend,
+    resolve_backend,
+)
 from onnx_arrow.compare.deadlines import check_timeout
 from onnx_arrow.compare.plans import (
     Expectations,
@@ -29,7 +35,7 @@ __all__ = ["compare"]
 
 def compare(
     store: Store | str | os.PathLike[str],
-    backend: Backend = reference_backend,
+    backend: BackendLike = reference_backend,
     *,
     rtol: float = 1e-3,
     atol: float = 1e-7,
@@ -53,7 +59,10 @@ def compare(
     store
         A corpus store, or its path.
     backend
-        See :class:`Backend`; :func:`reference_backend` unless given.
+        A :class:`Backend`, a built-in backend's name (``"onnxruntime"``), a spec
+        ``MODULE[:NAME]`` or an object with onnx's backend interface (a module such as
+        ``onnxruntime.backend``, a ``Backend`` subclass): see :func:`resolve_backend`;
+        :func:`reference_backend` unless given.
     rtol, atol
         The tolerances of a case that has none of its own and that no ``tolerance``
         pattern finds: an element is beyond tolerance when ``|actual - expected| >
@@ -114,9 +123,12 @@ def compare(
         ``Float64``); :func:`write_report` stores it as Parquet.
     """
     check_timeout(timeout)
-    expect = given_expectations(skip, xfail, tolerance, patterns)
-    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
+    backend = resolve_backend(backend)
     store = as_store(store, where="compare(store)")
+    expect = given_expectations(
+        skip, xfail, tolerance, patterns, store.metadata.get("onnx_version")
+    )
+    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
     names = select_cases(store, cases)
     skipped = {name: pattern for name in names if (pattern := expect.skips(name)) is not None}
     per_case = _CompareCase(backend, plan, timeout)

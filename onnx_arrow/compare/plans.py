@@ -13,22 +13,33 @@ ULP budgets make ULPs the verdict of a case's floats: the budget of a pattern th
 it (``tolerance REGEX ulp=4``), over any tolerance, else ``max_ulp`` given, unless a
 tolerance pattern names the case.  Each row says which rule judged it (``rule``:
 ``tolerance`` or ``ulp``) and where the rule came from.
+
+The patterns may come from the expectation files projects keep (onnxruntime's among them,
+read by :mod:`~onnx_arrow.compare.expectation_files`): each says where it came from and
+why, and :meth:`Expectations.for_corpus` keeps those whose conditions hold for a store.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import numpy as np
-
-from onnx_arrow.core.model import load_json, read_regular_file
-from onnx_arrow.corpus.sources import Tolerance, case_matches
+from onnx_arrow.compare.expectation_files import (
+    Pattern,
+    check_tolerance,
+    check_ulp,
+    highest_opset,
+    holds,
+    parse_tolerance,
+    read_patterns,
+)
+from onnx_arrow.corpus.sources import Tolerance
 from onnx_arrow.corpus.store import Store
-from onnx_arrow.errors import CompareError, CorpusError
+from onnx_arrow.errors import CompareError
 
 __all__ = [
     "KEEP_ACTUAL",
@@ -36,8 +47,10 @@ __all__ = [
     "Plan",
     "check_ulp",
     "given_expectations",
+    "matching_names",
     "parse_tolerance",
     "plan_provenance",
+    "searched_names",
     "select_cases",
 ]
 
@@ -51,7 +64,9 @@ def select_cases(store: Store, patterns: Iterable[str] | None = None) -> list[st
     """The cases of ``store`` (in store order) that match any of the glob ``patterns``.
 
     A pattern matches the whole name (``node/test_abs``, ``node/test_add*``) or the
-    name without its kind folder (``test_abs``).  None selects every case.
+    name without its kind folder (``test_abs``).  None selects every case.  An exact
+    name is looked up, not matched against every name, so thousands of names cost
+    no more than reading them (see :func:`matching_names`).
 
     Raises
     ------
@@ -61,19 +76,58 @@ def select_cases(store: Store, patterns: Iterable[str] | None = None) -> list[st
     names = store.cases()
     if patterns is None:
         return names
-    patterns = list(patterns)
-    chosen: set[str] = set()
+    return matching_names(names, patterns, where=str(store.path))
+
+
+#: The characters that make a glob pattern more than a name.
+_GLOB_MAGIC: Final = frozenset("*?[")
+
+
+def matching_names(
+    names: Sequence[str], patterns: Iterable[str], *, where: str | None = None
+) -> list[str]:
+    """The ``names`` (in their order) that match any of the glob ``patterns``, as
+    :func:`select_cases` matches them: a pattern matches a whole name or the name
+    without its kind folder.
+
+    A pattern without ``*``, ``?`` or ``[`` is a name and is looked up in a table of the
+    names, so the cost is linear in the number of names and patterns; a glob is
+    translated to a regular expression once and matched against each name.
+
+    >>> matching_names(["node/test_abs", "node/test_add", "real/test_add"], ["test_add"])
+    ['node/test_add', 'real/test_add']
+
+    Raises
+    ------
+    CompareError
+        If a pattern matches no name (at ``where``).
+    """
+    whole: dict[str, list[int]] = {}
+    short: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        whole.setdefault(name, []).append(i)
+        test = name.split("/", 1)[-1]
+        if test != name:
+            short.setdefault(test, []).append(i)
+    chosen = bytearray(len(names))
     for pattern in patterns:
-        hits = {n for n in names if case_matches(n, pattern)}
+        if _GLOB_MAGIC.isdisjoint(pattern):
+            hits = whole.get(pattern, []) + short.get(pattern, [])
+        else:
+            match = re.compile(fnmatch.translate(pattern)).match
+            hits = [
+                i for i, name in enumerate(names) if match(name) or match(name.split("/", 1)[-1])
+            ]
         if not hits:
             raise CompareError(
                 f"no case matches {pattern!r}; the store's cases are named like {names[0]!r}"
                 if names
                 else f"no case matches {pattern!r}: the store is empty",
-                where=str(store.path),
+                where=where,
             )
-        chosen |= hits
-    return [n for n in names if n in chosen]
+        for i in hits:
+            chosen[i] = 1
+    return [name for name, chosen_ in zip(names, chosen, strict=True) if chosen_]
 
 
 @dataclass(frozen=True)
@@ -114,16 +168,31 @@ class Expectations:
                 ) from None
         for pattern, rtol, atol in self.tolerance:
             try:
-                _check_tolerance(rtol, atol)
+                check_tolerance(rtol, atol)
             except CompareError as exc:
                 raise CompareError(f"tolerance of pattern {pattern!r}: {exc}") from None
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> Expectations:
-        """Patterns from a file: JSON ``{"skip": [REGEX, ...], "xfail": [...],
-        "tolerance": {REGEX: [RTOL, ATOL], REGEX: {"ulp": N}}}`` (every key optional), or
-        lines ``skip REGEX``, ``xfail REGEX``, ``tolerance REGEX=RTOL,ATOL`` and
-        ``tolerance REGEX ulp=N`` (a ULP budget), with ``#`` comments.
+    def read(
+        cls, path: str | os.PathLike[str], *, provider: str = "CPU", bits: int | None = None
+    ) -> Expectations:
+        """Patterns from an expectation file, told apart by its content:
+
+        * lines ``skip REGEX``, ``xfail REGEX``, ``tolerance REGEX=RTOL,ATOL`` and
+          ``tolerance REGEX ulp=N`` (a ULP budget), each optionally followed by ``when
+          CLAUSES`` (``opset>=18 onnx<1.17 provider=DML``: see
+          :func:`~onnx_arrow.compare.expectation_files.parse_clauses`) and ``# reason``,
+          with ``#`` comment lines (the comment above a run of lines is their reason);
+        * JSON ``{"skip": [REGEX, ...], "xfail": [...], "tolerance": {REGEX: [RTOL,
+          ATOL], REGEX: {"ulp": N}}}`` (every key optional);
+        * onnxruntime's ``onnx_backend_test_series_filters.jsonc`` (the lists its
+          ``onnx_backend_test_series.py`` applies for onnxruntime built for ``provider``,
+          as ``onnxruntime.get_device()`` names it, on a platform of ``bits``: this one's
+          unless given) and ``onnx_backend_test_series_overrides.jsonc``, as they are.
+
+        Each pattern is a :class:`~onnx_arrow.compare.expectation_files.Pattern` that
+        says where it came from and why; those with clauses on the corpus (opset, onnx
+        version) apply to a store as :meth:`for_corpus` says.
 
         Raises
         ------
@@ -131,83 +200,61 @@ class Expectations:
             If the file cannot be read, or a line or key is not one of those; the error
             names the file and line.
         """
-        where = os.fspath(path)
+        found = read_patterns(path, provider=provider, bits=bits)
         try:
-            # a file the caller names may be a symlink; read_regular_file refuses one
-            real = os.path.realpath(where)
-            data = read_regular_file(
-                real, max_bytes=_MAX_PATTERNS_FILE, where=where, fix="pass a text or JSON file"
-            )
-        except CorpusError as exc:
-            raise CompareError(exc.message, where=where) from None
-        text = data.decode("utf-8", "replace")
-        if text.lstrip().startswith("{"):
-            return cls._from_json(text, where)
-        found: dict[str, list[Any]] = {"skip": [], "xfail": [], "tolerance": [], "ulp": []}
-        for number, raw in enumerate(text.splitlines(), 1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            word, _, pattern = line.partition(" ")
-            pattern = pattern.strip()
-            if word not in ("skip", "xfail", "tolerance") or not pattern:
-                raise CompareError(
-                    f"line {number}: expected 'skip REGEX', 'xfail REGEX' or "
-                    f"'tolerance REGEX=RTOL,ATOL' (or 'tolerance REGEX ulp=N'), got {line!r}",
-                    where=where,
-                )
-            budget = _ULP_LINE.fullmatch(pattern) if word == "tolerance" else None
-            if budget is not None:
-                found["ulp"].append((budget[1], int(budget[2])))
-            elif word == "tolerance":
-                try:
-                    found[word].append(parse_tolerance(pattern))
-                except CompareError as exc:
-                    raise CompareError(f"line {number}: {exc.message}", where=where) from None
-            else:
-                found[word].append(pattern)
-        try:
-            return cls(found["skip"], found["xfail"], found["tolerance"], found["ulp"])
+            return cls(found.skip, found.xfail, found.tolerance, found.ulp)
         except CompareError as exc:
-            raise exc.at(where) from None
+            raise exc.at(os.fspath(path)) from None
 
-    @classmethod
-    def _from_json(cls, text: str, where: str) -> Expectations:
-        doc = load_json(text, what="the patterns file", where=where, error=CompareError)
-        keys = ("skip", "xfail", "tolerance")
-        unknown = sorted(set(doc) - set(keys)) if isinstance(doc, dict) else ["(not an object)"]
-        if unknown:
-            raise CompareError(f"expected the keys {', '.join(keys)}; found {unknown}", where=where)
-        lists = {}
-        for key in ("skip", "xfail"):
-            values = doc.get(key, [])
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise CompareError(f"{key} must be a list of strings", where=where)
-            lists[key] = values
-        tolerances = doc.get("tolerance", {})
-        if not isinstance(tolerances, dict) or not all(
-            (isinstance(v, list) and len(v) == 2 and all(_is_number(x) for x in v))
-            or (isinstance(v, dict) and list(v) == ["ulp"] and _is_count(v["ulp"]))
-            for v in tolerances.values()
-        ):
+    def for_corpus(self, onnx_version: str | None) -> Expectations:
+        """The patterns that apply to a corpus built by onnx ``onnx_version`` (as its
+        store records it): those without clauses on the corpus, and those whose clauses
+        hold for that release and its highest opset (``onnx.helper.VERSION_TABLE``).
+
+        Raises
+        ------
+        CompareError
+            If a pattern has such clauses and ``onnx_version`` is None or unknown to the
+            installed onnx.
+        """
+        conditional = [
+            p
+            for p in (
+                *self.skip,
+                *self.xfail,
+                *(t[0] for t in self.tolerance),
+                *(u[0] for u in self.ulp),
+            )
+            if isinstance(p, Pattern) and p.when
+        ]
+        if not conditional:
+            return self
+        if onnx_version is None:
             raise CompareError(
-                "tolerance must map patterns to [RTOL, ATOL] or to a ULP budget "
-                '{"ulp": N}: {"test_dft": [1e-2, 1e-4], "test_softmax": {"ulp": 4}}',
-                where=where,
+                f"pattern {conditional[0]!r} applies under "
+                f"{' '.join(str(c) for c in conditional[0].when)}, but the store does not "
+                "record the onnx release that built it; import it again with onnx-arrow"
             )
-        try:
-            return cls(
-                lists["skip"],
-                lists["xfail"],
-                [
-                    (k, float(v[0]), float(v[1]))
-                    for k, v in tolerances.items()
-                    if isinstance(v, list)
-                ],
-                [(k, int(v["ulp"])) for k, v in tolerances.items() if isinstance(v, dict)],
+        opset = highest_opset(onnx_version)
+
+        def applies(pattern: str) -> bool:
+            when = pattern.when if isinstance(pattern, Pattern) else ()
+            return all(
+                holds(c, device="", bits=0, onnx_version=onnx_version, opset=opset) for c in when
             )
-        except CompareError as exc:
-            raise exc.at(where) from None
+
+        return Expectations(
+            [p for p in self.skip if applies(p)],
+            [p for p in self.xfail if applies(p)],
+            [t for t in self.tolerance if applies(t[0])],
+            [u for u in self.ulp if applies(u[0])],
+        )
+
+    def running_skips(self) -> Expectations:
+        """The same patterns with every skip pattern an xfail one (first, in order): the
+        cases they skip are run, so that a report shows which of them still fail and
+        which pass (see :func:`~onnx_arrow.compare.unneeded.unneeded_entries`)."""
+        return Expectations([], [*self.skip, *self.xfail], self.tolerance, self.ulp)
 
     def __add__(self, other: Expectations) -> Expectations:
         """Both sets of patterns, ``self``'s first (so they win where both find a case)."""
@@ -220,8 +267,7 @@ class Expectations:
 
     @staticmethod
     def _first(patterns: Sequence[str], case: str) -> int | None:
-        test = case.rsplit("/", 1)[-1]
-        names = (case, test, f"{test}_cpu")
+        names = searched_names(case)
         return next(
             (i for i, p in enumerate(patterns) if any(re.search(p, n) for n in names)), None
         )
@@ -240,7 +286,7 @@ class Expectations:
         i = self._first([t[0] for t in self.tolerance], case)
         if i is not None:
             pattern, p_rtol, p_atol = self.tolerance[i]
-            return p_rtol, p_atol, f"pattern {pattern!r}"
+            return p_rtol, p_atol, f"pattern {str(pattern)!r}"
         if own is not None:
             return (
                 rtol if own.rtol is None else own.rtol,
@@ -259,7 +305,7 @@ class Expectations:
         i = self._first([u[0] for u in self.ulp], case)
         if i is not None:
             pattern, budget = self.ulp[i]
-            return budget, f"pattern {pattern!r}"
+            return budget, f"pattern {str(pattern)!r}"
         if max_ulp is None or tolerance_source.startswith("pattern"):
             return None
         return max_ulp, "default"
@@ -287,67 +333,15 @@ class Expectations:
         return out
 
 
-#: Largest patterns file read (onnxruntime's exclusion lists are a few tens of KB).
-_MAX_PATTERNS_FILE: Final = 16 << 20
+def searched_names(case: str) -> tuple[str, str, str]:
+    """The names a pattern is searched in: the case's (``node/test_abs``), its test name
+    (``test_abs``) and that with ``_cpu`` (``test_abs_cpu``, as onnx's runner names it).
 
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool)
-
-
-def _is_count(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
-
-
-#: A ``tolerance`` line's ULP budget: ``REGEX ulp=N``.
-_ULP_LINE: Final = re.compile(r"(.*?\S)\s+ulp=(\d+)")
-
-
-def check_ulp(max_ulp: int | None, ulp_floor: float = 0.0) -> None:
-    """Refuse a ULP budget that is not a whole number of 0 or more, or a floor that is not
-    a finite number of 0 or more.
-
-    Raises
-    ------
-    CompareError
-        Saying which.
+    >>> searched_names("node/test_abs")
+    ('node/test_abs', 'test_abs', 'test_abs_cpu')
     """
-    if max_ulp is not None and not _is_count(max_ulp):
-        raise CompareError(f"max_ulp is {max_ulp!r}; give a whole number of 0 or more")
-    if not (_is_number(ulp_floor) and 0 <= ulp_floor < np.inf):
-        raise CompareError(f"ulp_floor is {ulp_floor!r}; give a finite number of 0 or more")
-
-
-def parse_tolerance(text: str) -> tuple[str, float, float]:
-    """``"REGEX=RTOL,ATOL"`` (the ``--tolerance`` of the command line) as ``(REGEX, RTOL,
-    ATOL)``; the last ``=`` ends the pattern.
-
-    Raises
-    ------
-    CompareError
-        If the text is not of that form, or a tolerance not a number of 0 or more.
-    """
-    pattern, equals, numbers = text.rpartition("=")
-    rtol_text, comma, atol_text = numbers.partition(",")
-    try:
-        if not (equals and comma and pattern):
-            raise ValueError
-        rtol, atol = float(rtol_text), float(atol_text)
-    except ValueError:
-        raise CompareError(
-            f"tolerance {text!r}: expected REGEX=RTOL,ATOL, for example 'test_dft=1e-2,1e-4'"
-        ) from None
-    try:
-        _check_tolerance(rtol, atol)
-    except CompareError as exc:
-        raise CompareError(f"tolerance {text!r}: {exc.message}") from None
-    return pattern, rtol, atol
-
-
-def _check_tolerance(rtol: float, atol: float) -> None:
-    for name, value in (("rtol", rtol), ("atol", atol)):
-        if not (_is_number(value) and 0 <= value < np.inf):  # NaN too
-            raise CompareError(f"{name} is {value!r}; give a finite number of 0 or more")
+    test = case.rsplit("/", 1)[-1]
+    return case, test, f"{test}_cpu"
 
 
 def given_expectations(
@@ -355,10 +349,13 @@ def given_expectations(
     xfail: Sequence[str],
     tolerance: Mapping[str, tuple[float, float]] | None,
     patterns: Expectations | None,
+    onnx_version: str | None = None,
 ) -> Expectations:
-    """The patterns of ``skip``, ``xfail`` and ``tolerance``, then those of ``patterns``."""
+    """The patterns of ``skip``, ``xfail`` and ``tolerance``, then those of ``patterns``
+    that apply to a corpus built by onnx ``onnx_version`` (see
+    :meth:`Expectations.for_corpus`)."""
     given = Expectations(list(skip), list(xfail), [(k, *v) for k, v in (tolerance or {}).items()])
-    return given if patterns is None else given + patterns
+    return given if patterns is None else given + patterns.for_corpus(onnx_version)
 
 
 @dataclass(frozen=True)
@@ -375,7 +372,7 @@ class Plan:
     ulp_floor: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_tolerance(self.rtol, self.atol)
+        check_tolerance(self.rtol, self.atol)
         check_ulp(self.max_ulp, self.ulp_floor)
         if self.keep_actual not in KEEP_ACTUAL:
             raise CompareError(

@@ -1,7 +1,8 @@
-"""The report: a row per expected output (its status, errors, worst element, largest ULP
-distance, the rule that judged it, tolerances, the actual value it keeps), the table's
-columns, the counts per status and operator, what the report was made from and with,
-and its Parquet file."""
+"""The report: a row per expected output (its status, errors and how they are spread,
+worst element, largest ULP distance and ULP histogram, the rule that judged it,
+tolerances, the actual value it keeps), the table's columns, the counts per status and
+operator, what the report was made from and with (and the report format), and its
+Parquet file."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import onnx_arrow
 from onnx_arrow.compare.plans import Plan
 from onnx_arrow.compare.runs import DataSetRun, kept_message, output_name
 from onnx_arrow.compare.serialize import serialized
-from onnx_arrow.compare.similarity import compare_value, detail_text
+from onnx_arrow.compare.similarity import Diff, compare_value, detail_text
 from onnx_arrow.compare.statuses import DIFFERS, PASSING, STATUSES
 from onnx_arrow.core.model import file_kind, load_json, op_types
 from onnx_arrow.corpus.store import Store
@@ -31,6 +32,7 @@ from onnx_arrow.errors import CompareError, CorpusError
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "REPORT_FORMAT",
     "REPORT_METADATA_KEY",
     "REPORT_SCHEMA",
     "check_made",
@@ -54,7 +56,16 @@ COMPARE_COLUMNS: Final = (
     "rtol", "atol", "tolerance", "worst_index", "worst_expected", "worst_actual",
     "error", "detail", "actual",
     "max_ulp", "max_ulp_index", "rule", "ulp_budget", "ulp_floor",
+    "n_elements", "share_beyond", "mean_abs_error", "median_abs_error", "p99_abs_error",
+    "mean_rel_error", "median_rel_error", "p99_rel_error", "nan_mismatches",
+    "inf_mismatches", "ulp_histogram",
 )  # fmt: skip
+
+#: The format of the reports this version writes, in their metadata (``report_format``):
+#: 2 added the error distributions (``n_elements`` to ``ulp_histogram``).  A report
+#: without it is of format 1 (its later columns read as null); one of a later format is
+#: refused, naming the onnx-arrow that wrote it.
+REPORT_FORMAT: Final = 2
 
 
 def skipped_row(store: Store, case: str, pattern: str) -> dict[str, Any]:
@@ -145,17 +156,38 @@ def _rows(plan: Plan, run: DataSetRun) -> Iterator[dict[str, Any]]:
             "rule": "ulp" if diff.by_ulp else "tolerance",
             "ulp_budget": max_ulp if diff.by_ulp else None,
             "ulp_floor": plan.ulp_floor if diff.by_ulp else None,
+            **_spread(diff),
         }
+
+
+def _spread(diff: Diff) -> dict[str, Any]:
+    """The columns of how an output's errors are spread over its elements."""
+    spread = diff.spread
+    n = spread.n_elements
+    histogram = spread.histogram
+    return {
+        "n_elements": n,
+        "share_beyond": diff.beyond / n if n else None,
+        **spread.statistics(),
+        "nan_mismatches": spread.nan_mismatches,
+        "inf_mismatches": spread.inf_mismatches,
+        "ulp_histogram": None if histogram is None else tuple(histogram.tolist()),
+    }
 
 
 # the pandas dtypes of the columns: nullable numbers, binary, objects; the others strings
 _INT_COLUMNS: Final = (
     "data_set", "index", "n_beyond_tolerance", "nan_expected", "nan_actual", "ulp_budget",
+    "n_elements", "nan_mismatches", "inf_mismatches",
 )  # fmt: skip
 _UINT_COLUMNS: Final = ("max_ulp",)  # DOUBLE's -inf to +inf is beyond int64
-_FLOAT_COLUMNS: Final = ("max_abs_error", "max_rel_error", "rtol", "atol", "ulp_floor")
+_FLOAT_COLUMNS: Final = (
+    "max_abs_error", "max_rel_error", "rtol", "atol", "ulp_floor", "share_beyond",
+    "mean_abs_error", "median_abs_error", "p99_abs_error",
+    "mean_rel_error", "median_rel_error", "p99_rel_error",
+)  # fmt: skip
 _BINARY_COLUMNS: Final = ("actual",)
-_OBJECT_COLUMNS: Final = ("op_types", "shape_expected", "shape_actual")
+_OBJECT_COLUMNS: Final = ("op_types", "shape_expected", "shape_actual", "ulp_histogram")
 
 
 def report_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
@@ -214,6 +246,8 @@ def provenance(store: Store, **options: Any) -> dict[str, Any]:
         "numpy_version": np.__version__,
         "store": [str(p) for p in store.parts],
         "store_created_by": store.metadata.get("created_by"),
+        "report_format": REPORT_FORMAT,
+        "store_provenance": store.metadata.get("provenance"),
         **options,
     }
 
@@ -276,11 +310,26 @@ REPORT_SCHEMA: Final = pa.schema(
         ("rule", pa.string()),
         ("ulp_budget", pa.int64()),
         ("ulp_floor", pa.float64()),
+        ("n_elements", pa.int64()),
+        ("share_beyond", pa.float64()),
+        ("mean_abs_error", pa.float64()),
+        ("median_abs_error", pa.float64()),
+        ("p99_abs_error", pa.float64()),
+        ("mean_rel_error", pa.float64()),
+        ("median_rel_error", pa.float64()),
+        ("p99_rel_error", pa.float64()),
+        ("nan_mismatches", pa.int64()),
+        ("inf_mismatches", pa.int64()),
+        ("ulp_histogram", pa.list_(pa.int64())),
     ]
 )
 
-#: The columns of :data:`REPORT_SCHEMA` a report written before them lacks: read as null.
-_LATER_COLUMNS: Final = ("max_ulp", "max_ulp_index", "rule", "ulp_budget", "ulp_floor")
+#: The columns of :data:`REPORT_SCHEMA` a report written before them lacks: read as null
+#: (the ULP columns came after format 1 began, the distributions with format 2).
+_LATER_COLUMNS: Final = (
+    "max_ulp", "max_ulp_index", "rule", "ulp_budget", "ulp_floor",
+    *COMPARE_COLUMNS[COMPARE_COLUMNS.index("n_elements"):],
+)  # fmt: skip
 
 #: The kinds of Arrow types a report column may come as, by the kind of its schema type.
 _KINDS: Final = (
@@ -323,13 +372,15 @@ def check_report(
     status of :data:`STATUSES` and no negative ``data_set`` or ``index``; and what the
     report was made from (``metadata``: a DataFrame's ``attrs["onnx_arrow"]``, a file's
     :data:`REPORT_METADATA_KEY` parsed) a JSON object whose ``store``, if any, lists the
-    store's files.
+    store's files, of a ``report_format`` up to :data:`REPORT_FORMAT` (1 if it says none:
+    the columns added since read as null).
 
     Raises
     ------
     CompareError
         Located at ``where`` (the report's path, or ``the report``), saying what is wrong.
     """
+    check_made(metadata, where=where)  # a report of a later format: said before its columns
     table = report if isinstance(report, pa.Table) else _as_table(report, where)
     for name in _LATER_COLUMNS:
         if name not in table.column_names:
@@ -359,7 +410,6 @@ def check_report(
             ) from None
     checked = pa.Table.from_arrays(columns, schema=REPORT_SCHEMA)
     _check_rows(checked, where)
-    check_made(metadata, where=where)
     return checked
 
 
@@ -405,15 +455,29 @@ def _check_rows(table: pa.Table, where: str) -> None:
 
 
 def check_made(made: object, *, where: str) -> dict[str, Any]:
-    """What a report says it was made from: a JSON object (empty when None) whose
-    ``store``, if it has one, is a non-empty list of paths; else a located
-    :class:`CompareError`."""
+    """What a report says it was made from: a JSON object (empty when None) of a
+    ``report_format`` this version reads (see :data:`REPORT_FORMAT`) whose ``store``, if
+    it has one, is a non-empty list of paths; else a located :class:`CompareError`."""
     if made is None:
         return {}
     if not isinstance(made, Mapping) or not all(isinstance(k, str) for k in made):
         raise CompareError(
             "what the report was made from is not a JSON object; the report's metadata was "
             "changed after it was written",
+            where=where,
+        )
+    made_format = made.get("report_format", 1)
+    if not isinstance(made_format, int) or isinstance(made_format, bool) or made_format < 1:
+        raise CompareError(
+            f"the report's format is {made_format!r:.60}, not a whole number of 1 or more; the "
+            "report's metadata was changed after it was written",
+            where=where,
+        )
+    if made_format > REPORT_FORMAT:
+        raise CompareError(
+            f"the report is of format {made_format}, written by onnx-arrow "
+            f"{made.get('onnx_arrow_version', '(unknown)')}; this onnx-arrow reads formats "
+            f"up to {REPORT_FORMAT}: upgrade onnx-arrow to read it",
             where=where,
         )
     parts = made.get("store")

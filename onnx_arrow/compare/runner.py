@@ -143,9 +143,12 @@ for a literal brace)
     def __hash__(self) -> int:
         return hash((tuple(self.words), self.timeout))
 
-    def describe(self) -> dict[str, Any]:
-        """What the runner runs, for a report: ``{"name": "runner", "runs": command}``."""
-        return {"name": "runner", "runs": shlex.join(self.words)}
+    #: What a report calls it (:func:`~onnx_arrow.compare.backends.describe_backend`).
+    name: Final = "runner"
+
+    def describe(self) -> str:
+        """What the runner runs, for a report: its command."""
+        return shlex.join(self.words)
 
     def __call__(self, model: ModelProto, inputs: dict[str, Any], /) -> list[Any]:
         """Run the command on one data set: the model's outputs in graph order."""

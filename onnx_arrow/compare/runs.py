@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto
 
-from onnx_arrow.compare.backends import Backend, reference_backend
+from onnx_arrow.compare.backends import Backend, BackendLike, reference_backend, resolve_backend
 from onnx_arrow.compare.deadlines import check_timeout, deadline
 from onnx_arrow.compare.plans import select_cases
 from onnx_arrow.core.model import graph_values, op_types
 from onnx_arrow.corpus.decode import case_tolerance
 from onnx_arrow.corpus.rows import StoredValue
-from onnx_arrow.corpus.sources import Case, Tolerance, value_slot
+from onnx_arrow.corpus.sources import Case, CorpusFile, Slot, Tolerance, value_slot, value_slots
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import CaseLostError, CompareError, EngineError
 from onnx_arrow.parallel import CaseFunction, Lost, heartbeat, map_cases
@@ -41,9 +41,9 @@ class DataSetRun:
 
     ``actual`` holds the outputs in graph order, or None when the backend raised
     (``error`` is then ``"TypeName: message"``) or the case was skipped (``skipped``
-    says why: no model, no data sets).  ``inputs`` and ``expected`` are the stored
-    values by index; ``model`` is the case's model (None when it has none), parsed
-    once for all its data sets.
+    says why: no model, no data sets, a data set without expected outputs).  ``inputs``
+    and ``expected`` are the stored values by index; ``model`` is the case's model (None
+    when it has none), parsed once for all its data sets.
     """
 
     case: str
@@ -68,7 +68,7 @@ class DataSetRun:
 
 def run_backend(
     store: Store | str | os.PathLike[str],
-    backend: Backend = reference_backend,
+    backend: BackendLike = reference_backend,
     *,
     cases: Iterable[str] | None = None,
     timeout: float | None = None,
@@ -81,7 +81,9 @@ def run_backend(
     store
         A corpus store, or its path.
     backend
-        See :class:`Backend`; :func:`reference_backend` unless given.
+        See :class:`Backend`, or anything :func:`resolve_backend` takes (a name, a spec
+        ``MODULE[:NAME]``, an object with onnx's backend interface);
+        :func:`reference_backend` unless given.
     cases
         Glob patterns of the cases to run (see :func:`select_cases`); all when None.
     timeout
@@ -102,6 +104,7 @@ def run_backend(
     """
     store = as_store(store, where="run_backend(store)")
     check_timeout(timeout)
+    backend = resolve_backend(backend)
     for case in select_cases(store, cases):
         yield from run_case(store, case, backend, timeout)
         if progress is not None:
@@ -124,12 +127,11 @@ def data_sets_of(store: Store, case: str) -> Iterator[DataSetRun]:
         inputs, expected = data_sets.setdefault(value.data_set, ({}, {}))
         (inputs if value.io == "input" else expected)[value.index] = value
     kept: dict[int | None, dict[tuple[str, int], str]] = {}
-    files = Case(case, "", [], paths[roles.index("model")])
-    for role, path in zip(roles, paths, strict=True):
-        slot = value_slot(files, path) if role == "file" else None
-        if slot is not None:
-            data_sets.setdefault(slot[0], ({}, {}))
-            kept.setdefault(slot[0], {})[slot[1], slot[2]] = path
+    for slot, path in _kept_files(store, case, roles, paths, model):
+        decoded = data_sets.setdefault(slot.data_set, ({}, {}))[slot.io != "input"]
+        # a number a decoded file names was no kept file's at import either
+        if slot.index is not None and slot.index not in decoded:
+            kept.setdefault(slot.data_set, {})[slot.io, slot.index] = path
     if not data_sets:
         yield DataSetRun(
             case, ops, None, names, skipped="the case has no data sets", model=model, tolerance=own
@@ -149,7 +151,13 @@ def data_sets_of(store: Store, case: str) -> Iterator[DataSetRun]:
             tolerance=own,
         )
         fed = graph_values(model, "input")
-        if n is None and not inputs and expected and fed and not run.kept_as_bytes:
+        if not expected and not any(io == "output" for io, _ in run.kept_as_bytes):
+            files = "output_K.pb" if n is not None else "output files"
+            run.skipped = (
+                f"the data set has no expected outputs (no {files}): nothing to compare "
+                "the backend's outputs with"
+            )
+        elif n is None and not inputs and expected and fed and not run.kept_as_bytes:
             # a model test with expected outputs and no input files (light/): onnx's runner
             # feeds it inputs it makes, and so does this
             try:
@@ -157,6 +165,25 @@ def data_sets_of(store: Store, case: str) -> Iterator[DataSetRun]:
             except NotImplementedError as exc:
                 run.skipped = f"no input files, and onnx's runner makes none for it: {exc}"
         yield run
+
+
+def _kept_files(
+    store: Store, case: str, roles: list[str], paths: list[str], model: ModelProto
+) -> Iterator[tuple[Slot, str]]:
+    """The value files of a case the store kept as bytes, each with what it is for, paired
+    with the model's inputs and outputs as the import paired them (by the name inside)."""
+    model_path = paths[roles.index("model")]
+    layout = Case(case, "", [], model_path)
+    wanted = [p for r, p in zip(roles, paths, strict=True) if r == "file" and value_slot(layout, p)]
+    if not wanted:
+        return
+    rows = store.read_case(case, ["path", "content"])
+    contents = dict(
+        zip(rows.column("path").to_pylist(), rows.column("content").to_pylist(), strict=True)
+    )
+    files = [CorpusFile(p, contents[p] or b"") for p in wanted]
+    for path, slot in value_slots(Case(case, "", files, model_path), model).items():
+        yield slot, path
 
 
 def _made_inputs(model: ModelProto, case: str) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """How one actual output value compares with its expected value: tolerances, element by
-element, NaNs, dtypes, shapes, container structure and the worst element.
+element, NaNs, dtypes, shapes, container structure, the worst element and how the errors
+are spread (:mod:`~onnx_arrow.compare.distribution`).
 
 The rules (onnx's backend test runner's, stricter where it is loose) are stated once,
 for users, in the docstring of :mod:`onnx_arrow.compare`; this module implements them.
@@ -19,6 +20,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from onnx_arrow.compare.distribution import Distribution
 from onnx_arrow.compare.statuses import RANK
 from onnx_arrow.core.model import (
     DECODED_FLOATS,
@@ -65,6 +67,8 @@ class Diff:
     max_ulp_index: str | None = None
     #: Whether the ULP budget judged the floats (else the tolerances did).
     by_ulp: bool = False
+    #: How the errors are spread over the elements.
+    spread: Distribution = field(default_factory=Distribution)
 
     def note_ulp(self, distance: np.ndarray[Any, Any], shape: tuple[int, ...], where: str) -> None:
         """Keep the largest of the ULP ``distance`` (uint64) and its place."""
@@ -99,7 +103,15 @@ class Diff:
         if detail is not None:
             self.details.append(detail)
 
-    def add_errors(self, max_abs: float, max_rel: float, beyond: int) -> None:
+    def add_errors(
+        self, delta: np.ndarray[Any, Any], expected: np.ndarray[Any, Any], beyond: int
+    ) -> None:
+        """The errors ``delta`` (``|a - e|``) of elements whose expected values are
+        ``expected``, ``beyond`` of them beyond the rule."""
+        absolute, relative = _errors(delta, expected)
+        self.spread.add_errors(absolute, relative)
+        max_abs = float(np.max(absolute)) if absolute.size else 0.0
+        max_rel = float(np.max(relative)) if relative.size else 0.0
         self.max_abs = max_abs if self.max_abs is None else max(self.max_abs, max_abs)
         self.max_rel = max_rel if self.max_rel is None else max(self.max_rel, max_rel)
         self.beyond += beyond
@@ -249,6 +261,7 @@ def _compare_tensors(
             ).reshape(e.shape)
             unequal = int(np.count_nonzero(differs))
             diff.beyond += unequal
+            diff.spread.add_elements(e.size)
             diff.note_worst(differs.astype(np.float64), e, a, place)  # the first that differs
             if unequal:
                 diff.worse("mismatch", f"{at}: {unequal} of {e.size} strings differ")
@@ -258,7 +271,8 @@ def _compare_tensors(
         unequal_mask = _as_exact(e) != _as_exact(a)
         delta = np.abs(a64 - e64)
         unequal = int(np.count_nonzero(unequal_mask))
-        diff.add_errors(*_max_errors(delta, e64), unequal)
+        diff.spread.add_elements(e.size)
+        diff.add_errors(delta, e64, unequal)
         # the largest difference (at least 1: integers 2**53 apart may round to equal)
         diff.note_worst(np.where(unequal_mask, np.maximum(delta, 1.0), 0.0), e, a, place)
         if unequal:
@@ -287,8 +301,14 @@ def _compare_tensors(
             close = ((ulps <= rule.max_ulp) | floor) & ~counted_ulps.nan_mismatch
             excess = np.where(close, 0.0, ulps.astype(np.float64) - rule.max_ulp)
     beyond = int(np.count_nonzero(~close))
-    diff.add_errors(*_max_errors(delta, np.where(counted, e64, 0.0)), beyond)
     moved = e_nan != a_nan
+    diff.spread.add_elements(e.size)
+    diff.add_errors(delta[counted], e64[counted], beyond)
+    infinite = counted & (np.isinf(e64) | np.isinf(a64)) & (a64 != e64)
+    nan_moved = moved if counted_ulps is None else counted_ulps.nan_mismatch  # complex: by part
+    diff.spread.add_positions(int(np.count_nonzero(nan_moved)), int(np.count_nonzero(infinite)))
+    if counted_ulps is not None:
+        diff.spread.add_ulps(counted_ulps.distance, ~counted_ulps.nan_mismatch)
     diff.note_worst(np.where(moved, np.inf, 0.0) if moved.any() else excess, e, a, place)
     if np.any(e_nan != a_nan):
         moved = int(np.count_nonzero(e_nan != a_nan))
@@ -335,11 +355,14 @@ def _as_number(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return x.astype(np.float64)
 
 
-def _max_errors(delta: np.ndarray[Any, Any], expected: np.ndarray[Any, Any]) -> tuple[float, float]:
-    """Largest |a - e| and |a - e| / |e| (inf where e is 0 and a is not)."""
-    if delta.size == 0:
-        return 0.0, 0.0
+def _errors(
+    delta: np.ndarray[Any, Any], expected: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """``|a - e|`` and ``|a - e| / |e|`` (inf where e is 0 and a is not, and where ``|a -
+    e|`` is: inf against -inf), float64."""
+    delta = np.asarray(delta, dtype=np.float64)
     scale = np.abs(expected)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(delta == 0, 0.0, delta / np.where(scale == 0, 0.0, scale))
-    return float(np.max(delta)), float(np.max(np.abs(rel)))
+    rel = np.full(delta.shape, np.inf)
+    np.divide(delta, scale, out=rel, where=(scale != 0) & np.isfinite(delta))
+    rel[delta == 0] = 0.0
+    return delta, rel

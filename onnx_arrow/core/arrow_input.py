@@ -56,7 +56,7 @@ from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.storage_form import storage_type, stored, typed
 from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
 from onnx_arrow.core.views import lists_of_views, without_views
-from onnx_arrow.core.walk import child_arrays, walk
+from onnx_arrow.core.walk import child_arrays, child_fields, map_type, walk
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
 
 __all__ = ["arrow_column", "arrow_schema", "arrow_table", "arrow_type_arg", "as_array"]
@@ -88,13 +88,14 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
         ) from exc
     check_readable(chunked.type, where=where)
     read = chunked.type
-    target = without_views(read, with_storage)
+    target = map_type(without_views(read, with_storage), _as_declared)
     if target is not read:  # told by identity: see onnx_arrow.core.walk.map_type
         try:
             plain = _lists_of_views(stored(chunked)).cast(storage_type(target))
             # never let a cast's result be read unchecked (pyarrow 26 casts list views to
             # lists with a wrong offsets buffer: they are rebuilt above)
             plain.validate(full=True)
+            _no_null_where_not_null(plain, where)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise UnsupportedTypeError(
                 f"the column is {read}, whose view layouts onnx-arrow reads as "
@@ -114,6 +115,37 @@ def as_array(data: Any, *, where: str = "") -> pa.Array:
         raise (exc.at(where) if where else exc) from None
     _check_values_located(chunked, where)
     return chunked
+
+
+def _as_declared(t: pa.DataType) -> pa.DataType:
+    """An onnx-arrow type read over a storage that an engine made nullable where the type
+    declares it not null (Polars and Lance drop the flag), over its declared storage."""
+    declared = getattr(t, "declared_storage", None)
+    return t if declared is None else with_storage(t, declared)
+
+
+def _no_null_where_not_null(data: pa.Array | pa.ChunkedArray, where: str) -> None:
+    """Refuse a null in a field its type declares not null (a cast to such a field keeps
+    the null, which would be read as a number)."""
+    for chunk in data.chunks if isinstance(data, pa.ChunkedArray) else [data]:
+        found = _null_under(chunk)
+        if found is not None:
+            raise ArrowLayoutError(
+                f"the column holds a null in {found}, which its type declares not null; "
+                "the engine that made it gave an element no value",
+                where=where or None,
+            )
+
+
+def _null_under(array: pa.Array) -> str | None:
+    fields = child_fields(array.type)
+    for field, child in zip(fields, child_arrays(array), strict=False):
+        if not field.nullable and child.null_count:
+            return f"field {field.name!r}"
+        found = _null_under(child)
+        if found is not None:
+            return found
+    return None
 
 
 def _lists_of_views(data: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

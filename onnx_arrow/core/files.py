@@ -6,6 +6,7 @@ import contextlib
 import io
 import os
 import stat
+import warnings
 from typing import Any, Final
 
 import numpy as np
@@ -14,9 +15,18 @@ from onnx import TensorProto, TypeProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, as_path, file_kind
+from onnx_arrow.core.declarations import Contradiction, diagnosis
+from onnx_arrow.core.graph import declared_type_text
+from onnx_arrow.core.kinds import TENSOR
 from onnx_arrow.core.tensor_wire import FIXED_WIDTH_FIELDS
+from onnx_arrow.core.types import kind_of_type
 from onnx_arrow.core.values import resolve_declared, to_arrow_serialized
-from onnx_arrow.errors import InvalidMessageError
+from onnx_arrow.errors import (
+    DeclarationWarning,
+    ExternalDataError,
+    InvalidMessageError,
+    OnnxArrowError,
+)
 
 __all__ = ["MAX_FILE_BYTES", "read_pb"]
 
@@ -55,12 +65,18 @@ def read_pb(
     refused (as a file found inside a folder should be).  ``type`` is the
     deprecated name of ``declared``.
 
+    A value that contradicts ``declared`` (another element type, rank or size: a
+    ``[2, 3]`` tensor where a scalar is declared) is read exactly with its own type, with
+    a :class:`~onnx_arrow.errors.DeclarationWarning` naming the file, the declaration and
+    what the data holds: the verdict the corpus import gives the same file.
+
     Raises
     ------
     InvalidMessageError
         The path is not a readable regular file, is larger than ``max_bytes``,
         changed while being read, or does not hold a valid message; the error
-        names the path.
+        names the path, and what the file holds instead where it can tell (a message
+        of another kind and its name, an ONNX model).
     """
     declared = resolve_declared(declared, type, "read_pb")
     where = as_path(path, where="path")
@@ -68,10 +84,34 @@ def read_pb(
         base_dir = as_path(base_dir, where="base_dir")
     data = _read_aligned(where, max_bytes, follow_symlinks)
     # which message the file holds comes from the declared type, never from the bytes
-    kind = None if declared is not None else "tensor"
-    array = to_arrow_serialized(
-        [data.data], kind, declared, base_dir=base_dir, where=f"{where}: ", zero_copy=True
-    )
+    kind = None if declared is not None else TENSOR
+
+    def contradicting(row: int, found: Contradiction) -> None:
+        warnings.warn(found.message(where), DeclarationWarning, stacklevel=4)
+
+    try:
+        array = to_arrow_serialized(
+            [data.data],
+            kind,
+            declared,
+            base_dir=base_dir,
+            where=f"{where}: ",
+            zero_copy=True,
+            contradicting=contradicting,
+        )
+    except ExternalDataError:
+        raise
+    except OnnxArrowError as exc:
+        # the bytes are no message of the kind read: say what they are, if anything
+        try:
+            read = kind or kind_of_type(declared).name
+        except OnnxArrowError:  # a declaration onnx-arrow does not take: said as it is
+            raise exc from None
+        said = diagnosis(data.data, read)
+        if said is None:
+            raise
+        what = "a TensorProto" if declared is None else declared_type_text(declared)
+        raise InvalidMessageError(f"does not decode as {what}: {said}", where=where) from None
     return array if exact else array.storage.field("value")
 
 

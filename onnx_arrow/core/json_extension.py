@@ -41,6 +41,10 @@ class JsonExtensionType(pa.ExtensionType):  # type: ignore[misc]
     unreadable: ArrowLayoutError | None = None
     #: The metadata exactly as read, for a type kept :meth:`_as_read`.
     _serialized: bytes | None = None
+    #: The storage the type declares, for a type read over a storage that differs from it
+    #: only in the nullability of its fields (an engine dropped a not-null flag): the
+    #: column is cast to it where it is read, its values checked to hold no null there.
+    declared_storage: pa.DataType | None = None
 
     def __init__(self, storage_type: pa.DataType, params: dict[str, Any] | None = None) -> None:
         self._params = dict(params or {})
@@ -76,6 +80,14 @@ class JsonExtensionType(pa.ExtensionType):  # type: ignore[misc]
             # a storage variant another engine made (binary_view for binary ...): the
             # same meaning, converted when the column is read
             return cls._as_read(storage_type, serialized, params, None)
+        declared = getattr(error, "expected", None)
+        if declared is not None and _nullability_aside(declared) == _nullability_aside(
+            storage_type
+        ):
+            # a not-null flag an engine dropped (Polars, Lance): cast back where it is read
+            obj = cls._as_read(storage_type, serialized, params, None)
+            obj.declared_storage = declared
+            return obj
         return cls._as_read(storage_type, serialized, params, error)
 
     @classmethod
@@ -166,9 +178,24 @@ def expect_params(name: str, params: dict[str, Any], allowed: set[str]) -> None:
         )
 
 
+class _StorageMismatch(ArrowLayoutError):
+    """A storage type that is not the one the type declares (``expected``)."""
+
+    def __init__(self, message: str, *, where: str, expected: pa.DataType) -> None:
+        super().__init__(message, where=where)
+        self.expected = expected
+
+
 def expect_storage(name: str, got: pa.DataType, expected: pa.DataType) -> None:
     if got != expected:
-        raise ArrowLayoutError(f"storage type must be {expected}, got {got}", where=name)
+        raise _StorageMismatch(
+            f"storage type must be {expected}, got {got}", where=name, expected=expected
+        )
+
+
+def _nullability_aside(t: pa.DataType) -> str:
+    """``t`` in words, the nullability of its fields left out."""
+    return str(t).replace(" not null", "")
 
 
 def check_readable(arrow_type: pa.DataType, *, where: str = "") -> None:

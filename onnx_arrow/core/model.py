@@ -42,6 +42,13 @@ Elements
     their ONNX codes and their Arrow storage; :func:`stacked_codes` stacks a
     fixed-shape column; :data:`Strings` and :func:`check_strings` say how STRING
     elements come out.
+Declarations
+    :func:`pair_files` pairs a data set's value files with the model's inputs or
+    outputs (the name inside a file, else its number; :class:`Pairing`);
+    :func:`contradiction` says how a value contradicts its declared type
+    (:class:`Contradiction`); :func:`diagnosis` what a file that does not decode as
+    its declared kind holds instead, :func:`holds_model` whether it is a model
+    (:mod:`onnx_arrow.core.declarations`).
 Statistics and files
     :func:`tensor_statistics`, :func:`statistics_by_dtype` and :data:`STATISTICS`;
     :func:`ulp_distance` (:class:`UlpDistance`) for the floating dtypes
@@ -115,6 +122,15 @@ from onnx_arrow.core.walk import child_fields, children, map_type, walk
 # What a model declares (onnx_arrow.core.graph), and the confined, size-capped read of a
 # regular file from anyone (onnx_arrow.core._open).
 from onnx_arrow.core._open import read_regular_file
+from onnx_arrow.core.declarations import (
+    Contradiction,
+    Pairing,
+    contradiction,
+    contradiction_message,
+    diagnosis,
+    holds_model,
+    pair_files,
+)
 from onnx_arrow.core.graph import (
     declared_type,
     declared_type_text,
@@ -123,6 +139,10 @@ from onnx_arrow.core.graph import (
     op_types,
     opsets,
 )
+
+# isort: split
+# The sub-byte stream of packed elements (onnx_arrow.core.codec), as runtimes take it too.
+from onnx_arrow.core.codec import pack, unpack
 
 __all__ = [
     "DECODED_FLOATS",
@@ -140,12 +160,14 @@ __all__ = [
     "STATISTICS",
     "TENSOR",
     "ArrowKind",
+    "Contradiction",
     "DType",
     "Kind",
     "MapValue",
     "MessageType",
     "Node",
     "OptionalValue",
+    "Pairing",
     "SequenceValue",
     "SparseTensorType",
     "SparseValue",
@@ -163,11 +185,14 @@ __all__ = [
     "child_fields",
     "children",
     "codes_to_storage",
+    "contradiction",
+    "contradiction_message",
     "declared_type",
     "declared_type_text",
     "decode_tensor_fast",
     "decode_value",
     "describe_type",
+    "diagnosis",
     "dtype_of",
     "dtype_of_arrow",
     "dtype_of_numpy",
@@ -176,6 +201,7 @@ __all__ = [
     "file_kind",
     "flatten",
     "graph_values",
+    "holds_model",
     "infer_arrow_type",
     "is_floating",
     "kind_of_arrow",
@@ -187,6 +213,8 @@ __all__ = [
     "onnx_type_string",
     "op_types",
     "opsets",
+    "pack",
+    "pair_files",
     "python_value",
     "read_regular_file",
     "stacked_codes",
@@ -197,6 +225,7 @@ __all__ = [
     "tensor_layout",
     "tensor_statistics",
     "ulp_distance",
+    "unpack",
     "unwrap",
     "value_message",
     "value_rows",

@@ -6,7 +6,8 @@ storage anyway.  :func:`to_storage` gives that form (every extension type,
 canonical or onnx-arrow's own, replaced by its storage, at any depth) over the
 same buffers, without a copy; :func:`from_storage` puts the types back.
 :func:`to_portable` and :func:`from_portable` do the same for tables, recording the
-types in the schema metadata.
+types in the schema metadata and, on every row, in a type column beside each typed column,
+so that rows keep their type through engines that drop metadata or mix files.
 
 These are the public entry points: they take any Arrow data through the gate of
 :mod:`onnx_arrow.core.arrow_input` (a Polars ``Series`` or ``DataFrame`` too), and
@@ -19,17 +20,20 @@ import base64
 import json
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from onnx_arrow.core._json import load_json
 from onnx_arrow.core.arrow_input import arrow_column, arrow_schema, arrow_table, arrow_type_arg
-from onnx_arrow.core.storage_form import Data, storage_type, stored, typed
+from onnx_arrow.core.extension_types import describe_type
+from onnx_arrow.core.storage_form import Data, portable_type, retyped, storage_type, stored, typed
 from onnx_arrow.core.walk import child_arrays, child_fields
 from onnx_arrow.errors import ArrowLayoutError
 
 __all__ = [
     "PORTABLE_KEY",
+    "TYPE_COLUMN_SUFFIX",
     "from_portable",
     "from_storage",
     "to_portable",
@@ -86,21 +90,32 @@ def from_storage(data: Any, arrow_type: pa.DataType) -> pa.Array:
 
 # --- portable tables -----------------------------------------------------------------------------
 
-#: The schema metadata key of a portable table: JSON, ``{"version": 1, "columns": {name:
+#: The schema metadata key of a portable table: JSON, ``{"version": 2, "columns": {name:
 #: base64 of the column's Arrow IPC schema}}``.  The IPC schema is Arrow's own flatbuffer
 #: description of the column's type, read back with ``pyarrow.ipc.read_schema``; never pickle.
 PORTABLE_KEY: Final = b"onnx_arrow.portable"
-PORTABLE_VERSION: Final = 1
+PORTABLE_VERSION: Final = 2
+
+#: The name of the column that holds a typed column's type on every row, after the
+#: column's own name: ``x`` has ``x__onnx_arrow_type``.  Each row holds the same text as
+#: the metadata (base64 of the column's Arrow IPC schema), dictionary-encoded, so that a
+#: row keeps its type wherever an engine takes it: into a table of other files' rows,
+#: through an engine that drops the schema metadata.
+TYPE_COLUMN_SUFFIX: Final = "__onnx_arrow_type"
 
 
 def to_portable(table: Any) -> pa.Table:
     """A table that engines which keep storage only read with the exact values.
 
     Every column is its storage (:func:`to_storage`: plain lists, structs, maps and
-    numbers, zero-copy), and the schema metadata records each column's full type, so
-    that :func:`from_portable` gives the typed table back.  Dask, Ray, DuckDB and Spark
-    read such a table as plain Arrow and keep table metadata where they keep any;
-    where an engine drops it, pass the original schema to :func:`from_portable`.
+    numbers, zero-copy), and each column that had a type of its own gets a sibling column
+    (its name and ``__onnx_arrow_type``) that records that type on every row
+    (dictionary-encoded: a few bytes a row in memory, next to nothing in Parquet); the
+    schema metadata records the types too.  :func:`from_portable` gives the typed table
+    back, and checks every row's type against the one it gives the column, so that rows
+    of files of different types read as one table (a folder through ``pq.read_table``,
+    Polars, DuckDB or pandas) are refused by row, never read as the wrong type.  Dask,
+    Ray, DuckDB and Spark read such a table as plain Arrow.
 
     >>> import numpy as np, onnx_arrow
     >>> from onnx import numpy_helper
@@ -108,28 +123,61 @@ def to_portable(table: Any) -> pa.Table:
     >>> portable = to_portable(t)
     >>> portable.schema.field("x").type
     FixedSizeListType(fixed_size_list<item: float>[2])
+    >>> portable.column_names
+    ['x', 'x__onnx_arrow_type']
     >>> from_portable(portable).equals(t)
     True
+
+    Raises
+    ------
+    UnsupportedTypeError
+        If ``table`` is no Arrow table.
+    ArrowLayoutError
+        If the table already has a column of the name a type column would take.
     """
     table = arrow_table(table, where="table")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    columns = {
-        f.name: base64.b64encode(pa.schema([f]).serialize().to_pybytes()).decode("ascii")
-        for f in table.schema
-        if storage_type(f.type) != f.type
-    }
+    columns = {f.name: _type_text(f) for f in table.schema if storage_type(f.type) != f.type}
+    plain = stored(table)
+    for i, f in enumerate(table.schema):
+        layout = portable_type(f.type)
+        if layout != plain.schema.field(i).type:  # maps, as lists of their entries
+            column = plain.column(i)
+            chunks = [retyped(c, layout) for c in column.chunks]
+            plain = plain.set_column(i, f.name, pa.chunked_array(chunks, type=layout))
+    for name, text in columns.items():
+        column = name + TYPE_COLUMN_SUFFIX
+        if column in table.column_names:
+            raise ArrowLayoutError(
+                f"the table has a column {column!r}, the name of the column that would "
+                f"record the type of column {name!r}; rename it",
+                where=f"column {column!r}",
+            )
+        indices = pa.array(np.zeros(len(table), np.int32))
+        plain = plain.append_column(
+            column, pa.DictionaryArray.from_arrays(indices, pa.array([text], pa.string()))
+        )
     metadata = dict(table.schema.metadata or {})
     metadata[PORTABLE_KEY] = json.dumps({"version": PORTABLE_VERSION, "columns": columns})
-    return stored(table).replace_schema_metadata(metadata)
+    return plain.replace_schema_metadata(metadata)
+
+
+def _type_text(f: pa.Field) -> str:
+    return base64.b64encode(pa.schema([f]).serialize().to_pybytes()).decode("ascii")
 
 
 def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     """The typed table of :func:`to_portable`, from the table itself or as an engine gave it
-    back: the types come from its metadata, or from ``schema`` where the engine dropped it.
+    back.
 
-    Each column is checked against the storage of its type first (the large and view
-    layouts engines produce are cast to it; anything else is an error naming the column).
+    Each column's type comes from ``schema`` where given, else from the table's metadata,
+    else (an engine that drops metadata: Polars, DuckDB, pandas) from the column's type
+    column; every row's recorded type is checked against it, so rows that another table
+    wrote (files of different types read as one) are a located error, not values read as
+    the wrong type.  Each column is checked against the storage of its type too (the large
+    and view layouts engines produce are cast to it; anything else is an error naming the
+    column).  The type columns are not in the table given back.
 
     ``table`` is any table :func:`to_portable` takes (a Polars ``DataFrame`` too).
 
@@ -138,7 +186,11 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     UnsupportedTypeError
         If ``table`` is no Arrow table, or ``schema`` no pyarrow ``Schema``.
     ArrowLayoutError
-        If the metadata is unreadable, or a column is not the storage of its type: one
+        If the metadata or a type column is unreadable; if a row's recorded type is not the
+        column's (named with the rows and both types); if a typed column comes without its
+        type column (an engine's projection left it out: select it too); if the table
+        holds neither metadata nor type columns and no ``schema`` is given (the message
+        names the schema to pass); or if a column is not the storage of its type: one
         whose layout an engine changed is cast back only where the cast is exact (a
         ``list<double>`` from a ``fixed_size_list<float>`` holding a double that is no
         float is refused, never rounded).
@@ -148,45 +200,181 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         schema = arrow_schema(schema, where="schema")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    types = _portable_types(table) if schema is None else {f.name: f for f in schema}
+    type_columns = {  # a column's type column: beside it, with its name and the suffix
+        name[: -len(TYPE_COLUMN_SUFFIX)]: name
+        for name in table.column_names
+        if name.endswith(TYPE_COLUMN_SUFFIX)
+        and name[: -len(TYPE_COLUMN_SUFFIX)] in table.column_names
+    }
+    recording = set(type_columns.values())
+    recorded = _portable_types(table, schema is None and not type_columns)
+    given = {} if schema is None else {f.name: (f, "the schema passed") for f in schema}
     columns, fields = [], []
     for f, column in zip(table.schema, table.columns, strict=True):
-        original = types.get(f.name)
-        if original is None or storage_type(original.type) == original.type:
+        if f.name in recording:
+            continue
+        source = given.get(f.name) or recorded.get(f.name)
+        if f.name in type_columns:
+            rows = table.column(type_columns[f.name])
+            source = _check_rows(f.name, rows, source)
+        elif source is not None and storage_type(source[0].type) != source[0].type:
+            raise ArrowLayoutError(
+                f"the column comes without its type column {f.name + TYPE_COLUMN_SUFFIX!r}, "
+                "which records the type of every row (an engine's projection may have left "
+                "it out): select it with the column",
+                where=f"column {f.name!r}",
+            )
+        if source is None or storage_type(source[0].type) == source[0].type:
             columns.append(column)
             fields.append(f)
             continue
-        target = original.type
-        try:
-            plain = column.cast(storage_type(target))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-            raise ArrowLayoutError(
-                f"the column is {column.type}, which is not the storage of its recorded type "
-                f"{target} ({exc})",
-                where=f"column {f.name!r}",
-            ) from None
-        for chunk in column.chunks:
-            inexact = _inexact(chunk, storage_type(target))
-            if inexact is not None:
-                raise ArrowLayoutError(
-                    f"the column is {column.type}, and cast back to the storage of its "
-                    f"recorded type {target} it would not hold the same values: {inexact}; "
-                    "the engine changed the column's element type, so read it with one that "
-                    "keeps it",
-                    where=f"column {f.name!r}",
-                )
-        columns.append(typed(plain, target))
-        fields.append(original)
+        columns.append(_typed_back(f.name, column, source[0].type))
+        fields.append(source[0])
     metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=metadata or None))
 
 
-def _portable_types(table: pa.Table) -> dict[str, pa.Field]:
+def _typed_back(name: str, column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    """``column`` as an engine gave it back, cast to the storage of ``target`` where the
+    cast is exact, and typed."""
+    layout = portable_type(target)
+    if pa.types.is_map(column.type) and not pa.types.is_map(layout):
+        column = _with_entries(column)  # a map as written before maps were lists of entries
+    try:
+        plain = column.cast(layout)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise ArrowLayoutError(
+            f"the column is {column.type}, which is not the portable storage of its recorded "
+            f"type {describe_type(target)} ({exc})",
+            where=f"column {name!r}",
+        ) from None
+    for chunk in column.chunks:
+        inexact = _inexact(chunk, layout)
+        if inexact is not None:
+            raise ArrowLayoutError(
+                f"the column is {column.type}, and cast back to the storage of its "
+                f"recorded type {describe_type(target)} it would not hold the same values: "
+                f"{inexact}; the engine changed the column's element type, so read it with "
+                "one that keeps it",
+                where=f"column {name!r}",
+            )
+    storage = storage_type(target)
+    if storage != layout:  # the maps, from the lists of their entries (the same buffers)
+        plain = pa.chunked_array([retyped(c, storage) for c in plain.chunks], type=storage)
+        try:
+            plain.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise ArrowLayoutError(
+                f"the column's map entries are no map ({exc}): a key is null or the engine "
+                "changed the entries",
+                where=f"column {name!r}",
+            ) from None
+    return typed(plain, target)
+
+
+def _with_entries(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    layout = portable_type(column.type)
+    return pa.chunked_array([retyped(c, layout) for c in column.chunks], type=layout)
+
+
+def _check_rows(
+    name: str, rows: pa.ChunkedArray, source: tuple[pa.Field, str] | None
+) -> tuple[pa.Field, str]:
+    """The field of column ``name`` (``source``, or the one its rows record where none is
+    given), every row's recorded type checked to be its type."""
+    where = f"column {name!r}"
+    texts: dict[str, pa.Field] = {}
+    first: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    offset = 0
+    for chunk in rows.chunks:
+        for text, (at, count) in _distinct(chunk, where=f"{where}{TYPE_COLUMN_SUFFIX}").items():
+            first.setdefault(text, offset + at)
+            counts[text] = counts.get(text, 0) + count
+        offset += len(chunk)
+    for text in first:
+        texts[text] = _read_type_text(text, where=f"column {name + TYPE_COLUMN_SUFFIX!r}")
+    if source is None:
+        if not texts:
+            raise ArrowLayoutError(
+                "the column has no rows and no recorded type; pass the schema of the table "
+                "to_portable was given",
+                where=where,
+            )
+        text = min(first, key=first.__getitem__)
+        source = (texts[text].with_name(name), f"its row {first[text]}")
+    for text, field in texts.items():
+        if field.type != source[0].type:
+            raise ArrowLayoutError(
+                f"row {first[text]} (and {counts[text]} rows in all) was written as "
+                f"{describe_type(field.type)}, but the column is read as "
+                f"{describe_type(source[0].type)} ({source[1]}): the table holds rows of "
+                "tables of different types, as a folder of files read as one table does "
+                "(engines give every row the first file's type); read each file on its own, "
+                "with from_portable for each",
+                where=where,
+            )
+    return source
+
+
+def _distinct(chunk: pa.Array, *, where: str) -> dict[str, tuple[int, int]]:
+    """Each text of a type column's chunk: the row it first comes at, and how many rows
+    hold it (a dictionary's texts read once, not once per row)."""
+    if pa.types.is_dictionary(chunk.type):
+        indices, dictionary = chunk.indices, chunk.dictionary
+    else:
+        encoded = pc.dictionary_encode(chunk)
+        indices, dictionary = encoded.indices, encoded.dictionary
+    if not (
+        pa.types.is_string(dictionary.type)
+        or pa.types.is_large_string(dictionary.type)
+        or pa.types.is_string_view(dictionary.type)
+    ):
+        raise ArrowLayoutError(f"the column is {chunk.type}, not text", where=where)
+    if indices.null_count:
+        raise ArrowLayoutError(
+            f"row {pc.index(indices.is_null(), True).as_py()} is null, not the type of its row",
+            where=where,
+        )
+    out: dict[str, tuple[int, int]] = {}
+    counts = pc.value_counts(indices)
+    for entry in counts:
+        index = entry["values"].as_py()
+        text = dictionary[index].as_py()
+        at = pc.index(indices, index).as_py()
+        before = out.get(text)
+        count = entry["counts"].as_py()
+        out[text] = (min(at, before[0]), before[1] + count) if before else (at, count)
+    return out
+
+
+def _read_type_text(text: str, *, where: str) -> pa.Field:
+    try:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True))).field(0)
+    except (ValueError, IndexError, TypeError, OSError, pa.ArrowException) as exc:
+        # OSError: what pyarrow raises for an IPC message that is no flatbuffer
+        raise ArrowLayoutError(
+            f"unreadable recorded type {text[:40]!r} ({exc}); write the table with "
+            "onnx_arrow.to_portable",
+            where=where,
+        ) from None
+
+
+def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, str]]:
+    """The types the metadata records, by column name, each with where it came from; an
+    error where there is no metadata and it is ``needed``."""
     raw = (table.schema.metadata or {}).get(PORTABLE_KEY)
     if raw is None:
+        if not needed:
+            return {}
+        nested = [f.name for f in table.schema if pa.types.is_nested(f.type)]
+        which = f" (the columns {', '.join(map(repr, nested))} may be typed)" if nested else ""
         raise ArrowLayoutError(
-            f"the table has no {PORTABLE_KEY.decode()} metadata (the engine that gave it may "
-            "have dropped it); pass the schema of the table to_portable was given",
+            f"the table has no {PORTABLE_KEY.decode()} metadata and no type columns (the "
+            "engine that gave it may have dropped both, or the table is not to_portable's); "
+            "pass the schema of the table to_portable was given, as from_portable(table, "
+            "schema=typed.schema): a pyarrow Schema with a field for each typed column, of "
+            f"the type onnx_arrow.to_arrow gave it{which}",
             where="schema metadata",
         )
     try:
@@ -194,11 +382,16 @@ def _portable_types(table: pa.Table) -> dict[str, pa.Field]:
         if parsed.get("version") != PORTABLE_VERSION:
             raise ValueError(f"version {parsed.get('version')!r}, not {PORTABLE_VERSION}")
         return {
-            name: pa.ipc.read_schema(pa.py_buffer(base64.b64decode(blob))).field(0)
+            name: (_read_type_text(blob, where="schema metadata").with_name(name), "its metadata")
             for name, blob in parsed["columns"].items()
         }
-    except (ValueError, KeyError, TypeError, AttributeError, OSError, pa.ArrowException) as exc:
-        # OSError: what pyarrow raises for an IPC message that is no flatbuffer
+    except ArrowLayoutError as exc:
+        raise ArrowLayoutError(
+            f"unreadable {PORTABLE_KEY.decode()} metadata ({exc.message}); write the table "
+            "with onnx_arrow.to_portable",
+            where="schema metadata",
+        ) from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ArrowLayoutError(
             f"unreadable {PORTABLE_KEY.decode()} metadata ({exc}); write the table with "
             "onnx_arrow.to_portable",

@@ -14,7 +14,7 @@ import pyarrow as pa
 from onnx_arrow.core.walk import map_type
 from onnx_arrow.errors import ArrowLayoutError
 
-__all__ = ["Data", "retyped", "storage_type", "stored", "typed"]
+__all__ = ["Data", "portable_type", "retyped", "storage_type", "stored", "typed"]
 
 Data = TypeVar("Data", pa.Array, pa.ChunkedArray, pa.Table, pa.RecordBatch)
 
@@ -31,6 +31,26 @@ def storage_type(arrow_type: pa.DataType) -> pa.DataType:
     ListType(list<item: fixed_size_list<item: int8>[2]>)
     """
     return map_type(arrow_type, _storage_of, extension=lambda ext, storage: storage)
+
+
+def _entries(t: pa.DataType) -> pa.DataType:
+    if not pa.types.is_map(t):
+        return t
+    entries = pa.struct([t.key_field, t.item_field])
+    return pa.list_(pa.field("entries", entries, nullable=False))
+
+
+def portable_type(arrow_type: pa.DataType) -> pa.DataType:
+    """The storage type of ``arrow_type`` (:func:`storage_type`) with every map as the list
+    of its entries (``list<entries: struct<key, value>>``, the same buffers): the layout of
+    portable tables, which engines without maps (Hugging Face ``datasets``, Dask's numpy
+    cells) read too.
+
+    >>> import pyarrow as pa
+    >>> portable_type(pa.map_(pa.int64(), pa.fixed_shape_tensor(pa.float32(), [2]))).value_type
+    StructType(struct<key: int64 not null, value: fixed_size_list<item: float>[2]>)
+    """
+    return map_type(storage_type(arrow_type), _entries)
 
 
 def _schema(schema: pa.Schema) -> pa.Schema:

@@ -218,7 +218,9 @@ def _kind_of_arrow(t: pa.DataType, array: pa.Array | None) -> Kind:
         hint = (
             "; an engine that keeps storage only (DuckDB, Spark, Dask's numpy cells) drops "
             "the extension types of onnx-arrow's columns: read them with pyarrow, Polars or "
-            "pandas' ArrowDtype, which keep them"
+            "pandas' ArrowDtype, which keep them (DataFusion keeps them given "
+            "read_parquet(path, skip_metadata=False)), or write them with "
+            "onnx_arrow.to_portable, which every engine reads"
         )
     raise UnsupportedTypeError(
         f"{t} is not the Arrow form of an ONNX value; expected a tensor type, "

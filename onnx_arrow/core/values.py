@@ -31,6 +31,7 @@ from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, decode_strings
 from onnx_arrow.core.containers import decode_value, encode_value
+from onnx_arrow.core.declarations import Contradiction, contradiction
 from onnx_arrow.core.direct import fixed_tensor_array, fixed_tensor_messages, raw_batch
 from onnx_arrow.core.external_data import read_external_data
 from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of_message, unify
@@ -227,11 +228,15 @@ def to_arrow_serialized(
     base_dir: PathLike | None = None,
     where: str = "",
     zero_copy: bool = False,
+    contradicting: Callable[[int, Contradiction], None] | None = None,
 ) -> pa.ExtensionArray:
     """:func:`to_arrow` on serialized messages of kind ``message_kind`` (``"tensor"`` ...).
 
     ``serialized`` is read once, in order, so a generator does.  With ``zero_copy``,
-    tensor data is not copied out of ``serialized`` buffers.
+    tensor data is not copied out of ``serialized`` buffers.  With ``contradicting``,
+    a value that contradicts ``type_proto`` (see
+    :func:`~onnx_arrow.core.declarations.contradiction`) is handed to it with its row,
+    and the column is typed by what the values hold instead of refused.
     """
     kind: Kind | None = None
     if type_proto is not None:
@@ -258,9 +263,16 @@ def to_arrow_serialized(
         nodes.append(node)
         envelopes.append(envelope)
     assert kind is not None
+    own = type_proto is None
+    if contradicting is not None and type_proto is not None:
+        for i, row in enumerate(nodes):
+            clash = contradiction(type_proto, row, kind)
+            if clash is not None:
+                contradicting(i, clash)
+                own = True
     try:
         value_type = (
-            arrow_type(type_proto) if type_proto is not None else infer_arrow_type(nodes, kind)
+            infer_arrow_type(nodes, kind) if own or type_proto is None else arrow_type(type_proto)
         )
         values = build_array(nodes, kind, value_type)
     except OnnxArrowError as exc:

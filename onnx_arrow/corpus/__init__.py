@@ -1,8 +1,9 @@
 """The corpus store: ONNX test corpora to one Parquet file and back, byte for byte.
 
 An adapter around the core: it reads folders of test cases (or the node suite the
-installed onnx builds), writes them to a Parquet store that DuckDB, Polars and
-pandas can query, and gives the folder tree back exactly.
+installed onnx builds, or any onnx release's test data: ``@onnx==VERSION``), writes them
+to a Parquet store that DuckDB, Polars and pandas can query, and gives the folder tree
+back exactly.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     )
     from onnx_arrow.corpus.export import export_store
     from onnx_arrow.corpus.options import WriteOptions
+    from onnx_arrow.corpus.release_dataset import release_changes, release_stores
+    from onnx_arrow.corpus.releases import open_release_store, release_source
     from onnx_arrow.corpus.rows import StoredFile, StoredValue
     from onnx_arrow.corpus.sources import (
         Case,
@@ -56,6 +59,10 @@ __all__ = [
     "cases_from_rows",
     "default_source",
     "export_store",
+    "open_release_store",
+    "release_changes",
+    "release_source",
+    "release_stores",
     "write_dataset",
     "write_store",
 ]

@@ -198,7 +198,7 @@ def _table(data: Any, where: str) -> pa.Table:
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
     if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
-        return pa.Table.from_pandas(data, preserve_index=False)
+        return _pandas_table(data, where)
     if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
         try:
             return pa.table(data)
@@ -211,6 +211,59 @@ def _table(data: Any, where: str) -> pa.Table:
         "pandas DataFrame, or an object with __arrow_c_stream__ (a Polars DataFrame)",
         where=where,
     )
+
+
+#: The largest integer every float64 holds exactly: an integer column that Dask's numpy
+#: backend made float holds larger ones only rounded
+_EXACT_IN_FLOAT: Final = 2**53
+
+
+def _pandas_table(frame: Any, where: str) -> pa.Table:
+    """A pandas DataFrame (a Dask partition) as Arrow, its required columns in the store's
+    types.  Columns of Arrow dtypes (``dtype_backend="pyarrow"``) convert as they are.
+    Dask's default numpy backend gives integer columns with nulls as float64 (NaN for
+    null) and list columns as object cells of ndarrays: the integers are taken back where
+    every value is an integer float64 holds exactly (else an error naming the column and
+    value), and a tensor's elements keep their NaNs, never read as nulls."""
+    columns, names = [], []
+    for name in frame.columns:
+        if name not in REQUIRED_COLUMNS:
+            continue
+        series = frame[name]
+        target = SCHEMA.field(name).type
+        at = f"{where}: column {name}"
+        try:
+            if not isinstance(series.dtype, np.dtype):  # Arrow-backed, or pandas' own
+                column = pa.array(series, from_pandas=True)
+            elif series.dtype.kind == "f" and pa.types.is_integer(target):
+                column = _integers_from_floats(series.to_numpy(), target, at)
+            elif series.dtype == object and pa.types.is_list(target):
+                column = pa.array(series.to_numpy(), type=target, from_pandas=False)
+            else:
+                column = pa.array(series.to_numpy(), from_pandas=True)
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            raise CorpusError(
+                f"column {name} ({series.dtype}) does not convert to the store's {target} "
+                f'({exc}); read the store with dtype_backend="pyarrow" (Dask: '
+                'dd.read_parquet(path, dtype_backend="pyarrow"))',
+                where=where,
+            ) from None
+        columns.append(column)
+        names.append(str(name))
+    return pa.Table.from_arrays(columns, names=names)
+
+
+def _integers_from_floats(values: np.ndarray[Any, Any], target: pa.DataType, at: str) -> pa.Array:
+    present = values[~np.isnan(values)]
+    bad = present[(present != np.round(present)) | (np.abs(present) > _EXACT_IN_FLOAT)]
+    if bad.size:
+        raise CorpusError(
+            f"the column is float64 (Dask's numpy backend holds integers with nulls so) and "
+            f"holds {bad[0]!r}, which is no integer a float64 holds exactly; read the store "
+            'with dtype_backend="pyarrow" (Dask: dd.read_parquet(path, dtype_backend="pyarrow"))',
+            where=at,
+        )
+    return pa.array(values, type=target, from_pandas=True)
 
 
 def _conformed(table: pa.Table, where: str) -> pa.Table:

@@ -18,7 +18,7 @@ from onnx_arrow.corpus.store import Store
 __all__ = ["StoreFacts", "store_facts"]
 
 #: The store columns a summary reads: descriptive ones only, never data or contents.
-_STORE_COLUMNS: Final = ("test_case", "kind", "role", "dtype", "count")
+_STORE_COLUMNS: Final = ("test_case", "kind", "role", "dtype", "count", "declared")
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,9 @@ class StoreFacts:
     ``kinds`` pairs each kind folder (None for cases outside one) with its number of
     cases, in name order, None last.  ``roles`` and ``dtypes`` count rows by role and
     tensors by dtype, most frequent first (ties by name); ``elements`` adds up the
-    elements of each dtype's tensors.
+    elements of each dtype's tensors.  ``contradicting`` counts the values that contradict
+    what their model declares (stored with their own type, flagged in the ``declared``
+    column; none in a store of a version before 4).
     """
 
     format: str
@@ -41,6 +43,7 @@ class StoreFacts:
     roles: dict[str, int]
     dtypes: dict[str, int]
     elements: dict[str, int]
+    contradicting: int = 0
 
     @property
     def files(self) -> int:
@@ -80,6 +83,7 @@ def store_facts(store: Store) -> StoreFacts:
         roles=_value_counts(table.column("role")),
         dtypes=_value_counts(table.column("dtype")),
         elements={name: n or 0 for name, n in elements},
+        contradicting=len(table) - table.column("declared").null_count,
     )
 
 

@@ -37,7 +37,7 @@ __all__ = [
 #: Name of the format, in the file metadata.
 FORMAT: Final = "onnx-arrow corpus store"
 #: Version of the format; a reader refuses versions it does not know.
-FORMAT_VERSION: Final = 3
+FORMAT_VERSION: Final = 4
 #: The oldest version a reader reads: versions from it to :data:`FORMAT_VERSION` read as
 #: the current one, the columns a version lacks read as nulls (see :func:`format_schemas`).
 OLDEST_VERSION: Final = 2
@@ -109,7 +109,13 @@ _COLUMNS: Final = (
     Column("role", pa.string(), "model, value, element or file (see roles)"),
     Column("data_set", pa.int32(), "N of test_data_set_N; null outside data sets"),
     Column("io", pa.string(), "input or output, for value and element rows"),
-    Column("index", pa.int32(), "K of input_K.pb / output_K.pb"),
+    Column(
+        "index",
+        pa.int32(),
+        "which of the model's inputs (those not initializers) or outputs the value is "
+        "for, from 0: the one whose name the file's message carries, else the K of "
+        "input_K.pb / output_K.pb (as onnxruntime's test runner pairs them)",
+    ),
     Column(
         "element",
         pa.string(),
@@ -122,6 +128,13 @@ _COLUMNS: Final = (
         pa.string(),
         "ONNX type: tensor(float), seq(tensor(int64)), "
         "map(string,tensor(float)), optional(...), sparse_tensor(float)",
+    ),
+    Column(
+        "declared",
+        pa.string(),
+        "on a value row whose value contradicts what its model declares (another element "
+        "type, rank or size): the declared type with its dims, tensor(float) [] (onnx_type, "
+        "dtype and shape say what the value holds, kept exactly); null where it agrees",
     ),
     Column("dtype", pa.string(), "ONNX data type of the tensor: FLOAT, BFLOAT16 ..."),
     Column("shape", pa.list_(pa.int64()), "dims of the tensor"),
@@ -177,7 +190,7 @@ DATA_COLUMNS: Final = {data_column(r): r for r in DTYPES.values()}
 
 #: The columns each version added, and a column added within a version (stores of that
 #: version hold it or not).  Version 2 added case_rows and case_row; version 1 is not read.
-_ADDED: Final = {3: ("rtol", "atol")}
+_ADDED: Final = {3: ("rtol", "atol"), 4: ("declared",)}
 _ADDED_WITHIN: Final = {2: ("digest",)}
 
 
@@ -187,8 +200,8 @@ def format_schemas(version: int) -> list[tuple[pa.Schema, tuple[str, ...]]]:
     a reader reads those as nulls (no tolerance stated, no digest recorded).
 
     >>> [lacks for _, lacks in format_schemas(2)]
-    [('rtol', 'atol'), ('rtol', 'atol', 'digest')]
-    >>> format_schemas(3) == [(SCHEMA, ())]
+    [('rtol', 'atol', 'declared'), ('rtol', 'atol', 'declared', 'digest')]
+    >>> format_schemas(4) == [(SCHEMA, ())]
     True
     """
     lacks = tuple(c for v, added in _ADDED.items() if v > version for c in added)

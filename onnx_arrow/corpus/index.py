@@ -53,6 +53,14 @@ def case_index(parts: Sequence[Part]) -> list[list[str]]:
         check_case_names(column, where=str(part.path))
         names = pc.unique(column).to_pylist()
         for name in names:
+            if name in seen and _release_folder(part.path) != _release_folder(seen[name]):
+                raise CorpusError(
+                    f"case {name!r} is in two releases of a dataset store of releases "
+                    f"({seen[name].parent.name} and {part.path.parent.name}): open one "
+                    "release, the folder onnx_version=VERSION, as a store (DuckDB and "
+                    "Polars read the whole folder, with its onnx_version column)",
+                    where=str(part.path),
+                )
             if name in seen:
                 raise CorpusError(
                     f"case {name!r} is in two parts of the store, {seen[name]} and this one "
@@ -63,3 +71,11 @@ def case_index(parts: Sequence[Part]) -> list[list[str]]:
             seen[name] = part.path
         index.append(names)
     return index
+
+
+def _release_folder(path: Path) -> str | None:
+    """The ``onnx_version=VERSION`` folder a part sits in (a dataset store of releases)."""
+    for folder in path.parents:
+        if folder.name.startswith("onnx_version="):
+            return folder.name
+    return None

@@ -7,8 +7,10 @@ defaults in its help without importing pyarrow, onnx or the store itself.
 
 from __future__ import annotations
 
+import json
 import operator
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from onnx_arrow.errors import CorpusError, UnsupportedTypeError
@@ -19,6 +21,7 @@ __all__ = [
     "WriteOptions",
     "check_callback",
     "check_count",
+    "check_provenance",
 ]
 
 #: Source bytes gathered into one row group (whole cases only): large enough for zstd to
@@ -81,6 +84,21 @@ def check_callback(value: object, *, where: str) -> Any:
     )
 
 
+def check_provenance(value: object, *, where: str) -> Mapping[str, Any]:
+    """``value`` if it is a mapping of JSON values with a string ``onnx`` version, else an
+    :class:`~onnx_arrow.errors.UnsupportedTypeError` at ``where``."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("onnx"), str):
+        raise UnsupportedTypeError(
+            f"expected a mapping with the onnx version as 'onnx' (str), got {_kind(value)}",
+            where=where,
+        )
+    try:
+        json.dumps(dict(value), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise UnsupportedTypeError(f"not JSON values ({exc})", where=where) from None
+    return value
+
+
 @dataclass(frozen=True)
 class WriteOptions:
     """How a store is written: compression, the size of a row group, and what to do with a
@@ -104,6 +122,9 @@ class WriteOptions:
     #: Close a row group at this many cases too (None: by bytes only): row groups are what
     #: engines hand to their workers.
     row_group_cases: int | None = None
+    #: Where the corpus came from, recorded as the store's ``provenance`` metadata (JSON
+    #: values; its ``onnx`` is the store's onnx version): see ``onnx_arrow.corpus.releases``.
+    provenance: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         where = "WriteOptions({})".format
@@ -124,6 +145,8 @@ class WriteOptions:
                 )
         check_count(self.row_group_bytes, where=where("row_group_bytes"))
         check_count(self.row_group_cases, where=where("row_group_cases"), optional=True)
+        if self.provenance is not None:
+            check_provenance(self.provenance, where=where("provenance"))
         if not isinstance(self.keep_undecodable, bool):
             raise UnsupportedTypeError(
                 f"expected True or False, got {_kind(self.keep_undecodable)}",

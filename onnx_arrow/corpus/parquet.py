@@ -56,11 +56,13 @@ def _levels(options: WriteOptions) -> int | dict[str, int]:
 def open_writer(path: str, options: WriteOptions) -> pq.ParquetWriter:
     """A Parquet writer of a store file at ``path``: the store's schema and metadata, and
     the compression ``options`` say."""
+    prov = options.provenance
     schema = SCHEMA.with_metadata(
         {
             "onnx_arrow": build_metadata(
                 created_by=f"onnx-arrow {onnx_arrow.__version__}",
-                onnx_version=onnx.__version__,
+                onnx_version=onnx.__version__ if prov is None else prov["onnx"],
+                **({} if prov is None else {"provenance": dict(prov)}),
             )
         }
     )

@@ -40,12 +40,16 @@ from onnx_arrow.core.model import (
     assemble,
     check_strings,
     codes_to_storage,
+    contradiction,
+    contradiction_message,
     declared_type,
     decode_tensor_fast,
     decode_value,
+    diagnosis,
     dtype_of,
     encode_value,
     flatten,
+    holds_model,
     kind_of_type,
     load_json,
     onnx_type_string,
@@ -68,7 +72,7 @@ from onnx_arrow.corpus.sources import (
     CorpusError,
     Tolerance,
     tolerance_of,
-    value_slot,
+    value_slots,
 )
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
 
@@ -78,6 +82,7 @@ __all__ = [
     "StoredFile",
     "StoredValue",
     "columns_of",
+    "contradictions",
     "files_from_batch",
     "parse_kind",
     "values_from_batch",
@@ -134,6 +139,8 @@ class _Value:
     envelope: bytes
     leaf: int  # the leaf a tensor value holds on its own row; -1 for a container
     elements: tuple[tuple[str, str, int], ...]  # a container's tensors: path, type, leaf
+    onnx_type: str | None = None  # its own type, where it contradicts the declared one
+    declared: str | None = None  # the declared type, where the value contradicts it
 
 
 @dataclass
@@ -156,7 +163,9 @@ class RowBuilder:
     cases: list[tuple[int, int, int, int]] = field(default_factory=list)
     #: Per case added, in order: its own tolerances (see ``tolerance_of``).
     tolerances: list[Tolerance | None] = field(default_factory=list)
-    _decoded: dict[tuple[str, bytes], _Value | None] = field(default_factory=dict, repr=False)
+    _decoded: dict[tuple[str, bytes, bytes], _Value | None] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def num_rows(self) -> int:
@@ -178,29 +187,43 @@ class RowBuilder:
 
     def _add_files(self, case: Case) -> None:
         model = case.model()
-        slots: dict[tuple[str, int], tuple[Kind, str] | None] = {}
+        slots = value_slots(case, model)
+        declarations: dict[tuple[str, int], tuple[Kind, str, TypeProto] | None] = {}
         for f in case.files:
             path, data = f.path, f.data
             self.source_bytes += len(data)
             if path == case.model_path:
                 self._file_row(case, path, "model", data)
                 continue
-            slot = value_slot(case, path)
+            slot = slots.get(path)
             if slot is None:
+                if model is None and path.endswith(".pb") and holds_model(data):
+                    self.warnings.append(
+                        f"{path}: holds an ONNX model (a ModelProto), not a value: rename it "
+                        "model.onnx so that it types its case's data sets; kept as a file"
+                    )
                 self._file_row(case, path, "file", data)
                 continue
-            key = (slot[1], slot[2])
-            if key not in slots:
-                slots[key] = _declared(declared_type(model, *key), path)
-            declared = slots[key]
+            if slot.index is None:
+                self.warnings.append(f"{path}: {slot.reason}; kept as bytes")
+                self._file_row(case, path, "file", data)
+                continue
+            key = (slot.io, slot.index)
+            if key not in declarations:
+                type_proto = declared_type(model, *key)
+                found = _declared(type_proto, path)
+                declarations[key] = (
+                    None if found is None or type_proto is None else (*found, type_proto)
+                )
+            declared = declarations[key]
             if declared is None:
                 self.warnings.append(
-                    f"{path}: the model declares no {slot[1]} {slot[2]}; kept as bytes"
+                    f"{path}: the model declares no type for {slot.io} {slot.index}; kept as bytes"
                 )
                 self._file_row(case, path, "file", data)
                 continue
-            kind, type_text = declared
-            memo = (kind.name, data)
+            kind, type_text, type_proto = declared
+            memo = (type_text, type_proto.SerializeToString(), data)
             if memo in self._decoded:
                 value = self._decoded[memo]
                 if value is None:
@@ -208,27 +231,27 @@ class RowBuilder:
                         f"{path}: the same bytes as a file kept as they are; kept too"
                     )
             else:  # a repeated file (test data repeats a lot) is decoded once
-                what = f"{type_text}, the type the model declares for {slot[1]} {slot[2]}"
-                value = self._decoded[memo] = self._decode(path, data, kind, what)
+                what = f"{type_text}, the type the model declares for {slot.what}"
+                value = self._decoded[memo] = self._decode(path, data, kind, what, type_proto)
             if value is None:
                 self._file_row(case, path, "file", data)
                 continue
-            data_set, io, index = slot
             own = value.leaf
             self.rows.append(
                 (
-                    case.name, case.kind, path, "value", data_set, io, index, "", value.name,
-                    type_text, *self._tensor_fields(own), len(data), file_digest(data),
-                    value.kind_json, value.envelope, None,
+                    case.name, case.kind, path, "value", slot.data_set, slot.io, slot.index, "",
+                    value.name, value.onnx_type or type_text, value.declared,
+                    *self._tensor_fields(own), len(data), file_digest(data), value.kind_json,
+                    value.envelope, None,
                 )
             )  # fmt: skip
             self.row_leaf.append(own)
             for element, tensor_type, leaf in value.elements:
                 self.rows.append(
                     (
-                        case.name, case.kind, path, "element", data_set, io, index, element,
-                        None, tensor_type, *self._tensor_fields(leaf), None, None, None, None,
-                        None,
+                        case.name, case.kind, path, "element", slot.data_set, slot.io,
+                        slot.index, element, None, tensor_type, None,
+                        *self._tensor_fields(leaf), None, None, None, None, None,
                     )
                 )  # fmt: skip
                 self.row_leaf.append(leaf)
@@ -238,7 +261,7 @@ class RowBuilder:
         self.rows.append(
             (
                 case.name, case.kind, path, role, None, None, None, None, None, None, None,
-                None, None, len(data), file_digest(data), None, None, data,
+                None, None, None, len(data), file_digest(data), None, None, data,
             )
         )  # fmt: skip
         self.row_leaf.append(-1)
@@ -255,9 +278,13 @@ class RowBuilder:
         )
         return len(self.leaves) - 1
 
-    def _decode(self, path: str, data: bytes, declared: Kind, what: str) -> _Value | None:
+    def _decode(
+        self, path: str, data: bytes, declared: Kind, what: str, type_proto: TypeProto
+    ) -> _Value | None:
         """A value file decoded; None to keep its bytes as they are.  ``what`` names the
-        declared type for an error: ``tensor(float) [3], the type ... for input 0``."""
+        declared type for an error: ``tensor(float) [3], the type ... for input 0``.  A
+        value that contradicts ``type_proto`` is kept with its own type, the declaration
+        recorded beside it (the ``declared`` column)."""
         try:
             fast = decode_tensor_fast(data, canonical=True) if declared == _TENSOR_KIND else None
             node: Node
@@ -273,9 +300,12 @@ class RowBuilder:
             self.warnings.append(f"{path}: holds external data; kept as bytes")
             return None
         except OnnxArrowError as exc:
+            said = diagnosis(data, declared.name)
+            if said is not None:  # what it is, not the numbers its bytes make as another
+                exc.message, exc.where = said, path
             if not self.keep_undecodable:
                 # the same object, relocated: the traceback keeps the frame that found it
-                detail = str(exc).removeprefix(f"{path}: ")
+                detail = said or str(exc).removeprefix(f"{path}: ")
                 exc.where, exc.message = (
                     path,
                     (
@@ -285,7 +315,11 @@ class RowBuilder:
                 )
                 exc.args = (f"{path}: {exc.message}",)
                 raise exc from None
-            self.warnings.append(f"{exc}; kept as bytes")
+            self.warnings.append(
+                f"{path}: does not decode as {what} ({said}); kept as bytes"
+                if said is not None
+                else f"{exc}; kept as bytes"
+            )
             return None
         if not exact:
             self.warnings.append(
@@ -293,13 +327,15 @@ class RowBuilder:
             )
             return None
         name = _envelope_name(envelope, kind)
+        clash = contradiction(type_proto, node, kind)
+        own, said = (None, None) if clash is None else (clash.onnx_type, clash.declared)
         if isinstance(node, Tensor):
-            return _Value(name, _kind_json(kind), envelope, self._leaf(node), ())
+            return _Value(name, _kind_json(kind), envelope, self._leaf(node), (), own, said)
         elements = tuple(
             (element, _TENSOR_TYPES[tensor.dtype.onnx], self._leaf(tensor))
             for element, tensor in flatten(node, kind)
         )
-        return _Value(name, _kind_json(kind), envelope, -1, elements)
+        return _Value(name, _kind_json(kind), envelope, -1, elements, own, said)
 
     def to_batch(self) -> pa.RecordBatch:
         """The accumulated rows as one record batch of the store schema."""
@@ -361,6 +397,23 @@ class RowBuilder:
         return pa.ListArray.from_arrays(
             pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(invalid)
         )
+
+
+def contradictions(table: pa.Table | pa.RecordBatch) -> list[str]:
+    """What each value of store rows that contradicts its declaration holds, in the words of
+    :class:`~onnx_arrow.errors.DeclarationWarning` (from the ``declared`` column)."""
+    names = table.schema.names
+    if "declared" not in names or table.column("declared").null_count == len(table):
+        return []
+    flagged = table.filter(pc.is_valid(table.column("declared")))
+    out = []
+    for path, own, shape, declared in zip(
+        *(flagged.column(c).to_pylist() for c in ("path", "onnx_type", "shape", "declared")),
+        strict=True,
+    ):
+        holds = own if shape is None else f"{own} [{', '.join(map(str, shape))}]"
+        out.append(contradiction_message(path, holds, declared))
+    return out
 
 
 def _declared(type_proto: TypeProto | None, path: str) -> tuple[Kind, str] | None:

@@ -5,14 +5,20 @@ A corpus is a tree of files.  Its cases are found by layout:
 * a folder holding ``model.onnx`` is a case; its values are
   ``test_data_set_N/input_K.pb`` and ``output_K.pb`` (``node/``, ``simple/``,
   ``pytorch-converted/``, ``pytorch-operator/`` in onnx's wheel);
-* a folder holding ``data.json`` and no model is a case without data sets (``real/``);
+* a folder holding one ``NAME.onnx`` and ``test_data_set_N/`` folders beside it is a
+  case named by the folder, as runtimes keep their cases (KInference, onnx2c);
+* a folder holding ``data.json`` and no model is a case without data sets (``real/``),
+  and so is one holding ``test_data_set_N/`` folders and no model: its files are
+  stored as they are, and a comparison reports it skipped, saying why;
 * a ``NAME.onnx`` file with ``NAME_input_K.pb`` / ``NAME_output_K.pb`` beside it is
   a case (``light/``).
 
 A case folder owns every file below it, a deeper ``model.onnx`` included; the files of
 other folders form a case named after their folder.  Every file that is not a model or a
-value is kept as it is.  Which message a ``.pb`` holds comes from the
-model's graph input or output at that index, never from the bytes.
+value is kept as it is.  A value file is for the graph input or output whose name its
+message carries, else for the one its number K is (:func:`value_slots`, as onnxruntime's
+runner pairs them); which message a ``.pb`` holds comes from the type the model declares
+there, never from the bytes.
 
 Files are read defensively: regular files only (a FIFO, a device or a symlink is
 refused, so nothing hangs or reads without end), each capped in size.  Symbolic links
@@ -41,7 +47,7 @@ from typing import Any, Final, TypeVar
 
 from onnx import ModelProto
 
-from onnx_arrow.core.model import load_json, read_regular_file, value_message
+from onnx_arrow.core.model import load_json, pair_files, read_regular_file, value_message
 from onnx_arrow.corpus.arguments import check_path, checked_items
 from onnx_arrow.corpus.options import check_count
 from onnx_arrow.errors import CorpusError, OnnxArrowWarning
@@ -55,6 +61,7 @@ __all__ = [
     "FolderSource",
     "MergedSource",
     "NodeSuiteSource",
+    "Slot",
     "Tolerance",
     "case_matches",
     "case_refs",
@@ -62,8 +69,10 @@ __all__ = [
     "check_patterns",
     "checked_cases",
     "default_source",
+    "folder_model",
     "tolerance_of",
     "value_slot",
+    "value_slots",
     "wheel_data_dir",
 ]
 
@@ -200,6 +209,51 @@ def value_slot(case: Case, path: str) -> tuple[int | None, str, int] | None:
         if m is not None and m.group(1) == stem:
             return None, m.group(2), int(m.group(3))
     return None
+
+
+@dataclass(frozen=True)
+class Slot:
+    """What a value file of a case is for: its data set (None outside one), ``io``, its
+    number K (``input_K.pb``), and ``index``, the model's input or output it is paired
+    with (see :func:`~onnx_arrow.core.declarations.pair_files`), None for none
+    (``reason`` says why)."""
+
+    data_set: int | None
+    io: str
+    number: int
+    index: int | None
+    name: str | None = None
+    reason: str | None = None
+
+    @property
+    def what(self) -> str:
+        """The declaration in words: ``output 1`` (``'output_probability'``, named by the
+        file as output_0.pb)."""
+        text = f"{self.io} {self.index}"
+        if self.name is not None and self.index != self.number:
+            text += f" {self.name!r}, which the file names (its number is {self.number})"
+        return text
+
+
+def value_slots(case: Case, model: ModelProto | None) -> dict[str, Slot]:
+    """The value files of ``case``, by path, each with what it is for in ``model`` (its
+    parsed model): the files of each data set paired with the model's inputs and outputs
+    by the name inside them, else by their number, as onnxruntime's test runner pairs
+    them.  Empty for a case without a model (its files are kept as files)."""
+    if model is None:
+        return {}
+    groups: dict[tuple[int | None, str], dict[int, CorpusFile]] = {}
+    for f in case.files:
+        slot = value_slot(case, f.path)
+        if slot is not None:
+            groups.setdefault((slot[0], slot[1]), {})[slot[2]] = f
+    out: dict[str, Slot] = {}
+    for (data_set, io), files in groups.items():
+        pairs = pair_files(io, model, {k: f.data for k, f in files.items()})
+        for k, f in files.items():
+            p = pairs[k]
+            out[f.path] = Slot(data_set, io, k, p.index, p.name, p.reason)
+    return out
 
 
 def _is_folder_model(path: str) -> bool:
@@ -375,7 +429,14 @@ class FolderSource:
         root = os.fspath(self.root)
         layout = self._layout()
         named = self._named_models(layout)
-        case_folder = any((self.root / n).is_file() for n in ("model.onnx", "data.json"))
+        top = _listed(root, root)
+        case_folder = (
+            folder_model(
+                [e.name for e in top if not e.is_dir(follow_symlinks=False)],
+                [e.name for e in top if e.is_dir(follow_symlinks=False)],
+            )
+            is not None
+        )
         if case_folder and "" in layout:
             # the folder is one case: it is named after the folder, whose parent is the root
             whole = self.root.resolve()
@@ -492,8 +553,9 @@ class FolderSource:
                     names.append(entry.name)
                     if entry.is_symlink():
                         links.add(entry.name)
-            if "model.onnx" in names or "data.json" in names:
-                model = prefix + "model.onnx" if "model.onnx" in names else None
+            owner = folder_model(names, [d.rsplit("/", 1)[-1] for d, _ in dirs])
+            if owner is not None:
+                model = prefix + owner if owner else None
                 add(rel, model, [prefix + n for n in names], [d for d, _ in dirs])
                 continue
             stack += dirs
@@ -517,6 +579,36 @@ class FolderSource:
                 add(rel, None, [prefix + n for n in sorted(rest)], [])
         self.skipped = sorted(skipped)
         return out
+
+
+_DATA_SET_FOLDER: Final = re.compile(r"test_data_set_\d+")
+
+
+def folder_model(files: Iterable[str], folders: Iterable[str]) -> str | None:
+    """The model of a folder that is one case, by the names of its files and subfolders:
+    ``model.onnx``; else its one ``NAME.onnx`` when ``test_data_set_N`` folders sit beside
+    it (the layout runtimes keep: KInference, onnx2c); ``""`` for a case without a model
+    file (a ``data.json``, a model test whose model onnx downloads, or data sets with no
+    model beside them: its files are stored as they are); None for a folder that is no
+    case by itself (several ``NAME.onnx`` are each a case of their own).
+
+    >>> folder_model(["rf_iris.onnx"], ["test_data_set_0", "test_data_set_1"])
+    'rf_iris.onnx'
+    >>> folder_model(["notes.txt"], ["test_data_set_0"])
+    ''
+    >>> folder_model(["a.onnx", "b.onnx"], ["test_data_set_0"]) is None
+    True
+    """
+    files = list(files)
+    if "model.onnx" in files:
+        return "model.onnx"
+    models = [n for n in files if n.endswith(".onnx")]
+    data_sets = any(_DATA_SET_FOLDER.fullmatch(d) for d in folders)
+    if len(models) == 1 and data_sets:
+        return models[0]
+    if TOLERANCE_FILE in files or (data_sets and not models):
+        return ""
+    return None
 
 
 def _is_case(model: str | None, paths: list[str]) -> bool:

@@ -19,7 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
 
-from onnx_arrow.core.model import arrow_type, build_array, declared_type, kind_of_type
+from onnx_arrow.core.model import (
+    arrow_type,
+    build_array,
+    contradiction,
+    declared_type,
+    infer_arrow_type,
+    kind_of_type,
+)
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
 from onnx_arrow.corpus.format import SCHEMA, TOLERANCE_COLUMNS
@@ -413,7 +420,8 @@ class Store:
         """A case as an Arrow table: a row per data set, a column per model input and output.
 
         Columns are typed by what the model declares (fixed-shape tensors, lists,
-        maps, nullable columns), named as the graph names them; each field's
+        maps, nullable columns), or by what the values hold where one contradicts it
+        (its ``declared`` column says so), named as the graph names them; each field's
         metadata says ``io`` and ``index``.
         """
         model = self.model(case)
@@ -434,11 +442,12 @@ class Store:
                     where=where,
                 )
             try:
-                column = build_array(
-                    [values[n].node for n in data_sets],
-                    kind_of_type(type_proto),
-                    arrow_type(type_proto),
-                )
+                nodes = [values[n].node for n in data_sets]
+                kind = kind_of_type(type_proto)
+                # values that contradict the declaration are typed by what they hold
+                own = any(contradiction(type_proto, node, kind) for node in nodes)
+                typed = infer_arrow_type(nodes, kind) if own else arrow_type(type_proto)
+                column = build_array(nodes, kind, typed)
             except OnnxArrowError as exc:
                 raise exc.at(where) from None
             graph_values = model.graph.input if io == "input" else model.graph.output

@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+from warnings import warn
 
 import pyarrow as pa
 
@@ -32,11 +33,11 @@ from onnx_arrow.corpus.options import (
     check_count,
 )
 from onnx_arrow.corpus.parquet import open_writer
-from onnx_arrow.corpus.rows import RowBuilder
+from onnx_arrow.corpus.rows import RowBuilder, contradictions
 from onnx_arrow.corpus.sources import Case, CaseRef, case_refs, checked_cases
 from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.corpus.workers import WorkerPool
-from onnx_arrow.errors import UnsupportedTypeError
+from onnx_arrow.errors import DeclarationWarning, UnsupportedTypeError
 
 __all__ = [
     "TASK_CASES",
@@ -401,6 +402,8 @@ def write_rows(
                     check(group)
                 background.write(group)
                 warnings += group.warnings
+                for said in contradictions(group.table):  # stored, flagged, and said
+                    warn(said, DeclarationWarning, stacklevel=3)
                 counts["cases"] += len(group.refs)
                 counts["files"] += group.files
                 counts["rows"] += group.table.num_rows

@@ -31,7 +31,7 @@ _NOT_VALUE_ELEMENT: Final = r"(^|\.)(keys|dims|indices)$"
 _CATALOG_READ: Final = (
     "test_case", "path", "kind", "role", "data_set", "io", "index", "element", "name",
     "onnx_type", "value_kind", "dtype", "shape", "count", "nbytes", "min", "max", "mean",
-    "nan_count", "inf_count",
+    "nan_count", "inf_count", "declared",
 )  # fmt: skip
 
 #: The catalog's columns, in order.
@@ -39,7 +39,7 @@ CATALOG_COLUMNS: Final = (
     "case", "path", "kind", "data_set", "io", "index", "name", "declared_name", "onnx_type",
     "value_kind",
     "dtype", "shape", "tensors", "count", "nbytes", "min", "max", "mean", "nan_count",
-    "inf_count", "op_types", "opset",
+    "inf_count", "op_types", "opset", "declared",
 )  # fmt: skip
 
 _PANDAS_TYPES: Final = {
@@ -165,7 +165,9 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
         ``shape`` (a tuple), ``tensors`` (how many tensors the value holds), ``count``
         (elements), ``nbytes`` (of the file), ``min``, ``max``, ``mean`` (NaN ignored),
         ``nan_count``, ``inf_count``, ``op_types`` (the sorted distinct ``op_type`` of the
-        nodes of the model's main graph, a tuple) and ``opset`` (of the default domain).
+        nodes of the model's main graph, a tuple), ``opset`` (of the default domain) and
+        ``declared`` (where the value contradicts what its model declares, the declared
+        type; ``onnx_type``, ``dtype`` and ``shape`` say what it holds).
         Text columns are ``string`` and numbers nullable (``Int32``, ``Int64``,
         ``Float64``): missing is ``<NA>``, never NaN.
 
@@ -274,6 +276,7 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
         [models[c][0] if c in models else None for c in cases], index=values.index, dtype=object
     )
     out["opset"] = pd.array([models[c][1] if c in models else None for c in cases], dtype="Int64")
+    out["declared"] = values["declared"]
     return out.reset_index(drop=True)
 
 

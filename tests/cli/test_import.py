@@ -172,6 +172,38 @@ def test_import_of_a_folder_without_a_model_is_an_error(
     assert not (tmp_path / "n.parquet").exists()
 
 
+def test_data_sets_whose_model_is_missing_are_stored_as_files_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from layout_corpora import without_model
+
+    src = without_model(tmp_path / "src" / "no_model")
+    assert main(["import", str(tmp_path / "src"), str(tmp_path / "s.parquet")]) == 0
+    captured = capsys.readouterr()
+    assert f"warning: {tmp_path / 'src'}: no model.onnx (nor NAME.onnx) beside" in captured.err
+    assert field_lines(captured.out)["cases"] == "1"
+    store = Store(tmp_path / "s.parquet")
+    assert store.cases() == ["no_model"]
+    assert {f.path: f.data for f in store.files()} == {
+        f"no_model/{p.relative_to(src)}": p.read_bytes() for p in sorted(src.rglob("*.pb"))
+    }
+
+
+def test_import_says_which_values_contradict_their_declaration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from layout_corpora import contradicting
+
+    contradicting(tmp_path / "src" / "contra")
+    assert main(["import", str(tmp_path / "src"), str(tmp_path / "s.parquet")]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "onnx-arrow: warning: contra/test_data_set_0/input_0.pb: holds tensor(float) [2, 3], "
+        "which contradicts the declared tensor(float) []; kept exactly with its own type"
+    ) in err.splitlines()
+    assert err.count("contradicts the declared") == 2
+
+
 def test_a_case_folder_imports_as_a_case_named_after_it(
     corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -19,9 +19,10 @@ import onnx_arrow
 from onnx_arrow import jupyter
 from onnx_arrow.cli import main
 from onnx_arrow.core.dtypes import DTYPES
-from onnx_arrow.corpus import Store
+from onnx_arrow.corpus import FolderSource, Store, write_store
 from onnx_arrow.corpus.facts import store_facts
 from onnx_arrow.corpus.format import FORMAT_VERSION
+from onnx_arrow.errors import DeclarationWarning
 
 
 def test_info_prints_name_dtype_dims_and_statistics(
@@ -117,12 +118,14 @@ def test_info_typed_by_a_model_output_index(
 def test_info_value_that_does_not_fit_the_declared_type(
     tmp_path: Path, model_onnx: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A value that contradicts its declaration is read with its own type, and said (as
+    import stores and flags it)."""
     path = tmp_path / "s.pb"
     onnx.save_tensor(helper.make_tensor("s", TensorProto.STRING, [1], [b"a"]), str(path))
-    assert main(["info", str(path), "--model", str(model_onnx), "--input", "x"]) == 1
-    line = error_line(capsys.readouterr().err)
-    assert str(path) in line
-    assert "STRING" in line
+    assert main(["info", str(path), "--model", str(model_onnx), "--input", "x"]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["contradicts"].startswith("the declared tensor(float)")
+    assert fields["dtype"] == "STRING (8)"
 
 
 def test_info_unknown_model_input(
@@ -175,8 +178,8 @@ def test_info_on_a_model_file_named_pb_says_what_it_is_not(
     path.write_bytes(model_onnx.read_bytes())
     assert main(["info", str(path)]) == 1
     line = error_line(capsys.readouterr().err)
-    assert "not a TensorProto" in line
-    assert "--model MODEL.onnx --input K" in line
+    assert "it holds an ONNX model (a ModelProto), not a value: rename it model.onnx" in line
+    assert "--model MODEL.onnx --input K" not in line  # advice that does not apply
 
 
 def test_info_on_a_text_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -405,7 +408,9 @@ def test_info_on_a_folder_that_is_not_a_case(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["info", str(tmp_path)]) == 1
-    assert "without model.onnx" in error_line(capsys.readouterr().err)
+    assert "a folder without a model (model.onnx, or one NAME.onnx beside" in error_line(
+        capsys.readouterr().err
+    )
 
 
 def test_info_on_a_store_takes_no_model(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -437,3 +442,56 @@ def test_info_on_a_case_folder_reads_nothing_through_a_symlink(
     assert main(["info", str(case)]) == 1
     err = error_line(capsys.readouterr().err)
     assert f"{named}: a symbolic link" in err
+
+
+def test_info_on_runtime_layouts_reads_them_as_import_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Files paired by the name inside, a NAME.onnx case, a case without expected outputs
+    or without a model: info says of each folder what import stores of it."""
+    from layout_corpora import runtime_corpus
+
+    root = runtime_corpus(tmp_path / "src") / "kinference"
+    assert main(["info", str(root / "named")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["model"].startswith("named.onnx, ")
+    assert re.fullmatch(r"output_probability +sequence of 2: map of 3 .*", fields["output_0.pb"])
+    assert re.fullmatch(r"output_label +INT64 \[2\]", fields["output_1.pb"])
+    assert main(["info", str(root / "rf_iris" / "test_data_set_0" / "output_0.pb")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["typed by"].endswith(
+        "output 1 'output_probability' (its case folder's model, named by the file)"
+    )
+    assert main(["info", str(root / "fastgelu")]) == 0
+    assert re.fullmatch(r"Y +FLOAT \[2\]", field_lines(capsys.readouterr().out)["output_1.pb"])
+    assert main(["info", str(root / "no_outputs")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["test_data_set_0"] == "no expected outputs: compare and run skip it"
+    assert main(["info", str(root / "no_model")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["model"].startswith("none: import stores its files as they are")
+    assert fields["files"] == "2"
+
+
+def test_info_on_values_that_contradict_their_declaration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from layout_corpora import contradicting
+
+    case = contradicting(tmp_path / "contra")
+    assert main(["info", str(case)]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["input_0.pb"] == "x  FLOAT [2, 3] (contradicts the declared tensor(float) [])"
+    assert fields["output_0.pb"] == (
+        "s  sequence of 1: INT64 [3] (contradicts the declared seq(tensor(float)))"
+    )
+    assert main(["info", str(case / "test_data_set_0" / "input_0.pb")]) == 0
+    fields = field_lines(capsys.readouterr().out)
+    assert fields["contradicts"] == "the declared tensor(float) []: read with its own type"
+    assert fields["dims"] == "[2, 3]"
+    with pytest.warns(DeclarationWarning):
+        write_store(FolderSource(case), tmp_path / "s.parquet")
+    assert main(["info", str(tmp_path / "s.parquet")]) == 0
+    assert field_lines(capsys.readouterr().out)["contradicting"].startswith(
+        "2 values hold another type than their model declares"
+    )

@@ -127,7 +127,7 @@ def test_tolerances_on_the_command_line_and_in_a_patterns_file(
     for bad, message in (
         ("tolerance tiny=0.5\n", "line 1: tolerance 'tiny=0.5': expected REGEX=RTOL,ATOL"),
         ("tolerance tiny=-1,0\n", "line 1: tolerance 'tiny=-1,0': rtol is -1.0"),
-        ("tolerance (=1,0\n", "pattern '(' is not a regular expression"),
+        ("tolerance (=1,0\n", f"pattern '(' ({lines}:1) is not a regular expression"),
     ):
         lines.write_text(bad)
         with pytest.raises(cmp.CompareError, match=re.escape(message)) as err:
@@ -173,3 +173,25 @@ def test_max_ulp_zero_over_the_node_suite_agrees_with_the_max_ulp_column(
     assert not (judged.loc[judged["max_ulp"] > 0, "status"] == "match").any()
     off = judged[~matched & ~judged["status"].isin(["xfail", "nan_mismatch", "dtype_mismatch"])]
     assert (off["max_ulp"] > 0).all()
+
+
+def test_select_cases_looks_exact_names_up(store: Store) -> None:
+    """Thousands of exact names cost a table look-up each; globs match as before."""
+    from onnx_arrow.compare.plans import matching_names
+    from onnx_arrow.corpus.sources import case_matches
+
+    names = [f"{kind}/test_{i}" for kind in ("node", "real") for i in range(600)]
+    names += ["simple/test_0", "loose"]
+    patterns = [*names[::5], "test_12", "node/test_99*", "test_[12]", "loose", "re*/test_5?"]
+    chosen = matching_names(names, patterns)
+    wanted = [n for n in names if any(case_matches(n, p) for p in patterns)]
+    assert chosen == wanted
+    assert {"node/test_12", "real/test_12", "node/test_1", "real/test_2"} <= set(chosen)
+    many = [f"node/test_{i}" for i in range(50_000)]
+    assert matching_names(many, many[::-1]) == many
+    assert matching_names(many, [m[5:] for m in many[::3]]) == many[::3]
+    with pytest.raises(cmp.CompareError, match="no case matches 'test_x'"):
+        matching_names(names, ["test_0", "test_x"])
+    every = store.cases()
+    assert cmp.select_cases(store, every) == every
+    assert cmp.select_cases(store, [c.split("/")[1] for c in every[::-1]]) == every

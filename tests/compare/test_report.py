@@ -190,3 +190,36 @@ def test_a_report_of_another_kind_is_refused_where_it_is_read(tmp_path: Path) ->
     cmp.write_report(diff(left, left), tmp_path / "diff.parquet")
     with pytest.raises(cmp.CompareError, match=r"diff\.parquet: the report has no column"):
         read_report(tmp_path / "diff.parquet")
+
+
+def test_a_report_of_an_earlier_format_reads_and_a_later_one_is_refused(
+    store: Store, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    from onnx_arrow.compare.report import REPORT_FORMAT, read_report
+
+    df = cmp.compare(store, cases=["test_abs"])
+    assert df.attrs["onnx_arrow"]["report_format"] == REPORT_FORMAT == 2
+    cmp.write_report(df, tmp_path / "now.parquet")
+    table = pq.read_table(tmp_path / "now.parquet")
+    made = json.loads(table.schema.metadata[cmp.REPORT_METADATA_KEY.encode()])
+
+    def written(name: str, columns: list[str], **changed: Any) -> Path:
+        meta = {cmp.REPORT_METADATA_KEY.encode(): json.dumps({**made, **changed}).encode()}
+        out = tmp_path / name
+        pq.write_table(table.select(columns).replace_schema_metadata(meta), out)
+        return out
+
+    # format 1, before the distributions (and the ULP columns): those read as null
+    first = list(cmp.COMPARE_COLUMNS[: cmp.COMPARE_COLUMNS.index("max_ulp")])
+    old = read_report(written("old.parquet", first, report_format=1))
+    assert old.status.tolist() == ["match"]
+    assert old.n_elements.isna().all()
+    assert old.ulp_histogram.isna().all()
+    later = written("later.parquet", [*table.column_names], report_format=3)
+    with pytest.raises(cmp.CompareError, match=r"later\.parquet: the report is of format 3"):
+        read_report(later)
+    bad = written("bad.parquet", [*table.column_names], report_format="2")
+    with pytest.raises(cmp.CompareError, match="format is '2', not a whole number"):
+        read_report(bad)

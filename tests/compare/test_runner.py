@@ -20,6 +20,7 @@ from onnx import TensorProto, helper
 
 from onnx_arrow import compare
 from onnx_arrow.compare import CommandRunner, CompareError, RunnerError
+from onnx_arrow.compare.backends import describe_backend
 from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
 from onnx_arrow.errors import BackendTimeoutError
 
@@ -164,7 +165,7 @@ def test_a_runner_pickles_and_says_what_it_runs() -> None:
     assert again == runner
     assert hash(again) == hash(runner)
     assert again != CommandRunner(f"{PY} run.py {{model}}")
-    assert runner.describe() == {"name": "runner", "runs": f"{PY} run.py '{{model}}'"}
+    assert describe_backend(runner) == {"name": "runner", "runs": f"{PY} run.py '{{model}}'"}
     assert "timeout=3" in repr(runner)
 
 
@@ -224,7 +225,7 @@ def test_the_reference_evaluator_through_files_reports_as_in_process(
     # the command's failure, with the end of its stderr: the evaluator's own words
     assert error.startswith("RunnerError: the command exited with status 1; its stderr ends:")
     assert "Scatter" in error
-    assert through_files.attrs["onnx_arrow"]["backend"] == runner.describe()
+    assert through_files.attrs["onnx_arrow"]["backend"] == describe_backend(runner)
 
 
 @pytest.mark.parametrize(
@@ -358,6 +359,7 @@ def test_compare_and_run_take_a_runner(tmp_path: Path, store: Store) -> None:
         (["--runner", "run {model}", "--backend", "reference"], "not allowed with argument"),
         (["--runner", "run {model}", "--actual", "a.parquet"], "not allowed with argument"),
         (["--runner", "run {model}", "--backend-logs"], "--backend-logs applies to --backend"),
+        (["--runner", "run {model}", "--providers", "CPUExecutionProvider"], "apply to --backend"),
     ],
 )
 def test_a_bad_runner_option_is_a_usage_error(store: Store, args: list[str], says: str) -> None:

@@ -3,16 +3,20 @@ when it raises or a value cannot be fed."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
-from onnx import ModelProto, TensorProto, helper, numpy_helper
+from compare_helpers import WRONG_SHAPE, cli
+from onnx import ModelProto, SequenceProto, TensorProto, helper, numpy_helper
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.cli import main
 from onnx_arrow.corpus import Store, write_store
+from onnx_arrow.errors import DeclarationWarning
 
 
 def test_raising_backend_is_recorded_never_raised(store: Store) -> None:
@@ -41,7 +45,9 @@ def test_runs_carry_the_model_parsed_once(store: Store, monkeypatch: pytest.Monk
     assert parsed == ["node/test_abs", "node/test_add"]
     assert [r.model == real(store, r.case) for r in runs] == [True, True]
     parsed.clear()
-    cmp.write_actual(store, cmp.reference_backend, store.path.parent / "once.parquet")
+    # the reference evaluator gives [2, 1] where [2] is declared: stored, and said
+    with pytest.warns(DeclarationWarning, match=WRONG_SHAPE):
+        cmp.write_actual(store, cmp.reference_backend, store.path.parent / "once.parquet")
     assert sorted(parsed) == sorted(set(parsed)) == sorted(store.cases())
 
 
@@ -153,3 +159,74 @@ def test_an_unknown_engine_is_a_compare_error_as_before(store: Store, tmp_path: 
     with pytest.raises(cmp.CompareError, match=message):
         cmp.write_actual(store, cmp.reference_backend, out, engine="spark")
     assert not out.exists()
+
+
+def _runtime_backend(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+    """What the models of layout_corpora compute: rf_iris's, and Identity."""
+    from layout_corpora import iris_backend
+
+    if model.graph.name == "rf_iris":
+        return iris_backend(model, inputs)
+    return [inputs["X"]]
+
+
+def test_a_runtimes_corpus_is_compared_by_name_and_every_case_has_a_row(tmp_path):
+    """Files numbered against their names are compared with the outputs they name; a case
+    without a model and a data set without expected outputs are reported skipped, with
+    the reason, and counted."""
+    from layout_corpora import runtime_corpus
+
+    from onnx_arrow.corpus import FolderSource
+
+    write_store(FolderSource(runtime_corpus(tmp_path / "src")), tmp_path / "s.parquet")
+    df = cmp.compare(tmp_path / "s.parquet", _runtime_backend)
+    rows = {
+        (r.case.split("/")[1], None if pd.isna(r.index) else int(r.index)): (
+            r.status,
+            None if pd.isna(r.detail) else r.detail,
+        )
+        for r in df.itertuples()
+    }
+    assert rows == {
+        ("fastgelu", 0): ("match", None),
+        ("named", 0): ("match", None),
+        ("named", 1): ("match", None),
+        ("rf_iris", 0): ("match", None),
+        ("rf_iris", 1): ("match", None),
+        ("no_model", None): ("skipped", "the case has no model"),
+        ("no_outputs", None): (
+            "skipped",
+            "the data set has no expected outputs (no output_K.pb): nothing to compare the "
+            "backend's outputs with",
+        ),
+    }
+    names = dict(zip(df.case + ":" + df["index"].astype(str), df.name, strict=True))
+    assert names["kinference/rf_iris:1"] == "output_probability"
+    assert names["kinference/fastgelu:0"] == "Y"
+    code, out, err = cli("compare", str(tmp_path / "s.parquet"), "--case", "no_*")
+    assert re.search(r"^  skipped +2$", out, re.M)  # counted in the summary
+    assert code == 1  # though nothing compared is no pass
+    assert "no output was compared" in err
+    code, out, _ = cli("run", str(tmp_path / "s.parquet"), str(tmp_path / "a.parquet"))
+    assert code == 0
+    assert re.search(r"^skipped +2 \(cases without a model or data sets", out, re.M)
+
+
+def test_a_file_kept_as_bytes_fails_the_output_it_names(tmp_path):
+    """rf_iris's output_0.pb, named output_probability but not decodable: kept as bytes at
+    import, and the output it names (1) is that file's error, not output 0's."""
+    from layout_corpora import rf_iris
+
+    from onnx_arrow.corpus import FolderSource, WriteOptions
+
+    case = rf_iris(tmp_path / "src" / "rf_iris")
+    named = helper.make_sequence("output_probability", SequenceProto.MAP, [])
+    broken = named.SerializeToString() + bytes([0x1A, 0x02, 0xFF, 0xFF])  # junk map_values
+    (case / "test_data_set_0" / "output_0.pb").write_bytes(broken)
+    options = WriteOptions(keep_undecodable=True)
+    write_store(FolderSource(tmp_path / "src"), tmp_path / "s.parquet", options=options)
+    df = cmp.compare(tmp_path / "s.parquet", _runtime_backend)
+    rows = dict(zip(df["index"].tolist(), zip(df.status, df.error, strict=True), strict=True))
+    assert rows[0][0] == "match"
+    assert rows[1][0] == "error"
+    assert "rf_iris/test_data_set_0/output_0.pb was kept as bytes at import" in rows[1][1]

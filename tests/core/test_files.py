@@ -223,3 +223,28 @@ def test_a_path_argument_that_is_no_path_is_refused_naming_it(tmp_path: Path, ju
             read_pb(pb, base_dir=junk)
     # bytes and os.PathLike are paths, as os.fspath takes them
     assert read_pb(os.fsencode(pb)).equals(read_pb(str(pb)))
+
+
+def test_read_pb_says_what_a_file_of_another_kind_holds(tmp_path: Path) -> None:
+    """A model saved as .pb, and a sequence read as the tensor a model declares: said to be
+    so, not quoted as the numbers their bytes would make as dims."""
+    from layout_corpora import IRIS_X, iris_model, zipmap
+    from onnx import helper
+
+    model = tmp_path / "model.pb"
+    model.write_bytes(iris_model().SerializeToString())
+    with pytest.raises(InvalidMessageError) as info:
+        read_pb(model)
+    assert str(info.value) == (
+        f"{model}: does not decode as a TensorProto: it holds an ONNX model (a ModelProto), "
+        "not a value: rename it model.onnx (or NAME.onnx beside the test_data_set_N folders "
+        "it types)"
+    )
+    seq = tmp_path / "output_0.pb"
+    seq.write_bytes(zipmap(IRIS_X, "output_probability").SerializeToString())
+    with pytest.raises(InvalidMessageError) as info:
+        read_pb(seq, helper.make_tensor_type_proto(TensorProto.INT64, [None]))
+    assert str(info.value) == (
+        f"{seq}: does not decode as tensor(int64) [?]: it is a SequenceProto named "
+        "'output_probability', not a TensorProto"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -124,12 +125,20 @@ def _engine_read(engine: str, path: str) -> pa.Table:
         # Arrow-backed columns: numpy object cells turn maps into lists of pairs
         frame = pd.read_parquet(path, dtype_backend="pyarrow")
         return pa.Table.from_pandas(frame, preserve_index=False)
+    if engine == "datasets":  # Hugging Face datasets: no map type, maps as their entries
+        datasets = pytest.importorskip("datasets")
+        return datasets.Dataset.from_parquet(path, cache_dir=str(Path(path).parent)).data.table
     dd = pytest.importorskip("dask.dataframe")
-    frame = dd.read_parquet(path, dtype_backend="pyarrow").compute()
+    if engine == "dask-numpy":  # object cells: maps as lists of entries, each a dict
+        frame = dd.read_parquet(path).compute()
+    else:
+        frame = dd.read_parquet(path, dtype_backend="pyarrow").compute()
     return pa.Table.from_pandas(frame, preserve_index=False)
 
 
-@pytest.mark.parametrize("engine", ["pyarrow", "polars", "duckdb", "pandas", "dask"])
+@pytest.mark.parametrize(
+    "engine", ["pyarrow", "polars", "duckdb", "pandas", "dask", "dask-numpy", "datasets"]
+)
 def test_portable_tables_come_back_exact_from_every_engine(tmp_path, engine: str) -> None:
     table = pa.table(portable_columns())
     portable = onnx_arrow.to_portable(table)
@@ -137,17 +146,128 @@ def test_portable_tables_come_back_exact_from_every_engine(tmp_path, engine: str
     path = str(tmp_path / "portable.parquet")
     pq.write_table(portable, path)
     read = _engine_read(engine, path)
-    # engines that drop the table's metadata (DuckDB, pandas' conversion) get the schema
-    has_metadata = onnx_arrow.core.storage.PORTABLE_KEY in (read.schema.metadata or {})
-    back = onnx_arrow.from_portable(read, None if has_metadata else table.schema)
-    for name in table.column_names:
-        want = table.column(name)
-        got = back.column(name)
-        assert got.type == want.type, name
-        if name == "n":
-            assert got.to_pylist() == want.to_pylist()
-        else:
-            assert onnx_arrow.from_arrow(got) == onnx_arrow.from_arrow(want), name
+    # engines that drop the table's metadata (DuckDB, pandas' conversion) keep the type
+    # columns: the types come from the rows, or from the schema where it is passed
+    for schema in (None, table.schema):
+        back = onnx_arrow.from_portable(read, schema)
+        assert back.column_names == table.column_names
+        for name in table.column_names:
+            want = table.column(name)
+            got = back.column(name)
+            assert got.type == want.type, name
+            if name == "n":
+                assert got.to_pylist() == want.to_pylist()
+            else:
+                assert onnx_arrow.from_arrow(got) == onnx_arrow.from_arrow(want), name
+
+
+def _tensor_column(dtype: str, shape: tuple[int, ...]) -> pa.Array:
+    import ml_dtypes
+
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    values = [
+        (np.arange(np.prod(shape)) / 10 + k).reshape(shape).astype(np_dtype) for k in range(3)
+    ]
+    return onnx_arrow.to_arrow([numpy_helper.from_array(v) for v in values])
+
+
+#: Two files of one folder with a column ``x`` of the same storage and different types
+MIXED = {
+    "dtypes": (_tensor_column("float32", (4,)), _tensor_column("bfloat16", (4,))),
+    "shapes": (_tensor_column("float32", (2, 3)), _tensor_column("float32", (3, 2))),
+    "widths": (_tensor_column("float32", (2, 3)), _tensor_column("float64", (2, 3))),
+}
+
+
+def _folder_read(engine: str, folder: Path) -> pa.Table:
+    """The folder's files read as one table, as ``engine`` reads a folder."""
+    if engine == "pyarrow":
+        return pq.read_table(folder, use_threads=False)
+    if engine == "pyarrow.dataset":
+        import pyarrow.dataset as ds
+
+        return ds.dataset(folder, format="parquet").to_table()
+    if engine == "polars":
+        pl = pytest.importorskip("polars")
+        return pl.read_parquet(folder / "*.parquet").to_arrow()
+    if engine == "duckdb":
+        duckdb = pytest.importorskip("duckdb")
+        return duckdb.sql(f"select * from read_parquet('{folder}/*.parquet')").to_arrow_table()
+    import pandas as pd
+
+    frame = pd.read_parquet(folder, dtype_backend="pyarrow")
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+FOLDER_ENGINES = ["pyarrow", "pyarrow.dataset", "polars", "duckdb", "pandas"]
+
+
+#: The folders an engine refuses itself (no value is read): Polars will not read a folder
+#: whose files' element types differ unless told to downcast
+ENGINE_REFUSES = {("polars", "widths"): "SchemaError"}
+
+
+@pytest.mark.parametrize("engine", FOLDER_ENGINES)
+@pytest.mark.parametrize("mixed", sorted(MIXED))
+def test_a_folder_of_two_types_is_refused_at_the_first_row_of_the_other(
+    tmp_path: Path, engine: str, mixed: str
+) -> None:
+    """Whatever type an engine gave the column (the first file's, through its metadata or
+    the first row's type), ``from_portable`` refuses the second file's rows by row: never
+    the first file's type on the second file's values.  Each file on its own reads the
+    same."""
+    first, second = MIXED[mixed]
+    for k, column in enumerate((first, second)):
+        pq.write_table(onnx_arrow.to_portable(pa.table({"x": column})), tmp_path / f"{k}.parquet")
+    refusal = ENGINE_REFUSES.get((engine, mixed))
+    if refusal is not None:
+        with pytest.raises(Exception) as refused:
+            _folder_read(engine, tmp_path)
+        assert type(refused.value).__name__ == refusal
+    else:
+        read = _folder_read(engine, tmp_path)
+        for schema in (None, pa.table({"x": first}).schema):
+            with pytest.raises(ArrowLayoutError, match=MIXED_ROWS):
+                onnx_arrow.from_portable(read, schema)
+    for k, column in enumerate((first, second)):
+        back = onnx_arrow.from_portable(_folder_read(engine, _single(tmp_path, k)))
+        assert onnx_arrow.from_arrow(back.column("x")) == onnx_arrow.from_arrow(column)
+
+
+MIXED_ROWS = r"^column 'x': row 3 \(and 3 rows in all\) was written as .*read each file on its own"
+
+
+def _single(folder: Path, k: int) -> Path:
+    out = folder / f"alone-{k}"
+    out.mkdir()
+    (folder / f"{k}.parquet").rename(out / f"{k}.parquet")
+    return out
+
+
+def test_without_metadata_type_columns_or_schema_the_schema_to_pass_is_named() -> None:
+    table = pa.table({"x": portable_columns()["float"]})
+    bare = onnx_arrow.to_portable(table).drop_columns(["x__onnx_arrow_type"])
+    with pytest.raises(
+        ArrowLayoutError, match=r"schema=typed\.schema.*the columns .x. may be typed"
+    ):
+        onnx_arrow.from_portable(bare.replace_schema_metadata(None))
+    assert onnx_arrow.from_portable(
+        onnx_arrow.to_portable(table).replace_schema_metadata(None)
+    ).equals(table)
+
+
+def test_a_type_column_that_is_no_type_is_a_located_error() -> None:
+    table = onnx_arrow.to_portable(pa.table({"x": portable_columns()["float"]}))
+    forged = table.set_column(1, "x__onnx_arrow_type", pa.array(["bm90IGEgc2NoZW1h"] * 3))
+    with pytest.raises(ArrowLayoutError, match=r"^column 'x__onnx_arrow_type': unreadable"):
+        onnx_arrow.from_portable(forged)
+    nulls = table.set_column(1, "x__onnx_arrow_type", pa.array([None] * 3, pa.string()))
+    with pytest.raises(ArrowLayoutError, match=r"row 0 is null"):
+        onnx_arrow.from_portable(nulls)
+    with pytest.raises(ArrowLayoutError, match=r"rename it"):
+        onnx_arrow.to_portable(
+            pa.table({"x": portable_columns()["float"], "x__onnx_arrow_type": [1, 2, 3]})
+        )
 
 
 def test_from_portable_says_what_is_missing_or_wrong() -> None:
@@ -159,9 +279,19 @@ def test_from_portable_says_what_is_missing_or_wrong() -> None:
     )
     with pytest.raises(ArrowLayoutError, match=r"unreadable onnx_arrow\.portable metadata"):
         onnx_arrow.from_portable(forged)
-    wrong = pa.table({"float": pa.array([[1.0]] * 3)})
+    wrong = _engine_changed(table, "float", pa.array([[1.0]] * 3))
     with pytest.raises(ArrowLayoutError, match="column 'float': the column is list<item: double>"):
         onnx_arrow.from_portable(wrong, table.schema)
+    with pytest.raises(ArrowLayoutError, match="column 'float': the column comes without its type"):
+        onnx_arrow.from_portable(wrong.drop_columns(["float__onnx_arrow_type"]), table.schema)
+
+
+def _engine_changed(table: pa.Table, name: str, column: pa.Array) -> pa.Table:
+    """``to_portable(table)`` as an engine gave it back: column ``name`` changed to
+    ``column``, the metadata dropped."""
+    portable = onnx_arrow.to_portable(table)
+    i = portable.column_names.index(name)
+    return portable.set_column(i, name, column).replace_schema_metadata(None)
 
 
 def test_polars_data_goes_in_wherever_pyarrow_data_does() -> None:
@@ -226,7 +356,8 @@ def test_a_recorded_schema_that_is_no_schema_is_a_located_error(blob: bytes) -> 
 def test_a_cast_back_that_is_not_exact_is_refused_naming_the_column_and_value() -> None:
     table = pa.table({"x": onnx_arrow.to_arrow([numpy_helper.from_array(np.float32([0.1, 2]))])})
     metadata = onnx_arrow.to_portable(table).schema.metadata
-    widened = pa.table({"x": pa.array([[0.1, 2.0]], pa.list_(pa.float64()))})  # 0.1 no float
+    # 0.1 is no float32
+    widened = _engine_changed(table, "x", pa.array([[0.1, 2.0]], pa.list_(pa.float64())))
     for read, schema in (
         (widened.replace_schema_metadata(metadata), None),
         (widened, table.schema),
@@ -234,14 +365,25 @@ def test_a_cast_back_that_is_not_exact_is_refused_naming_the_column_and_value() 
         with pytest.raises(ArrowLayoutError, match=r"^column 'x': .*element 0\.1 would become"):
             onnx_arrow.from_portable(read, schema)
     # a widening that holds the same values casts back: the float32 values, exactly
-    exact = pa.table(
-        {"x": pa.array([[np.float32(0.1).item(), float("nan")]], pa.large_list(pa.float64()))}
+    exact = _engine_changed(
+        table, "x", pa.array([[np.float32(0.1).item(), float("nan")]], pa.large_list(pa.float64()))
     )
     back = onnx_arrow.from_portable(exact, table.schema)
     got = onnx_arrow.to_numpy(back["x"])
     assert got[0, 0] == np.float32(0.1)
     assert np.isnan(got[0, 1])
-    narrowed = pa.table({"x": pa.array([[1, 300]], pa.list_(pa.int64()))})
     ints = pa.table({"x": onnx_arrow.to_arrow([numpy_helper.from_array(np.int8([1, 2]))])})
+    narrowed = _engine_changed(ints, "x", pa.array([[1, 300]], pa.list_(pa.int64())))
     with pytest.raises(ArrowLayoutError, match=r"^column 'x': "):
         onnx_arrow.from_portable(narrowed, ints.schema)
+
+
+def test_a_schema_of_another_type_is_refused_naming_it() -> None:
+    """A schema whose type for a column has the same storage but is not the one written
+    (BFLOAT16 for FLOAT, another shape) is refused, never used on the rows."""
+    floats, bf16 = MIXED["dtypes"]
+    portable = onnx_arrow.to_portable(pa.table({"x": floats}))
+    wrong = pa.table({"x": bf16}).schema
+    for read in (portable, portable.replace_schema_metadata(None)):
+        with pytest.raises(ArrowLayoutError, match=r"row 0 .*bfloat16.*\(the schema passed\)"):
+            onnx_arrow.from_portable(read, wrong)

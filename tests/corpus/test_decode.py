@@ -264,3 +264,29 @@ def test_a_store_rewritten_by_duckdbs_parquet_writer_is_refused_naming_the_file(
     assert re.match(r"copy\.parquet: (node/test_cast\w+): \1/test_data_set_0/\w+\.pb: ", message)
     assert "the bytes rebuilt from the rows differ from the digest recorded at import" in message
     assert "the value holds NaN: an engine's Parquet writer that rewrites NaN bits" in message
+
+
+@pytest.mark.parametrize("backend", ["numpy", "pyarrow"])
+def test_dask_partitions_of_either_backend_decode(store: Path, backend: str) -> None:
+    """Dask's default backend holds integers with nulls as float64 and lists as object
+    cells of ndarrays (NaN elements among them); its pyarrow backend holds Arrow dtypes:
+    both decode to the store's values."""
+    dd = pytest.importorskip("dask.dataframe")
+    expected = {c.name: c.data_sets() for c in cases_from_rows(pq.read_table(store))}
+    kwargs = {"dtype_backend": "pyarrow"} if backend == "pyarrow" else {}
+    frame = dd.read_parquet(str(store), **kwargs)
+    parts = [part.compute() for part in frame.to_delayed()]
+    if backend == "numpy":
+        assert str(parts[0]["data_set"].dtype) == "float64"  # its nulls made it float
+    decoded = [c for part in parts for c in cases_from_rows(part)]
+    assert sorted(c.name for c in decoded) == sorted(expected)
+    for case in decoded:
+        assert same(case.data_sets(), expected[case.name]), case.name
+
+
+def test_a_float_that_is_no_integer_in_an_integer_column_names_the_route(store: Path) -> None:
+    frame = pq.read_table(store).to_pandas()
+    frame["data_set"] = frame["data_set"].astype("float64")
+    frame.loc[frame.index[1], "data_set"] = 0.5
+    with pytest.raises(CorpusError, match=r"column data_set: .*0\.5.*dtype_backend=\"pyarrow\""):
+        cases_from_rows(frame, where="partition 3")

@@ -116,3 +116,11 @@ def test_a_folder_source_checks_its_file_limit(tmp_path: Path) -> None:
         FolderSource(tmp_path, max_file_bytes="1G")  # type: ignore[arg-type]
     with pytest.raises(CorpusError, match=r"^FolderSource\(max_file_bytes\): 0 is less than 1"):
         FolderSource(tmp_path, max_file_bytes=0)
+
+
+def test_provenance_is_json_with_the_onnx_version() -> None:
+    assert WriteOptions(provenance={"onnx": "1.4.1"}).provenance == {"onnx": "1.4.1"}
+    with pytest.raises(UnsupportedTypeError, match=r"WriteOptions\(provenance\).*'onnx'"):
+        WriteOptions(provenance={"source": "folder"})
+    with pytest.raises(UnsupportedTypeError, match="not JSON values"):
+        WriteOptions(provenance={"onnx": "1.4.1", "when": object()})

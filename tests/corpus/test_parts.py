@@ -71,18 +71,39 @@ def test_a_store_path_that_is_not_a_regular_file_is_refused_at_once(tmp_path):
     assert "FIFO" in done.stderr
 
 
-def _as_format_2(src, dst, *, digest=True):
-    """``src`` rewritten as a store of format version 2 wrote it: no rtol and atol columns
-    (version 3 added them), and no digest column if written before digests were."""
+def _as_format(src, dst, version, *, digest=True):
+    """``src`` rewritten as a store of format ``version`` (2 or 3) wrote it: no declared
+    column (version 4 added it), for version 2 no rtol and atol columns (version 3 added
+    them), and no digest column if written before digests were."""
 
     def older(table):
         meta = json.loads(table.schema.metadata[METADATA_KEY.encode()])
-        meta["format_version"] = 2
-        dropped = ["rtol", "atol"] + ([] if digest else ["digest"])
+        meta["format_version"] = version
+        dropped = ["declared"] + (["rtol", "atol"] if version < 3 else [])
+        dropped += [] if digest else ["digest"]
         table = table.drop_columns(dropped)
         return table.replace_schema_metadata({METADATA_KEY: json.dumps(meta)})
 
     rewrite(src, dst, older)
+
+
+def _as_format_2(src, dst, *, digest=True):
+    _as_format(src, dst, 2, digest=digest)
+
+
+def test_a_store_of_format_3_reads_with_no_declaration_contradicted(tmp_path):
+    src = small_corpus(tmp_path / "src")
+    path, old = tmp_path / "store.parquet", tmp_path / "v3.parquet"
+    write_store(FolderSource(src), path)
+    _as_format(path, old, 3)
+    store = Store(old)
+    assert store.metadata["format_version"] == 3
+    assert [v.to_bytes() for v in store.values()] == [v.to_bytes() for v in Store(path).values()]
+    declared = store.read_columns(["declared"]).column("declared")
+    assert declared.null_count == len(declared) > 0
+    from onnx_arrow.corpus.facts import store_facts
+
+    assert store_facts(store).contradicting == 0
 
 
 @pytest.mark.parametrize("digest", [True, False], ids=["with digests", "before digests"])
@@ -112,14 +133,14 @@ def test_a_store_of_format_2_reads_and_exports_as_it_was_written(tmp_path, diges
     assert {f.path: f.data for f in store.case_files("node/test_tiny")} == tree_bytes(src)
     assert main(["info", str(old)]) == 0
     assert field_lines(capsys.readouterr().out)["format"] == (
-        "onnx-arrow corpus store, version 2 (older than version 3, read as it; export and "
+        "onnx-arrow corpus store, version 2 (older than version 4, read as it; export and "
         "import again to upgrade: docs/store-format.md, Older versions)"
     )
     assert main(["export", str(old), str(tmp_path / "out2")]) == 0
     assert tree_bytes(tmp_path / "out2") == tree_bytes(src)
 
 
-def test_a_dataset_store_of_parts_of_formats_2_and_3_reads_as_one(tmp_path):
+def test_a_dataset_store_of_parts_of_formats_2_and_4_reads_as_one(tmp_path):
     src = small_corpus(tmp_path / "src")
     path, parts = tmp_path / "store.parquet", tmp_path / "parts"
     write_store(FolderSource(src), path)
@@ -151,7 +172,7 @@ def test_a_store_of_format_2_with_other_columns_is_refused(tmp_path):
         CorpusError, match=r"bad\.parquet: the columns differ from those of format version 2 "
     ):
         Store(tmp_path / "bad.parquet")
-    # and a store of version 3 lacking the columns version 3 added is not taken for one
-    rewrite(path, tmp_path / "v3.parquet", lambda t: t.drop_columns(["rtol", "atol"]))
+    # and a store of version 4 lacking the column version 4 added is not taken for one
+    rewrite(path, tmp_path / "v4.parquet", lambda t: t.drop_columns(["declared"]))
     with pytest.raises(CorpusError, match=r"the columns differ from those of this version"):
-        Store(tmp_path / "v3.parquet")
+        Store(tmp_path / "v4.parquet")

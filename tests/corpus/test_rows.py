@@ -305,7 +305,8 @@ def test_a_value_the_model_does_not_declare_is_kept_as_bytes() -> None:
     case.files = sorted([*case.files, extra], key=lambda f: f.path)
     batch, builder = _batch(case)
     assert builder.warnings == [
-        "node/test_rows/test_data_set_0/output_1.pb: the model declares no output 1; kept as bytes"
+        "node/test_rows/test_data_set_0/output_1.pb: the model declares no output 1 (1 outputs: "
+        "'y') and the file's message names none of them; kept as bytes"
     ]
     assert _roles(batch)[extra.path] == "file"
 
@@ -454,3 +455,139 @@ def test_parse_kind_names_where_it_failed() -> None:
         parse_kind("{", "row 9")
     with pytest.raises(OnnxArrowError, match=r"^row 9: value_kind: \[1\] is not an ONNX value"):
         parse_kind(json.dumps([1]), "row 9")
+
+
+def test_files_numbered_against_their_names_are_stored_for_the_value_they_name(
+    tmp_path: Any,
+) -> None:
+    """rf_iris and fastgelu as KInference keeps them: each value file is stored for the
+    output whose name it carries, and its file written back byte for byte."""
+    from layout_corpora import runtime_corpus
+
+    from onnx_arrow.corpus.sources import FolderSource
+
+    builder = RowBuilder()
+    cases = list(FolderSource(runtime_corpus(tmp_path / "src")))
+    for case in cases:
+        builder.add_case(case)
+    assert builder.warnings == []
+    batch = builder.to_batch()
+    values = {
+        (v.case, v.path.rsplit("/", 1)[-1]): (v.index, v.name)
+        for v in values_from_batch(batch, where="batch")
+    }
+    assert values[("kinference/rf_iris", "output_0.pb")] == (1, "output_probability")
+    assert values[("kinference/rf_iris", "output_1.pb")] == (0, "output_label")
+    assert values[("kinference/named", "output_0.pb")] == (1, "output_probability")
+    assert values[("kinference/fastgelu", "output_1.pb")] == (0, "Y")
+    files = {f.path: f.data for f in files_from_batch(batch, where="batch")}
+    assert files == {f.path: f.data for case in cases for f in case.files}
+    roles = _roles(batch)
+    assert roles["kinference/no_model/test_data_set_0/output_0.pb"] == "file"
+
+
+def test_a_file_of_another_kind_is_said_from_the_declaration(tmp_path: Any) -> None:
+    """rf_iris's output_0.pb, renamed so that its number pairs it with output_label (a
+    tensor): said to be a SequenceProto, not quoted as the dims its text would make."""
+    from layout_corpora import IRIS_X, iris_model, zipmap
+
+    seq = zipmap(IRIS_X, "probabilities").SerializeToString()
+    files = [
+        CorpusFile("k/rf/model.onnx", iris_model().SerializeToString()),
+        CorpusFile("k/rf/test_data_set_0/output_0.pb", seq),
+    ]
+    case = Case("k/rf", "k", files, "k/rf/model.onnx")
+    with pytest.raises(OnnxArrowError) as info:
+        _batch(case)
+    assert str(info.value) == (
+        "k/rf/test_data_set_0/output_0.pb: does not decode as tensor(int64), the type the "
+        "model declares for output 0 (it is a SequenceProto named 'probabilities', not a "
+        "TensorProto); keep_undecodable (import --keep-undecodable) keeps such a file as "
+        "bytes, with a warning"
+    )
+    _, builder = _batch(case, keep_undecodable=True)
+    assert builder.warnings == [
+        "k/rf/test_data_set_0/output_0.pb: does not decode as tensor(int64), the type the "
+        "model declares for output 0 (it is a SequenceProto named 'probabilities', not a "
+        "TensorProto); kept as bytes"
+    ]
+
+
+def test_values_that_contradict_their_declaration_are_stored_flagged_and_said(
+    tmp_path: Any,
+) -> None:
+    """Stored exactly with their own type, the declaration in the declared column, and a
+    DeclarationWarning in the words read_pb gives for the same file."""
+    import warnings
+
+    from layout_corpora import contradicting
+
+    from onnx_arrow import read_pb
+    from onnx_arrow.corpus import Store, write_store
+    from onnx_arrow.corpus.sources import FolderSource
+    from onnx_arrow.errors import DeclarationWarning
+
+    src = contradicting(tmp_path / "src" / "contra")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DeclarationWarning)
+        write_store(FolderSource(tmp_path / "src"), tmp_path / "s.parquet")
+    imported = sorted(str(w.message) for w in said if w.category is DeclarationWarning)
+    assert imported == [
+        "contra/test_data_set_0/input_0.pb: holds tensor(float) [2, 3], which contradicts "
+        "the declared tensor(float) []; kept exactly with its own type",
+        "contra/test_data_set_0/output_0.pb: holds seq(tensor(int64)), which contradicts the "
+        "declared seq(tensor(float)); kept exactly with its own type",
+    ]
+    store = Store(tmp_path / "s.parquet")
+    rows = store.read_columns(["path", "role", "onnx_type", "declared", "dtype", "shape"])
+    flagged = {
+        r["path"].rsplit("/", 1)[-1]: (r["onnx_type"], r["declared"], r["dtype"], r["shape"])
+        for r in rows.to_pylist()
+        if r["role"] == "value"
+    }
+    assert flagged == {
+        "input_0.pb": ("tensor(float)", "tensor(float) []", "FLOAT", [2, 3]),
+        "output_0.pb": ("seq(tensor(int64))", "seq(tensor(float))", None, None),
+    }
+    from onnx_arrow.corpus.facts import store_facts
+
+    assert store_facts(store).contradicting == 2
+    table = store.case_table("contra")  # typed by what the values hold
+    assert table.schema.field("x").type.shape == [2, 3]
+    assert table.schema.field("s").type.value_type.value_type == pa.int64()
+    values = {v.path.rsplit("/", 1)[-1]: v for v in store.values("contra")}
+    assert values["input_0.pb"].to_numpy().shape == (2, 3)
+    assert values["output_0.pb"].to_numpy()[0].dtype == np.int64
+    # read_pb, given the declaration, gives the same verdict in the same words
+    model = store.model("contra")
+    arrays = {}
+    for name, declared in (
+        ("input_0.pb", model.graph.input[0].type),
+        ("output_0.pb", model.graph.output[0].type),
+    ):
+        path = src / "test_data_set_0" / name
+        with pytest.warns(DeclarationWarning) as read:
+            arrays[name] = read_pb(path, declared)
+        words = str(read[0].message).replace(str(src.parent) + "/", "")
+        assert words in imported
+    assert arrays["input_0.pb"].type.shape == [2, 3]  # its own type, not the declared one
+    assert arrays["output_0.pb"].type.value_type.value_type == pa.int64()
+
+
+def test_a_model_saved_as_pb_is_named_with_the_fix(tmp_path: Any) -> None:
+    """A case whose model is model.pb: its files are stored as they are, and the .pb that
+    holds the model is said to, with the rename that makes it the case's model."""
+    from layout_corpora import fastgelu
+
+    from onnx_arrow.corpus.sources import FolderSource
+
+    case = fastgelu(tmp_path / "src" / "onnx2c")
+    (case / "model.onnx").rename(case / "model.pb")
+    (loaded,) = FolderSource(tmp_path / "src")
+    assert loaded.model_path is None
+    batch, builder = _batch(loaded)
+    assert builder.warnings == [
+        "onnx2c/model.pb: holds an ONNX model (a ModelProto), not a value: rename it "
+        "model.onnx so that it types its case's data sets; kept as a file"
+    ]
+    assert set(_roles(batch).values()) == {"file"}

@@ -464,3 +464,47 @@ def test_a_folder_that_cannot_be_listed_is_an_error_naming_it(
         CorpusError, match=r"^node: the folder cannot be listed \(Permission denied"
     ):
         list(FolderSource(root))
+
+
+def test_runtime_layouts_are_cases_named_by_their_folders(tmp_path: Path) -> None:
+    """A NAME.onnx beside test_data_set_N/ is one case typed by it; data sets without a
+    model are one case of files; never a case per data set folder."""
+    from layout_corpora import runtime_corpus
+
+    from onnx_arrow.corpus.sources import folder_model, value_slots
+
+    cases = {c.name: c for c in FolderSource(runtime_corpus(tmp_path / "src"))}
+    assert sorted(cases) == [
+        "kinference/fastgelu",
+        "kinference/named",
+        "kinference/no_model",
+        "kinference/no_outputs",
+        "kinference/rf_iris",
+    ]
+    named = cases["kinference/named"]
+    assert named.model_path == "kinference/named/named.onnx"
+    slots = value_slots(named, named.model())
+    assert {Path(p).name: (s.number, s.index) for p, s in slots.items()} == {
+        "input_0.pb": (0, 0),
+        "output_0.pb": (0, 1),
+        "output_1.pb": (1, 0),
+    }
+    no_model = cases["kinference/no_model"]
+    assert no_model.model_path is None
+    assert len(no_model.files) == 2
+    assert value_slots(no_model, None) == {}
+    # the folder of one such case is read as that case, as import and info read it
+    alone = list(FolderSource(tmp_path / "src" / "kinference" / "named"))
+    assert [(c.name, c.model_path) for c in alone] == [("named", "named/named.onnx")]
+    assert folder_model(["a.onnx", "b.onnx"], ["test_data_set_0"]) is None
+
+
+def test_fastgelu_output_1_named_y_is_for_the_one_output(tmp_path: Path) -> None:
+    from layout_corpora import fastgelu
+
+    from onnx_arrow.corpus.sources import value_slots
+
+    (case,) = FolderSource(fastgelu(tmp_path / "fastgelu"))
+    slot = value_slots(case, case.model())["fastgelu/test_data_set_0/output_1.pb"]
+    assert (slot.data_set, slot.io, slot.number, slot.index, slot.name) == (0, "output", 1, 0, "Y")
+    assert slot.what == "output 0 'Y', which the file names (its number is 1)"

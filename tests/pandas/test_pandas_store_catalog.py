@@ -205,3 +205,21 @@ def test_catalog_refuses_a_damaged_value_kind(
         oap.catalog(bad)
     assert str(caught.value).startswith(f"{bad}: {output}: ")
     assert message in str(caught.value)
+
+
+def test_catalog_flags_values_that_contradict_their_declaration(tmp_path) -> None:
+    import warnings
+
+    from layout_corpora import contradicting
+
+    from onnx_arrow.corpus import FolderSource
+    from onnx_arrow.errors import DeclarationWarning
+
+    contradicting(tmp_path / "src" / "contra")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeclarationWarning)
+        write_store(FolderSource(tmp_path / "src"), tmp_path / "s.parquet")
+    cat = oap.catalog(tmp_path / "s.parquet")
+    assert cat.onnx_type.tolist() == ["tensor(float)", "seq(tensor(int64))"]  # what they hold
+    flagged = dict(zip(cat.path.str.rsplit("/", n=1).str[-1], cat.declared, strict=True))
+    assert flagged == {"input_0.pb": "tensor(float) []", "output_0.pb": "seq(tensor(float))"}

@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, Final, TextIO
 
 import pyarrow as pa
 
+from onnx_arrow.cli._shared import PROG
 from onnx_arrow.corpus import Case, FolderSource
 from onnx_arrow.corpus.tree import check_file_target as check_output_file
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import OnnxArrowError, OnnxArrowWarning
 from onnx_arrow.text import size
 
 __all__ = [
@@ -29,6 +33,7 @@ __all__ = [
     "reading",
     "starting",
     "tree_files",
+    "warnings_as_lines",
 ]
 
 
@@ -65,12 +70,23 @@ def count_cases(src: Path) -> int:
             "a model.onnx and test_data_set_N/ folders) or a case folder"
         )
     if all(ref.model_path is None and not _has_data_json(ref.paths) for ref in refs):
-        raise DataError(
-            f"{src}: no model.onnx (nor NAME.onnx) in the folder or below it, so no test "
-            "case: pass a corpus folder (case folders, each with a model.onnx and "
-            "test_data_set_N/ folders) or a case folder"
+        if not any(_DATA_SET.search(p) for ref in refs for p in (*ref.paths, *ref.folders)):
+            raise DataError(
+                f"{src}: no model.onnx (nor NAME.onnx) in the folder or below it, so no test "
+                "case: pass a corpus folder (case folders, each with a model.onnx and "
+                "test_data_set_N/ folders) or a case folder"
+            )
+        # data sets whose models are missing: stored as files, and said
+        warnings.warn(
+            f"{src}: no model.onnx (nor NAME.onnx) beside its test_data_set_N folders: every "
+            "file is stored as it is, and compare and run report its cases skipped",
+            OnnxArrowWarning,
+            stacklevel=2,
         )
     return len(refs)
+
+
+_DATA_SET: Final = re.compile(r"(^|/)test_data_set_\d+(/|$)")
 
 
 def _has_data_json(paths: Sequence[str]) -> bool:
@@ -140,3 +156,24 @@ def tree_files(root: Path) -> Iterator[str]:
                 )
         for name in sorted(filenames):
             yield name if rel == "." else f"{rel}/{name}"
+
+
+@contextlib.contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Each :class:`~onnx_arrow.errors.OnnxArrowWarning` raised while a command works (a
+    symbolic link skipped, a value that contradicts its declaration), printed once as
+    the command's own warning line."""
+    shown: set[str] = set()
+    with warnings.catch_warnings():
+        others = warnings.showwarning
+
+        def show(message: Any, category: type[Warning], *where: Any, **more: Any) -> None:
+            if not issubclass(category, OnnxArrowWarning):
+                others(message, category, *where, **more)
+            elif str(message) not in shown:
+                shown.add(str(message))
+                print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", OnnxArrowWarning)
+        yield

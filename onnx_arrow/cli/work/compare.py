@@ -7,19 +7,57 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
+import pandas as pd
+
 from onnx_arrow import compare
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, MAX_LISTED, print_error
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.cli.work.run import backend
 from onnx_arrow.corpus import Store
+from onnx_arrow.corpus.releases import is_release, open_release_store
 
 __all__ = ["run"]
 
 
+def _patterns(args: argparse.Namespace) -> compare.Expectations | None:
+    """The patterns of the --patterns files, in order (skips run as xfail with
+    --run-skipped)."""
+    if not args.patterns:
+        return None
+    read = [compare.Expectations.read(path, provider=args.provider) for path in args.patterns]
+    patterns = read[0]
+    for more in read[1:]:
+        patterns += more
+    return patterns.running_skips() if args.run_skipped else patterns
+
+
+def _print_unneeded(
+    df: pd.DataFrame,
+    patterns: compare.Expectations,
+    onnx_version: str | None,
+    ran: bool,
+    out: TextIO,
+) -> None:
+    """The entries of the --patterns files that matched no failing case."""
+    table = compare.unneeded_entries(df, patterns, onnx_version)
+    print(f"\nentries that matched no failing case (can be removed): {len(table)}", file=out)
+    for row in table.itertuples():
+        group = f" [{row.group}]" if row.group else ""
+        print(f"  {row.where or '(given)'}{group} {row.kind} {row.pattern!r}: {row.why}", file=out)
+    if not ran and len(patterns.skip):
+        print("  (skip entries that find cases are judged with --run-skipped)", file=out)
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Compare, print the outputs by status; exit status 1 if any does not pass."""
-    store = Store(args.store)
+    if is_release(args.store):
+        with open_release_store(args.store, offline=args.offline) as path:
+            return _run(args, out, Store(path))
+    return _run(args, out, Store(args.store))
+
+
+def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     if args.all_cases and args.actual is None:
         args.subparser.error("--all-cases applies to --actual only")
     if args.actual is not None and (
@@ -29,11 +67,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.out is not None:
         reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
         check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
+    patterns = _patterns(args)
     plan = {
-        "skip": args.skip,
-        "xfail": args.xfail,
+        "skip": [] if args.run_skipped else args.skip,
+        "xfail": [*args.skip, *args.xfail] if args.run_skipped else args.xfail,
         "tolerance": {pattern: (rtol, atol) for pattern, rtol, atol in args.tolerance},
-        "patterns": None if args.patterns is None else compare.Expectations.read(args.patterns),
+        "patterns": patterns,
         "keep_actual": args.keep_actual,
         "rtol": args.rtol,
         "atol": args.atol,
@@ -82,6 +121,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             s for s in compare.STATUSES if s not in compare.PASSING and table[s].any()
         ]
         print(table[columns].to_string(index=False), file=out)
+    if patterns is not None:
+        _print_unneeded(df, patterns, store.metadata.get("onnx_version"), args.run_skipped, out)
     if args.out is not None:
         print(f"\nreport: {args.out} (a row per output)", file=out)
     failed = sum(n for status, n in counts.items() if status not in compare.PASSING)

@@ -11,6 +11,7 @@ from onnx_arrow import compare
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, MAX_LISTED, print_error
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.corpus.releases import is_release, source_text
 from onnx_arrow.diff import DEFAULT_CORPUS, STATUSES, diff, equivalent
 
 __all__ = ["run"]
@@ -19,13 +20,15 @@ __all__ = ["run"]
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Diff OLD and NEW; exit status 1 unless they are equivalent."""
     for side in (args.old, args.new):
-        if side != DEFAULT_CORPUS and not Path(side).exists():
-            args.subparser.error(f"{side}: no such store or folder (or {DEFAULT_CORPUS})")
+        if not is_release(side) and not Path(side).exists():
+            args.subparser.error(
+                f"{side}: no such store or folder (or {DEFAULT_CORPUS}, @onnx, @onnx==VERSION)"
+            )
     if args.out is not None:
-        reading = [Path(p) for p in (args.old, args.new) if p != DEFAULT_CORPUS]
+        reading = [Path(p) for p in (args.old, args.new) if not is_release(p)]
         check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
     with Progress("comparing", "cases", start="reading both sides") as progress:
-        df = diff(args.old, args.new, progress=progress.step)
+        df = diff(args.old, args.new, progress=progress.step, offline=args.offline)
     if args.out is not None:
         compare.write_report(df, args.out)
     ok = equivalent(df, max_ulp=args.max_ulp, accept=args.accept)
@@ -35,6 +38,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     old_cases = df.loc[df["status"] != "added", "case"].nunique()
     new_cases = df.loc[df["status"] != "removed", "case"].nunique()
     lines += [("cases", f"{old_cases} old, {new_cases} new")]
+    made = df.attrs.get("onnx_arrow", {})
+    for side in ("old", "new"):
+        lines.append((f"{side} from", source_text(made.get(f"{side}_provenance"))))
     print_fields(lines, out)
     changed = df[~ok]
     if len(changed):

@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,12 +14,14 @@ import onnx
 
 from onnx_arrow.cli._shared import EXIT_OK, PROG
 from onnx_arrow.cli.work._shared import (
+    DataError,
     bytes_text,
     check_file_target,
     count_cases,
     default_total,
     print_fields,
     starting,
+    warnings_as_lines,
 )
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.corpus import (
@@ -31,7 +32,14 @@ from onnx_arrow.corpus import (
     write_dataset,
     write_store,
 )
-from onnx_arrow.errors import OnnxArrowWarning
+from onnx_arrow.corpus.release_dataset import VERSION_FOLDER
+from onnx_arrow.corpus.releases import (
+    folder_provenance,
+    installed_provenance,
+    is_release,
+    parse_release,
+    release_source,
+)
 
 __all__ = ["run"]
 
@@ -42,13 +50,39 @@ def _default_corpus_name() -> str:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Import SRC (or the default corpus) into OUT and print the summary; exit status 0."""
-    with _warnings_as_lines():
+    with warnings_as_lines():
         return _run(args, out)
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
+    with contextlib.ExitStack() as stack:
+        return _import(args, out, stack)
+
+
+def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) -> int:
     out_path = Path(args.out)
-    if args.src is not None:
+    release = is_release(args.src) or args.src is None
+    if args.partition_by == "onnx_version" and not release:
+        args.subparser.error("--partition-by onnx_version takes a release: @onnx or @onnx==VERSION")
+    # a release appended to a dataset store of releases, or to nothing yet, gets a folder
+    by_version = release and (
+        args.partition_by == "onnx_version"
+        or (args.append and (_has_versions(out_path) or _starts_releases(args.src, out_path)))
+    )
+    as_dataset = (
+        args.dataset
+        or args.append
+        or args.partition_by is not None
+        or (args.part_bytes is not None or args.part_cases is not None)
+    )
+    if args.append and args.force:
+        args.subparser.error("--append adds to OUT and --force replaces it: give one")
+    if by_version:  # checked before any work: the release's version is in its name
+        version = parse_release(args.src or "@onnx").version or onnx.__version__
+        out_path = _version_folder(out_path, version, force=args.force)
+    elif not as_dataset:
+        check_file_target(out_path, force=args.force)
+    if args.src is not None and not release:
         src = Path(args.src)
         if _is_within(out_path, src):
             args.subparser.error(
@@ -60,22 +94,26 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         if args.case is not None:  # the cases chosen, listed now: a pattern that finds none
             total = sum(1 for _ in folder.refs())  # is refused before any work
         described = str(src)
+        prov = folder_provenance(src)
     else:
-        source = default_source(cases=args.case)
-        total = default_total(source) if args.case is None else _unknown
-        described = _default_corpus_name()
+        spec = parse_release(args.src or "@onnx")
+        if spec.installed:
+            source, prov = default_source(cases=args.case), installed_provenance()
+        else:
+            source, prov = stack.enter_context(
+                release_source(spec, cases=args.case, offline=args.offline)
+            )
+        described = (
+            _default_corpus_name() if spec.installed else f"onnx {prov['onnx']} ({_origin(prov)})"
+        )
+        if args.case is not None:
+            total = _unknown
+        elif spec.installed:
+            total = default_total(source)
+        else:
+            total = count_cases(Path(getattr(source, "root", ".")))
     if args.case is not None:
         described += ", the cases matching " + ", ".join(map(repr, args.case)) + ","
-    as_dataset = (
-        args.dataset
-        or args.append
-        or args.partition_by is not None
-        or (args.part_bytes is not None or args.part_cases is not None)
-    )
-    if args.append and args.force:
-        args.subparser.error("--append adds to OUT and --force replaces it: give one")
-    if not as_dataset:
-        check_file_target(out_path, force=args.force)
     levels = (
         {}
         if args.compression_level is None
@@ -86,8 +124,10 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     )
     options = WriteOptions(
         **levels,
-        keep_undecodable=args.keep_undecodable,
+        # a release's files are what it shipped: one that does not decode is kept as bytes
+        keep_undecodable=args.keep_undecodable or (release and prov.get("source") != "installed"),
         row_group_cases=args.row_group_cases,
+        provenance=prov,
     )
     with Progress("importing", "cases", start=starting(args.src), total=total) as progress:
         step = progress.step
@@ -99,7 +139,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 part_bytes=args.part_bytes,
                 part_cases=args.part_cases,
                 by_kind=True if args.partition_by == "kind" else None,  # None: as OUT's
-                append=args.append,
+                append=args.append and not by_version,
                 replace=args.force,
                 progress=lambda c: step(c.name),
                 jobs=args.jobs,
@@ -121,6 +161,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if as_dataset:
         parts = len(summary["parts"])
         lines.append(("  parts", f"{parts} added" if args.append else parts))
+    if by_version:
+        lines.append(("  onnx_version", f"{prov['onnx']} (the folder {out_path.name})"))
     lines += [
         (
             "  store size",
@@ -136,28 +178,47 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _origin(prov: dict[str, Any]) -> str:
+    """Where a release's data came from, in a few words."""
+    wheel = prov.get("wheel") or {}
+    made = f"the wheel {wheel.get('file')}"
+    generator = prov.get("generator")
+    if generator and prov.get("source") != "installed":
+        made += f", its node suite generated with numpy {generator.get('numpy')}"
+    return made
+
+
+def _has_versions(folder: Path) -> bool:
+    """Whether a folder is a dataset store of releases (``onnx_version=V`` folders)."""
+    return folder.is_dir() and any(folder.glob("onnx_version=*"))
+
+
+def _starts_releases(src: str | None, folder: Path) -> bool:
+    """Whether ``--append`` of ``src`` to ``folder`` starts a dataset store of releases: a
+    release named by its version (not the installed onnx) appended to no store yet."""
+    if src is None or parse_release(src).installed:
+        return False
+    return not folder.exists() or (folder.is_dir() and not any(folder.iterdir()))
+
+
+def _version_folder(out: Path, version: str, *, force: bool) -> Path:
+    """The folder of ``version`` in the dataset store of releases ``out`` (created if
+    missing); a version it holds already is refused unless ``force``."""
+    if not out.parent.is_dir():
+        raise DataError(f"{out}: the folder to write it into, {out.parent}, does not exist")
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out}: exists and is not a folder; a dataset store of releases is one")
+    target = out / VERSION_FOLDER.format(version)
+    if target.exists() and any(target.iterdir()) and not force:
+        raise DataError(
+            f"{target}: the store holds onnx {version} already; pass --force to replace it"
+        )
+    out.mkdir(exist_ok=True)
+    return target
+
+
 def _unknown() -> None:
     """The number of cases the patterns choose in the default corpus: known at the end."""
-
-
-@contextlib.contextmanager
-def _warnings_as_lines() -> Iterator[None]:
-    """Each :class:`~onnx_arrow.errors.OnnxArrowWarning` raised while importing (a symbolic
-    link skipped), printed once as the command's own warning line."""
-    shown: set[str] = set()
-    with warnings.catch_warnings():
-        others = warnings.showwarning
-
-        def show(message: Any, category: type[Warning], *where: Any, **more: Any) -> None:
-            if not issubclass(category, OnnxArrowWarning):
-                others(message, category, *where, **more)
-            elif str(message) not in shown:
-                shown.add(str(message))
-                print(f"{PROG}: warning: {message}", file=sys.stderr)
-
-        warnings.showwarning = show
-        warnings.simplefilter("always", OnnxArrowWarning)
-        yield
 
 
 def _is_within(path: Path, folder: Path) -> bool:

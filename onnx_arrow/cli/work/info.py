@@ -7,6 +7,7 @@ import argparse
 import os
 import re
 import stat
+import warnings
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -29,13 +30,22 @@ from onnx_arrow.core.model import (
     dtype_of,
     dtype_of_numpy,
     graph_values,
+    holds_model,
     opsets,
+    pair_files,
     read_regular_file,
 )
-from onnx_arrow.corpus import Case, Store
+from onnx_arrow.corpus import Case, CorpusFile, Store
 from onnx_arrow.corpus.facts import store_facts
-from onnx_arrow.corpus.sources import MAX_FILE_BYTES, CorpusError, value_slot
-from onnx_arrow.errors import ExternalDataError, OnnxArrowError
+from onnx_arrow.corpus.releases import is_release, open_release_store, provenance_lines
+from onnx_arrow.corpus.sources import (
+    MAX_FILE_BYTES,
+    CorpusError,
+    folder_model,
+    value_slot,
+    value_slots,
+)
+from onnx_arrow.errors import DeclarationWarning, ExternalDataError, OnnxArrowError
 from onnx_arrow.text import statistics
 
 __all__ = ["run"]
@@ -46,6 +56,9 @@ _DATA_SET: Final = re.compile(r"test_data_set_\d+")
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Describe PATH: a store, a case folder, a model or a .pb value file."""
+    if is_release(args.path):
+        with open_release_store(args.path, offline=args.offline) as store_path:
+            return _info_store(store_path, out)
     path = Path(args.path)
     for_pb = args.model is not None or args.input is not None or args.output is not None
     if path.is_dir() or _is_parquet(path):
@@ -63,7 +76,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _is_dataset(folder: Path) -> bool:
     """A folder of Parquet parts (at its top or one level down), not a case folder."""
-    if (folder / "model.onnx").exists():
+    if _model_file(folder) is not None:
         return False
     return any(True for pattern in ("*.parquet", "*/*.parquet") for _ in folder.glob(pattern))
 
@@ -102,27 +115,64 @@ def _info(
 
 def _case_folder_type(path: Path) -> tuple[str, TypeProto] | None:
     """The declared type of ``test_data_set_N/input_K.pb`` (or ``output_K.pb``) from the
-    ``model.onnx`` of the case folder it sits in; None for a file outside one."""
+    model of the case folder it sits in (``model.onnx``, or its one ``NAME.onnx``), paired
+    as import pairs it (by the name inside the file, else K); None for a file outside one."""
     m = _VALUE_FILE.fullmatch(path.name)
-    model_file = path.parent.parent / "model.onnx"
-    if m is None or not _DATA_SET.fullmatch(path.parent.name) or not model_file.is_file():
+    if m is None or not _DATA_SET.fullmatch(path.parent.name):
         return None
-    io, index = m.group(1), int(m.group(2))
+    folder = path.parent.parent
+    model_file = _model_file(folder)
+    if model_file is None:
+        return None
+    io, number = m.group(1), int(m.group(2))
     model = _read_model(str(model_file))
-    type_proto = declared_type(model, io, index)
-    if type_proto is None:
+    siblings = {}
+    for entry in path.parent.iterdir():
+        found = _VALUE_FILE.fullmatch(entry.name)
+        if found is not None and found.group(1) == io:
+            siblings[int(found.group(2))] = _read_file(entry)
+    pairing = pair_files(io, model, siblings)[number]
+    index = pairing.index
+    type_proto = None if index is None else declared_type(model, io, index)
+    if index is None or type_proto is None:
+        why = pairing.reason or f"the model declares no type for {io} {index}"
         raise DataError(
-            f"{path}: its case folder's model {model_file} declares no {io} {index}; pass "
-            "--model MODEL.onnx --input K (or --output K) to type it"
+            f"{path}: its case folder's model {model_file}: {why}; pass --model MODEL.onnx "
+            "--input K (or --output K) to type it"
         )
     name = graph_values(model, io)[index].name
-    return f"{model_file}: {io} {index} {name!r} (its case folder's model)", type_proto
+    how = "" if pairing.name is None or index == number else ", named by the file"
+    return f"{model_file}: {io} {index} {name!r} (its case folder's model{how})", type_proto
+
+
+def _model_file(folder: Path) -> Path | None:
+    """The model of a case folder, as import finds it: ``model.onnx``, or its one
+    ``NAME.onnx`` beside ``test_data_set_N`` folders."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return None
+    owner = folder_model(
+        [e.name for e in entries if not e.is_dir()], [e.name for e in entries if e.is_dir()]
+    )
+    return folder / owner if owner else None
+
+
+def _read_file(path: Path) -> bytes:
+    try:
+        return read_regular_file(str(path), max_bytes=MAX_FILE_BYTES, where=str(path))
+    except CorpusError as exc:
+        raise DataError(str(exc)) from None
 
 
 def _info_value(path: str, declared: str | None, type_proto: TypeProto | None, out: TextIO) -> int:
     try:
-        arr = onnx_arrow.read_pb(path, type_proto, base_dir=Path(path).parent, exact=True)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", DeclarationWarning)
+            arr = onnx_arrow.read_pb(path, type_proto, base_dir=Path(path).parent, exact=True)
     except OnnxArrowError as exc:
+        if type_proto is None and _is_readable(path) and holds_model(_read_file(Path(path))):
+            raise DataError(str(exc)) from None  # read_pb says so, with the fix
         if type_proto is None and _is_readable(path) and not isinstance(exc, ExternalDataError):
             # the bytes, not the file, are the problem: say what was tried and what to do
             raise DataError(_not_a_tensor(path, exc)) from None
@@ -132,6 +182,13 @@ def _info_value(path: str, declared: str | None, type_proto: TypeProto | None, o
     lines: list[tuple[str, object]] = [("file", path)]
     lines.append(("typed by", declared or "(no model: read as a TensorProto)"))
     lines.append(("name", message.name or "(none)"))
+    if type_proto is not None and any(issubclass(w.category, DeclarationWarning) for w in said):
+        lines.append(
+            (
+                "contradicts",
+                f"the declared {declared_type_text(type_proto)}: read with its own type",
+            )
+        )
     if type_proto is not None and type_proto.WhichOneof("value") != "tensor_type":
         lines += [
             ("declared", declared_type_text(type_proto)),
@@ -285,43 +342,58 @@ def _info_store(path: Path, out: TextIO) -> int:
     lines.append(("element rows", roles.get("element", 0)))
     lines.append(("tensors", f"{facts.tensors} (value and element rows, by dtype)"))
     lines += [(f"  {name}", n) for name, n in facts.dtypes.items()]
+    if facts.contradicting:
+        lines.append(
+            (
+                "contradicting",
+                f"{facts.contradicting} values hold another type than their model declares "
+                "(kept as they are; the declared column says what is declared)",
+            )
+        )
+    lines += provenance_lines(store.metadata.get("provenance"))
     print_fields(lines, out)
     return EXIT_OK
 
 
 def _info_case(folder: Path, out: TextIO) -> int:
-    model_file = folder / "model.onnx"
-    if not model_file.exists():
-        raise DataError(
-            f"{folder}: a folder without model.onnx; info takes a case folder, a store "
-            "(.parquet) or a .pb file"
-        )
+    model_file = _model_file(folder)
+    if model_file is None:
+        return _info_case_without_model(folder, out)
     model = _read_model(str(model_file))
-    # value_slot reads a value's slot by the case's layout; a case of only its model
-    # file is that layout, the files themselves are read below
-    case = Case("", "", [], "model.onnx")
+    rels = [rel for rel in tree_files(folder) if rel != model_file.name]
+    # the value files are paired with the model as import pairs them: their bytes are read
+    layout = Case("", "", [], model_file.name)
+    files = [CorpusFile(rel, _read_file(folder / rel)) for rel in rels if value_slot(layout, rel)]
+    slots = value_slots(Case("", "", files, model_file.name), model)
     lines: list[tuple[str, object]] = [
         ("case", folder),
-        ("model", f"model.onnx, {bytes_text(model_file.stat().st_size)}"),
+        ("model", f"{model_file.name}, {bytes_text(model_file.stat().st_size)}"),
         ("ir_version", model.ir_version),
         ("opsets", opsets(model)),
     ]
     lines += _io_lines(model)
     data_sets: dict[int | None, list[tuple[tuple[bool, int], str, str, str]]] = {}
     others: list[tuple[str, object]] = []
-    for rel in tree_files(folder):
-        if rel == "model.onnx":
-            continue
-        slot = value_slot(case, rel)
+    for rel in rels:
+        slot = slots.get(rel)
         if slot is None:
             others.append((f"  {rel}", bytes_text(os.lstat(folder / rel).st_size)))
             continue
-        n, io, index = slot
-        name, text = _value_text(folder, rel, model, io, index)
-        data_sets.setdefault(n, []).append(((io != "input", index), Path(rel).name, name, text))
+        if slot.index is None:
+            name, text = "", f"{slot.reason}: kept as a file"
+        else:
+            name, text = _value_text(folder, rel, model, slot.io, slot.index)
+        order = (slot.io != "input", slot.number)
+        data_sets.setdefault(slot.data_set, []).append((order, Path(rel).name, name, text))
     names = max((len(v[2]) for values in data_sets.values() for v in values), default=0)
     for n in sorted(data_sets, key=lambda n: -1 if n is None else n):
-        lines.append((f"test_data_set_{n}" if n is not None else "values", ""))
+        no_outputs = all(order[0] is False for order, *_ in data_sets[n])
+        lines.append(
+            (
+                f"test_data_set_{n}" if n is not None else "values",
+                "no expected outputs: compare and run skip it" if no_outputs else "",
+            )
+        )
         lines += [
             (f"  {file}", f"{name:<{names}}  {text}")
             for _, file, name, text in sorted(data_sets[n])
@@ -329,6 +401,36 @@ def _info_case(folder: Path, out: TextIO) -> int:
     if others:
         lines.append(("other files", len(others)))
         lines += others
+    print_fields(lines, out)
+    return EXIT_OK
+
+
+def _info_case_without_model(folder: Path, out: TextIO) -> int:
+    """A case folder whose model is missing (data sets, or a ``data.json``): its files, as
+    import stores them, and why nothing in it can be run; any other folder is refused."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError as exc:
+        raise DataError(f"{folder}: cannot be listed ({exc.strerror or exc})") from None
+    files = [e.name for e in entries if not e.is_dir()]
+    owner = folder_model(files, [e.name for e in entries if e.is_dir()])
+    if owner is None:
+        raise DataError(
+            f"{folder}: a folder without a model (model.onnx, or one NAME.onnx beside "
+            "test_data_set_N folders) or data sets; info takes a case folder, a store "
+            "(.parquet) or a .pb file"
+        )
+    rels = list(tree_files(folder))
+    lines: list[tuple[str, object]] = [
+        ("case", folder),
+        (
+            "model",
+            "none: import stores its files as they are, and compare and run report it "
+            "skipped (put its model beside its data sets as model.onnx to type them)",
+        ),
+        ("files", len(rels)),
+    ]
+    lines += [(f"  {rel}", bytes_text(os.lstat(folder / rel).st_size)) for rel in rels]
     print_fields(lines, out)
     return EXIT_OK
 
@@ -341,11 +443,16 @@ def _value_text(folder: Path, rel: str, model: ModelProto, io: str, index: int) 
         return "", f"the model declares no {io} {index}: kept as a file"
     path = folder / rel
     try:
-        arr = onnx_arrow.read_pb(path, type_proto, base_dir=path.parent, follow_symlinks=False)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", DeclarationWarning)
+            arr = onnx_arrow.read_pb(path, type_proto, base_dir=path.parent, follow_symlinks=False)
     except OnnxArrowError as exc:
         raise (exc if str(path) in str(exc) else exc.at(str(path))) from None
     value = onnx_arrow.to_pylist(arr, strings="bytes")[0]
-    return infos[index].name, _describe(value, type_proto)
+    text = _describe(value, type_proto)
+    if any(issubclass(w.category, DeclarationWarning) for w in said):
+        text += f" (contradicts the declared {declared_type_text(type_proto)})"
+    return infos[index].name, text
 
 
 def _describe(value: Any, type_proto: TypeProto) -> str:

@@ -10,8 +10,14 @@ from typing import Any, TextIO
 
 from onnx_arrow import compare
 from onnx_arrow.cli._shared import EXIT_OK, settle_timeout
-from onnx_arrow.cli.work._shared import bytes_text, check_file_target, print_fields
+from onnx_arrow.cli.work._shared import (
+    bytes_text,
+    check_file_target,
+    print_fields,
+    warnings_as_lines,
+)
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
 
 __all__ = ["backend", "run"]
@@ -26,13 +32,24 @@ def backend(args: argparse.Namespace) -> Any:
                 "--backend-logs applies to --backend; --runner's stderr is "
                 "quoted in the errors it causes"
             )
+        if args.providers is not None or args.session_option:
+            args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
         try:
             return compare.CommandRunner(args.runner, timeout=args.timeout)
         except compare.CompareError as exc:
             args.subparser.error(f"--runner: {exc.message}")
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
-    return compare.backend_named(args.backend or "reference")
+    try:
+        providers = args.providers  # "A,B": OnnxruntimeBackend splits it
+        options = dict(parse_session_option(text) for text in args.session_option)
+        if (providers is not None or options) and args.backend != "onnxruntime":
+            args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
+        return compare.resolve_backend(
+            args.backend or "reference", providers=providers, session_options=options
+        )
+    except compare.BackendSpecError as exc:
+        args.subparser.error(exc.message)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -42,7 +59,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     store = Store(args.store)
     check_file_target(out_path, force=args.force, reading=[store.path])
     total = len(compare.select_cases(store, args.case))
-    with Progress("running", "cases", total=total) as progress:
+    with warnings_as_lines(), Progress("running", "cases", total=total) as progress:
         counts = compare.write_actual(
             store,
             chosen,
@@ -61,7 +78,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             ("data sets", counts["data_sets"]),
             ("outputs", counts["outputs"]),
             ("backend errors", f"{counts['errors']} data sets"),
-            ("skipped", f"{counts['skipped']} cases (no model or no data sets)"),
+            (
+                "skipped",
+                f"{counts['skipped']} (cases without a model or data sets, data sets "
+                "without expected outputs)",
+            ),
             ("kept as bytes", f"{counts['kept_as_bytes']} files (not decodable as declared)"),
             ("size", bytes_text(counts["bytes"])),
         ],

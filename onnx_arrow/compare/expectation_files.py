@@ -1,0 +1,660 @@
+"""The expectation files backend projects keep, read as they are: onnx-arrow's own patterns
+(lines or JSON) and onnxruntime's ``onnx_backend_test_series_filters.jsonc`` and
+``onnx_backend_test_series_overrides.jsonc``, told apart by their content.
+
+Every entry becomes a :class:`Pattern`: the regular expression, with where it came from
+(file and line, and the onnxruntime list), why (the entry's comment) and when it applies
+(:class:`Clause`\\ s on the corpus's opset and onnx version; those on the provider and
+the platform are settled as the file is read).
+
+onnxruntime's files are read the way its ``onnx_backend_test_series.py`` reads them:
+``//`` starts a comment (the rest of the line); of the filters' named lists, those the
+script applies for the provider (:data:`ONNXRUNTIME_LISTS`), each entry a regex or an
+``[opset regex, test regex]`` pair that applies when the opset regex matches
+(``re.match``) ``opset<N>``, N the highest opset of the onnx release that built the
+corpus; plus the ``(FLOAT16)`` exclusion the script makes itself.  Its entries are skip
+patterns.  The overrides give each test named in ``rtol_overrides`` / ``atol_overrides``
+(by its exact name) its tolerances, the others ``rtol_default`` / ``atol_default``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+
+from onnx_arrow.core.model import load_json, read_regular_file
+from onnx_arrow.errors import CompareError, CorpusError
+
+__all__ = [
+    "ONNXRUNTIME_ALWAYS",
+    "ONNXRUNTIME_LISTS",
+    "Clause",
+    "Pattern",
+    "PatternLists",
+    "check_tolerance",
+    "check_ulp",
+    "highest_opset",
+    "holds",
+    "parse_clauses",
+    "parse_tolerance",
+    "platform_bits",
+    "read_patterns",
+    "supports_device",
+]
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One condition of a pattern: ``subject op value``.
+
+    Subjects: ``opset`` (the highest opset of the onnx release that built the corpus; ``~``
+    matches a regular expression against ``opset<N>`` as onnxruntime's pairs do), ``onnx``
+    (that release, compared on the parts given: ``onnx=1.16`` holds for 1.16.2),
+    ``provider`` (``=`` the device supports that provider, as onnxruntime's
+    ``supports_device`` says; ``!=`` it does not) and ``bits`` (of the platform, 32 or 64).
+    """
+
+    subject: str
+    op: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.subject}{self.op}{self.value}"
+
+    @property
+    def of_corpus(self) -> bool:
+        """Whether it is settled by the corpus (opset, onnx), not by the reader."""
+        return self.subject in ("opset", "onnx")
+
+
+class Pattern(str):
+    """A pattern of an expectation file: the text of its regular expression, with where it
+    came from (``where``, ``file:line``; ``group``, the onnxruntime list), why
+    (``reason``, its comment) and when it applies (``when``, clauses on the corpus).
+
+    It is that text everywhere a ``str`` is; its ``repr`` names where it came from and
+    why, so that a report's ``detail`` (``skip pattern '^test_adam' (filters.jsonc:61
+    current_failing_tests: NOT_IMPLEMENTED ...)``) says it.
+
+    >>> p = Pattern("^test_adam", where="f.jsonc:3", group="current_failing_tests")
+    >>> p == "^test_adam", repr(p)
+    (True, "'^test_adam' (f.jsonc:3 current_failing_tests)")
+    """
+
+    where: str | None
+    group: str | None
+    reason: str | None
+    when: tuple[Clause, ...]
+
+    def __new__(
+        cls,
+        text: str,
+        *,
+        where: str | None = None,
+        group: str | None = None,
+        reason: str | None = None,
+        when: Sequence[Clause] = (),
+    ) -> Pattern:
+        self = super().__new__(cls, text)
+        self.where, self.group, self.reason, self.when = where, group, reason, tuple(when)
+        return self
+
+    def __repr__(self) -> str:
+        place = " ".join(x for x in (self.where, self.group) if x)
+        about = ": ".join(x for x in (place, self.reason) if x)
+        return f"{str.__repr__(self)} ({about})" if about else str.__repr__(self)
+
+
+class PatternLists(NamedTuple):
+    """What an expectation file gives: skip and xfail patterns, tolerances ``(pattern,
+    rtol, atol)`` and ULP budgets ``(pattern, ulp)``, in the file's order."""
+
+    skip: list[str]
+    xfail: list[str]
+    tolerance: list[tuple[str, float, float]]
+    ulp: list[tuple[str, int]]
+
+
+#: The script's own exclusion, made for every provider whatever the files say.
+ONNXRUNTIME_ALWAYS: Final = (("(FLOAT16)", "the script excludes it itself: type not supported"),)
+
+
+def _always(device: str, bits: int) -> bool:
+    return True
+
+
+def _provider(*names: str) -> Callable[[str, int], bool]:
+    return lambda device, bits: any(supports_device(device, n) for n in names)
+
+
+#: The lists of onnxruntime's filters file its ``onnx_backend_test_series.py`` applies,
+#: and for which device (as ``onnxruntime.get_device()`` names it) and platform.  A list
+#: the script does not apply (``failing_permanently_nodejs_binding``) is not read.
+ONNXRUNTIME_LISTS: Final[Mapping[str, Callable[[str, int], bool]]] = {
+    "current_failing_tests": _always,
+    "current_failing_tests_x86": lambda device, bits: bits == 32,
+    "current_failing_tests_DNNL": _provider("DNNL"),
+    "current_failing_tests_NNAPI": _provider("NNAPI"),
+    "current_failing_tests_OPENVINO_GPU": _provider("OPENVINO_GPU"),
+    "current_failing_tests_OPENVINO_CPU_FP32": _provider("OPENVINO_CPU"),
+    "current_failing_tests_OPENVINO_CPU_FP16": _provider("OPENVINO_CPU"),
+    "current_failing_tests_OPENVINO_NPU": _provider("OPENVINO_NPU"),
+    "current_failing_tests_OPENVINO_opset18": _provider("OPENVINO"),
+    "current_failing_tests_MIGRAPHX": _provider("MIGRAPHX"),
+    "current_failing_tests_WEBGPU": _provider("WEBGPU"),
+    "current_failing_tests_QNN": _provider("QNN"),
+    "current_failing_tests_pure_DML": lambda device, bits: (
+        supports_device(device, "DML") and not supports_device(device, "GPU")
+    ),
+    "tests_with_pre_opset7_dependencies": _always,
+    "unsupported_usages": _always,
+    "failing_permanently": _always,
+    "test_with_types_disabled_due_to_binary_size_concerns": _always,
+}
+
+
+def supports_device(device: str, name: str) -> bool:
+    """Whether onnxruntime built for ``device`` (``"CPU"``, ``"GPU"``, ``"CPU-DNNL"``,
+    ``"GPU-DML"``: what ``onnxruntime.get_device()`` says) supports ``name``, as
+    onnxruntime's backend answers ``supports_device`` (``CUDA`` is ``GPU``).
+
+    >>> supports_device("CPU-DNNL", "DNNL"), supports_device("CPU", "DML")
+    (True, False)
+    """
+    name = "GPU" if name == "CUDA" else name
+    return f"-{name}" in device or f"{name}-" in device or name == device
+
+
+def highest_opset(onnx_version: str) -> int:
+    """The highest ai.onnx opset of the onnx release ``onnx_version`` (``1.16.2``: its
+    ``major.minor`` row of ``onnx.helper.VERSION_TABLE``).
+
+    Raises
+    ------
+    CompareError
+        If the installed onnx does not know that release.
+    """
+    from onnx import __version__ as installed
+    from onnx.helper import VERSION_TABLE
+
+    key = _version(onnx_version)[:2]
+    opsets = [row[2] for row in VERSION_TABLE if _version(row[0])[:2] == key]
+    if not opsets:
+        raise CompareError(
+            f"onnx {onnx_version} is not in onnx.helper.VERSION_TABLE of the installed onnx "
+            f"{installed}, so its highest opset is unknown; install an onnx at least as new"
+        )
+    return max(opsets)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = re.match(r"\d+(?:\.\d+)*", text.strip())
+    if parts is None:
+        raise CompareError(f"{text!r} is not a version; give one like 1.16 or 1.16.2")
+    return tuple(int(p) for p in parts[0].split("."))
+
+
+_COMPARE: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
+    "=": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+_CLAUSE: Final = re.compile(r"(opset|onnx|provider|bits)(>=|<=|!=|=|<|>|~)([^<>=!~\s]\S*)")
+_OPS: Final[Mapping[str, tuple[str, ...]]] = {
+    "opset": ("=", "!=", "<", "<=", ">", ">=", "~"),
+    "onnx": ("=", "!=", "<", "<=", ">", ">="),
+    "provider": ("=", "!="),
+    "bits": ("=", "!="),
+}
+
+
+def parse_clauses(text: str) -> tuple[Clause, ...]:
+    """The clauses of ``when`` text: terms like ``opset>=18``, ``onnx<1.17``,
+    ``provider=DML``, ``provider!=CUDA``, ``bits=32``, ``opset~opset1[0-9]``, apart by
+    spaces or commas.
+
+    >>> [str(c) for c in parse_clauses("opset>=18, onnx<1.17 provider=DML")]
+    ['opset>=18', 'onnx<1.17', 'provider=DML']
+
+    Raises
+    ------
+    CompareError
+        If a term is not one of those.
+    """
+    clauses = []
+    for term in re.split(r"[\s,]+", text.strip()):
+        found = _CLAUSE.fullmatch(term)
+        if found is None or found[2] not in _OPS[found[1]]:
+            raise CompareError(
+                f"condition {term!r}: expected opset, onnx, provider or bits, an operator "
+                "and a value: 'opset>=18', 'onnx<1.17', 'provider=DML', 'opset~opset1[0-9]'"
+            )
+        clause = Clause(found[1], found[2], found[3])
+        try:
+            if clause.subject in ("opset", "bits") and clause.op != "~":
+                int(clause.value)
+            elif clause.subject == "onnx":
+                _version(clause.value)
+            elif clause.op == "~":
+                re.compile(clause.value)
+        except (ValueError, re.error) as exc:
+            raise CompareError(f"condition {term!r}: {exc}") from None
+        clauses.append(clause)
+    return tuple(clauses)
+
+
+def holds(clause: Clause, *, device: str, bits: int, onnx_version: str, opset: int) -> bool:
+    """Whether ``clause`` holds for that device, platform and corpus."""
+    if clause.subject == "provider":
+        return supports_device(device, clause.value) == (clause.op == "=")
+    if clause.subject == "bits":
+        return _COMPARE[clause.op](bits, int(clause.value))
+    if clause.subject == "onnx":
+        wanted = _version(clause.value)
+        return _COMPARE[clause.op](_version(onnx_version)[: len(wanted)], wanted)
+    if clause.op == "~":
+        return re.match(clause.value, f"opset{opset}") is not None
+    return _COMPARE[clause.op](opset, int(clause.value))
+
+
+def platform_bits() -> int:
+    """The bits of this platform, as onnxruntime's script tells them."""
+    return 32 if platform.architecture()[0] == "32bit" else 64
+
+
+def read_patterns(
+    path: str | os.PathLike[str], *, provider: str = "CPU", bits: int | None = None
+) -> PatternLists:
+    """The patterns of an expectation file, for onnxruntime built for ``provider`` (its
+    ``get_device()``: ``CPU``, ``GPU``, ``CPU-DNNL``, ``GPU-DML``...) on a platform of
+    ``bits`` (this one's unless given).
+
+    onnx-arrow's lines (``skip REGEX``, ``xfail REGEX``, ``tolerance REGEX=RTOL,ATOL``,
+    ``tolerance REGEX ulp=N``, each optionally followed by ``when CLAUSES`` and a
+    ``# reason``), its JSON, and onnxruntime's filters and overrides files (see the
+    module), told apart by their content.  An entry whose provider or platform
+    clauses do not hold is left out; its corpus clauses stay in its :class:`Pattern`.
+
+    Raises
+    ------
+    CompareError
+        If the file cannot be read or is none of those; the error names the file and line.
+    """
+    where = os.fspath(path)
+    try:
+        # a file the caller names may be a symlink; read_regular_file refuses one
+        data = read_regular_file(
+            os.path.realpath(where),
+            max_bytes=_MAX_PATTERNS_FILE,
+            where=where,
+            fix="pass a text or JSON file",
+        )
+    except CorpusError as exc:
+        raise CompareError(exc.message, where=where) from None
+    text = data.decode("utf-8", "replace")
+    reader = _Reader(where, provider, platform_bits() if bits is None else bits)
+    if text.lstrip().startswith(("{", "[", "//")):
+        return reader.json(text)
+    return reader.lines(text)
+
+
+#: Largest patterns file read (onnxruntime's filters file is about 50 KB).
+_MAX_PATTERNS_FILE: Final = 16 << 20
+
+#: A ``tolerance`` line's ULP budget: ``REGEX ulp=N``.
+_ULP_LINE: Final = re.compile(r"(.*?\S)\s+ulp=(\d+)")
+#: A line's reason: a ``#`` after a space, to the end of the line.
+_REASON: Final = re.compile(r"\s#(?:\s|$)")
+#: A line's conditions: ``when`` between spaces, the last one.
+_WHEN: Final = re.compile(r"\s+when\s+(?!.*\swhen\s)")
+
+
+@dataclass
+class _Reader:
+    where: str
+    device: str
+    bits: int
+
+    def keep(self, when: Sequence[Clause]) -> bool:
+        """Whether the reader's clauses hold (the corpus's are settled later)."""
+        return all(
+            holds(c, device=self.device, bits=self.bits, onnx_version="0", opset=0)
+            for c in when
+            if not c.of_corpus
+        )
+
+    def pattern(
+        self,
+        text: str,
+        line: int | None,
+        group: str | None,
+        reason: str | None,
+        when: Sequence[Clause] = (),
+    ) -> Pattern:
+        return Pattern(
+            text,
+            where=self.where if line is None else f"{self.where}:{line}",
+            group=group,
+            reason=reason,
+            when=tuple(c for c in when if c.of_corpus),
+        )
+
+    def lines(self, text: str) -> PatternLists:
+        found = PatternLists([], [], [], [])
+        for number, line, above in _commented_lines(text, "#"):
+            body, reason = line, above
+            marker = _REASON.search(body)
+            if marker is not None:
+                body, reason = body[: marker.start()].rstrip(), body[marker.end() :].strip()
+            when: tuple[Clause, ...] = ()
+            split = _WHEN.search(body)
+            try:
+                if split is not None:
+                    body, when = body[: split.start()], parse_clauses(body[split.end() :])
+                word, _, rest = body.partition(" ")
+                rest = rest.strip()
+                if word not in ("skip", "xfail", "tolerance") or not rest:
+                    raise CompareError(
+                        "expected 'skip REGEX', 'xfail REGEX' or 'tolerance REGEX=RTOL,ATOL' "
+                        f"(or 'tolerance REGEX ulp=N'), then 'when CLAUSES' and '# reason' if "
+                        f"need be, got {line!r}"
+                    )
+                if not self.keep(when):
+                    continue
+                budget = _ULP_LINE.fullmatch(rest) if word == "tolerance" else None
+                if budget is not None:
+                    p = self.pattern(budget[1], number, None, reason or None, when)
+                    found.ulp.append((p, int(budget[2])))
+                elif word == "tolerance":
+                    regex, rtol, atol = parse_tolerance(rest)
+                    p = self.pattern(regex, number, None, reason or None, when)
+                    found.tolerance.append((p, rtol, atol))
+                else:
+                    getattr(found, word).append(
+                        self.pattern(rest, number, None, reason or None, when)
+                    )
+            except CompareError as exc:
+                raise CompareError(f"line {number}: {exc.message}", where=self.where) from None
+        return found
+
+    def json(self, text: str) -> PatternLists:
+        try:
+            doc = load_json(text, what="the patterns file", where=self.where, error=CompareError)
+        except CompareError:
+            if "//" not in text:
+                raise
+            code = "\n".join(line.partition("//")[0] for line in text.splitlines())
+            doc = load_json(code, what="the patterns file", where=self.where, error=CompareError)
+        if not isinstance(doc, dict):
+            raise CompareError(_KINDS, where=self.where)
+        if set(doc) <= {"skip", "xfail", "tolerance"}:
+            return self.own_json(doc)
+        if set(doc) & {"rtol_default", "atol_default", "rtol_overrides", "atol_overrides"}:
+            return self.overrides(doc, text)
+        if all(isinstance(v, list) for v in doc.values()):
+            return self.filters(doc, text)
+        raise CompareError(_KINDS, where=self.where)
+
+    def own_json(self, doc: dict[str, Any]) -> PatternLists:
+        for key in ("skip", "xfail"):
+            values = doc.get(key, [])
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise CompareError(f"{key} must be a list of strings", where=self.where)
+        tolerances = doc.get("tolerance", {})
+        if not isinstance(tolerances, dict) or not all(
+            (isinstance(v, list) and len(v) == 2 and all(_is_number(x) for x in v))
+            or (isinstance(v, dict) and list(v) == ["ulp"] and _is_count(v["ulp"]))
+            for v in tolerances.values()
+        ):
+            raise CompareError(
+                "tolerance must map patterns to [RTOL, ATOL] or to a ULP budget "
+                '{"ulp": N}: {"test_dft": [1e-2, 1e-4], "test_softmax": {"ulp": 4}}',
+                where=self.where,
+            )
+        return PatternLists(
+            [self.pattern(v, None, "skip", None) for v in doc.get("skip", [])],
+            [self.pattern(v, None, "xfail", None) for v in doc.get("xfail", [])],
+            [
+                (self.pattern(k, None, "tolerance", None), float(v[0]), float(v[1]))
+                for k, v in tolerances.items()
+                if isinstance(v, list)
+            ],
+            [
+                (self.pattern(k, None, "tolerance", None), int(v["ulp"]))
+                for k, v in tolerances.items()
+                if isinstance(v, dict)
+            ],
+        )
+
+    def filters(self, doc: dict[str, Any], text: str) -> PatternLists:
+        """onnxruntime's filters file: the lists the script applies, as skip patterns."""
+        scanned = _scan_jsonc(text)
+        skip: list[str] = [  # not the file's: where is None
+            Pattern(regex, group="onnx_backend_test_series.py", reason=why)
+            for regex, why in ONNXRUNTIME_ALWAYS
+        ]
+        for name, entries in doc.items():
+            if not all(
+                isinstance(e, str)
+                or (isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e))
+                for e in entries
+            ):
+                raise CompareError(
+                    f"list {name!r}: expected regexes and [opset regex, test regex] pairs",
+                    where=self.where,
+                )
+            if name not in ONNXRUNTIME_LISTS or not ONNXRUNTIME_LISTS[name](self.device, self.bits):
+                continue
+            located = scanned.get(name, [])
+            if [e.value for e in located] != entries:  # laid out unlike the file's own
+                located = [_Scanned(e, None, None) for e in entries]
+            for entry in located:
+                when: tuple[Clause, ...] = ()
+                regex = entry.value
+                if isinstance(regex, list):
+                    when, regex = (Clause("opset", "~", regex[0]),), regex[1]
+                try:
+                    re.compile(regex)
+                    for clause in when:
+                        re.compile(clause.value)
+                except re.error as exc:
+                    line = f"line {entry.line}: " if entry.line else ""
+                    raise CompareError(
+                        f"{line}list {name!r}: {entry.value!r} is not a regular expression ({exc})",
+                        where=self.where,
+                    ) from None
+                skip.append(self.pattern(regex, entry.line, name, entry.reason, when))
+        return PatternLists(skip, [], [], [])
+
+    def overrides(self, doc: dict[str, Any], text: str) -> PatternLists:
+        """onnxruntime's overrides file: a tolerance for each test it names, then the
+        defaults for every other test."""
+        missing = [
+            k
+            for k in ("rtol_default", "atol_default", "rtol_overrides", "atol_overrides")
+            if k not in doc
+        ]
+        if missing:
+            raise CompareError(
+                f"an onnxruntime overrides file needs rtol_default, atol_default, "
+                f"rtol_overrides and atol_overrides; {', '.join(missing)} missing",
+                where=self.where,
+            )
+        rtol, atol = doc["rtol_default"], doc["atol_default"]
+        by_test: dict[str, dict[str, Any]] = {}
+        for key in ("rtol_overrides", "atol_overrides"):
+            if not isinstance(doc[key], dict) or not all(_is_number(v) for v in doc[key].values()):
+                raise CompareError(f"{key} must map test names to numbers", where=self.where)
+            for test, value in doc[key].items():
+                by_test.setdefault(test, {})[key] = value
+        if not (_is_number(rtol) and _is_number(atol)):
+            raise CompareError("rtol_default and atol_default must be numbers", where=self.where)
+        lines = {(entry.group, entry.value): entry for entry in _scan_jsonc(text, keys=True)[""]}
+        tolerance: list[tuple[str, float, float]] = []
+        for test, given in by_test.items():
+            key = "rtol_overrides" if "rtol_overrides" in given else "atol_overrides"
+            entry = lines.get((key, test), _Scanned(test, None, None))
+            p = self.pattern(f"^{re.escape(test)}$", entry.line, key, entry.reason)
+            values = (given.get("rtol_overrides", rtol), given.get("atol_overrides", atol))
+            tolerance.append((p, float(values[0]), float(values[1])))
+        entry = lines.get((None, "rtol_default"), _Scanned("rtol_default", None, None))
+        default = self.pattern(".*", entry.line, "rtol_default, atol_default", None)
+        tolerance.append((default, float(rtol), float(atol)))
+        return PatternLists([], [], tolerance, [])
+
+
+_KINDS: Final = (
+    "expected onnx-arrow's patterns JSON {skip, xfail, tolerance}, onnxruntime's filters "
+    "file (named lists of regexes) or its overrides file (rtol_default, atol_default, "
+    "rtol_overrides, atol_overrides)"
+)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _is_count(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _commented_lines(text: str, mark: str) -> Iterator[tuple[int, str, str | None]]:
+    """The lines of ``text`` that hold something, with the comment block above the run
+    of lines they belong to (a run ends at a blank line or a comment)."""
+    heading: list[str] = []
+    in_comment = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            heading, in_comment = [], False
+        elif line.startswith(mark):
+            comment = line.lstrip(mark).strip()
+            heading = [*heading, comment] if in_comment else [comment]
+            in_comment = True
+        else:
+            in_comment = False
+            yield number, line, " ".join(heading) or None
+
+
+@dataclass(frozen=True)
+class _Scanned:
+    value: Any
+    line: int | None
+    reason: str | None
+    group: str | None = None
+
+
+_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
+_KEY: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*")\s*:\s*(.*)')
+
+
+def _scan_jsonc(text: str, *, keys: bool = False) -> dict[str, list[_Scanned]]:
+    """Where each entry of a JSONC file's lists is (its line) and its comment (the one
+    on its line, else the block above its run, else the list's): by list name, in order.
+    With ``keys``, the keys of objects instead, all under ``""`` with their object's name
+    as ``group``."""
+    lines = text.splitlines()
+    out: dict[str, list[_Scanned]] = {"": []}
+    group: str | None = None
+    group_reason: str | None = None
+    for number, raw in enumerate(lines, 1):
+        code, slashes, comment = raw.partition("//")
+        code = code.strip()
+        if not code:
+            continue
+        trailing = comment.strip() if slashes and comment.strip() else None
+        key = _KEY.match(code)
+        if key is not None:
+            name = json.loads(key[1])
+            if key[2].startswith(("[", "{")):
+                group, group_reason = name, _above(lines, number)
+                out.setdefault(name, [])
+            elif keys:
+                out[""].append(_Scanned(name, number, trailing or _above(lines, number), group))
+            continue
+        if code.startswith(("]", "}")):
+            group = None
+            continue
+        if keys or group is None:
+            continue
+        values = [json.loads(s) for s in _STRING.findall(code)]
+        if values:
+            why = trailing or _above(lines, number) or group_reason
+            value = values if code.startswith("[") else values[0]
+            out[group].append(_Scanned(value, number, why, group))
+    return out
+
+
+def _above(lines: list[str], number: int) -> str | None:
+    """The comment block above the run of entries that line ``number`` belongs to (a run
+    ends at a blank line, a comment, a key or a bracket)."""
+    block: list[str] = []
+    for raw in reversed(lines[: number - 1]):
+        code, _, comment = raw.partition("//")
+        code = code.strip()
+        if code:
+            if block or _KEY.match(code) or code.startswith(("]", "}", "{")):
+                break
+            continue  # an entry of the same run
+        if not raw.strip():
+            break
+        block.append(comment.strip())
+    return " ".join(reversed(block)) or None
+
+
+def parse_tolerance(text: str) -> tuple[str, float, float]:
+    """``"REGEX=RTOL,ATOL"`` (the ``--tolerance`` of the command line) as ``(REGEX, RTOL,
+    ATOL)``; the last ``=`` ends the pattern.
+
+    Raises
+    ------
+    CompareError
+        If the text is not of that form, or a tolerance not a number of 0 or more.
+    """
+    pattern, equals, numbers = text.rpartition("=")
+    rtol_text, comma, atol_text = numbers.partition(",")
+    try:
+        if not (equals and comma and pattern):
+            raise ValueError
+        rtol, atol = float(rtol_text), float(atol_text)
+    except ValueError:
+        raise CompareError(
+            f"tolerance {text!r}: expected REGEX=RTOL,ATOL, for example 'test_dft=1e-2,1e-4'"
+        ) from None
+    try:
+        check_tolerance(rtol, atol)
+    except CompareError as exc:
+        raise CompareError(f"tolerance {text!r}: {exc.message}") from None
+    return pattern, rtol, atol
+
+
+def check_tolerance(rtol: float, atol: float) -> None:
+    """Refuse a tolerance that is not a finite number of 0 or more (NaN included)."""
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not (_is_number(value) and 0 <= value < np.inf):  # NaN too
+            raise CompareError(f"{name} is {value!r}; give a finite number of 0 or more")
+
+
+def check_ulp(max_ulp: int | None, ulp_floor: float = 0.0) -> None:
+    """Refuse a ULP budget that is not a whole number of 0 or more, or a floor that is not
+    a finite number of 0 or more.
+
+    Raises
+    ------
+    CompareError
+        Saying which.
+    """
+    if max_ulp is not None and not _is_count(max_ulp):
+        raise CompareError(f"max_ulp is {max_ulp!r}; give a whole number of 0 or more")
+    if not (_is_number(ulp_floor) and 0 <= ulp_floor < np.inf):
+        raise CompareError(f"ulp_floor is {ulp_floor!r}; give a finite number of 0 or more")

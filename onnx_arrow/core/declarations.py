@@ -1,0 +1,334 @@
+"""A value file against its model's declarations: which input or output it is for, and
+whether its value is what the model declares there.
+
+Pairing follows onnxruntime's test runner: a file ``input_K.pb`` / ``output_K.pb`` is
+for the graph input or output whose name the file's message carries (``TensorProto.name``,
+``SequenceProto.name``, ``MapProto.name``, ``OptionalProto.name``, the name of a
+``SparseTensorProto``'s values), read as the message kind the model declares for that
+name; the file number K decides only when the name is empty or names nothing the model
+declares (:func:`pair_files`).  KInference's ``rf_iris`` holds ``output_0.pb`` named
+``output_probability``, the model's output 1; its ``fastgelu`` holds only
+``output_1.pb``, named ``Y``, for a model with one output.
+
+A value contradicts its declaration when what it holds (its element types, its
+ranks and fixed sizes, its map key type) is not what the model declares
+(:func:`contradiction`): :func:`onnx_arrow.read_pb` and the corpus import give the same
+verdict in the same words, keep such a value exactly with its own type and warn with a
+:class:`~onnx_arrow.errors.DeclarationWarning`.  A file that does not decode as the kind
+the model declares is said in terms of that declaration, with the kind it does decode as
+(:func:`other_kind`) or the model it holds (:func:`holds_model`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import pyarrow as pa
+from google.protobuf.message import DecodeError
+from onnx import ModelProto, TypeProto, ValueInfoProto
+
+from onnx_arrow.core import _wire
+from onnx_arrow.core.arrays import infer_arrow_type
+from onnx_arrow.core.containers import decode_value
+from onnx_arrow.core.graph import declared_type_text, graph_values, onnx_type_string
+from onnx_arrow.core.kinds import MAP, OPTIONAL, SEQUENCE, SPARSE_TENSOR, TENSOR, Kind
+from onnx_arrow.core.nodes import Node
+from onnx_arrow.core.types import fit_declared, kind_of_type, onnx_type
+from onnx_arrow.errors import OnnxArrowError
+
+__all__ = [
+    "Contradiction",
+    "Pairing",
+    "contradiction",
+    "contradiction_message",
+    "diagnosis",
+    "holds_model",
+    "kind_words",
+    "message_name",
+    "other_kind",
+    "pair_files",
+]
+
+#: The field number of the name of each kind's message (a sparse tensor's values' name).
+_NAME_FIELD: Final = {TENSOR: 8, SEQUENCE: 1, MAP: 1, OPTIONAL: 1}
+_SPARSE_VALUES: Final = 1
+#: Longest name read from a file (names in graphs are short).
+_MAX_NAME_BYTES: Final = 4096
+#: The message each kind is, in words.
+MESSAGE_NAMES: Final = {
+    TENSOR: "TensorProto",
+    SEQUENCE: "SequenceProto",
+    MAP: "MapProto",
+    OPTIONAL: "OptionalProto",
+    SPARSE_TENSOR: "SparseTensorProto",
+}
+
+
+def message_name(data: bytes | memoryview, kind: str) -> str | None:
+    """The name a serialized value message carries, read as a message of ``kind``
+    (``"tensor"``, ``"sequence"``, ``"map"``, ``"optional"``, ``"sparse_tensor"``);
+    None when it has none, or the bytes are not such a message.
+
+    Only the fields before the name are walked; no data is decoded.
+
+    >>> from onnx import helper, TensorProto
+    >>> t = helper.make_tensor("Y", TensorProto.FLOAT, [1], [1.0]).SerializeToString()
+    >>> message_name(t, "tensor"), message_name(t, "sequence")
+    ('Y', None)
+    """
+    buf = data if isinstance(data, memoryview) else memoryview(data)
+    start, stop = 0, len(buf)
+    number = _NAME_FIELD.get(kind)
+    try:
+        if kind == SPARSE_TENSOR:
+            values = _last_len_field(buf, start, stop, _SPARSE_VALUES)
+            if values is None:
+                return None
+            start, stop = values
+            number = _NAME_FIELD[TENSOR]
+        if number is None:
+            return None
+        found = _last_len_field(buf, start, stop, number)
+    except OnnxArrowError:  # not a message at all: it names nothing
+        return None
+    if found is None or found[1] - found[0] > _MAX_NAME_BYTES:
+        return None
+    try:
+        return bytes(buf[found[0] : found[1]]).decode("utf-8") or None
+    except UnicodeDecodeError:
+        return None
+
+
+def _last_len_field(buf: memoryview, start: int, stop: int, number: int) -> tuple[int, int] | None:
+    """The payload span of the last length-delimited field ``number`` (protobuf keeps the
+    last of a repeated singular field); None if there is none, or one of another wire type."""
+    found: tuple[int, int] | None = None
+    for f in _wire.iter_fields(buf, start, stop, what="value"):
+        if f.number == number:
+            found = (f.value_start, f.end) if f.wire_type == _wire.LEN else None
+    return found
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """What a value file is for: ``index`` of the model's inputs (or outputs), None for
+    none; ``name`` the declared name it carries when it was paired by it (None when by
+    its number); ``reason`` why it is for none."""
+
+    index: int | None
+    name: str | None = None
+    reason: str | None = None
+
+
+def pair_files(io: str, model: ModelProto, files: Mapping[int, bytes]) -> dict[int, Pairing]:
+    """Pair the value files of one data set with the model's inputs or outputs.
+
+    Parameters
+    ----------
+    io
+        ``"input"`` or ``"output"``.
+    model
+        The model whose declarations (see :func:`~onnx_arrow.core.graph.graph_values`)
+        the files are for.
+    files
+        The files of the data set, by their number K (``input_K.pb``): their bytes.
+
+    Returns
+    -------
+    dict
+        By file number, its :class:`Pairing`.  A file whose message carries the name of
+        a declared input (output) is for it, when it is a message of the kind declared
+        there; any other file is for the input (output) its number K is, when the model
+        declares one and no file of the data set names it.  Two files naming the same
+        input (output): the lower number is for it, the other for none.
+
+    >>> import numpy as np
+    >>> from onnx import helper, numpy_helper, TensorProto
+    >>> y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1])
+    >>> model = helper.make_model(helper.make_graph([], "g", [], [y]))
+    >>> named_y = numpy_helper.from_array(np.zeros(1, np.float32), "Y").SerializeToString()
+    >>> pair_files("output", model, {1: named_y})
+    {1: Pairing(index=0, name='Y', reason=None)}
+    """
+    declared = graph_values(model, io)
+    by_name: dict[str, dict[str, int]] = {}  # kind -> declared name -> index
+    for k, info in enumerate(declared):
+        kind = _kind_name(info.type.SerializeToString()) if info.HasField("type") else None
+        if info.name and kind is not None:
+            by_name.setdefault(kind, {}).setdefault(info.name, k)
+    out: dict[int, Pairing] = {}
+    claimed: dict[int, int] = {}  # declared index -> the file number that names it
+    for number in sorted(files):
+        for kind, names in by_name.items():
+            name = message_name(files[number], kind)
+            index = names.get(name) if name is not None else None
+            if index is None:
+                continue
+            if index in claimed:
+                out[number] = Pairing(
+                    None,
+                    reason=f"{io}_{claimed[index]}.pb names {io} {index} {name!r} too, and "
+                    "the lower number is paired with it",
+                )
+            else:
+                claimed[index] = number
+                out[number] = Pairing(index, name)
+            break
+    for number in sorted(files):
+        if number in out:
+            continue
+        if number >= len(declared):
+            out[number] = Pairing(None, reason=_declares_none(io, number, declared))
+        elif number in claimed:
+            out[number] = Pairing(
+                None,
+                reason=f"{io}_{claimed[number]}.pb names {io} {number} "
+                f"{declared[number].name!r}, and this file names no {io} of the model",
+            )
+        else:
+            out[number] = Pairing(number)
+    return out
+
+
+def _declares_none(io: str, number: int, declared: list[ValueInfoProto]) -> str:
+    names = ", ".join(repr(v.name) for v in declared) or "none"
+    return (
+        f"the model declares no {io} {number} ({len(declared)} {io}s: {names}) and the "
+        f"file's message names none of them"
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _kind_name(serialized_type: bytes) -> str | None:
+    """The kind name a serialized ``TypeProto`` declares; None for one onnx-arrow does not
+    take (its files are then paired by number, and said so where they are read)."""
+    try:
+        return kind_of_type(TypeProto.FromString(serialized_type)).name
+    except OnnxArrowError:
+        return None
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """How a value contradicts its declaration: ``declared`` (the declared type with its
+    dims, ``tensor(float) []``), ``holds`` (the value's own type with its dims),
+    ``detail`` (the first place they differ) and ``arrow_type`` (the value's own column
+    type, which keeps it exactly)."""
+
+    declared: str
+    holds: str
+    detail: str
+    arrow_type: pa.DataType
+    onnx_type: str
+
+    def message(self, where: str) -> str:
+        """The warning: the file, the declaration and what the data holds."""
+        return contradiction_message(where, self.holds, self.declared)
+
+
+def contradiction_message(where: str, holds: str, declared: str) -> str:
+    """The words of a :class:`~onnx_arrow.errors.DeclarationWarning`, the same from
+    :func:`onnx_arrow.read_pb` and from the corpus import."""
+    return (
+        f"{where}: holds {holds}, which contradicts the declared {declared}; kept exactly "
+        "with its own type"
+    )
+
+
+def contradiction(declared: TypeProto, node: Node | None, kind: Kind) -> Contradiction | None:
+    """How a decoded value contradicts the type a model declares for it, or None when it
+    is what the declaration says (an absent optional, a dim without a size and a tensor
+    type without a shape fit anything of their place).
+
+    >>> import numpy as np
+    >>> from onnx import helper, TensorProto
+    >>> from onnx_arrow.core.dtypes import dtype_of
+    >>> from onnx_arrow.core.tensors import Tensor
+    >>> t = Tensor(dtype_of("FLOAT"), (2, 3), np.zeros(6, np.float32))
+    >>> scalar = helper.make_tensor_type_proto(TensorProto.FLOAT, [])
+    >>> contradiction(scalar, t, Kind(TENSOR)).holds
+    'tensor(float) [2, 3]'
+    >>> contradiction(scalar, t, Kind(TENSOR)).detail
+    'declared shape [], but the value holds tensors of shape [2, 3]'
+    >>> contradiction(helper.make_tensor_type_proto(TensorProto.FLOAT, [2, "N"]), t, Kind(TENSOR))
+    """
+    own = infer_arrow_type([node], kind)
+    try:
+        fit_declared(declared, own, kind)
+    except OnnxArrowError as exc:
+        detail = exc.message.replace("the column holds", "the value holds")
+    else:
+        return None
+    own_type = onnx_type(own, kind)
+    return Contradiction(
+        declared_type_text(declared),
+        declared_type_text(own_type),
+        detail,
+        own,
+        onnx_type_string(own_type),
+    )
+
+
+def other_kind(data: bytes | memoryview, declared: str) -> tuple[str, str | None] | None:
+    """The kind a file that does not decode as ``declared`` decodes as instead, with the
+    name its message carries; None if it decodes as no other kind either.  A kind whose
+    message names something is preferred to one that only parses."""
+    found: list[tuple[str, str | None]] = []
+    for kind in (TENSOR, SEQUENCE, MAP, OPTIONAL, SPARSE_TENSOR):
+        if kind == declared:
+            continue
+        try:
+            decode_value(data, kind, where="value")
+        except OnnxArrowError:
+            continue
+        found.append((kind, message_name(data, kind)))
+    named = [f for f in found if f[1] is not None]
+    return (named or found)[0] if found else None
+
+
+def holds_model(data: bytes | memoryview) -> bool:
+    """Whether the bytes are an ONNX model (``ModelProto``): a graph, an IR version and an
+    opset, which no value message also is."""
+    try:
+        model = ModelProto.FromString(bytes(data))
+    except (DecodeError, ValueError, RuntimeError):
+        return False
+    graph = model.graph
+    return (
+        model.HasField("graph")
+        and model.ir_version > 0
+        and any(o.version > 0 for o in model.opset_import)
+        and (len(graph.node) > 0 or len(graph.output) > 0)
+        and all(n.op_type for n in graph.node)
+    )
+
+
+def kind_words(kind: str) -> str:
+    """A kind as its message: ``a SequenceProto``."""
+    return f"a {MESSAGE_NAMES.get(kind, kind)}"
+
+
+def diagnosis(data: bytes | memoryview, declared: str) -> str | None:
+    """What a file that does not decode as the kind ``declared`` holds instead, in words
+    (an ONNX model, a message of another kind and the name it carries); None when it is
+    none of these (its own decoding error then says what is wrong).
+
+    >>> from onnx import helper, TensorProto
+    >>> s = helper.make_sequence("probabilities", 1, [helper.make_tensor("", 1, [1], [0.5])])
+    >>> diagnosis(s.SerializeToString(), "tensor")
+    "it is a SequenceProto named 'probabilities', not a TensorProto"
+    """
+    if holds_model(data):
+        return (
+            "it holds an ONNX model (a ModelProto), not a value: rename it model.onnx (or "
+            "NAME.onnx beside the test_data_set_N folders it types)"
+        )
+    other = other_kind(data, declared)
+    if other is None:
+        return None
+    kind, name = other
+    named = f" named {name!r}" if name is not None else ""
+    return f"it is {kind_words(kind)}{named}, not {kind_words(declared)}"

@@ -1,0 +1,298 @@
+"""DLPack: tensor columns and values handed to other array libraries (PyTorch, JAX,
+CuPy, numpy) through ``from_dlpack``, in every dtype DLPack has, bfloat16 and float8s
+included.
+
+:func:`to_dlpack` gives an object with ``__dlpack__`` and ``__dlpack_device__`` (the
+DLPack Python protocol, versions 0.8 and 1.x) over the ndarray :func:`onnx_arrow.to_numpy`
+gives: a dtype numpy has goes zero-copy, over the Arrow buffer itself (read-only); the
+dtypes numpy has not (bfloat16 and the float8s, which onnx-arrow stores widened to
+float32) go as their ONNX codes, bit for bit, under DLPack's own type codes
+(``kDLBfloat``, and the ``kDLFloat8_*`` codes of DLPack 1.1), in a capsule built here
+(numpy's ``__dlpack__`` refuses ``ml_dtypes``).  The dtypes DLPack has no code for
+(STRING, and the sub-byte types, which DLPack packs and onnx-arrow does not) are refused,
+naming :func:`onnx_arrow.to_numpy` instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+
+from onnx_arrow.core.dtypes import DTYPES, DType
+from onnx_arrow.core.tensor_types import tensor_layout
+from onnx_arrow.errors import UnsupportedTypeError
+
+__all__ = ["DLPACK_CODES", "DLPackTensor", "to_dlpack"]
+
+#: ``DLDeviceType`` of the host's memory
+_CPU: Final = 1
+
+#: The DLPack ``(type code, bits)`` of each ONNX element type that has one, by dtype name
+#: (``DLDataTypeCode`` of ``dlpack.h``: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4,
+#: kDLComplex 5, kDLBool 6, the float8s 10 to 14, added in DLPack 1.1).  STRING has none;
+#: the sub-byte types (INT4, UINT4, INT2, UINT2, FLOAT4E2M1, FLOAT6E2M3, FLOAT6E3M2) have
+#: codes for packed elements, which onnx-arrow does not hold (one element a byte).
+DLPACK_CODES: Final[dict[str, tuple[int, int]]] = {
+    "FLOAT": (2, 32),
+    "UINT8": (1, 8),
+    "INT8": (0, 8),
+    "UINT16": (1, 16),
+    "INT16": (0, 16),
+    "INT32": (0, 32),
+    "INT64": (0, 64),
+    "BOOL": (6, 8),
+    "FLOAT16": (2, 16),
+    "DOUBLE": (2, 64),
+    "UINT32": (1, 32),
+    "UINT64": (1, 64),
+    "COMPLEX64": (5, 64),
+    "COMPLEX128": (5, 128),
+    "BFLOAT16": (4, 16),
+    "FLOAT8E4M3FN": (10, 8),
+    "FLOAT8E4M3FNUZ": (11, 8),
+    "FLOAT8E5M2": (12, 8),
+    "FLOAT8E5M2FNUZ": (13, 8),
+    "FLOAT8E8M0": (14, 8),
+}
+
+#: The DLPack version of the versioned capsules made here (1.1: the float8 codes)
+_VERSION: Final = (1, 1)
+_IS_COPIED: Final = 1 << 1
+
+
+def to_dlpack(data: Any) -> DLPackTensor:
+    """A tensor column, or one value (a scalar: ``column[i]``), for ``from_dlpack``.
+
+    ``data`` is what :func:`onnx_arrow.to_numpy` takes: a column whose rows are tensors of
+    one shape gives a tensor ``(rows, *shape)``, a scalar its one tensor.  A dtype numpy
+    has goes zero-copy where ``to_numpy`` does (a fixed-shape column without nulls, one
+    chunk); bfloat16 and the float8s go as their ONNX codes, bit for bit (a NaN's payload
+    and sign kept), under DLPack's bfloat16 and float8 type codes.
+
+    >>> import ml_dtypes, numpy as np, onnx_arrow, torch
+    >>> from onnx import numpy_helper
+    >>> values = np.array([1.5, -0.0, np.nan], ml_dtypes.bfloat16)
+    >>> column = onnx_arrow.to_arrow([numpy_helper.from_array(values)])
+    >>> tensor = torch.from_dlpack(onnx_arrow.to_dlpack(column))
+    >>> tensor.dtype, tensor.view(torch.int16)
+    (torch.bfloat16, tensor([[ 16320, -32768,  32704]], dtype=torch.int16))
+
+    Raises
+    ------
+    NotRepresentableError
+        Where ``to_numpy`` does (not one stack of tensors: another kind, a null row,
+        shapes that differ).
+    UnsupportedTypeError
+        For a dtype DLPack has no code for (STRING and the sub-byte types): the message
+        names ``onnx_arrow.to_numpy``.
+    """
+    from onnx_arrow.core.values import to_numpy
+
+    row_of = _fixed_shape_row(data)
+    if row_of is not None:  # one value of a fixed-shape column, over the column's buffer
+        rows = to_numpy(row_of, strings="bytes")
+        array = rows.reshape(rows.shape[1:])  # a view: a 0-d array for a scalar tensor
+    else:
+        array = np.asarray(to_numpy(data, strings="bytes"))
+    row = _dtype_of(array.dtype)
+    code = None if row is None else DLPACK_CODES.get(row.name)
+    if row is None or code is None:
+        what = (
+            "STRING elements (bytes, not numbers)"
+            if array.dtype == object
+            else f"{row.name if row else array.dtype} elements held one a byte, as onnx-arrow "
+            "holds them (DLPack's sub-byte types are packed)"
+        )
+        raise UnsupportedTypeError(
+            f"DLPack has no type code for {what}; onnx_arrow.to_numpy gives them as an ndarray",
+            where="data",
+        )
+    numpy_has = row.numpy.type.__module__ == "numpy"
+    return DLPackTensor(array, row, code, zero_copy=numpy_has and _is_view(array))
+
+
+def _fixed_shape_row(data: Any) -> pa.Array | None:
+    """A present scalar of a fixed-shape tensor column as a column of its one row, over
+    the same buffer (``to_numpy`` of a scalar copies it), else None."""
+    if not (isinstance(data, pa.ExtensionScalar) and data.is_valid):
+        return None
+    storage = data.value
+    if not isinstance(storage, pa.FixedSizeListScalar) or tensor_layout(data.type) is None:
+        return None
+    values = storage.values
+    row = pa.FixedSizeListArray.from_arrays(values, type=data.type.storage_type)
+    return pa.ExtensionArray.from_storage(data.type, row)
+
+
+def _dtype_of(dtype: np.dtype[Any]) -> DType | None:
+    return next((row for row in DTYPES.values() if row.bits and row.numpy == dtype), None)
+
+
+def _is_view(array: np.ndarray[Any, Any]) -> bool:
+    """Whether ``array`` is over memory it does not own (the Arrow buffer)."""
+    return array.base is not None and not array.flags.writeable
+
+
+@dataclass(frozen=True, eq=False)
+class DLPackTensor:
+    """One tensor for ``from_dlpack`` (the DLPack Python protocol), as :func:`to_dlpack`
+    gives it: its ndarray, its ONNX dtype and its DLPack type code."""
+
+    #: the elements, in the ONNX dtype's numpy dtype (``ml_dtypes`` for bfloat16 and float8)
+    array: np.ndarray[Any, Any]
+    #: the ONNX dtype
+    dtype: DType
+    #: the DLPack ``(type code, bits)``
+    code: tuple[int, int]
+    #: whether the elements are an Arrow buffer itself, not a copy: a dtype numpy has, a
+    #: fixed-shape column without nulls (the column's own buffer where it has one chunk)
+    zero_copy: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.array.shape)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The host's memory: ``(kDLCPU, 0)``."""
+        return (_CPU, 0)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of the tensor: versioned (``dltensor_versioned``) where the
+        consumer reads version 1, else the legacy one (``dltensor``).
+
+        Raises
+        ------
+        BufferError
+            For a stream (host memory has none), a device other than the host's, or
+            ``copy=False`` for bfloat16 and the float8s, whose codes are made from the
+            Arrow buffer (which holds them widened to float32); numpy's own errors for the
+            dtypes it exports (a legacy consumer of a read-only buffer).
+        """
+        if self.dtype.numpy.type.__module__ == "numpy":
+            # a dtype numpy has: numpy's own capsule, zero-copy where the ndarray is a view
+            return self.array.__dlpack__(
+                stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+            )
+        if stream is not None and stream != -1:
+            raise BufferError(f"stream {stream!r}: the tensor is in host memory, which has none")
+        if dl_device is not None and tuple(dl_device) != (_CPU, 0):
+            raise BufferError(f"dl_device {dl_device!r}: the tensor is in host memory (1, 0)")
+        if copy is False:
+            raise BufferError(
+                f"copy=False, but {self.dtype.name} elements are made from the Arrow buffer "
+                "(which holds them widened to float32), not the buffer itself"
+            )
+        versioned = max_version is not None and max_version[0] >= 1
+        return _capsule(self.array, self.code, versioned=versioned)
+
+
+# --- the capsule: DLPack's C structures, through ctypes ------------------------------------------
+
+
+class _Device(ctypes.Structure):
+    _fields_ = (("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32))
+
+
+class _DataType(ctypes.Structure):
+    _fields_ = (("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16))
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = (
+        ("data", ctypes.c_void_p),
+        ("device", _Device),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    )
+
+
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _Managed(ctypes.Structure):
+    _fields_ = (("dl_tensor", _Tensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _Deleter))
+
+
+class _Version(ctypes.Structure):
+    _fields_ = (("major", ctypes.c_uint32), ("minor", ctypes.c_uint32))
+
+
+class _Versioned(ctypes.Structure):
+    _fields_ = (
+        ("version", _Version),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", _Deleter),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", _Tensor),
+    )
+
+
+_LEGACY_NAME: Final = b"dltensor"
+_VERSIONED_NAME: Final = b"dltensor_versioned"
+_ALIGNMENT: Final = 64
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+_libc = ctypes.CDLL(ctypes.util.find_library("c") if sys.platform == "win32" else None)
+_malloc = _libc.malloc
+_malloc.restype = ctypes.c_void_p
+_malloc.argtypes = (ctypes.c_size_t,)
+#: The deleter of every capsule made here: the C library's ``free``, of the one block
+#: that holds the structure, its shape and strides and the elements.  No Python runs when
+#: a consumer frees the tensor (PyTorch may do it after the interpreter has ended).
+_FREE: Final = ctypes.cast(_libc.free, _Deleter)
+
+
+def _capsule(array: np.ndarray[Any, Any], code: tuple[int, int], *, versioned: bool) -> Any:
+    """A DLPack capsule of a copy of ``array``'s elements under the type ``code``.
+
+    One ``malloc`` block holds the managed tensor structure, its shape and strides and the
+    elements, freed whole by the deleter.  A capsule no consumer takes is not freed (it
+    has no destructor: one in Python could run after the interpreter's end)."""
+    array = np.ascontiguousarray(array)
+    head = ctypes.sizeof(_Versioned if versioned else _Managed)
+    dims = 8 * max(array.ndim, 1)
+    start = -(-(head + 2 * dims) // _ALIGNMENT) * _ALIGNMENT
+    block = _malloc(start + array.nbytes + 1)
+    if not block:
+        raise MemoryError(f"no memory for a DLPack tensor of {array.nbytes} bytes")
+    shape = (ctypes.c_int64 * max(array.ndim, 1)).from_address(block + head)
+    strides = (ctypes.c_int64 * max(array.ndim, 1)).from_address(block + head + dims)
+    for k, (n, stride) in enumerate(zip(array.shape, array.strides, strict=True)):
+        shape[k] = n
+        strides[k] = stride // array.itemsize
+    ctypes.memmove(block + start, array.ctypes.data, array.nbytes)
+    managed: Any = (_Versioned if versioned else _Managed).from_address(block)
+    managed.manager_ctx = None
+    managed.deleter = _FREE
+    if versioned:
+        managed.version = _Version(*_VERSION)
+        managed.flags = _IS_COPIED
+    tensor = managed.dl_tensor
+    tensor.data = block + start
+    tensor.device = _Device(_CPU, 0)
+    tensor.ndim = array.ndim
+    tensor.dtype = _DataType(code[0], code[1], 1)
+    tensor.shape = ctypes.cast(ctypes.c_void_p(block + head), ctypes.POINTER(ctypes.c_int64))
+    tensor.strides = ctypes.cast(
+        ctypes.c_void_p(block + head + dims), ctypes.POINTER(ctypes.c_int64)
+    )
+    tensor.byte_offset = 0
+    return _capsule_new(block, _VERSIONED_NAME if versioned else _LEGACY_NAME, None)

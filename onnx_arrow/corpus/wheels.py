@@ -1,0 +1,283 @@
+"""onnx's wheels: found on the package index, fetched and kept in the cache with their
+sha256 (checked on every use), and their test data (``onnx/backend/test/data``) extracted
+byte for byte.
+
+Wheels are found through the index's JSON API (PEP 691) at ``$ONNX_ARROW_INDEX_URL``, else
+``$PIP_INDEX_URL``, else ``https://pypi.org/simple``; of a release's wheels the smallest
+is taken (any platform's: nothing is installed or built, and their test data are the
+same).  A wheel fetched is checked against the sha256 the index states and kept in the
+cache folder (:func:`~onnx_arrow.corpus.cache.cache_folder`, ``releases/wheels``) with
+its sha256 beside it; a cached file whose bytes no longer have that digest is an error
+that names it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Final
+
+from onnx_arrow.corpus.cache import cache_folder
+from onnx_arrow.corpus.sources import MAX_FILE_BYTES
+from onnx_arrow.errors import ReleaseError
+
+__all__ = [
+    "DATA_PREFIX",
+    "INDEX_URL",
+    "WHEEL_NAME",
+    "Wheel",
+    "checked_digest",
+    "extract_data",
+    "fetch_wheel",
+    "index_url",
+    "record_digest",
+    "releases_folder",
+    "sha256_of",
+    "version_key",
+]
+
+#: Where a wheel holds the test data.
+DATA_PREFIX: Final = "onnx/backend/test/data/"
+#: The package index asked when neither ``$ONNX_ARROW_INDEX_URL`` nor ``$PIP_INDEX_URL``
+#: names one.
+INDEX_URL: Final = "https://pypi.org/simple"
+#: Seconds a request to the index may take.
+_TIMEOUT: Final = 120.0
+#: The name of a wheel of onnx.
+WHEEL_NAME: Final = re.compile(r"onnx-(?P<version>[^-]+)-.+\.whl")
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A wheel of onnx on disk, its sha256, and where it came from (a url, or None)."""
+
+    path: Path
+    version: str
+    sha256: str
+    url: str | None = None
+
+
+def index_url() -> str:
+    """The package index asked for wheels (see the module docs)."""
+    for name in ("ONNX_ARROW_INDEX_URL", "PIP_INDEX_URL"):
+        given = os.environ.get(name, "").strip()
+        if given:
+            return given.rstrip("/")
+    return INDEX_URL
+
+
+def releases_folder(what: str) -> Path | None:
+    base = cache_folder()
+    return None if base is None else base / "releases" / what
+
+
+def _get(url: str, *, accept: str | None = None) -> bytes:
+    """The body at ``url``; an error that says the index cannot be reached."""
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    try:
+        with urllib.request.urlopen(request, timeout=_TIMEOUT) as response:
+            return bytes(response.read())
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            raise ReleaseError(f"{url}: not found on the package index (HTTP 404)") from None
+        raise ReleaseError(f"{url}: the package index answered HTTP {exc.code}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ReleaseError(
+            f"cannot reach the package index at {url} ({reason}): connect to it, or use a "
+            "release already cached (--offline), or a wheel on disk (@onnx=PATH.whl)"
+        ) from None
+
+
+def _index_files(version: str) -> list[dict[str, Any]]:
+    """The wheels the index lists for onnx ``version`` (not yanked)."""
+    url = f"{index_url()}/onnx/"
+    body = _get(url, accept="application/vnd.pypi.simple.v1+json")
+    try:
+        doc = json.loads(body)
+        files = [f for f in doc["files"] if isinstance(f, dict)]
+    except (ValueError, KeyError, TypeError):
+        raise ReleaseError(
+            f"{url}: not the JSON simple API (PEP 691); point ONNX_ARROW_INDEX_URL at an "
+            "index that serves it"
+        ) from None
+    wheels = [
+        f
+        for f in files
+        if isinstance(f.get("filename"), str)
+        and f["filename"].startswith(f"onnx-{version}-")
+        and f["filename"].endswith(".whl")
+        and not f.get("yanked")
+    ]
+    if not wheels:
+        known = sorted(
+            {
+                m.group("version")
+                for f in files
+                if (m := WHEEL_NAME.fullmatch(str(f.get("filename"))))
+            },
+            key=version_key,
+        )
+        near = ", ".join(known[-5:])
+        raise ReleaseError(
+            f"onnx {version} has no wheel on the package index {index_url()}; give a released "
+            f"version (the latest: {near})"
+        )
+    return wheels
+
+
+def version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """A sort key of a version: ``1.10.0`` after ``1.4.1``."""
+    parts = re.split(r"[.+-]", version)
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in parts)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checked_digest(path: Path) -> str:
+    """The sha256 of a cached file, checked against the one recorded beside it."""
+    record = path.with_name(path.name + ".sha256")
+    try:
+        recorded = record.read_text(encoding="ascii").split()[0]
+    except (OSError, IndexError, UnicodeDecodeError):
+        raise ReleaseError(
+            f"no digest recorded beside it ({record.name}); delete it, and it is fetched or "
+            "built again",
+            where=str(path),
+        ) from None
+    got = sha256_of(path)
+    if got != recorded:
+        raise ReleaseError(
+            f"its sha256 is {got}, not the {recorded} recorded when it was cached: the file "
+            f"changed since; delete it (rm {path}), and it is fetched or built again",
+            where=str(path),
+        )
+    return got
+
+
+def record_digest(path: Path, sha256: str) -> None:
+    path.with_name(path.name + ".sha256").write_text(f"{sha256}  {path.name}\n", encoding="ascii")
+
+
+def fetch_wheel(version: str, *, offline: bool = False) -> Wheel:
+    """A wheel of onnx ``version``: from the cache (its digest checked), else from the
+    package index (checked against the sha256 the index states, then cached).
+
+    Raises
+    ------
+    ReleaseError
+        An unknown version, the index out of reach, ``offline`` with no wheel cached, a
+        digest that differs.
+    """
+    folder = releases_folder("wheels")
+    if folder is not None:
+        cached = sorted(folder.glob(f"onnx-{version}-*.whl"))
+        if cached:
+            path = cached[0]
+            return Wheel(path, version, checked_digest(path), _recorded_url(path))
+    if offline:
+        raise ReleaseError(
+            f"onnx {version} is not in the cache ({folder}) and --offline forbids fetching "
+            f"it: run once without --offline, or pass a wheel: @onnx=PATH/onnx-{version}-....whl"
+        )
+    chosen = min(_index_files(version), key=lambda f: (f.get("size") or 0, f["filename"]))
+    name, url = chosen["filename"], chosen.get("url")
+    expected = (chosen.get("hashes") or {}).get("sha256")
+    if not isinstance(url, str) or not isinstance(expected, str):
+        raise ReleaseError(f"the index states no url or sha256 of {name}; cannot check it")
+    url = urllib.parse.urljoin(f"{index_url()}/onnx/", url)
+    target_folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="onnx-arrow-"))
+    target_folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".whl", dir=target_folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(_get(url))
+        got = sha256_of(Path(tmp))
+        if got != expected:
+            raise ReleaseError(
+                f"{name} fetched from {url} has sha256 {got}, not the {expected} the index "
+                "states: the download was damaged or changed; try again"
+            )
+        path = target_folder / name
+        os.replace(tmp, path)
+        tmp = ""
+        record_digest(path, got)
+        path.with_name(name + ".url").write_text(url + "\n", encoding="utf-8")
+    finally:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return Wheel(path, version, got, url)
+
+
+def _recorded_url(path: Path) -> str | None:
+    try:
+        return path.with_name(path.name + ".url").read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def extract_data(wheel: str | os.PathLike[str], dest: str | os.PathLike[str]) -> list[str]:
+    """Write the wheel's ``onnx/backend/test/data`` tree into the folder ``dest``, byte for
+    byte; the kind folders it holds, sorted.
+
+    Raises
+    ------
+    ReleaseError
+        If the file is not a zip archive, holds no test data, or a member whose name
+        would write outside ``dest`` or that is larger than a corpus file may be.
+    """
+    where = os.fspath(wheel)
+    root = Path(dest)
+    kinds: set[str] = set()
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            members = [
+                m
+                for m in archive.infolist()
+                if m.filename.startswith(DATA_PREFIX) and not m.is_dir()
+            ]
+            if not members:
+                raise ReleaseError(
+                    f"holds no test data ({DATA_PREFIX}); onnx's wheels ship it from 1.2 on: "
+                    "pass a wheel of onnx itself",
+                    where=where,
+                )
+            for member in members:
+                rel = PurePosixPath(member.filename[len(DATA_PREFIX) :])
+                if rel.is_absolute() or ".." in rel.parts or "\\" in member.filename:
+                    raise ReleaseError(
+                        f"member {member.filename!r} names a file outside the test data",
+                        where=where,
+                    )
+                if member.file_size > MAX_FILE_BYTES:
+                    raise ReleaseError(
+                        f"member {member.filename!r} holds {member.file_size} bytes, more than "
+                        "a corpus file may",
+                        where=where,
+                    )
+                kinds.add(rel.parts[0] if len(rel.parts) > 1 else "")
+                target = root.joinpath(*rel.parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+        raise ReleaseError(f"not a wheel (a zip archive): {exc}", where=where) from None
+    return sorted(k for k in kinds if k)

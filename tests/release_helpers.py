@@ -1,0 +1,77 @@
+"""Helpers of the tests of onnx releases as corpora (tests/corpus/test_wheels.py,
+test_releases.py, test_release_dataset.py): wheels of a made-up onnx with a small
+``onnx/backend/test/data`` tree, put on disk or into the cache, and whether the real
+package index answers."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper, save_model
+from store_helpers import small_corpus
+
+from onnx_arrow.corpus.wheels import DATA_PREFIX
+
+
+def data_tree(root: Path, *, y: float = 2.0) -> Path:
+    """A data tree: node/test_tiny (small_corpus) and simple/test_twice, whose expected
+    output is ``y``."""
+    small_corpus(root)
+    case = root / "simple" / "test_twice"
+    (case / "test_data_set_0").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    graph = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"])], "g", [x], [out])
+    save_model(helper.make_model(graph), case / "model.onnx")
+    for name, value in (("input_0", 1.0), ("output_0", y)):
+        data = numpy_helper.from_array(np.array([value], np.float32), name[:1].replace("i", "x"))
+        (case / "test_data_set_0" / f"{name}.pb").write_bytes(data.SerializeToString())
+    return root
+
+
+def make_wheel(folder: Path, version: str, *, y: float = 2.0, data: bool = True) -> Path:
+    """A wheel of 'onnx VERSION': a zip holding the data tree under onnx/backend/test/data."""
+    tree = data_tree(folder / f"tree-{version}-{y}", y=y)
+    path = folder / f"onnx-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("onnx/__init__.py", f"__version__ = {version!r}\n")
+        if data:
+            for file in sorted(tree.rglob("*")):
+                if file.is_file():
+                    archive.write(file, DATA_PREFIX + file.relative_to(tree).as_posix())
+    return path
+
+
+# --- names --------------------------------------------------------------------------------
+
+
+def cached_wheel(cache: Path, tmp_path: Path, version: str) -> Path:
+    """A wheel put into the cache as a fetch leaves it: with its sha256 beside it."""
+    folder = cache / "releases" / "wheels"
+    folder.mkdir(parents=True)
+    path = Path(shutil.copy(make_wheel(tmp_path, version), folder))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n")
+    return path
+
+
+def _index_answers() -> bool:
+    """Whether the real package index answers (the tests below skip when not)."""
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+network = pytest.mark.skipif(
+    os.environ.get("ONNX_ARROW_NO_NETWORK") is not None or not _index_answers(),
+    reason="the package index is out of reach",
+)
