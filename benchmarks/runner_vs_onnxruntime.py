@@ -47,6 +47,7 @@ REASONS = (
     (r"IR version", "a model of IR 14: onnxruntime-node 1.30 reads up to IR 13"),
     (r"opset|Opset", "an opset onnxruntime-node 1.30 does not know (27, 28)"),
     (r"takes no (\w+) tensors", "an element type onnxruntime-node does not take: {0}"),
+    (r"Tensor.type is not supported: (\w+)", "an element type onnxruntime-node does not take: {0}"),
     (r"not a tensor|Non tensor|takes tensors only", "a sequence, map or optional value"),
     (r"Could not find an implementation", "a kernel onnxruntime-node 1.30 lacks"),
     (r"not a registered function/op", "an operator onnxruntime-node 1.30 lacks"),
