@@ -69,7 +69,7 @@ class CommandRunner:
     Parameters
     ----------
     command
-        The command line, split as a POSIX shell splits words (:func:`shlex.split`) but
+        The command line, split as a POSIX shell splits words (``shlex.split``) but
         run without a shell.  ``{model}``, ``{inputs}``, ``{outputs}`` and ``{case}``
         are replaced in any word (``--model={model}`` too); ``{{`` and ``}}`` are
         literal braces.  It must name ``{model}`` or ``{case}``.  A word naming an
