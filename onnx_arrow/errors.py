@@ -39,6 +39,7 @@ __all__ = [
     "OnnxArrowError",
     "OnnxArrowWarning",
     "ReleaseError",
+    "RunnerError",
     "UnsupportedTypeError",
 ]
 
@@ -160,6 +161,11 @@ class BackendPrepareError(OnnxArrowError, RuntimeError):
 
 class BackendTimeoutError(OnnxArrowError, TimeoutError):
     """A backend ran longer than the timeout on one data set (recorded as an error)."""
+
+
+class RunnerError(OnnxArrowError, RuntimeError):
+    """A runner's command failed on a data set: it did not start, exited with a status
+    other than 0, or left an output file missing or undecodable (recorded as an error)."""
 
 
 class EngineError(OnnxArrowError, ValueError):

@@ -15,6 +15,7 @@ from onnx_arrow.cli._shared import (
     offline_option,
     onnxruntime_options,
 )
+from onnx_arrow.cli.run import runner_option
 
 _EPILOG: Final = """\
 examples:
@@ -23,6 +24,8 @@ examples:
   onnx-arrow compare corpus.parquet --actual ort.parquet --out report.parquet
       compare with the outputs 'onnx-arrow run' wrote; a row per output to Parquet
   onnx-arrow compare --backend onnxruntime --rtol 1e-4 --case test_abs corpus.parquet
+  onnx-arrow compare corpus.parquet --runner 'node run.js {model} {inputs} {outputs}'
+      a runtime that is not Python, a command per data set through files
   onnx-arrow compare corpus.parquet --backend onnxruntime --session-option intra_op_num_threads=1
       onnxruntime with a SessionOptions attribute set (--providers for execution providers)
   onnx-arrow compare corpus.parquet --backend onnxruntime.backend
@@ -116,6 +119,7 @@ def register(commands: Any) -> None:
     )
     offline_option(cmp)
     which_actual = backend_options(cmp)
+    runner_option(which_actual)
     onnxruntime_options(cmp)
     which_actual.add_argument(
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"

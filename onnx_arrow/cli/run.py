@@ -14,6 +14,8 @@ examples:
       onnx's reference evaluator on every case
   onnx-arrow run --backend onnxruntime --case 'node/test_add*' corpus.parquet ort.parquet
       onnxruntime (pip install onnxruntime) on the Add cases
+  onnx-arrow run corpus.parquet node.parquet --runner 'node run.js {model} {inputs} {outputs}'
+      a command per data set, through files (examples/runners/onnxruntime-node)
   onnx-arrow run --backend my_package.backend:MyBackend corpus.parquet mine.parquet
       a backend with onnx's interface (prepare, and a rep's run), named MODULE:NAME
 
@@ -36,9 +38,21 @@ def register(commands: Any) -> None:
     )
     run.add_argument("store", metavar="STORE", help="a Parquet store written by import")
     run.add_argument("out", metavar="OUT", help="the Parquet store of actual outputs to write")
-    backend_options(run)
+    runner_option(backend_options(run))
     onnxruntime_options(run)
     run.add_argument("--force", action="store_true", help="replace OUT if it exists")
+
+
+def runner_option(group: Any) -> None:
+    """--runner COMMAND, in the group of --backend (``compare`` has it too)."""
+    group.add_argument(
+        "--runner",
+        metavar="COMMAND",
+        help="run COMMAND per data set instead of a backend (any runtime, through files): "
+        "{model} is the model file, {inputs} a folder of input_K.pb, {outputs} an empty "
+        "folder it writes output_K.pb into, {case} a folder with model.onnx and "
+        "test_data_set_0/; split as a shell does, run without one, in a temporary folder",
+    )
 
 
 def load() -> Command:

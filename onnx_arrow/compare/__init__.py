@@ -11,6 +11,7 @@ An adapter (it imports pandas; ``import onnx_arrow`` does not import this packag
   :func:`resolve_backend` also takes a spec ``MODULE[:NAME]`` or any object with onnx's
   backend interface (``onnxruntime.backend``, a ``onnx.backend.base.Backend`` subclass),
   run by :class:`InterfaceBackend`.
+  :class:`CommandRunner` runs a command of any runtime on each data set through files.
 * :func:`run_backend` runs it over every data set of every case of a store; an
   exception the backend raises is recorded, never propagated.
 * :func:`compare` gives one row per expected output value: its status (see
@@ -49,6 +50,7 @@ worst), ``plans`` (which cases, skip / xfail / tolerance patterns),
 ``unneeded`` (the entries of those files a report shows can go), ``serialize`` (an
 actual value as a ``.pb``), ``distribution`` (how an output's errors are spread: their
 percentiles, the ULP histogram), ``report`` (rows, columns, counts, the Parquet file),
+``runner`` (a command through files: :class:`CommandRunner`),
 ``direct`` (:func:`compare`), ``actual`` (stores of actual outputs: :func:`write_actual`
 and :func:`compare_stores`) and ``side_by_side`` (reports side by side: the scoreboard).
 
@@ -116,6 +118,7 @@ from onnx_arrow.compare.report import (
     summary,
     write_report,
 )
+from onnx_arrow.compare.runner import CommandRunner
 from onnx_arrow.compare.runs import DataSetRun, run_backend
 from onnx_arrow.compare.side_by_side import Scoreboard, scoreboard
 from onnx_arrow.compare.statuses import PASSING, STATUSES
@@ -126,6 +129,7 @@ from onnx_arrow.errors import (
     BackendTimeoutError,
     BackendUnavailableError,
     CompareError,
+    RunnerError,
 )
 
 __all__ = [
@@ -145,12 +149,14 @@ __all__ = [
     "BackendSpecError",
     "BackendTimeoutError",
     "BackendUnavailableError",
+    "CommandRunner",
     "CompareError",
     "DataSetRun",
     "Expectations",
     "InterfaceBackend",
     "OnnxruntimeBackend",
     "Pattern",
+    "RunnerError",
     "Scoreboard",
     "backend_named",
     "compare",

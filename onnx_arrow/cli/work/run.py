@@ -26,6 +26,18 @@ __all__ = ["backend", "run"]
 def backend(args: argparse.Namespace) -> Any:
     """The backend --backend names; settles --timeout (``args.timeout``) as it takes it."""
     settle_timeout(args)
+    if getattr(args, "runner", None) is not None:  # a command per data set, through files
+        if args.backend_logs:
+            args.subparser.error(
+                "--backend-logs applies to --backend; --runner's stderr is "
+                "quoted in the errors it causes"
+            )
+        if args.providers is not None or args.session_option:
+            args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
+        try:
+            return compare.CommandRunner(args.runner, timeout=args.timeout)
+        except compare.CompareError as exc:
+            args.subparser.error(f"--runner: {exc.message}")
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
     try:
@@ -61,7 +73,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     print_fields(
         [
             ("store", out_path),
-            ("backend", args.backend or "reference"),
+            ("backend", _backend_text(args)),
             ("cases", counts["cases"]),
             ("data sets", counts["data_sets"]),
             ("outputs", counts["outputs"]),
@@ -77,3 +89,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         out,
     )
     return EXIT_OK
+
+
+def _backend_text(args: argparse.Namespace) -> str:
+    """What ran, for the summary: the backend's name, or the runner's command."""
+    if getattr(args, "runner", None) is not None:
+        return f"runner {args.runner}"
+    return str(args.backend or "reference")

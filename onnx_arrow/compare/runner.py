@@ -1,0 +1,441 @@
+"""Runtimes that are not Python, through files: :class:`CommandRunner` writes each data
+set in the classic layout into a temporary folder, runs a command on it and reads the
+``output_K.pb`` files it writes back as the model declares them.
+
+A :class:`CommandRunner` is a backend (:class:`~onnx_arrow.compare.backends.Backend`):
+``compare`` and ``run`` (``--runner COMMAND``) call it once per data set, in this
+process or on an engine (it pickles as its command and timeout).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import string
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from onnx import ModelProto
+
+from onnx_arrow._interrupt import deferred_interrupt
+from onnx_arrow.core.model import (
+    decode_value,
+    graph_values,
+    kind_of_type,
+    onnx_type_string,
+    python_value,
+    read_regular_file,
+    value_message,
+)
+from onnx_arrow.corpus.sources import MAX_FILE_BYTES
+from onnx_arrow.errors import BackendTimeoutError, CompareError, OnnxArrowError, RunnerError
+
+__all__ = ["PLACEHOLDERS", "STDERR_TAIL_LINES", "CommandRunner"]
+
+#: The placeholders of a command, and what each is replaced with.
+PLACEHOLDERS: Final[Mapping[str, str]] = {
+    "model": "the model file, CASE/model.onnx",
+    "inputs": "the data set's folder of input_K.pb files, CASE/test_data_set_0",
+    "outputs": "an empty folder the command writes output_K.pb into",
+    "case": "a case folder: model.onnx and test_data_set_0/",
+}
+#: The last lines of the command's stderr an error quotes.
+STDERR_TAIL_LINES: Final = 20
+_TAIL_CHARS: Final = 4000
+#: ``prctl`` option: the signal the kernel sends a process when its parent ends.
+_PR_SET_PDEATHSIG: Final = 1
+
+
+class CommandRunner:
+    """A backend that runs ``command`` on each data set through files.
+
+    For each data set a temporary folder gets the case in the classic layout:
+    ``case/model.onnx`` and ``case/test_data_set_0/input_K.pb`` (each input as the model
+    declares it, written as onnx's test-data writer writes it).  The command's
+    placeholders are replaced by those paths (see :data:`PLACEHOLDERS`), and it runs
+    there, with its own process group.  It writes ``output_K.pb`` for the model's
+    output K into ``{outputs}`` (into the data set folder, beside the inputs, when the
+    command names no ``{outputs}``, as the classic layout keeps them); each is read as
+    the model declares that output (regular files only, size-capped), and the folder
+    is removed, whatever happened.
+
+    Parameters
+    ----------
+    command
+        The command line, split as a POSIX shell splits words (``shlex.split``) but
+        run without a shell.  ``{model}``, ``{inputs}``, ``{outputs}`` and ``{case}``
+        are replaced in any word (``--model={model}`` too); ``{{`` and ``}}`` are
+        literal braces.  It must name ``{model}`` or ``{case}``.  A word naming an
+        existing file or folder by a relative path (``runners/run.js``), and a program
+        given with a ``/``, are made absolute now: the command runs in the temporary
+        folder.
+    timeout
+        Seconds the command may take on one data set; it is then killed with its
+        process group and the data set's error is a :class:`BackendTimeoutError`.
+        None: no limit of its own (a deadline of ``compare`` still applies).
+
+    Raises
+    ------
+    CompareError
+        If the command is empty, does not split, names an unknown placeholder or
+        neither ``{model}`` nor ``{case}``, or the timeout is not a number of seconds
+        above 0.
+
+    Notes
+    -----
+    A data set fails, each of its outputs an ``error`` whose text ends with the
+    command's last :data:`STDERR_TAIL_LINES` lines of stderr, when the command does
+    not start, exits with a status other than 0 or is killed by a signal
+    (:class:`RunnerError`), runs past the timeout (:class:`BackendTimeoutError`), or
+    leaves an output file missing or not decodable as declared (:class:`RunnerError`,
+    naming each such file).  A Ctrl-C, or a deadline of ``compare``, kills the
+    command's process group before the folder is removed; on Linux the command is
+    also killed if the process running it dies.  A process killed outright (a worker of
+    ``--jobs`` when Ctrl-C stops the pool) cannot remove its folder: the first runner
+    call of any later process removes the folders of processes that have ended.
+
+    Examples
+    --------
+    >>> CommandRunner("node run.js {model} {inputs} {outputs}").placeholders
+    ('model', 'inputs', 'outputs')
+    >>> CommandRunner("tract {model} --input-dir {nputs}")
+    Traceback (most recent call last):
+    ...
+    onnx_arrow.errors.CompareError: the command 'tract {model} --input-dir {nputs}' names \
+{nputs}; the placeholders are {model}, {inputs}, {outputs} and {case} (write {{ and }} \
+for a literal brace)
+    """
+
+    def __init__(self, command: str, *, timeout: float | None = None) -> None:
+        if not isinstance(command, str):
+            raise CompareError(
+                f"the command is a {type(command).__name__}; give it as one string, as a shell line"
+            )
+        if timeout is not None and not (
+            isinstance(timeout, int | float) and 0 < timeout < float("inf")
+        ):
+            raise CompareError(
+                f"the runner's timeout is {timeout!r}; give a number of seconds above 0, or None"
+            )
+        self.command = command
+        self.timeout = timeout
+        self.words = _absolute(_parsed(command))
+        self.placeholders = tuple(
+            dict.fromkeys(name for word in self.words for name in _names(word))
+        )
+
+    def __repr__(self) -> str:
+        limit = "" if self.timeout is None else f", timeout={self.timeout:g}"
+        return f"CommandRunner({shlex.join(self.words)!r}{limit})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CommandRunner):
+            return NotImplemented
+        return (self.words, self.timeout) == (other.words, other.timeout)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self.words), self.timeout))
+
+    #: What a report calls it (:func:`~onnx_arrow.compare.backends.describe_backend`).
+    name: Final = "runner"
+
+    def describe(self) -> str:
+        """What the runner runs, for a report: its command."""
+        return shlex.join(self.words)
+
+    def __call__(self, model: ModelProto, inputs: dict[str, Any], /) -> list[Any]:
+        """Run the command on one data set: the model's outputs in graph order."""
+        with _folder() as folder:
+            places = _write_case(folder, model, inputs, "outputs" in self.placeholders)
+            argv = [word.format(**{k: str(v) for k, v in places.items()}) for word in self.words]
+            stderr = folder / "stderr.txt"
+            self._run(argv, folder, stderr)
+            return _read_outputs(model, places["outputs"], stderr)
+
+    def _run(self, argv: list[str], folder: Path, stderr: Path) -> None:
+        """Run ``argv`` in ``folder`` to its end (or kill its process group)."""
+        with open(folder / "stdout.txt", "wb") as out, open(stderr, "wb") as err:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    cwd=folder,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,  # its own process group, out of the terminal's
+                    # only prctl, looked up beforehand: nothing a lock of another thread guards
+                    preexec_fn=_dies_with_parent(),  # noqa: PLW1509
+                )
+            except OSError as exc:
+                raise RunnerError(
+                    f"cannot start {argv[0]!r}: {exc.strerror}; give the program as a path "
+                    "or a name on PATH"
+                ) from None
+        try:
+            status = process.wait(self.timeout)
+        except subprocess.TimeoutExpired:
+            raise BackendTimeoutError(
+                f"the command ran longer than {self.timeout:g} s and was killed{_tail(stderr)}"
+            ) from None
+        except BackendTimeoutError as exc:  # compare's deadline, in this thread
+            raise BackendTimeoutError(
+                f"{exc.message}; the command was killed{_tail(stderr)}"
+            ) from None
+        finally:
+            _kill_group(process)
+        if status != 0:
+            raise RunnerError(f"the command {_ended(status)}{_tail(stderr)}")
+
+
+def _parsed(command: str) -> list[str]:
+    """The words of ``command``, each placeholder checked."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise CompareError(
+            f"the command {command!r} does not split into words ({exc}); close its quotes"
+        ) from None
+    if not words:
+        raise CompareError("the command is empty; give a program and its arguments")
+    known = ", ".join(f"{{{n}}}" for n in list(PLACEHOLDERS)[:-1])
+    known += f" and {{{list(PLACEHOLDERS)[-1]}}}"
+    named: set[str] = set()
+    for word in words:
+        try:
+            fields = list(string.Formatter().parse(word))
+        except ValueError as exc:
+            raise CompareError(
+                f"the command {command!r} has a brace that opens or closes nothing in "
+                f"{word!r} ({exc}); write {{{{ and }}}} for a literal brace"
+            ) from None
+        for _, name, spec, conversion in fields:
+            if name is None:
+                continue
+            text = "{" + name + ("!" + conversion if conversion else "")
+            text += (":" + spec if spec else "") + "}"
+            if name not in PLACEHOLDERS or spec or conversion:
+                raise CompareError(
+                    f"the command {command!r} names {text}; the placeholders are {known} "
+                    "(write {{ and }} for a literal brace)"
+                )
+            named.add(name)
+    if not named & {"model", "case"}:
+        raise CompareError(
+            f"the command {command!r} names neither {{model}} nor {{case}}, so it cannot "
+            "find the model; add one of them (and {inputs}, {outputs} where it takes them)"
+        )
+    return words
+
+
+def _names(word: str) -> Iterator[str]:
+    return (name for _, name, _, _ in string.Formatter().parse(word) if name is not None)
+
+
+def _absolute(words: list[str]) -> list[str]:
+    """Relative paths of files that exist here made absolute (the command runs elsewhere):
+    the program when given with a ``/``, any other word without a placeholder."""
+    return [
+        os.path.abspath(word).replace("{", "{{").replace("}", "}}")
+        if (
+            not os.path.isabs(word)
+            and "{" not in word
+            and "}" not in word
+            and not word.startswith("-")
+            and ("/" in word if n == 0 else os.path.exists(word))
+        )
+        else word
+        for n, word in enumerate(words)
+    ]
+
+
+#: The prefix of the runner's temporary folders: the pid of the process that made one
+#: follows it, so that a folder whose process was killed outright (a worker process of
+#: ``--jobs`` when Ctrl-C stops the pool) is known as left behind and removed later.
+_PREFIX: Final = "onnx-arrow-runner-"
+#: The processes that have swept the folders left behind (a set of one pid, or none).
+_swept: set[int] = set()
+
+
+@contextlib.contextmanager
+def _folder() -> Iterator[Path]:
+    """A new temporary folder, removed at the end, a Ctrl-C meanwhile or not."""
+    if os.getpid() not in _swept:
+        _swept.clear()
+        _swept.add(os.getpid())
+        _sweep(Path(tempfile.gettempdir()))
+    path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
+    try:
+        yield path
+    finally:
+        with deferred_interrupt():
+            _remove(path)
+
+
+def _sweep(root: Path) -> None:
+    """Remove the runner's folders in ``root`` whose process has ended without removing
+    them (killed outright: nothing of it ran after)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(root):
+            pid = entry.name.removeprefix(_PREFIX).split("-", 1)[0]
+            if (
+                entry.name.startswith(_PREFIX)
+                and pid.isdigit()
+                and not _alive(int(pid))
+                and entry.is_dir(follow_symlinks=False)
+            ):
+                _remove(Path(entry.path))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: not ours to remove
+        return True
+    return True
+
+
+def _remove(path: Path) -> None:
+    """Remove the folder, what the command left unwritable in it too."""
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o700)
+        for folder, names, _ in os.walk(path):  # top down: a folder opened before its walk
+            for name in names:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(folder, name), 0o700)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _write_case(
+    folder: Path, model: ModelProto, inputs: dict[str, Any], own_outputs: bool
+) -> dict[str, Path]:
+    """The case in the classic layout under ``folder``; the paths of the placeholders."""
+    case = folder / "case"
+    data = case / "test_data_set_0"
+    data.mkdir(parents=True)
+    outputs = folder / "outputs" if own_outputs else data
+    outputs.mkdir(exist_ok=True)
+    (case / "model.onnx").write_bytes(model.SerializeToString())
+    declared = {v.name: (k, v) for k, v in enumerate(graph_values(model, "input"))}
+    for name, value in inputs.items():
+        if name not in declared:
+            raise CompareError(
+                f"input {name!r} is not an input the model declares "
+                f"({', '.join(map(repr, declared)) or 'it declares none'}); feed the "
+                "model's inputs by their names"
+            )
+        k, info = declared[name]
+        if not info.HasField("type"):
+            raise CompareError(
+                f"the model declares no type for input {k} ({name!r}), so it cannot be "
+                "written as a file; declare its type in the model"
+            )
+        message = value_message(value, name, info.type)
+        (data / f"input_{k}.pb").write_bytes(message.SerializeToString())
+    return {"model": case / "model.onnx", "inputs": data, "outputs": outputs, "case": case}
+
+
+def _read_outputs(model: ModelProto, folder: Path, stderr: Path) -> list[Any]:
+    """The ``output_K.pb`` files of ``folder`` as the model declares its outputs."""
+    values: list[Any] = []
+    problems: list[str] = []
+    for k, info in enumerate(graph_values(model, "output")):
+        path = folder / f"output_{k}.pb"
+        where = f"output_{k}.pb ({info.name})"
+        if not path.exists() and not path.is_symlink():
+            problems.append(f"{where} is missing")
+            continue
+        try:
+            data = read_regular_file(
+                str(path),
+                max_bytes=MAX_FILE_BYTES,
+                where=where,
+                fix="write each output as a regular file",
+            )
+        except OnnxArrowError as exc:
+            problems.append(str(exc))
+            continue
+        try:
+            # a file of an output the model gives no type is a TensorProto, as read_pb reads it
+            typed = info.HasField("type") and info.type.WhichOneof("value") is not None
+            kind = kind_of_type(info.type, where=where).name if typed else "tensor"
+            node, _, _ = decode_value(data, kind, where=where)
+            values.append(python_value(node, maps_as_dicts=True, strings="str"))
+        except OnnxArrowError as exc:
+            problems.append(
+                f"{where} does not decode as the model declares it, {_declared(info.type)} ({exc})"
+            )
+    if problems:
+        raise RunnerError(
+            f"the command exited with status 0 but {'; '.join(problems)}{_tail(stderr)}"
+        )
+    return values
+
+
+def _declared(type_proto: Any) -> str:
+    if type_proto.WhichOneof("value") is None:
+        return "no type (so a tensor)"
+    try:
+        return onnx_type_string(type_proto)
+    except OnnxArrowError:
+        return "a type onnx-arrow does not read"
+
+
+def _ended(status: int) -> str:
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"was killed by {name}"
+    return f"exited with status {status}"
+
+
+def _tail(stderr: Path) -> str:
+    """The last lines of the command's stderr, for an error (nothing when it is empty)."""
+    try:
+        with open(stderr, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - _TAIL_CHARS))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = text.rstrip().splitlines()[-STDERR_TAIL_LINES:]
+    if not lines:
+        return "; its stderr is empty"
+    return "; its stderr ends:\n" + "\n".join(lines)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the command's process group (what it left running too) and reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with deferred_interrupt():
+        process.wait()
+
+
+def _dies_with_parent() -> Any:
+    """A ``preexec_fn`` that has the kernel kill the command when this process ends
+    (Linux); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def tie() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return tie
