@@ -55,8 +55,10 @@ Examples
 >>> found.verdict.node, found.verdict.op_type, found.verdict.outputs[0].status
 ('Neg#1', 'Neg', 'mismatch')
 >>> rows, metadata = read_trace(f"{tmp.name}/t.parquet", ["value", "side", "data_float"])
->>> rows.to_pylist()[:2]
-[{'value': 'a', 'side': 'backend', 'data_float': [1.0, 2.0, 3.0]}, {'value': 'a', 'side': 'against', 'data_float': [1.0, 2.0, 3.0]}]
+>>> for row in rows.to_pylist()[:2]:
+...     print(row)
+{'value': 'a', 'side': 'backend', 'data_float': [1.0, 2.0, 3.0]}
+{'value': 'a', 'side': 'against', 'data_float': [1.0, 2.0, 3.0]}
 >>> tmp.cleanup()
 """
 

@@ -104,22 +104,6 @@ class TracePlan:
         model.graph.output.extend(self.output_info(n) for n in names)
         return model
 
-    def downstream(self, position: int) -> set[int]:
-        """The nodes that read, directly or not, what node ``position`` makes."""
-        readers: dict[str, list[int]] = {}
-        for node in self.nodes:
-            for name in node.inputs:
-                readers.setdefault(name, []).append(node.position)
-        seen: set[int] = set()
-        todo = [position]
-        while todo:
-            for value in self.nodes[todo.pop()].outputs:
-                for reader in readers.get(value, ()):
-                    if reader not in seen:
-                        seen.add(reader)
-                        todo.append(reader)
-        return seen
-
 
 def plan_trace(model: ModelProto) -> TracePlan:
     """The plan of a trace of ``model``: its nodes sorted, its values typed.

@@ -21,6 +21,7 @@ import numpy as np
 from onnx import ModelProto
 
 from onnx_arrow.compare.backends import Backend, BackendLike, describe_backend, resolve_backend
+from onnx_arrow.compare.expectation_files import check_tolerance, check_ulp
 from onnx_arrow.compare.plans import Expectations
 from onnx_arrow.compare.runs import DataSetRun, data_sets_of, kept_message
 from onnx_arrow.compare.similarity import Diff, compare_value, detail_text
@@ -145,6 +146,8 @@ def trace(
     name_a = describe_backend(side_a)
     name_b = describe_backend(side_b)
     chunk = checked_chunk(chunk)
+    check_tolerance(rtol, atol)
+    check_ulp(max_ulp)
     run, feed = case_feed(store, case, data_set)
     plan = plan_trace(run.model or ModelProto())
     expect = Expectations()

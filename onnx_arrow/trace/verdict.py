@@ -45,7 +45,8 @@ class Verdict:
     op_type: str | None = None
     inputs: list[ValueSummary] = field(default_factory=list)
     outputs: list[ValueSummary] = field(default_factory=list)
-    #: Values of later nodes that diverge and read, directly or not, what the node makes.
+    #: Values of later nodes that diverge and read a divergent value it makes, directly or
+    #: through other divergent values.
     explains: list[str] = field(default_factory=list)
     #: Values that diverge and are not explained by it (nodes that diverge on their own).
     unexplained: list[str] = field(default_factory=list)
@@ -110,7 +111,8 @@ def _summary_text(v: ValueSummary) -> str:
 
 def find_verdict(plan: TracePlan, summaries: dict[str, ValueSummary]) -> Verdict:
     """The first node of ``plan`` whose outputs diverge while its inputs agree (by
-    ``summaries``, one per traced value), and what it explains."""
+    ``summaries``, one per traced value), and what it explains: the divergent values of
+    later nodes that read one of its divergent outputs, or a value so explained."""
     diverging = [v for v in plan.values if summaries[v].diverges]
     verdict = Verdict(diverging=len(diverging))
     for node in plan.nodes:
@@ -123,13 +125,16 @@ def find_verdict(plan: TracePlan, summaries: dict[str, ValueSummary]) -> Verdict
             summaries.get(i) or ValueSummary(i, "match", False, fed=True) for i in node.inputs
         ]
         verdict.outputs = [summaries[o] for o in node.outputs]
-        later = plan.downstream(node.position)
-        for name in diverging:
-            if name in node.outputs:
-                continue
-            if plan.producer[name] in later:
-                verdict.explains.append(name)
+        tainted = {o for o in node.outputs if summaries[o].diverges}
+        for later in plan.nodes[node.position + 1 :]:
+            bad = [o for o in later.outputs if summaries[o].diverges]
+            if any(i in tainted for i in later.inputs):
+                verdict.explains.extend(bad)
+                tainted.update(bad)
             else:
-                verdict.unexplained.append(name)
+                verdict.unexplained.extend(bad)
+        verdict.unexplained.extend(
+            o for n in plan.nodes[: node.position] for o in n.outputs if summaries[o].diverges
+        )
         break
     return verdict
