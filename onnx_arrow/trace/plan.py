@@ -121,7 +121,7 @@ def plan_trace(model: ModelProto) -> TracePlan:
     untraced: list[str] = []
     raw: list[tuple[NodeProto, tuple[str, ...], tuple[str, ...]]] = []
     for node in graph.node:
-        inputs = [i for i in node.input if i]
+        inputs = list(dict.fromkeys(i for i in node.input if i))
         inner = 0
         for attribute in node.attribute:
             for body in _graphs_of(attribute):

@@ -20,11 +20,27 @@ from onnx import ModelProto, TypeProto, ValueInfoProto, helper
 from onnx_arrow.compare.backends import Backend
 from onnx_arrow.core.model import dtype_of_numpy, value_message
 from onnx_arrow.corpus.tree import write_tree
-from onnx_arrow.errors import TraceError
+from onnx_arrow.errors import CompareError, TraceError
 from onnx_arrow.trace.exposed import run_model
 from onnx_arrow.trace.plan import TracePlan
 
-__all__ = ["node_model", "write_repro"]
+__all__ = ["check_repro_folder", "node_model", "write_repro"]
+
+
+def check_repro_folder(folder: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, a repro folder that exists and is not an empty folder.
+
+    Raises
+    ------
+    CompareError
+        Saying which.
+    """
+    path = Path(folder)
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise CompareError(
+            "the repro folder exists and is not an empty folder; choose a new or empty one",
+            where=str(path),
+        )
 
 
 @dataclass(frozen=True)
@@ -94,8 +110,10 @@ def write_repro(
     TraceError
         If ``against`` cannot run the model with those values as outputs, or one cannot
         be declared.
+    CorpusError
+        If ``folder`` exists and is not an empty folder.
     FileWriteError
-        If ``folder`` exists and is not empty, or cannot be written.
+        If it cannot be written.
     """
     node = plan.nodes[position]
     made = [n for n in node.inputs if n in plan.producer]
@@ -114,5 +132,6 @@ def write_repro(
         for k, info in enumerate(infos):
             message = value_message(values[info.name], info.name, info.type)
             files.append(_File(f"test_data_set_0/{io}_{k}.pb", message.SerializeToString()))
+    Path(folder).parent.mkdir(parents=True, exist_ok=True)
     write_tree(files, folder, where=os.fspath(folder))
     return Path(folder)

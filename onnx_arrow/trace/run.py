@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from onnx import ModelProto
 
 from onnx_arrow.compare.backends import Backend, BackendLike, describe_backend, resolve_backend
@@ -25,13 +24,13 @@ from onnx_arrow.compare.expectation_files import check_tolerance, check_ulp
 from onnx_arrow.compare.plans import Expectations
 from onnx_arrow.compare.runs import DataSetRun, data_sets_of, kept_message
 from onnx_arrow.compare.similarity import Diff, compare_value, detail_text
-from onnx_arrow.core.model import dtype_of_numpy, graph_values
+from onnx_arrow.core.model import graph_values
 from onnx_arrow.corpus.store import Store, as_store
-from onnx_arrow.errors import CompareError, OnnxArrowError, TraceError
+from onnx_arrow.errors import CompareError
 from onnx_arrow.trace.exposed import run_model
 from onnx_arrow.trace.plan import TracePlan, plan_trace
-from onnx_arrow.trace.repro import write_repro
-from onnx_arrow.trace.store import TracedValue, TraceWriter
+from onnx_arrow.trace.repro import check_repro_folder, write_repro
+from onnx_arrow.trace.store import TracedValue, TraceWriter, describe_value
 from onnx_arrow.trace.verdict import ValueSummary, Verdict, find_verdict
 
 __all__ = ["DEFAULT_CHUNK", "Trace", "case_feed", "checked_chunk", "trace"]
@@ -136,7 +135,8 @@ def trace(
     Raises
     ------
     CompareError
-        If the case cannot be traced (no model, no such data set) or an argument is bad.
+        If the case cannot be traced (no model, no such data set) or an argument is bad
+        (the repro folder is not new or empty, among them).
     TraceError
         If a backend cannot run the model with its intermediate values as outputs.
     """
@@ -148,6 +148,8 @@ def trace(
     chunk = checked_chunk(chunk)
     check_tolerance(rtol, atol)
     check_ulp(max_ulp)
+    if repro is not None:
+        check_repro_folder(repro)
     run, feed = case_feed(store, case, data_set)
     plan = plan_trace(run.model or ModelProto())
     expect = Expectations()
@@ -252,34 +254,16 @@ def _trace_chunks(
                 ("backend", a[1], value_a),
                 ("against", b[1], value_b),
             ):
-                fields = {**common, **_described(value), "side": side, "backend": backend_name}
+                fields = {**common, "side": side, "backend": backend_name}
                 rows.append(TracedValue(fields, value))
         writer.write(rows)
         del got_a, got_b, rows
     return summaries
 
 
-def _described(value: Any) -> dict[str, Any]:
-    """The kind, dtype, shape and count columns of a value."""
-    if value is None:
-        return {"kind": "optional"}
-    if isinstance(value, dict):
-        return {"kind": "map"}
-    if isinstance(value, list | tuple):
-        return {"kind": "sequence"}
-    array = np.asarray(value)
-    try:
-        dtype = dtype_of_numpy(array.dtype).name
-    except OnnxArrowError as exc:
-        raise TraceError(
-            f"a value of numpy dtype {array.dtype} has no ONNX element type: {exc.message}"
-        ) from None
-    return {"kind": "tensor", "dtype": dtype, "shape": list(array.shape), "count": array.size}
-
-
 def _summary(name: str, diff: Diff, value_b: Any) -> ValueSummary:
     worst = diff.worst
-    described = _described(value_b)
+    described = describe_value(value_b)
     return ValueSummary(
         name,
         diff.status,

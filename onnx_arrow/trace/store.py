@@ -33,7 +33,7 @@ from onnx_arrow.core.model import (
     string_bytes,
 )
 from onnx_arrow.corpus.format import data_column, data_storage_dtype
-from onnx_arrow.errors import CompareError
+from onnx_arrow.errors import CompareError, OnnxArrowError, TraceError
 
 __all__ = [
     "TRACE_COLUMNS",
@@ -42,6 +42,8 @@ __all__ = [
     "TRACE_METADATA_KEY",
     "TRACE_SCHEMA",
     "TraceWriter",
+    "TracedValue",
+    "describe_value",
     "read_trace",
     "read_trace_metadata",
     "read_value",
@@ -99,20 +101,35 @@ TRACE_SCHEMA: Final = pa.schema(
 
 @dataclass
 class TracedValue:
-    """One value as one backend gave it, and its comparison (the same on both sides)."""
+    """One value as one backend gave it, and its other columns (``fields``: where it is,
+    its comparison); the kind, dtype, shape and count are the value's own."""
 
     fields: dict[str, Any]
     value: Any
 
 
-def _kind(value: Any) -> str:
+def describe_value(value: Any) -> dict[str, Any]:
+    """The kind, dtype, shape and count columns of a value as a backend gives it.
+
+    Raises
+    ------
+    TraceError
+        If a tensor's numpy dtype is none of ONNX's element types.
+    """
     if value is None:
-        return "optional"
+        return {"kind": "optional"}
     if isinstance(value, dict):
-        return "map"
+        return {"kind": "map"}
     if isinstance(value, list | tuple):
-        return "sequence"
-    return "tensor"
+        return {"kind": "sequence"}
+    array = np.asarray(value)
+    try:
+        dtype = dtype_of_numpy(array.dtype).name
+    except OnnxArrowError as exc:
+        raise TraceError(
+            f"a value of numpy dtype {array.dtype} has no ONNX element type: {exc.message}"
+        ) from None
+    return {"kind": "tensor", "dtype": dtype, "shape": list(array.shape), "count": array.size}
 
 
 def _storage(array: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any] | list[bytes]:
@@ -140,12 +157,15 @@ class TraceWriter:
             self.write(values[n // 2 :])
             return
         columns: dict[str, Any] = {}
+        described = [describe_value(v.value) for v in values]
         for name, (t, _) in TRACE_COLUMNS.items():
-            columns[name] = pa.array([v.fields.get(name) for v in values], t)
+            columns[name] = pa.array(
+                [described[i].get(name, v.fields.get(name)) for i, v in enumerate(values)], t
+            )
         by_column: dict[str, list[tuple[int, Any]]] = {}
         for i, v in enumerate(values):
             array = v.value
-            if _kind(array) != "tensor":
+            if describe_value(array)["kind"] != "tensor":
                 continue
             array = np.asarray(array)
             row = dtype_of_numpy(array.dtype)
@@ -174,7 +194,7 @@ _MAX_ELEMENTS: Final = np.iinfo(np.int32).max
 
 
 def _elements(values: Sequence[TracedValue]) -> int:
-    return sum(int(np.size(v.value)) for v in values if _kind(v.value) == "tensor")
+    return sum(int(np.size(v.value)) for v in values if describe_value(v.value)["kind"] == "tensor")
 
 
 def _data_array(f: pa.Field, n: int, parts: list[tuple[int, Any]]) -> pa.Array:
@@ -182,12 +202,13 @@ def _data_array(f: pa.Field, n: int, parts: list[tuple[int, Any]]) -> pa.Array:
         return pa.nulls(n, f.type)
     counts = np.zeros(n, dtype=np.int64)
     valid = np.zeros(n, dtype=bool)
+    item = f.type.value_type
+    width = item.list_size if pa.types.is_fixed_size_list(item) else 1  # complex: 2 numbers
     for i, storage in parts:
-        counts[i] = len(storage)
+        counts[i] = len(storage) // width
         valid[i] = True
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    item = f.type.value_type
     if pa.types.is_binary(item):
         flat = pa.array([b for _, s in parts for b in s], pa.binary())
     else:

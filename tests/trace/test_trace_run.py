@@ -28,7 +28,9 @@ def first_float_node(path: Path, op_type: str) -> int:
     rows = rows.filter(pc.equal(rows.column("side"), "against"))
     found = [
         p
-        for p, o, d in zip(*(rows.column(c).to_pylist() for c in ("position", "op_type", "dtype")))
+        for p, o, d in zip(
+            *(rows.column(c).to_pylist() for c in ("position", "op_type", "dtype")), strict=True
+        )
         if o == op_type and d in ("FLOAT", "DOUBLE", "FLOAT16")
     ]
     return min(found)
@@ -62,7 +64,11 @@ def test_trace_names_exactly_the_first_perturbed_node(
     assert any(v.diverges and v.max_ulp == 3 for v in verdict.outputs)
     # a divergence it does not explain is another op_type node's own, or follows one
     rows, _ = read_trace(out, ["value", "diverges"])
-    diverging = {v for v, d in zip(*(rows.column(c).to_pylist() for c in rows.column_names)) if d}
+    diverging = {
+        v
+        for v, d in zip(*(rows.column(c).to_pylist() for c in rows.column_names), strict=True)
+        if d
+    }
     for name in verdict.unexplained:
         node = plan.nodes[plan.producer[name]]
         assert node.op_type == op_type or diverging & set(node.inputs)
@@ -141,7 +147,7 @@ def test_a_backend_that_cannot_run_intermediates_gets_a_clear_error(
     store: Store, tmp_path: Path
 ) -> None:
     out = tmp_path / "t.parquet"
-    with pytest.raises(TraceError, match="refuses|cannot run the case's model with") as info:
+    with pytest.raises(TraceError, match="cannot run the case's model with") as info:
         trace(store, LAYER_NORM, refuses_intermediates, out)
     assert "are not the model's" in str(info.value)
     assert not out.exists()
