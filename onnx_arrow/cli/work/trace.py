@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK
-from onnx_arrow.cli.work._shared import check_file_target, check_folder_target, print_fields
+from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.compare import BackendSpecError, resolve_backend
 from onnx_arrow.corpus import Store
 from onnx_arrow.trace import trace
@@ -28,8 +28,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     default = args.case.strip("/").replace("/", "_") + ".trace.parquet"
     out_path = Path(args.out or default)
     check_file_target(out_path, force=args.force, what="the trace", reading=[store.path])
-    if args.repro is not None:
-        check_folder_target(Path(args.repro), force=False)
     found = trace(
         store,
         args.case,
