@@ -22,6 +22,15 @@ model has them: their outputs are, the values inside their bodies are not (the t
 metadata lists them under ``untraced``).  Values whose type shape inference does not find
 are exposed by name alone, their type left to the backend (``untyped``).
 
+A runtime that optimizes a graph computes what it is asked for: exposing a value can undo
+a fusion (onnxruntime fuses nodes only where no one asks for the values between them), so
+a trace judges each value as the backend computes it with its chunk exposed, and chunks
+of another size can give other bits (onnxruntime on ``light/light_densenet121``: the
+data of 576 of its 3,492 rows differ between one chunk and chunks of 64).  For values as
+the whole model computes them, turn the runtime's graph optimizations off (an
+:class:`~onnx_arrow.compare.OnnxruntimeBackend` with
+``session_options={"graph_optimization_level": "ORT_DISABLE_ALL"}``).
+
 The package, one concern a module: ``plan`` (nodes in order, values, chunks), ``exposed``
 (a backend on a model with values exposed), ``store`` (the trace store), ``verdict`` (the
 first divergent node), ``repro`` (its case folder) and ``run`` (:func:`trace`).

@@ -1,7 +1,8 @@
 """The verdict of a trace: the first node, in topological order, whose outputs diverge
 while every value it reads agrees (the node where the two backends part ways), its
-inputs' and outputs' worst elements, the later divergences it explains (those of nodes
-that read what it makes, directly or not) and those it does not (other first nodes).
+inputs' and outputs' worst elements, the later divergences it explains (values of nodes
+that read one of its divergent outputs, directly or through other divergent values) and
+those it does not (nodes that diverge on their own, and what follows from them).
 """
 
 from __future__ import annotations
