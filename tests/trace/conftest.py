@@ -11,6 +11,7 @@ CASES = (
     "node/test_layer_normalization_4d_axis1_expanded",
     "node/test_layer_normalization_default_axis_expanded_ver18",
     "node/test_if",
+    "node/test_if_seq",
     "node/test_loop11",
     "node/test_scan9_sum",
     "node/test_gemm_default_scalar_bias",

@@ -79,3 +79,17 @@ def test_a_folder_in_use_is_refused(store: Store, tmp_path: Path) -> None:
         trace(store, LAYER_NORM, Perturbed("Sqrt"), out, max_ulp=0, repro=folder)
     assert (folder / "keep.txt").read_text() == "mine"
     assert not out.exists()  # refused before any work
+
+
+def test_a_node_holding_graphs_keeps_its_bodies(store: Store, tmp_path: Path) -> None:
+    # the Constant inside both branches perturbed: the If's output diverges, its bodies do
+    # not show in the trace, and its repro is the If with both bodies
+    folder = tmp_path / "cases" / "if"
+    backend = Perturbed("Constant")
+    found = trace(store, "node/test_if", backend, tmp_path / "t.parquet", max_ulp=0, repro=folder)
+    assert (found.verdict.op_type, found.verdict.position) == ("If", 0)
+    model = onnx.load(folder / "model.onnx")
+    assert model.graph.node[0] == store.model("node/test_if").graph.node[0]
+    repro = imported(folder, tmp_path)
+    assert set(compare.compare(repro, backend, max_ulp=0)["status"]) == {"mismatch"}
+    assert set(compare.compare(repro, "reference", max_ulp=0)["status"]) == {"match"}

@@ -131,6 +131,17 @@ def test_nodes_holding_graphs_are_traced_as_the_model_has_them(
         (tmp_path / "t.parquet").unlink()
 
 
+def test_a_sequence_is_compared_and_kept_without_data(store: Store, tmp_path: Path) -> None:
+    out = tmp_path / "t.parquet"
+    found = trace(store, "node/test_if_seq", "reference", out)
+    assert not found.verdict.found
+    rows, _ = read_trace(out, ["kind", "dtype", "status", "data_float"])
+    assert rows.column("kind").to_pylist() == ["sequence", "sequence"]
+    assert rows.column("dtype").to_pylist() == [None, None]
+    assert rows.column("status").to_pylist() == ["match", "match"]
+    assert rows.column("data_float").null_count == 2
+
+
 def only_graph_outputs(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
     """A backend that runs a model's first output only, whatever else it declares."""
     return [reference_backend(model, inputs)[0]]
