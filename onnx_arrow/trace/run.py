@@ -50,8 +50,11 @@ class Trace:
     repro: Path | None = None
 
 
-def case_feed(store: Store, case: str, data_set: int | None) -> tuple[DataSetRun, dict[str, Any]]:
-    """The data set ``data_set`` of ``case`` (its first when None) and the inputs it feeds.
+def case_feed(
+    store: Store, case: str, data_set: int | None
+) -> tuple[DataSetRun, ModelProto, dict[str, Any]]:
+    """The data set ``data_set`` of ``case`` (its first when None), the case's model and the
+    inputs the data set feeds.
 
     Raises
     ------
@@ -83,7 +86,7 @@ def case_feed(store: Store, case: str, data_set: int | None) -> tuple[DataSetRun
         for k, v in sorted(run.inputs.items())
     }
     feed.update(run.made_inputs)
-    return run, feed
+    return run, model, feed
 
 
 def trace(
@@ -150,8 +153,8 @@ def trace(
     check_ulp(max_ulp)
     if repro is not None:
         check_repro_folder(repro)
-    run, feed = case_feed(store, case, data_set)
-    plan = plan_trace(run.model or ModelProto())
+    run, model, feed = case_feed(store, case, data_set)
+    plan = plan_trace(model)
     expect = Expectations()
     rtol, atol, source = expect.tolerance_for(case, run.tolerance, rtol, atol)
     budget = expect.ulp_for(case, max_ulp, source)

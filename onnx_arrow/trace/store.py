@@ -142,11 +142,14 @@ def _storage(array: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any] | 
 
 
 class TraceWriter:
-    """Writes a trace store a chunk at a time; the metadata is added on :meth:`close`."""
+    """Writes a trace store a chunk at a time, beside its path; the metadata is added and
+    the file renamed into place on :meth:`close`."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._writer = pq.ParquetWriter(self.path, TRACE_SCHEMA, compression="zstd")
+        # written beside its target, renamed into place once closed: never half a trace
+        self._partial = self.path.with_name(f".{self.path.name}.partial")
+        self._writer = pq.ParquetWriter(self._partial, TRACE_SCHEMA, compression="zstd")
         self.rows = 0
 
     def write(self, values: Sequence[TracedValue]) -> None:
@@ -182,11 +185,12 @@ class TraceWriter:
         doc = {"format": TRACE_FORMAT, "format_version": TRACE_FORMAT_VERSION, **metadata}
         self._writer.add_key_value_metadata({TRACE_METADATA_KEY: json.dumps(doc, indent=1)})
         self._writer.close()
+        os.replace(self._partial, self.path)
 
     def abort(self) -> None:
-        """Close the file unfinished and remove it."""
+        """Close the file unfinished and remove it (a file ``path`` held before stays)."""
         self._writer.close()
-        self.path.unlink(missing_ok=True)
+        self._partial.unlink(missing_ok=True)
 
 
 #: Elements a data column of one batch holds at most (its list offsets are 32-bit).

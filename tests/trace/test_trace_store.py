@@ -95,8 +95,13 @@ def test_a_file_that_is_not_a_trace_store_is_refused(tmp_path: Path) -> None:
         read_trace_metadata(newer)
 
 
-def test_an_aborted_trace_leaves_no_file(tmp_path: Path) -> None:
+def test_an_aborted_trace_leaves_no_file_and_the_old_one_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "t.parquet"
     writer = TraceWriter(path)
+    writer.write([TracedValue({"value": "v", "side": "backend"}, np.ones(2, np.float32))])
+    assert not path.exists()  # written beside it until closed
     writer.abort()
-    assert not path.exists()
+    assert list(tmp_path.iterdir()) == []
+    path.write_bytes(b"an older file")
+    TraceWriter(path).abort()
+    assert path.read_bytes() == b"an older file"
