@@ -27,7 +27,9 @@ run of the model).  Every value is compared as 'compare' compares an output: the
 tolerance (its own, else --rtol and --atol), or --max-ulp.  TRACE.parquet holds a row per
 value per backend (its data in the store's typed columns, its comparison beside it) and
 the verdict in its metadata.  The values made inside If, Loop and Scan bodies and local
-functions are not traced (the node's outputs are); the metadata lists them.
+functions are not traced (the node's outputs are); the metadata lists them.  A runtime
+that fuses nodes computes the values as exposed (a fusion is undone where its inner
+values are asked for), so another --chunk may give it other bits.
 
 Exit status 0 if no node diverges, 1 if one does (or the trace cannot be made: the case
 has no model, a backend cannot run the model with its values as outputs), 2 bad usage."""
