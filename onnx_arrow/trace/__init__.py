@@ -9,7 +9,7 @@ import this package).
   output, a chunk at a time (peak memory is a chunk's, not the model's), compares each
   value as ``compare`` compares an output (the case's tolerance, or a ULP budget) and
   writes a trace store: one row per value per backend, its data in the corpus store's
-  typed columns, its comparison beside it (:mod:`~onnx_arrow.trace.store`).
+  typed columns, its comparison beside it (the module ``store``).
 * The verdict (:class:`Verdict`) is the first node in topological order whose outputs
   diverge while everything it reads agrees, with the worst elements of its inputs and
   outputs, and the later divergences it explains.
