@@ -8,7 +8,13 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command, positive, whole_number
+from onnx_arrow.cli._shared import (
+    Command,
+    add_command,
+    onnxruntime_options,
+    positive,
+    whole_number,
+)
 
 _EPILOG: Final = """\
 examples:
@@ -17,6 +23,9 @@ examples:
   onnx-arrow trace corpus.parquet --case node/test_gemm_default_scalar_bias \\
         --backend my_package.backend:MyBackend --max-ulp 0 --repro repro/
       bit-exactness; the first node that differs written as a case folder
+  onnx-arrow trace corpus.parquet --case light/light_densenet121 --backend onnxruntime \
+        --session-option graph_optimization_level=ORT_DISABLE_ALL
+      onnxruntime without its graph optimizations: each value as the whole model makes it
   onnx-arrow import repro/ repro.parquet && onnx-arrow compare repro.parquet \\
         --backend my_package.backend:MyBackend --max-ulp 0
       the divergence again, from the repro alone
@@ -29,7 +38,8 @@ value per backend (its data in the store's typed columns, its comparison beside 
 the verdict in its metadata.  The values made inside If, Loop and Scan bodies and local
 functions are not traced (the node's outputs are); the metadata lists them.  A runtime
 that fuses nodes computes the values as exposed (a fusion is undone where its inner
-values are asked for), so another --chunk may give it other bits.
+values are asked for), so another --chunk may give it other bits; --providers and
+--session-option apply to the side (or sides) named onnxruntime.
 
 Exit status 0 if no node diverges, 1 if one does (or the trace cannot be made: the case
 has no model, a backend cannot run the model with its values as outputs), 2 bad usage."""
@@ -78,6 +88,7 @@ def register(commands: Any) -> None:
         metavar="B",
         help="the backend it is held to, named the same ways (default: %(default)s)",
     )
+    onnxruntime_options(cmd)
     cmd.add_argument(
         "--out",
         metavar="TRACE.parquet",

@@ -80,3 +80,19 @@ def test_usage_errors(store: Path, tmp_path: Path) -> None:
     )
     assert code == 1
     assert "no case 'node/none'" in err
+
+
+def test_onnxruntime_options_apply_to_the_side_that_names_it(store: Path, tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    out = str(tmp_path / "t.parquet")
+    option = ("--session-option", "graph_optimization_level=ORT_DISABLE_ALL")
+    code, text, err = cli(
+        "trace", str(store), "--case", CASE, "--backend", "onnxruntime", *option, "--out", out
+    )
+    assert code == 0, err
+    assert "ORT_DISABLE_ALL" in text
+    code, _, err = cli(
+        "trace", str(store), "--case", CASE, "--backend", "reference", *option, "--out", out
+    )
+    assert code == 2
+    assert "name it as --backend or --against" in err

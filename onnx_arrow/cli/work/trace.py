@@ -11,6 +11,7 @@ from typing import TextIO
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.compare import BackendSpecError, resolve_backend
+from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
 from onnx_arrow.trace import trace
 
@@ -19,9 +20,21 @@ __all__ = ["run"]
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Trace the case, print the verdict; exit status 1 if a node diverges."""
+    providers = args.providers  # "A,B": OnnxruntimeBackend splits it
+    options = dict(parse_session_option(text) for text in args.session_option)
+    ort = providers is not None or bool(options)
+    if ort and "onnxruntime" not in (args.backend.strip(), args.against.strip()):
+        args.subparser.error(
+            "--providers and --session-option apply to onnxruntime: name it as --backend "
+            "or --against"
+        )
     try:
-        side_a = resolve_backend(args.backend)
-        side_b = resolve_backend(args.against)
+        side_a, side_b = (
+            resolve_backend(name, providers=providers, session_options=options)
+            if ort and name.strip() == "onnxruntime"
+            else resolve_backend(name)
+            for name in (args.backend, args.against)
+        )
     except BackendSpecError as exc:
         args.subparser.error(exc.message)
     store = Store(args.store)
