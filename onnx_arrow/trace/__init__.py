@@ -29,7 +29,9 @@ of another size can give other bits (onnxruntime on ``light/light_densenet121``:
 data of 576 of its 3,492 rows differ between one chunk and chunks of 64).  For values as
 the whole model computes them, turn the runtime's graph optimizations off (an
 :class:`~onnx_arrow.compare.OnnxruntimeBackend` with
-``session_options={"graph_optimization_level": "ORT_DISABLE_ALL"}``).
+``session_options={"graph_optimization_level": "ORT_DISABLE_ALL"}``, ``--session-option
+graph_optimization_level=ORT_DISABLE_ALL`` on the command line): so run, the same trace
+is the same bits in one chunk or in chunks of 64.
 
 The package, one concern a module: ``plan`` (nodes in order, values, chunks), ``exposed``
 (a backend on a model with values exposed), ``store`` (the trace store), ``verdict`` (the
