@@ -40,6 +40,7 @@ __all__ = [
     "OnnxArrowWarning",
     "ReleaseError",
     "RunnerError",
+    "TraceError",
     "UnsupportedTypeError",
 ]
 
@@ -188,3 +189,8 @@ class DeclarationWarning(OnnxArrowWarning):
     """A value contradicts the type its model declares for it (another element type, rank
     or size): kept exactly with its own type, and said; the message names the file, the
     declaration and what the data holds."""
+
+
+class TraceError(OnnxArrowError, RuntimeError):
+    """A backend cannot be traced: it cannot run a case's model with intermediate values
+    exposed as graph outputs, or gives another number of values than the outputs asked."""

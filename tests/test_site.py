@@ -31,7 +31,13 @@ NAV = (
     "layout.md",
 )
 #: The modules the API reference documents.
-API_MODULES = ("onnx_arrow", "onnx_arrow.corpus", "onnx_arrow.pandas", "onnx_arrow.diff")
+API_MODULES = (
+    "onnx_arrow",
+    "onnx_arrow.corpus",
+    "onnx_arrow.pandas",
+    "onnx_arrow.diff",
+    "onnx_arrow.trace",
+)
 
 
 def _blocks(page: str, language: str) -> list[str]:

@@ -43,6 +43,7 @@ from onnx_arrow.cli import (
     info,
     report,
     run,
+    trace,
     verify,
 )
 from onnx_arrow.cli._shared import (
@@ -80,6 +81,7 @@ COMMANDS: Final[dict[str, CommandModule]] = {
     "diff": diff,
     "example": example,
     "report": report,
+    "trace": trace,
 }
 
 _DESCRIPTION: Final = """\

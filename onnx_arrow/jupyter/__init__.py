@@ -13,6 +13,10 @@ aligned plain text for terminals.  They take
   worst element, the expected and the actual value, and pictures of both and of their
   difference (the report checked as it is read: its columns and their types, its rows
   and its metadata);
+* a trace store (``onnx-arrow trace``), through :func:`trace_view`: what was traced and
+  the rule, every value's largest ULP distance in topological order as a picture, the
+  values that diverge, and the first divergent node's inputs and outputs on both
+  backends side by side with their ULP picture;
 * a single value: a :class:`~onnx_arrow.corpus.rows.StoredValue`, a ``TensorProto``,
   ``SequenceProto``, ``MapProto``, ``OptionalProto`` or ``SparseTensorProto``, or a numpy
   array.
@@ -76,6 +80,7 @@ from onnx_arrow.jupyter.pictures import PICTURE_PX as PICTURE_PX
 from onnx_arrow.jupyter.png_encoder import png
 from onnx_arrow.jupyter.reports import ReportView, report_view
 from onnx_arrow.jupyter.stores import CaseView, case_view
+from onnx_arrow.jupyter.traces import TraceView, trace_view
 from onnx_arrow.jupyter.values import MAX_ITEMS as MAX_ITEMS
 
 __all__ = [
@@ -86,6 +91,7 @@ __all__ = [
     "CaseView",
     "DiffView",
     "ReportView",
+    "TraceView",
     "case_view",
     "diff_view",
     "html",
@@ -96,4 +102,5 @@ __all__ = [
     "report_view",
     "show",
     "text",
+    "trace_view",
 ]

@@ -17,6 +17,7 @@ from onnx_arrow.jupyter.render import render_html, render_text
 from onnx_arrow.jupyter.reports import ReportView
 from onnx_arrow.jupyter.sections import Section
 from onnx_arrow.jupyter.stores import CaseView, store_sections
+from onnx_arrow.jupyter.traces import TraceView
 from onnx_arrow.jupyter.values import (
     VALUE_MESSAGES,
     message_sections,
@@ -31,6 +32,7 @@ _DESCRIBERS: Final[tuple[tuple[type | tuple[type, ...], Callable[[Any], list[Sec
     (CaseView, lambda view: view.sections()),
     (DiffView, lambda view: view.sections()),
     (ReportView, lambda view: view.sections()),
+    (TraceView, lambda view: view.sections()),
     (Store, store_sections),
     (StoredValue, stored_value_sections),
     (VALUE_MESSAGES, message_sections),

@@ -1,0 +1,88 @@
+"""``onnx-arrow trace``: a case traced on two backends into a trace store, the verdict
+printed (the first divergent node, its worst elements, what it explains) and, asked for,
+that node written as a case folder."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK
+from onnx_arrow.cli.work._shared import check_file_target, print_fields
+from onnx_arrow.compare import BackendSpecError, resolve_backend
+from onnx_arrow.compare.ort import parse_session_option
+from onnx_arrow.corpus import Store
+from onnx_arrow.trace import trace
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Trace the case, print the verdict; exit status 1 if a node diverges."""
+    providers = args.providers  # "A,B": OnnxruntimeBackend splits it
+    options = dict(parse_session_option(text) for text in args.session_option)
+    ort = providers is not None or bool(options)
+    if ort and "onnxruntime" not in (args.backend.strip(), args.against.strip()):
+        args.subparser.error(
+            "--providers and --session-option apply to onnxruntime: name it as --backend "
+            "or --against"
+        )
+    try:
+        side_a, side_b = (
+            resolve_backend(name, providers=providers, session_options=options)
+            if ort and name.strip() == "onnxruntime"
+            else resolve_backend(name)
+            for name in (args.backend, args.against)
+        )
+    except BackendSpecError as exc:
+        args.subparser.error(exc.message)
+    store = Store(args.store)
+    default = args.case.strip("/").replace("/", "_") + ".trace.parquet"
+    out_path = Path(args.out or default)
+    check_file_target(out_path, force=args.force, what="the trace", reading=[store.path])
+    found = trace(
+        store,
+        args.case,
+        side_a,
+        out_path,
+        against=side_b,
+        data_set=args.data_set,
+        chunk=args.chunk,
+        max_ulp=args.max_ulp,
+        rtol=args.rtol,
+        atol=args.atol,
+        repro=args.repro,
+    )
+    meta = found.metadata
+    fed = (
+        "inputs made as onnx's runner makes them"
+        if meta["data_set"] is None
+        else f"data set {meta['data_set']}"
+    )
+    rule = (
+        f"ulp, at most {meta['max_ulp']}"
+        if meta["rule"] == "ulp"
+        else f"rtol {meta['rtol']:g}, atol {meta['atol']:g} ({meta['tolerance_source']})"
+    )
+    print_fields(
+        [
+            ("trace", out_path),
+            ("case", f"{meta['case']}, {fed}"),
+            ("backend", f"{meta['backend']['name']} ({meta['backend']['runs']})"),
+            ("against", f"{meta['against']['name']} ({meta['against']['runs']})"),
+            ("rule", rule),
+            ("values", f"{meta['values']} of {meta['nodes']} nodes, in {meta['chunks']} chunks"),
+            ("untyped", f"{len(meta['untyped'])} (declared by name, typed by the backend)"),
+            ("untraced", len(meta["untraced"])),
+        ],
+        out,
+    )
+    for line in meta["untraced"]:
+        print(f"  not traced: {line}", file=out)
+    print(file=out)
+    for line in found.verdict.lines():
+        print(line, file=out)
+    if found.repro is not None:
+        print(f"repro: {found.repro} (import it, then compare --backend {args.backend})", file=out)
+    return EXIT_DATA_ERROR if found.verdict.found else EXIT_OK

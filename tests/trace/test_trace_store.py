@@ -1,0 +1,107 @@
+"""The trace store: every ONNX element type through its typed data column and back, bit
+for bit; containers without data; the metadata, and files that are not trace stores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from tensor_samples import ROWS, ids, sample_codes
+
+from onnx_arrow.corpus.format import data_column, data_storage_dtype
+from onnx_arrow.errors import CompareError
+from onnx_arrow.trace import TRACE_SCHEMA, read_trace, read_trace_metadata, read_value
+from onnx_arrow.trace.store import TracedValue, TraceWriter
+
+
+def written(path: Path, values: dict[str, object]) -> None:
+    writer = TraceWriter(path)
+    rows = []
+    for name, value in values.items():
+        for side in ("backend", "against"):
+            rows.append(TracedValue({"value": name, "side": side, "kind": "tensor"}, value))
+    writer.write(rows)
+    writer.close({"case": "c"})
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
+def test_every_element_type_round_trips_bit_for_bit(row, tmp_path: Path) -> None:
+    codes = sample_codes(row, 12).reshape(3, 4)
+    path = tmp_path / "t.parquet"
+    written(path, {"v": codes, "scalar": codes.reshape(-1)[:1].reshape(())})
+    back = read_value(path, "v", "against")
+    assert back.dtype == codes.dtype
+    assert back.shape == (3, 4)
+    if codes.dtype == object:
+        assert back.tolist() == codes.tolist()
+    else:
+        assert back.tobytes() == codes.tobytes()
+    assert read_value(path, "scalar", "backend").shape == ()
+    table = pq.read_table(path, columns=[data_column(row)])
+    assert table.schema.field(0).type == pa.list_(data_storage_dtype(row))
+
+
+def test_strings_as_str_are_kept_as_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    written(path, {"s": np.array(["a", "é"], dtype=object)})
+    assert read_value(path, "s", "backend").tolist() == [b"a", "é".encode()]
+
+
+def test_a_container_has_no_data(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    writer = TraceWriter(path)
+    seq = [np.zeros(2, np.float32)]
+    writer.write([TracedValue({"value": "q", "side": "backend", "kind": "sequence"}, seq)])
+    writer.close({})
+    rows, meta = read_trace(path)
+    assert rows.schema == TRACE_SCHEMA
+    assert rows.column("kind").to_pylist() == ["sequence"]
+    assert all(
+        rows.column(f.name).null_count == 1 for f in TRACE_SCHEMA if f.name.startswith("data_")
+    )
+    assert meta["format"] == "onnx-arrow trace"
+    with pytest.raises(CompareError, match="'q' is a sequence, which has no data column"):
+        read_value(path, "q", "backend")
+    with pytest.raises(CompareError, match="no value 'nothing'"):
+        read_value(path, "nothing", "backend")
+
+
+def test_the_metadata_is_json_under_its_key(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    written(path, {"v": np.ones(2, np.float64)})
+    raw = pq.read_metadata(path).metadata[b"onnx_arrow_trace"]
+    doc = json.loads(raw)
+    assert doc == read_trace_metadata(path)
+    assert (doc["format_version"], doc["case"]) == (1, "c")
+
+
+def test_a_file_that_is_not_a_trace_store_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"x": [1]}), other)
+    with pytest.raises(CompareError, match="is not a trace store"):
+        read_trace(other)
+    text = tmp_path / "text.parquet"
+    text.write_text("no")
+    with pytest.raises(CompareError, match="cannot read"):
+        read_trace_metadata(text)
+    newer = tmp_path / "newer.parquet"
+    meta = {b"onnx_arrow_trace": json.dumps({"format": "onnx-arrow trace", "format_version": 99})}
+    pq.write_table(pa.table({"x": [1]}).replace_schema_metadata(meta), newer)
+    with pytest.raises(CompareError, match="version 99"):
+        read_trace_metadata(newer)
+
+
+def test_an_aborted_trace_leaves_no_file_and_the_old_one_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    writer = TraceWriter(path)
+    writer.write([TracedValue({"value": "v", "side": "backend"}, np.ones(2, np.float32))])
+    assert not path.exists()  # written beside it until closed
+    writer.abort()
+    assert list(tmp_path.iterdir()) == []
+    path.write_bytes(b"an older file")
+    TraceWriter(path).abort()
+    assert path.read_bytes() == b"an older file"
