@@ -78,6 +78,17 @@ def add_command(
     return parser
 
 
+def tolerance(text: str) -> float:
+    """An argparse type: a finite number of 0 or more (an rtol, an atol or a ULP floor)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
+    return value
+
+
 def whole_number(low: int, high: int | None = None, *, what: str = "") -> Callable[[str], int]:
     """An argparse type: a whole number from ``low`` to ``high`` (no upper bound if None)."""
     bounds = f"{low} or more" if high is None else f"{what}{low} to {high}"

@@ -14,6 +14,8 @@ from onnx_arrow.cli._shared import (
     backend_options,
     offline_option,
     onnxruntime_options,
+    tolerance,
+    whole_number,
 )
 from onnx_arrow.cli.run import runner_option
 
@@ -67,26 +69,6 @@ data sets, or a --skip pattern's), xfail (a failure of an --xfail case), xpass (
 --xfail case that passed).  Exit status 0 if every output matches (skipped, xfail and,
 without --strict, xpass aside) and at least one was compared, 1 if not or a store
 cannot be read, 2 bad usage."""
-
-
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
-    return value
-
-
-def _ulps(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a whole number of 0 or more")
-    return value
 
 
 def _pattern_tolerance(text: str) -> tuple[str, float, float]:
@@ -192,20 +174,20 @@ def register(commands: Any) -> None:
     )
     cmp.add_argument(
         "--rtol",
-        type=_tolerance,
+        type=tolerance,
         default=1e-3,
         help="relative tolerance of a case that states none of its own (onnx's TestCase, "
         "data.json) and that no --tolerance finds (default: %(default)s)",
     )
     cmp.add_argument(
         "--atol",
-        type=_tolerance,
+        type=tolerance,
         default=1e-7,
         help="absolute tolerance, like --rtol (default: %(default)s)",
     )
     cmp.add_argument(
         "--max-ulp",
-        type=_ulps,
+        type=whole_number(0),
         metavar="N",
         help="judge floats by ULPs, not --rtol/--atol: an element passes within N ULPs of "
         "the expected one (0: bit-exact, NaN equal to NaN, -0.0 equal to +0.0); a "
@@ -213,7 +195,7 @@ def register(commands: Any) -> None:
     )
     cmp.add_argument(
         "--ulp-floor",
-        type=_tolerance,
+        type=tolerance,
         default=0.0,
         metavar="X",
         help="under a ULP budget, an element also passes where 0 is expected and |actual| "

@@ -5,7 +5,6 @@ they part ways, and that node as a case of its own.  Its arguments here; its wor
 
 from __future__ import annotations
 
-import argparse
 from typing import Any, Final
 
 from onnx_arrow.cli._shared import (
@@ -13,6 +12,7 @@ from onnx_arrow.cli._shared import (
     add_command,
     onnxruntime_options,
     positive,
+    tolerance,
     whole_number,
 )
 
@@ -43,16 +43,6 @@ values are asked for), so another --chunk may give it other bits; --providers an
 
 Exit status 0 if no node diverges, 1 if one does (or the trace cannot be made: the case
 has no model, a backend cannot run the model with its values as outputs), 2 bad usage."""
-
-
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
-    return value
 
 
 def register(commands: Any) -> None:
@@ -110,13 +100,13 @@ def register(commands: Any) -> None:
     )
     cmd.add_argument(
         "--rtol",
-        type=_tolerance,
+        type=tolerance,
         default=1e-3,
         help="relative tolerance of a case that states none (default: %(default)s)",
     )
     cmd.add_argument(
         "--atol",
-        type=_tolerance,
+        type=tolerance,
         default=1e-7,
         help="absolute tolerance, like --rtol (default: %(default)s)",
     )
