@@ -27,7 +27,9 @@ The sides, each run as a process of its own (wall time of the process and its pe
   the source tree, byte for byte;
 * ``--jobs N`` (no core pinning): import and export with N processes against one;
 * size: the store against the tar.zst, and against the tar.zst of the files in name order
-  (``tar --sort=name``), the order the store holds a case's files in;
+  (``tar --sort=name``), the order the store holds a case's files in; on the ReLU store, its
+  float data columns rewritten in each of :data:`SIZE_TRIALS`' encodings and zstd levels: the
+  size each gives against the tar.zst, and its writer's time against the store's own;
 * on the large store: ``Store.case_arrays(case)`` and ``list(Store.values(case))`` against
   ``numpy_helper.to_array`` of that case's ``.pb`` files (best of ``--repeat``, a few cases
   spread over the store, the store opened once); ``read_pb`` of a 256 MiB tensor against
@@ -163,6 +165,9 @@ def run_child(kind: str, args: list[str]) -> None:
     elif kind == "floors":
         store, src = args
         floors(Path(store), Path(src))
+    elif kind == "size-floors":
+        (store,) = args
+        size_floors(Path(store))
     elif kind == "case-read":
         (store, src, repeat) = args
         case_reads(Path(store), Path(src), int(repeat))
@@ -719,6 +724,46 @@ def floors(store_path: Path, src: Path) -> None:
     _report(read=read, write=write, digest=digest)
 
 
+#: The encodings and zstd levels of the float data columns the ReLU store is rewritten with
+#: (the store's own first): the size each gives, and what its writer costs.
+SIZE_TRIALS = (("BYTE_STREAM_SPLIT", 1), ("PLAIN", 3), ("PLAIN", 13), ("PLAIN", 16))
+
+
+def size_floors(store_path: Path) -> None:
+    """The store's row groups rewritten with each encoding and level of :data:`SIZE_TRIALS`
+    for its float data columns (the other columns zstd 3, dictionaries off in the data
+    columns, pages of 64 MiB, as the store writes them): the bytes and the writer's seconds
+    of each.  A case's input and output lie in one page of one column chunk, the input
+    first: which of these finds the output's values in the input is the floor of the size."""
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(store_path)
+    tables = [parquet.read_row_group(i) for i in range(parquet.num_row_groups)]
+    schema = parquet.schema_arrow
+    leaves = [parquet.schema.column(i) for i in range(len(parquet.schema))]
+    floats = {
+        c.path for c in leaves if c.physical_type in ("FLOAT", "DOUBLE") and c.path[:5] == "data_"
+    }
+    out = store_path.with_name("size-floor.parquet")
+    got = {}
+    for encoding, level in SIZE_TRIALS:
+        start = time.perf_counter()
+        with pq.ParquetWriter(
+            out,
+            schema,
+            compression="zstd",
+            compression_level={c.path: level if c.path in floats else 3 for c in leaves},
+            use_dictionary=[n for n in schema.names if not n.startswith("data_")],
+            column_encoding=dict.fromkeys(floats, encoding),
+            data_page_size=64 << 20,
+        ) as writer:
+            for table in tables:
+                writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        got[f"{encoding} zstd {level}"] = [out.stat().st_size, time.perf_counter() - start]
+        out.unlink()
+    _report(**got)
+
+
 # --- reading one case, one large tensor, starting ------------------------------------------------
 
 
@@ -904,6 +949,23 @@ def main(argv: list[str] | None = None) -> int:
                 src = large_corpus(work / "large-corpus", args.large_gb)
             results[name] = corpus_runs(name, src, work, args.repeat, args.jobs)
             exact &= results[name]["exact"]
+
+        if "relu" in results:
+            sizes = results["relu"]["sizes"]
+            store = work / "out-relu" / "store.parquet"
+            got = measured(child("size-floors", str(store)))
+            first = got[f"{SIZE_TRIALS[0][0]} zstd {SIZE_TRIALS[0][1]}"]
+            print(
+                "\n== the ReLU store rewritten, its float data columns in each encoding and "
+                "zstd level (one core)"
+            )
+            for encoding, level in SIZE_TRIALS:
+                size, seconds = got[f"{encoding} zstd {level}"]
+                print(
+                    f"  {encoding:<17} zstd {level:>2}: {size / sizes['tar.zst']:.3f}x tar.zst, "
+                    f"{size / sizes['sorted tar.zst']:.3f}x tar --sort=name | zstd -3, "
+                    f"writer {seconds / first[1]:.2f}x the store's own"
+                )
 
         if "large" in results:
             large = results["large"]["sides"]
