@@ -28,7 +28,7 @@ The sides, each run as a process of its own (wall time of the process and its pe
 * ``--jobs N`` (no core pinning): import and export with N processes against one;
 * size: the store against the tar.zst, and against the tar.zst of the files in name order
   (``tar --sort=name``), the order the store holds a case's files in; on the ReLU store, its
-  float data columns rewritten in each of :data:`SIZE_TRIALS`' encodings and zstd levels: the
+  float data columns rewritten in each of :data:`SIZE_TRIALS`' encodings, codecs and levels: the
   size each gives against the tar.zst, and its writer's time against the store's own;
 * on the large store: ``Store.case_arrays(case)`` and ``list(Store.values(case))`` against
   ``numpy_helper.to_array`` of that case's ``.pb`` files (best of ``--repeat``, a few cases
@@ -724,17 +724,24 @@ def floors(store_path: Path, src: Path) -> None:
     _report(read=read, write=write, digest=digest)
 
 
-#: The encodings and zstd levels of the float data columns the ReLU store is rewritten with
-#: (the store's own first): the size each gives, and what its writer costs.
-SIZE_TRIALS = (("BYTE_STREAM_SPLIT", 1), ("PLAIN", 3), ("PLAIN", 13), ("PLAIN", 16))
+#: The encodings, codecs and levels of the float data columns the ReLU store is rewritten
+#: with (the store's own first): the size each gives, and what its writer costs.
+SIZE_TRIALS = (
+    ("BYTE_STREAM_SPLIT", "zstd", 1),
+    ("PLAIN", "zstd", 3),
+    ("PLAIN", "zstd", 13),
+    ("PLAIN", "zstd", 16),
+    ("PLAIN", "brotli", 5),
+)
 
 
 def size_floors(store_path: Path) -> None:
-    """The store's row groups rewritten with each encoding and level of :data:`SIZE_TRIALS`
-    for its float data columns (the other columns zstd 3, dictionaries off in the data
-    columns, pages of 64 MiB, as the store writes them): the bytes and the writer's seconds
-    of each.  A case's input and output lie in one page of one column chunk, the input
-    first: which of these finds the output's values in the input is the floor of the size."""
+    """The store's row groups rewritten with each encoding, codec and level of
+    :data:`SIZE_TRIALS` for its float data columns (the other columns zstd 3, dictionaries
+    off in the data columns, pages of 64 MiB, as the store writes them): the bytes and the
+    writer's seconds of each.  A case's input and output lie in one page of one column
+    chunk, the input first: which of these finds the output's values in the input is the
+    floor of the size."""
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(store_path)
@@ -746,12 +753,12 @@ def size_floors(store_path: Path) -> None:
     }
     out = store_path.with_name("size-floor.parquet")
     got = {}
-    for encoding, level in SIZE_TRIALS:
+    for encoding, codec, level in SIZE_TRIALS:
         start = time.perf_counter()
         with pq.ParquetWriter(
             out,
             schema,
-            compression="zstd",
+            compression={c.path: codec if c.path in floats else "zstd" for c in leaves},
             compression_level={c.path: level if c.path in floats else 3 for c in leaves},
             use_dictionary=[n for n in schema.names if not n.startswith("data_")],
             column_encoding=dict.fromkeys(floats, encoding),
@@ -759,7 +766,7 @@ def size_floors(store_path: Path) -> None:
         ) as writer:
             for table in tables:
                 writer.write_table(table, row_group_size=max(table.num_rows, 1))
-        got[f"{encoding} zstd {level}"] = [out.stat().st_size, time.perf_counter() - start]
+        got[f"{encoding} {codec} {level}"] = [out.stat().st_size, time.perf_counter() - start]
         out.unlink()
     _report(**got)
 
@@ -954,15 +961,16 @@ def main(argv: list[str] | None = None) -> int:
             sizes = results["relu"]["sizes"]
             store = work / "out-relu" / "store.parquet"
             got = measured(child("size-floors", str(store)))
-            first = got[f"{SIZE_TRIALS[0][0]} zstd {SIZE_TRIALS[0][1]}"]
+            first = got[" ".join(map(str, SIZE_TRIALS[0]))]
             print(
-                "\n== the ReLU store rewritten, its float data columns in each encoding and "
-                "zstd level (one core)"
+                "\n== the ReLU store rewritten, its float data columns in each encoding, codec "
+                "and level (one core)"
             )
-            for encoding, level in SIZE_TRIALS:
-                size, seconds = got[f"{encoding} zstd {level}"]
+            for encoding, codec, level in SIZE_TRIALS:
+                size, seconds = got[f"{encoding} {codec} {level}"]
                 print(
-                    f"  {encoding:<17} zstd {level:>2}: {size / sizes['tar.zst']:.3f}x tar.zst, "
+                    f"  {encoding:<17} {codec:<6} {level:>2}: "
+                    f"{size / sizes['tar.zst']:.3f}x tar.zst, "
                     f"{size / sizes['sorted tar.zst']:.3f}x tar --sort=name | zstd -3, "
                     f"writer {seconds / first[1]:.2f}x the store's own"
                 )
