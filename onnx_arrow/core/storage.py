@@ -362,7 +362,8 @@ def _read_type_text(text: str, *, where: str) -> pa.Field:
 
 def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, str]]:
     """The types the metadata records, by column name, each with where it came from; an
-    error where there is no metadata and it is ``needed``."""
+    error where there is no metadata and it is ``needed``, and for metadata of version 1
+    (written before rows recorded their types: they cannot be checked)."""
     raw = (table.schema.metadata or {}).get(PORTABLE_KEY)
     if raw is None:
         if not needed:
@@ -379,12 +380,16 @@ def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, 
         )
     try:
         parsed = load_json(raw, what="the metadata", where=None, error=ValueError)
+        if parsed.get("version") == 1:
+            return _version_one()
         if parsed.get("version") != PORTABLE_VERSION:
             raise ValueError(f"version {parsed.get('version')!r}, not {PORTABLE_VERSION}")
         return {
             name: (_read_type_text(blob, where="schema metadata").with_name(name), "its metadata")
             for name, blob in parsed["columns"].items()
         }
+    except _VersionOne:
+        raise
     except ArrowLayoutError as exc:
         raise ArrowLayoutError(
             f"unreadable {PORTABLE_KEY.decode()} metadata ({exc.message}); write the table "
@@ -397,6 +402,22 @@ def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, 
             "onnx_arrow.to_portable",
             where="schema metadata",
         ) from None
+
+
+def _version_one() -> dict[str, tuple[pa.Field, str]]:
+    """Metadata of version 1, refused as what it is."""
+    raise _VersionOne(
+        "a portable table of version 1, written by an onnx-arrow before each row recorded "
+        "its type: its metadata may be another file's (a folder read as one table takes the "
+        "first file's), so it is not trusted; read the file with the onnx-arrow that wrote "
+        "it and write it again with this one's to_portable, or, for one file's table, type "
+        "each column with onnx_arrow.from_storage(table[name], arrow_type)",
+        where="schema metadata",
+    )
+
+
+class _VersionOne(ArrowLayoutError):
+    """The refusal of version-1 metadata without a schema, said as it is."""
 
 
 def _inexact(source: pa.Array, target: pa.DataType) -> str | None:

@@ -347,10 +347,28 @@ def test_a_recorded_schema_that_is_no_schema_is_a_located_error(blob: bytes) -> 
     import json
 
     table = onnx_arrow.to_portable(pa.table({"float": portable_columns()["float"]}))
-    recorded = {"version": 1, "columns": {"float": base64.b64encode(blob).decode()}}
+    recorded = {"version": 2, "columns": {"float": base64.b64encode(blob).decode()}}
     forged = table.replace_schema_metadata({b"onnx_arrow.portable": json.dumps(recorded)})
     with pytest.raises(ArrowLayoutError, match=r"^schema metadata: unreadable onnx_arrow"):
         onnx_arrow.from_portable(forged)
+
+
+def test_a_version_one_table_is_refused_saying_what_it_is_and_the_route() -> None:
+    import json
+
+    typed = pa.table({"float": portable_columns()["float"]})
+    portable = onnx_arrow.to_portable(typed)
+    columns = json.loads(portable.schema.metadata[b"onnx_arrow.portable"])["columns"]
+    # as version 1 wrote it: the metadata alone, no type columns
+    old = portable.drop_columns(["float__onnx_arrow_type"]).replace_schema_metadata(
+        {b"onnx_arrow.portable": json.dumps({"version": 1, "columns": columns})}
+    )
+    for schema in (None, typed.schema):
+        with pytest.raises(ArrowLayoutError, match=r"^schema metadata: a portable table of ver"):
+            onnx_arrow.from_portable(old, schema)
+    # the route the message names, for one file's table
+    column = onnx_arrow.from_storage(old["float"], typed.schema.field("float").type)
+    assert pa.table({"float": column}).equals(typed)
 
 
 def test_a_cast_back_that_is_not_exact_is_refused_naming_the_column_and_value() -> None:

@@ -376,7 +376,7 @@ def _recorded(blob: bytes) -> Callable[[pa.Table], pa.Table]:
     import base64
 
     text = base64.b64encode(blob).decode()
-    return _metadata(json.dumps({"version": 1, "columns": {"x": text}}).encode())
+    return _metadata(json.dumps({"version": 2, "columns": {"x": text}}).encode())
 
 
 def _as_double_lists(shift: float = 0.0) -> Callable[[pa.Table], pa.Table]:
