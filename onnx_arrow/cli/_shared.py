@@ -169,6 +169,40 @@ def settle_timeout(args: argparse.Namespace) -> None:
         args.subparser.error(f"--timeout {args.timeout} is not a number of seconds of 0 or more")
 
 
+def rule_options(parser: argparse.ArgumentParser, *, rtol_default_of: str) -> None:
+    """--rtol, --atol, --max-ulp and --ulp-floor: the rule a value is judged by, as
+    ``compare`` and ``trace`` both take it; ``rtol_default_of`` says which cases the
+    default tolerances judge."""
+    parser.add_argument(
+        "--rtol",
+        type=tolerance,
+        default=1e-3,
+        help=f"relative tolerance of {rtol_default_of} (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--atol",
+        type=tolerance,
+        default=1e-7,
+        help="absolute tolerance, like --rtol (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-ulp",
+        type=whole_number(0),
+        metavar="N",
+        help="judge floats by ULPs, not --rtol/--atol: an element passes within N ULPs of "
+        "the expected one (0: bit-exact, NaN equal to NaN, -0.0 equal to +0.0); a "
+        "--tolerance pattern still applies to the cases it finds",
+    )
+    parser.add_argument(
+        "--ulp-floor",
+        type=tolerance,
+        default=0.0,
+        metavar="X",
+        help="under a ULP budget, an element also passes where 0 is expected and |actual| "
+        "<= X (default: %(default)s)",
+    )
+
+
 def onnxruntime_options(parser: argparse.ArgumentParser) -> None:
     """--providers and --session-option, of --backend onnxruntime."""
     parser.add_argument(

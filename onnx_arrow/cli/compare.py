@@ -14,8 +14,7 @@ from onnx_arrow.cli._shared import (
     backend_options,
     offline_option,
     onnxruntime_options,
-    tolerance,
-    whole_number,
+    rule_options,
 )
 from onnx_arrow.cli.run import runner_option
 
@@ -172,34 +171,10 @@ def register(commands: Any) -> None:
         help="with --actual: an expected case ACTUAL does not hold is an error (default: left "
         "out, and counted)",
     )
-    cmp.add_argument(
-        "--rtol",
-        type=tolerance,
-        default=1e-3,
-        help="relative tolerance of a case that states none of its own (onnx's TestCase, "
-        "data.json) and that no --tolerance finds (default: %(default)s)",
-    )
-    cmp.add_argument(
-        "--atol",
-        type=tolerance,
-        default=1e-7,
-        help="absolute tolerance, like --rtol (default: %(default)s)",
-    )
-    cmp.add_argument(
-        "--max-ulp",
-        type=whole_number(0),
-        metavar="N",
-        help="judge floats by ULPs, not --rtol/--atol: an element passes within N ULPs of "
-        "the expected one (0: bit-exact, NaN equal to NaN, -0.0 equal to +0.0); a "
-        "--tolerance pattern still applies to the cases it finds",
-    )
-    cmp.add_argument(
-        "--ulp-floor",
-        type=tolerance,
-        default=0.0,
-        metavar="X",
-        help="under a ULP budget, an element also passes where 0 is expected and |actual| "
-        "<= X (default: %(default)s)",
+    rule_options(
+        cmp,
+        rtol_default_of="a case that states none of its own (onnx's TestCase, data.json) "
+        "and that no --tolerance finds",
     )
     cmp.add_argument(
         "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"

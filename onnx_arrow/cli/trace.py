@@ -12,7 +12,7 @@ from onnx_arrow.cli._shared import (
     add_command,
     onnxruntime_options,
     positive,
-    tolerance,
+    rule_options,
     whole_number,
 )
 
@@ -92,24 +92,7 @@ def register(commands: Any) -> None:
         metavar="N",
         help="values exposed, run and held at once (default: %(default)s)",
     )
-    cmd.add_argument(
-        "--max-ulp",
-        type=whole_number(0),
-        metavar="N",
-        help="judge floats by ULPs, not by the case's tolerance (0: bit-exact)",
-    )
-    cmd.add_argument(
-        "--rtol",
-        type=tolerance,
-        default=1e-3,
-        help="relative tolerance of a case that states none (default: %(default)s)",
-    )
-    cmd.add_argument(
-        "--atol",
-        type=tolerance,
-        default=1e-7,
-        help="absolute tolerance, like --rtol (default: %(default)s)",
-    )
+    rule_options(cmd, rtol_default_of="a case that states none of its own")
     cmd.add_argument(
         "--repro",
         metavar="DIR",

@@ -99,6 +99,7 @@ def trace(
     data_set: int | None = None,
     chunk: int = DEFAULT_CHUNK,
     max_ulp: int | None = None,
+    ulp_floor: float = 0.0,
     rtol: float = 1e-3,
     atol: float = 1e-7,
     repro: str | os.PathLike[str] | None = None,
@@ -123,6 +124,9 @@ def trace(
         Values exposed (and held) at once.
     max_ulp
         A ULP budget judging the floats instead of the tolerances (as ``compare``'s).
+    ulp_floor
+        Under a ULP budget, an element also passes where 0 is expected and its
+        ``|actual| <= ulp_floor`` (as ``compare``'s).
     rtol, atol
         The tolerances of a case that states none of its own (onnx's defaults).
     repro
@@ -150,7 +154,7 @@ def trace(
     name_b = describe_backend(side_b)
     chunk = checked_chunk(chunk)
     check_tolerance(rtol, atol)
-    check_ulp(max_ulp)
+    check_ulp(max_ulp, ulp_floor)
     if repro is not None:
         check_repro_folder(repro)
     run, model, feed = case_feed(store, case, data_set)
@@ -163,7 +167,7 @@ def trace(
     try:
         summaries = _trace_chunks(
             plan, feed, (side_a, name_a["name"]), (side_b, name_b["name"]), writer,
-            case=case, data_set=run.data_set, chunk=chunk, rule=(rtol, atol, budget),
+            case=case, data_set=run.data_set, chunk=chunk, rule=(rtol, atol, budget, ulp_floor),
         )  # fmt: skip
         verdict = find_verdict(plan, summaries)
         chunks = sum(1 for _ in plan.chunks(chunk))
@@ -177,6 +181,7 @@ def trace(
             "atol": atol,
             "tolerance_source": source,
             "max_ulp": None if budget is None else budget[0],
+            "ulp_floor": ulp_floor,
             "nodes": len(plan.nodes),
             "values": len(plan.values),
             "chunk": chunk,
@@ -206,9 +211,9 @@ def _trace_chunks(
     case: str,
     data_set: int | None,
     chunk: int,
-    rule: tuple[float, float, tuple[int, str] | None],
+    rule: tuple[float, float, tuple[int, str] | None, float],
 ) -> dict[str, ValueSummary]:
-    rtol, atol, budget = rule
+    rtol, atol, budget, ulp_floor = rule
     max_ulp = None if budget is None else budget[0]
     summaries: dict[str, ValueSummary] = {}
     where = {v: (n, k) for n in plan.nodes for k, v in enumerate(n.outputs)}
@@ -223,7 +228,7 @@ def _trace_chunks(
         got_b = run_model(b[0], b[1], model, feed, what)
         rows: list[TracedValue] = []
         for name, value_a, value_b in zip(names, got_a, got_b, strict=True):
-            diff = compare_value(value_b, value_a, rtol, atol, max_ulp=max_ulp)
+            diff = compare_value(value_b, value_a, rtol, atol, max_ulp=max_ulp, ulp_floor=ulp_floor)
             node, index = where[name]
             summary = _summary(name, diff, value_b)
             summaries[name] = summary

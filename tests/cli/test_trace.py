@@ -25,11 +25,12 @@ def test_a_planted_divergence_is_printed_with_exit_status_1(store: Path, tmp_pat
     out, repro = tmp_path / "t.parquet", tmp_path / "cases" / "sqrt"
     code, text, err = cli(
         "trace", str(store), "--case", CASE, "--backend", "trace_helpers:perturbed_sqrt",
-        "--max-ulp", "0", "--out", str(out), "--chunk", "5", "--repro", str(repro),
+        "--max-ulp", "0", "--ulp-floor", "1e-30", "--out", str(out), "--chunk", "5",
+        "--repro", str(repro),
     )  # fmt: skip
     assert code == 1, err
     assert not err
-    assert "rule      ulp, at most 0" in text
+    assert "rule      ulp, at most 0 (floor 1e-30 against 0)" in text
     assert "in 6 chunks" in text
     assert "first divergent node: #" in text
     assert "(Sqrt)" in text

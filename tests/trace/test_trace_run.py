@@ -203,3 +203,12 @@ def test_the_reference_against_onnxruntime_on_a_light_model(store: Store, tmp_pa
     ulps = [u for u in rows.column("max_ulp").to_pylist() if u is not None]
     assert max(ulps) > 0  # the two runtimes' floats differ, within the tolerance
     assert np.isfinite(meta["seconds"])
+
+
+def test_the_ulp_floor_is_compare_s_checked_and_recorded(store: Store, tmp_path: Path) -> None:
+    out = tmp_path / "t.parquet"
+    found = trace(store, LAYER_NORM, Perturbed("Sqrt"), out, max_ulp=0, ulp_floor=1e-30)
+    assert found.metadata["ulp_floor"] == 1e-30
+    assert found.verdict.op_type == "Sqrt"  # the floor lets only values near an expected 0 by
+    with pytest.raises(CompareError, match="ulp_floor"):
+        trace(store, LAYER_NORM, Perturbed("Sqrt"), out, max_ulp=0, ulp_floor=-1.0)

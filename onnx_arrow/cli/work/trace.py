@@ -50,6 +50,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         data_set=args.data_set,
         chunk=args.chunk,
         max_ulp=args.max_ulp,
+        ulp_floor=args.ulp_floor,
         rtol=args.rtol,
         atol=args.atol,
         repro=args.repro,
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         else f"data set {meta['data_set']}"
     )
     rule = (
-        f"ulp, at most {meta['max_ulp']}"
+        f"ulp, at most {meta['max_ulp']} (floor {meta['ulp_floor']:g} against 0)"
         if meta["rule"] == "ulp"
         else f"rtol {meta['rtol']:g}, atol {meta['atol']:g} ({meta['tolerance_source']})"
     )
