@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+from store_helpers import one_data_set_case
 
-from onnx_arrow.corpus import Case, CorpusFile, write_store
+from onnx_arrow.corpus import Case, write_store
 
 ROOT = Path(__file__).parents[1]
 MODEL = helper.make_model(
@@ -43,18 +44,7 @@ PATTERNS = "skip test_skipped\nxfail test_known_bad\nxfail test_fixed$\n"
 def _case(name: str, right: bool) -> Case:
     x = np.array([-1.0, 2.0, -3.0], np.float32)
     y = np.abs(x) + (np.float32(0) if right else np.array([0, 0.5, 0], np.float32))
-    files = [
-        CorpusFile(f"{name}/model.onnx", MODEL.SerializeToString()),
-        CorpusFile(
-            f"{name}/test_data_set_0/input_0.pb",
-            numpy_helper.from_array(x, "x").SerializeToString(),
-        ),
-        CorpusFile(
-            f"{name}/test_data_set_0/output_0.pb",
-            numpy_helper.from_array(y, "y").SerializeToString(),
-        ),
-    ]
-    return Case(name, "node", files, files[0].path)
+    return one_data_set_case(name, MODEL, x, y)
 
 
 @pytest.fixture(scope="module")
