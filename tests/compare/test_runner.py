@@ -368,26 +368,26 @@ def test_a_bad_runner_option_is_a_usage_error(store: Store, args: list[str], say
     assert says in err
 
 
-def test_ctrl_c_kills_the_command_and_removes_its_folder(tmp_path: Path, store: Store) -> None:
-    marker = f"onnx-arrow-runner-test-{os.getpid()}-ctrl-c"
+def _interrupted(
+    tmp_path: Path, store: Store, name: str, commands: int, *args: str
+) -> tuple[Path, str]:
+    """``compare --runner`` (a command that sleeps) of ``store`` with ``args``, in a new
+    session, interrupted as a terminal's Ctrl-C does once its ``commands`` commands run:
+    its temporary folder and the marker its commands carry, once it exited with 130."""
+    marker = f"onnx-arrow-runner-test-{os.getpid()}-{name}"
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch), "PYTHONPATH": str(ROOT)}
     command = f"{PY} -c 'import time; time.sleep(60)' {{model}} {marker}"
     process = subprocess.Popen(
-        [PY, "-m", "onnx_arrow", "compare", str(store.path), "--case", "test_abs",
-         "--runner", command],
+        [PY, "-m", "onnx_arrow", "compare", str(store.path), *args, "--runner", command],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-
-        def started() -> list[int]:
-            return _processes_with(marker)
-
-        while not started() and time.monotonic() < deadline:
+        while len(_processes_with(marker)) < commands and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert started(), "the command did not start"
+        assert len(_processes_with(marker)) == commands, "the commands did not start"
         os.killpg(process.pid, signal.SIGINT)  # a terminal's Ctrl-C: the foreground group
         _, err = process.communicate(timeout=30)
     finally:
@@ -395,6 +395,11 @@ def test_ctrl_c_kills_the_command_and_removes_its_folder(tmp_path: Path, store: 
             process.kill()
             process.wait()
     assert process.returncode == 130, err
+    return scratch, marker
+
+
+def test_ctrl_c_kills_the_command_and_removes_its_folder(tmp_path: Path, store: Store) -> None:
+    scratch, marker = _interrupted(tmp_path, store, "ctrl-c", 1, "--case", "test_abs")
     assert _processes_with(marker) == []
     assert list(scratch.iterdir()) == []
 
@@ -432,36 +437,13 @@ def test_folders_of_processes_killed_outright_are_removed_by_the_next(tmp_path: 
 
 
 def test_ctrl_c_of_jobs_2_leaves_no_command_running(tmp_path: Path, store: Store) -> None:
-    marker = f"onnx-arrow-runner-test-{os.getpid()}-jobs"
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    env = {**os.environ, "TMPDIR": str(scratch), "PYTHONPATH": str(ROOT)}
-    command = f"{PY} -c 'import time; time.sleep(60)' {{model}} {marker}"
-    process = subprocess.Popen(
-        [PY, "-m", "onnx_arrow", "compare", str(store.path), "--case", "test_abs",
-         "--case", "test_add", "--jobs", "2", "--runner", command],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-
-        def started() -> list[int]:
-            return _processes_with(marker)
-
-        while len(started()) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(started()) == 2, "the commands did not start"
-        os.killpg(process.pid, signal.SIGINT)
-        _, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == 130, err
+    scratch, marker = _interrupted(
+        tmp_path, store, "jobs", 2, "--case", "test_abs", "--case", "test_add", "--jobs", "2"
+    )
     deadline = time.monotonic() + 5  # the kernel kills them as their workers die
-    while started() and time.monotonic() < deadline:
+    while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert started() == []
+    assert _processes_with(marker) == []
     # the workers were killed outright, in their data sets' folders: the next run removes them
     _run_once(scratch)
     assert list(scratch.iterdir()) == []
