@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
+import os
 import sys
 from collections.abc import Callable
 
@@ -36,9 +38,16 @@ def exports(module: str) -> tuple[Callable[[str], object], Callable[[], list[str
 
 
 def _source(module: str) -> str:
-    """The source of ``module`` as its loader gives it (a file, or a zip archive's member)."""
-    get_source = getattr(getattr(sys.modules[module], "__loader__", None), "get_source", None)
+    """The source of ``module`` as its loader gives it (a file, or a zip archive's member),
+    else as its file holds it: a loader may give none (pytest's assertion rewriter, which
+    loads the modules of a pytest plugin's distribution, onnx-arrow's among them)."""
+    loaded = sys.modules[module]
+    get_source = getattr(getattr(loaded, "__loader__", None), "get_source", None)
     source = None if get_source is None else get_source(module)
+    path = getattr(loaded, "__file__", None)
+    if source is None and path is not None and path.endswith(".py") and os.path.isfile(path):
+        with open(path, "rb") as file:
+            source = importlib.util.decode_source(file.read())
     if source is None:
         raise ImportError(
             f"{module}: its source is not installed (a sourceless install?), and onnx-arrow "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import compileall
 import importlib
+import os
 import shutil
 import subprocess
 import sys
@@ -298,3 +299,29 @@ def test_a_sourceless_install_is_refused_saying_why(tmp_path: Path) -> None:
     result = _import_in(copy.parent, "import onnx_arrow")
     assert result.returncode != 0
     assert "ImportError: onnx_arrow: its source is not installed" in result.stderr
+
+
+def test_lazy_exports_work_under_pytest_s_assertion_rewriter(tmp_path: Path) -> None:
+    """pytest loads the modules of a plugin's installed distribution (onnx-arrow's, for its
+    pytest11 entry point) through its assertion rewriter, whose loader gives no source: the
+    exported names are read from the module's file then."""
+    site = tmp_path / "site"
+    shutil.copytree(PACKAGE, site / "onnx_arrow", ignore=shutil.ignore_patterns("__pycache__"))
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "conftest.py").write_text(
+        'import pytest\npytest.register_assert_rewrite("onnx_arrow")\n'
+        "import onnx_arrow\n"
+        "assert type(onnx_arrow.__loader__).__name__ == 'AssertionRewritingHook'\n"
+    )
+    (tests / "test_it.py").write_text(
+        "import onnx_arrow\n\ndef test_it():\n    onnx_arrow.to_arrow\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:onnx_arrow",
+         str(tests)],
+        env={**os.environ, "PYTHONPATH": str(site)}, capture_output=True, text=True,
+        timeout=120, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
