@@ -24,7 +24,7 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 
-from onnx_arrow.core.dtypes import DTYPES, DType
+from onnx_arrow.core.dtypes import DType, dtype_of_numpy
 from onnx_arrow.core.tensor_types import tensor_layout
 from onnx_arrow.errors import UnsupportedTypeError
 
@@ -131,7 +131,11 @@ def _fixed_shape_row(data: Any) -> pa.Array | None:
 
 
 def _dtype_of(dtype: np.dtype[Any]) -> DType | None:
-    return next((row for row in DTYPES.values() if row.bits and row.numpy == dtype), None)
+    """The dtype table's row of a numpy dtype (its inverse map, built once), or None."""
+    try:
+        return dtype_of_numpy(dtype)
+    except UnsupportedTypeError:
+        return None
 
 
 def _is_view(array: np.ndarray[Any, Any]) -> bool:
