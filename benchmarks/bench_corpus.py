@@ -75,7 +75,7 @@ from onnx_arrow.corpus import (
 from onnx_arrow.corpus.parquet import open_writer
 from onnx_arrow.corpus.rows import VALUE_COLUMNS
 from onnx_arrow.corpus.sources import Case, value_slot, wheel_data_dir
-from onnx_arrow.corpus.write import BackgroundWriter
+from onnx_arrow.corpus.write import BackgroundWriter, RowGroup, encoding_threads
 
 IMPORT_BAR = 3.0  # import time at most 3x reading the .pb files' bytes
 EXPORT_BAR = 3.0  # export time at most 3x writing the same bytes
@@ -249,18 +249,22 @@ def import_floor(root: Path, built: BuiltGroups, out: Path, options: WriteOption
     folder into cases (``FolderSource``) while the writer thread writes the store's own row
     groups, each handed over once its cases are read, as ``write_store`` does."""
     writer = open_writer(str(out), options)
+
+    def encode(group: RowGroup) -> None:
+        group.encoded = writer.encode(group.table)
+
     background = BackgroundWriter(
-        lambda table: writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        lambda group: writer.append(group.encoded), prepare=encode, threads=encoding_threads(1)
     )
     pending = iter(zip(built.tables, itertools.accumulate(built.cases), strict=True))
-    group, due = next(pending, (None, 0))
+    table, due = next(pending, (None, 0))
     for read, _ in enumerate(FolderSource(root), 1):
-        while group is not None and read >= due:
-            background.write(group)
-            group, due = next(pending, (None, 0))
-    while group is not None:
-        background.write(group)
-        group, due = next(pending, (None, 0))
+        while table is not None and read >= due:
+            background.write(RowGroup(table=table))
+            table, due = next(pending, (None, 0))
+    while table is not None:
+        background.write(RowGroup(table=table))
+        table, due = next(pending, (None, 0))
     background.finish()
     writer.close()
 

@@ -13,11 +13,14 @@ The corpora, each a folder tree on disk that every side starts from:
   activations (half zeros), cycling, every case different.
 
 The sides, each run as a process of its own (wall time of the process and its peak RSS, from
-``os.wait4``), on one core (``taskset -c 0``) unless said otherwise:
+``os.wait4``), on every core of the machine, as a user runs them (with ``--pin``, on one core,
+``taskset -c 0``, the --jobs sides excepted):
 
-* import: ``onnx-arrow import SRC store.parquet`` against ``tar -c SRC | zstd -3`` (one
-  thread), against a generic protobuf-to-Arrow conversion (protarrow: every tensor file parsed
-  as a ``TensorProto``, ``messages_to_record_batch`` in batches of about 4 MB of source,
+* import: ``onnx-arrow import SRC store.parquet`` (which decodes on one thread and encodes
+  row groups on two) and the same with ``--float-encoding BYTE_STREAM_SPLIT`` (no choice of
+  the float encoding per row group) against ``tar -c SRC | zstd -3`` (zstd on one thread,
+  tar beside it), against a generic protobuf-to-Arrow conversion (protarrow: every tensor
+  file parsed as a ``TensorProto``, ``messages_to_record_batch`` in batches of about 4 MB,
   written to Parquet with zstd level 3; models, sequences, maps and optionals, which protarrow
   cannot map as they nest themselves, as bytes) and against the naive path
   (each ``.pb`` through ``numpy_helper.to_array``, streamed into one Parquet file a row per
@@ -25,11 +28,13 @@ The sides, each run as a process of its own (wall time of the process and its pe
   the time inside ``write_store`` is printed too, without the interpreter start and imports;
 * export: ``onnx-arrow export`` against ``zstd -d | tar -x``; the export is checked against
   the source tree, byte for byte;
-* ``--jobs N`` (no core pinning): import and export with N processes against one;
+* ``--jobs N`` (never pinned): import and export with N processes against one;
 * size: the store against the tar.zst, and against the tar.zst of the files in name order
-  (``tar --sort=name``), the order the store holds a case's files in; on the ReLU store, its
-  float data columns rewritten in each of :data:`SIZE_TRIALS`' encodings, codecs and levels: the
-  size each gives against the tar.zst, and its writer's time against the store's own;
+  (``tar --sort=name``), the files' order but for a data set's outputs, which a store holds
+  before its inputs; on the ReLU store, its float data columns rewritten in each of
+  :data:`SIZE_TRIALS`' encodings, codecs and levels (one for the whole file, as one Parquet
+  writer writes it): the size each gives against the tar.zst, and its writer's time against
+  that of the store's encoding of each row group;
 * on the large store: ``Store.case_arrays(case)`` and ``list(Store.values(case))`` against
   ``numpy_helper.to_array`` of that case's ``.pb`` files (best of ``--repeat``, a few cases
   spread over the store, the store opened once); ``read_pb`` of a 256 MiB tensor against
@@ -52,7 +57,7 @@ writeback.  The machine may be shared: compare ratios, not lone times.
 Run::
 
     python benchmarks/bench_throughput.py [--large-gb 0.5] [--old-node PATH] [--jobs 2]
-        [--repeat 3] [--corpora node old-node large] [--keep DIR]
+        [--repeat 3] [--corpora node old-node large] [--keep DIR] [--pin]
 """
 
 from __future__ import annotations
@@ -497,8 +502,10 @@ def _measure_sides(
     commands: dict[str, Any],
     repeat: int,
     inputs: list[Any],
+    pin: bool,
 ) -> None:
-    """Each side ``repeat`` times, in turn, from a warm page cache; the --jobs sides unpinned.
+    """Each side ``repeat`` times, in turn, from a warm page cache; on one core with
+    ``--pin``, the --jobs sides never.
     Every run writes to a path of its own, never one just emptied (on some disks extracting
     into a folder just removed with ``rm -rf`` costs more system time)."""
     for _ in range(repeat):
@@ -507,10 +514,13 @@ def _measure_sides(
             for path in inputs:
                 warm(path() if callable(path) else path)
             os.sync()  # no writeback of earlier sides' files during this one
-            sides.setdefault(side, []).append(measured(args, pin="jobs" not in side))
+            pinned = pin and "jobs" not in side
+            sides.setdefault(side, []).append(measured(args, pin=pinned))
 
 
-def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dict[str, Any]:
+def corpus_runs(
+    name: str, src: Path, work: Path, repeat: int, jobs: int, pin: bool
+) -> dict[str, Any]:
     """Every side on one corpus, ``repeat`` runs of each, taken in turn."""
     files, nbytes = tree_bytes(src)
     mb = nbytes / 1e6
@@ -544,6 +554,16 @@ def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dic
             str(src),
             str(fresh(store)),
         ],
+        "onnx-arrow import (BYTE_STREAM_SPLIT)": lambda: [
+            sys.executable,
+            "-m",
+            "onnx_arrow",
+            "import",
+            "--float-encoding",
+            "BYTE_STREAM_SPLIT",
+            str(src),
+            str(fresh(out / "split.parquet")),
+        ],
         "write_store": lambda: child("import", str(src), str(fresh(out / "inner.parquet")), "1"),
         "protarrow": lambda: child("protarrow", str(src), str(fresh(out / "protarrow"))),
         "naive numpy_helper": lambda: child("naive", str(src), str(fresh(out / "naive.parquet"))),
@@ -558,7 +578,7 @@ def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dic
         imports["import --jobs 1 (unpinned)"] = lambda: child(
             "import", str(src), str(fresh(out / "one.parquet")), "1"
         )
-    _measure_sides(sides, imports, repeat, [src])
+    _measure_sides(sides, imports, repeat, [src], pin)
     exports = {
         "zstd -d | tar -x": lambda: child("untar", str(last(archive)), str(fresh(out / "untar"))),
         "onnx-arrow export": lambda: [
@@ -580,12 +600,13 @@ def corpus_runs(name: str, src: Path, work: Path, repeat: int, jobs: int) -> dic
         exports["export --jobs 1 (unpinned)"] = lambda: child(
             "export", str(last(store)), str(fresh(out / "export-one")), "1"
         )
-    _measure_sides(sides, exports, repeat, [lambda: last(store), lambda: last(archive)])
+    _measure_sides(sides, exports, repeat, [lambda: last(store), lambda: last(archive)], pin)
     exact = trees_equal(src, last(out / "export"))
     got = {side: median_run(runs) for side, runs in sides.items()}
     sizes = {
         "tar.zst": size_of(last(archive)),
         "store": size_of(last(store)),
+        "store (BYTE_STREAM_SPLIT)": size_of(last(out / "split.parquet")),
         "protarrow": size_of(last(out / "protarrow")) if "protarrow" in got else 0,
         "naive": size_of(last(out / "naive.parquet")),
         "sorted tar.zst": sorted_tar_size(src),
@@ -604,7 +625,7 @@ def report_corpus(
 ) -> None:
     rounds = len(got["tar | zstd -3"]["runs"])
     print(
-        f"{'side (one core unless --jobs)':<30} {'wall s, median [min-max]':>26} {'MB/s':>7} "
+        f"{'side':<30} {'wall s, median [min-max]':>26} {'MB/s':>7} "
         f"{'peak MiB':>9} {'inner s':>8} {'CPU s':>7}   ({rounds} rounds in turns)"
     )
     for side, r in got.items():
@@ -639,7 +660,15 @@ def report_corpus(
             "CPU seconds: export vs zstd -d | tar -x (process)",
             paired(got, "onnx-arrow export", untar, "cpu"),
         ),
+        (
+            "import vs import --float-encoding BYTE_STREAM_SPLIT (process)",
+            paired(got, "onnx-arrow import", "onnx-arrow import (BYTE_STREAM_SPLIT)"),
+        ),
         ("store size vs tar.zst", [sizes["store"] / sizes["tar.zst"]]),
+        (
+            "store (BYTE_STREAM_SPLIT) size vs tar.zst",
+            [sizes["store (BYTE_STREAM_SPLIT)"] / sizes["tar.zst"]],
+        ),
         ("store size vs tar --sort=name | zstd -3", [sizes["store"] / sizes["sorted tar.zst"]]),
     ]
     if "protarrow" in got:
@@ -710,9 +739,9 @@ def floors(store_path: Path, src: Path) -> None:
     tables = [parquet.read_row_group(i) for i in range(parquet.num_row_groups)]
     out = store_path.with_name("floor.parquet")
     start = time.perf_counter()
-    with open_writer(str(out), WriteOptions()) as writer:
+    with open_writer(str(out), WriteOptions()) as writer:  # one thread
         for table in tables:
-            writer.write_table(table, row_group_size=max(table.num_rows, 1))
+            writer.write_table(table)
     write = time.perf_counter() - start
     out.unlink()
     del tables
@@ -736,12 +765,13 @@ SIZE_TRIALS = (
 
 
 def size_floors(store_path: Path) -> None:
-    """The store's row groups rewritten with each encoding, codec and level of
-    :data:`SIZE_TRIALS` for its float data columns (the other columns zstd 3, dictionaries
-    off in the data columns, pages of 64 MiB, as the store writes them): the bytes and the
-    writer's seconds of each.  A case's input and output lie in one page of one column
-    chunk, the input first: which of these finds the output's values in the input is the
-    floor of the size."""
+    """The store's row groups written as the store writes them (each float column chunk in
+    the encoding its data compresses best), then with each encoding, codec and level of
+    :data:`SIZE_TRIALS` for all of its float data columns (the other columns zstd 3,
+    dictionaries off in the data columns, pages of 64 MiB, as the store writes them): the
+    bytes and the writer's seconds of each, on one thread.  A case's output and input lie
+    in one page of one column chunk, the output first: which of these finds the output's
+    values in the input is the floor of the size."""
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(store_path)
@@ -752,7 +782,14 @@ def size_floors(store_path: Path) -> None:
         c.path for c in leaves if c.physical_type in ("FLOAT", "DOUBLE") and c.path[:5] == "data_"
     }
     out = store_path.with_name("size-floor.parquet")
-    got = {}
+    from onnx_arrow.corpus.options import WriteOptions
+    from onnx_arrow.corpus.parquet import open_writer
+
+    start = time.perf_counter()
+    with open_writer(str(out), WriteOptions()) as store:  # as import writes it, one thread
+        for table in tables:
+            store.write_table(table)
+    got = {"store": [out.stat().st_size, time.perf_counter() - start]}
     for encoding, codec, level in SIZE_TRIALS:
         start = time.perf_counter()
         with pq.ParquetWriter(
@@ -927,6 +964,9 @@ def main(argv: list[str] | None = None) -> int:
         choices=["node", "old-node", "large", "relu"],
     )
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
+    parser.add_argument(
+        "--pin", action="store_true", help="run every side but the --jobs ones on one core"
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -954,25 +994,28 @@ def main(argv: list[str] | None = None) -> int:
                 src = relu_corpus(work / "relu-corpus")
             else:
                 src = large_corpus(work / "large-corpus", args.large_gb)
-            results[name] = corpus_runs(name, src, work, args.repeat, args.jobs)
+            results[name] = corpus_runs(name, src, work, args.repeat, args.jobs, args.pin)
             exact &= results[name]["exact"]
 
         if "relu" in results:
             sizes = results["relu"]["sizes"]
             store = work / "out-relu" / "store.parquet"
             got = measured(child("size-floors", str(store)))
-            first = got[" ".join(map(str, SIZE_TRIALS[0]))]
+            own = got["store"]
             print(
-                "\n== the ReLU store rewritten, its float data columns in each encoding, codec "
-                "and level (one core)"
+                "\n== the ReLU store rewritten, as the store writes it and with its float data "
+                "columns in each encoding, codec and level (one thread)"
             )
-            for encoding, codec, level in SIZE_TRIALS:
-                size, seconds = got[f"{encoding} {codec} {level}"]
+            trials = [("the store's own, per row group", "store")] + [
+                (f"{encoding:<17} {codec:<6} {level:>2}", f"{encoding} {codec} {level}")
+                for encoding, codec, level in SIZE_TRIALS
+            ]
+            for label, key in trials:
+                size, seconds = got[key]
                 print(
-                    f"  {encoding:<17} {codec:<6} {level:>2}: "
-                    f"{size / sizes['tar.zst']:.3f}x tar.zst, "
+                    f"  {label:<31}: {size / sizes['tar.zst']:.3f}x tar.zst, "
                     f"{size / sizes['sorted tar.zst']:.3f}x tar --sort=name | zstd -3, "
-                    f"writer {seconds / first[1]:.2f}x the store's own"
+                    f"writer {seconds / own[1]:.2f}x the store's own"
                 )
 
         if "large" in results:

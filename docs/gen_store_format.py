@@ -87,11 +87,14 @@ store byte for byte.  This page is the format, version
 
 ## File layout
 
-* **One Parquet file**, compressed with zstd (onnx-arrow writes level {level}, and level
-  {float_level} for the float data columns; any codec Parquet readers know is valid).
-  The Arrow schema is stored in the file (`ARROW:schema`).  onnx-arrow writes the
-  elements of the float data columns with the Parquet encoding `BYTE_STREAM_SPLIT`, which
-  compresses floats better (pyarrow, DuckDB and Polars read it; any encoding is valid).
+* **One Parquet file**, compressed with zstd (onnx-arrow writes level {level}; any codec
+  Parquet readers know is valid).  The Arrow schema is stored in the file
+  (`ARROW:schema`).  onnx-arrow writes each row group's chunk of each float data column
+  in the Parquet encoding that compresses its data smaller, tried on a sample of it:
+  `BYTE_STREAM_SPLIT` (at zstd level {float_level}; noise and smooth values) or `PLAIN`
+  (an activation's output, whose values repeat its input's); `import --float-encoding`
+  fixes one.  Any encoding is valid, and encodings may differ from row group to row group,
+  as Parquet allows (pyarrow, DuckDB, Polars and Spark read them).
 * **Or a dataset store**: a folder whose `.parquet` files (at any depth, not hidden, not
   starting with `_`) are its parts, each one such file with the same schema and format
   version; a reader refuses parts that disagree.  onnx-arrow names them
@@ -103,7 +106,9 @@ store byte for byte.  This page is the format, version
   added later (`onnx-arrow import --append`) take the next numbers, and the layout of
   the parts before them (at the root, or in a folder per kind).
 * **A row per file**, and for a container value one more row per tensor inside it
-  (`element` rows).  Rows are ordered by `test_case`, then by `path`; the element rows of a
+  (`element` rows).  Rows are ordered by `test_case`, then by `path`, except that the
+  output files of a data set come before its input files (zstd finds an output's values
+  in its input better that way round; readers take the rows in any order); the element rows of a
   value come right after its value row, in depth-first order of the value's structure
   (see [Rebuilding a file from rows](#rebuilding-a-file-from-rows)).  Every row also
   carries `case_rows`, how many rows its case has, and `case_row`, its place in the case

@@ -18,7 +18,7 @@ from onnx_arrow.cli._shared import (
     positive,
     whole_number,
 )
-from onnx_arrow.corpus.options import WriteOptions
+from onnx_arrow.corpus.options import FLOAT_ENCODINGS, WriteOptions
 
 _EPILOG: Final = """\
 examples:
@@ -110,7 +110,16 @@ def register(commands: Any) -> None:
         type=_compression_level,
         metavar="N",
         help=f"zstd level, 1 to 22, of every column (default: {WriteOptions().compression_level}, "
-        f"and {WriteOptions().float_compression_level} for the float data columns)",
+        f"and {WriteOptions().float_compression_level} for the float data column chunks written "
+        "byte stream split)",
+    )
+    imp.add_argument(
+        "--float-encoding",
+        choices=FLOAT_ENCODINGS,
+        default=WriteOptions().float_encoding,
+        help="the encoding of the float data column chunks: auto (the default) chooses for each "
+        "row group whichever of BYTE_STREAM_SPLIT and PLAIN compresses a sample of its data "
+        "smaller; BYTE_STREAM_SPLIT alone imports large float corpora faster",
     )
     imp.add_argument(
         "--row-group-cases",

@@ -18,11 +18,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.options import WriteOptions, check_callback, check_count
-from onnx_arrow.corpus.parquet import open_writer
+from onnx_arrow.corpus.parquet import StoreFile, encode_row_group, open_writer
 from onnx_arrow.corpus.parts import PART_NAME
 from onnx_arrow.corpus.sources import Case, CorpusError, checked_cases
 from onnx_arrow.corpus.store import Store
@@ -133,7 +131,7 @@ def write_dataset(
         try:
             counts = write_rows(
                 cases, options, progress, jobs, parts.write, check=check, by_kind=by_kind,
-                part_cases=part_cases,
+                part_cases=part_cases, encode=parts.encode,
             )  # fmt: skip
         except BaseException:
             with contextlib.suppress(Exception):  # the first error is the one to report
@@ -237,12 +235,17 @@ class _Parts:
     ) -> None:
         self._folder, self._options, self._number = folder, options, number
         self._part_bytes, self._by_kind, self._where = part_bytes, by_kind, where
-        self._writer: pq.ParquetWriter | None = None
+        self._writer: StoreFile | None = None
         self._kind: str | None = None
         self._bytes = 0
         self._ended = False
         #: The parts written, relative to the dataset's folder.
         self.written: list[str] = []
+
+    def encode(self, group: RowGroup) -> None:
+        """Encode a row group (on any thread; see :meth:`StoreFile.encode
+        <onnx_arrow.corpus.parquet.StoreFile.encode>`)."""
+        group.encoded = encode_row_group(group.table, self._options)
 
     def write(self, group: RowGroup) -> None:
         try:
@@ -262,7 +265,7 @@ class _Parts:
         ):
             self._open(group.kind)
         assert self._writer is not None
-        self._writer.write_table(group.table, row_group_size=max(group.table.num_rows, 1))
+        self._writer.append(group.encoded)
         self._bytes += group.source_bytes
         self._ended = group.ends_part
 

@@ -8,13 +8,14 @@ the docs page is generated from them.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import pyarrow as pa
 
 from onnx_arrow.core.model import DTYPES, DType, element_type, load_json, storage_type
-from onnx_arrow.corpus.sources import CorpusError
+from onnx_arrow.corpus.sources import CorpusError, CorpusFile, Slot
 
 __all__ = [
     "COLUMNS",
@@ -32,6 +33,7 @@ __all__ = [
     "data_storage_dtype",
     "format_schemas",
     "parse_metadata",
+    "store_order",
 ]
 
 #: Name of the format, in the file metadata.
@@ -264,3 +266,23 @@ def parse_metadata(metadata: dict[bytes, bytes] | None, *, where: str) -> dict[s
             where=where,
         )
     return doc
+
+
+def store_order(files: Sequence[CorpusFile], slots: Mapping[str, Slot]) -> list[CorpusFile]:
+    """A case's files in the order the store holds their rows: as the case lists them
+    (by path), except that the output files of a data set come before its input files.
+
+    A value's elements and the next value's lie one after the other in a data column, and
+    Parquet's zstd at its fast levels finds an output's values in its input (an
+    activation repeats much of its input) far better when the output comes first: a
+    store of ReLU cases is about a quarter smaller (benchmarks/bench_throughput.py).
+    """
+    first: dict[int | None, int] = {}
+    keys = []
+    for i, f in enumerate(files):
+        slot = slots.get(f.path)
+        if slot is None or slot.data_set is None:
+            keys.append((i, 0, i))
+        else:
+            keys.append((first.setdefault(slot.data_set, i), slot.io != "output", i))
+    return [files[k[2]] for k in sorted(keys)]

@@ -16,6 +16,7 @@ from typing import Any, Final
 from onnx_arrow.errors import CorpusError, UnsupportedTypeError
 
 __all__ = [
+    "FLOAT_ENCODINGS",
     "LARGE_CASE_SHARE",
     "ROW_GROUP_BYTES",
     "WriteOptions",
@@ -31,6 +32,8 @@ ROW_GROUP_BYTES: Final = 4 << 20
 #: large tensors, zstd has nothing to gain across cases, and reading one case reads it
 #: alone (benchmarks/bench_throughput.py measures reading one case).
 LARGE_CASE_SHARE: Final = 4
+#: The encodings of a store's float data column chunks: ``auto`` chooses per chunk.
+FLOAT_ENCODINGS: Final = ("auto", "BYTE_STREAM_SPLIT", "PLAIN")
 #: The compressions Parquet writers know (pyarrow's names, in any case).
 _COMPRESSIONS: Final = ("zstd", "snappy", "gzip", "brotli", "lz4", "lz4_raw", "none")
 
@@ -112,11 +115,15 @@ class WriteOptions:
     #: Level 3: on the node suite 2% larger than level 6, with less compression work for the
     #: writer thread (benchmarks/bench_corpus.py prints both).
     compression_level: int = 3
-    #: The level of the float data columns (None: ``compression_level``).  Written byte
-    #: stream split, their low bytes are close to random and a deeper search finds little:
-    #: level 1 writes a corpus of large float tensors about a third faster than level 3,
-    #: and no larger; the node suite's store is 1% larger (benchmarks/bench_throughput.py).
+    #: The level of the float data column chunks written byte stream split (None:
+    #: ``compression_level``).  Their low bytes are close to random and a deeper search
+    #: finds little: level 1 writes a corpus of large float tensors about a third faster
+    #: than level 3, and no larger (benchmarks/bench_throughput.py).
     float_compression_level: int | None = 1
+    #: The encoding of each float data column chunk: ``auto`` (byte stream split or plain,
+    #: whichever compresses a sample of the chunk smaller), ``BYTE_STREAM_SPLIT`` or
+    #: ``PLAIN``.  Plain chunks are written at ``compression_level``.
+    float_encoding: str = "auto"
     row_group_bytes: int = ROW_GROUP_BYTES
     keep_undecodable: bool = False
     #: Close a row group at this many cases too (None: by bytes only): row groups are what
@@ -143,6 +150,11 @@ class WriteOptions:
                     f"got {_kind(value)}",
                     where=where(name),
                 )
+        if self.float_encoding not in FLOAT_ENCODINGS:
+            raise UnsupportedTypeError(
+                f"expected one of {', '.join(FLOAT_ENCODINGS)}, got {self.float_encoding!r}",
+                where=where("float_encoding"),
+            )
         check_count(self.row_group_bytes, where=where("row_group_bytes"))
         check_count(self.row_group_cases, where=where("row_group_cases"), optional=True)
         if self.provenance is not None:

@@ -66,6 +66,7 @@ from onnx_arrow.corpus.format import (
     SCHEMA,
     TOLERANCE_COLUMNS,
     data_column,
+    store_order,
 )
 from onnx_arrow.corpus.sources import (
     Case,
@@ -189,7 +190,7 @@ class RowBuilder:
         model = case.model()
         slots = value_slots(case, model)
         declarations: dict[tuple[str, int], tuple[Kind, str, TypeProto] | None] = {}
-        for f in case.files:
+        for f in store_order(case.files, slots):
             path, data = f.path, f.data
             self.source_bytes += len(data)
             if path == case.model_path:
@@ -668,12 +669,17 @@ def _value_end(roles: list[str], paths: list[str], start: int) -> int:
 
 
 def values_from_batch(
-    batch: pa.RecordBatch | _Columns, *, where: str, rows: range | None = None
+    batch: pa.RecordBatch | _Columns,
+    *,
+    where: str,
+    rows: range | None = None,
+    path: str | None = None,
 ) -> Iterator[StoredValue]:
     """The values of a record batch of the store (the columns of :data:`VALUE_COLUMNS`), or
-    of its ``rows`` only; the batch may come converted already (:func:`columns_of`).  When
-    the batch has the ``digest`` column, each value's file is rebuilt and checked against
-    it (:func:`check_digest`)."""
+    of its ``rows`` only, or the value of the file ``path`` only (no other is decoded);
+    the batch may come converted already (:func:`columns_of`).  When the batch has the
+    ``digest`` column, each value's file is rebuilt and checked against it
+    (:func:`check_digest`)."""
     cols = batch if isinstance(batch, _Columns) else _Columns(batch, where)
     roles, paths = cols.plain["role"], cols.plain["path"]
     digests = cols.plain.get("digest")
@@ -683,6 +689,9 @@ def values_from_batch(
             i += 1
             continue
         end = _value_end(roles, paths, i)
+        if path is not None and paths[i] != path:
+            i = end
+            continue
         at = f"{where}: {cols.plain['test_case'][i]}: {paths[i]}"
         value = _stored_value(cols, i, end, at)
         if digests is not None:

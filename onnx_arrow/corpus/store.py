@@ -333,20 +333,25 @@ class Store:
         records digests), so that rows an engine's writer changed are refused, located.
         """
         if case is not None:
-            cols, span = self._case_columns(case)
-            if span is not None:  # the case's rows in its row groups, converted once
-                yield from values_from_batch(cols, where=str(self.path), rows=range(*span))
-                return
-            columns = self._value_columns(self._case_part[case])
-            table = self.read_case(case, columns).combine_chunks()
-            for batch in table.to_batches():
-                yield from values_from_batch(batch, where=str(self.path))
+            yield from self._case_values(case)
             return
         for i in range(self.num_row_groups):
             k, local = self._groups[i]
             for batch in self._row_group(i, self._value_columns(k)):
                 where = f"{self._parts[k].path}: row group {local}"
                 yield from values_from_batch(batch, where=where)
+
+    def _case_values(self, case: str, path: str | None = None) -> Iterator[StoredValue]:
+        """The values of ``case``, or the value of its file ``path`` only."""
+        cols, span = self._case_columns(case)
+        where = str(self.path)
+        if span is not None:  # the case's rows in its row groups, converted once
+            yield from values_from_batch(cols, where=where, rows=range(*span), path=path)
+            return
+        columns = self._value_columns(self._case_part[case])
+        table = self.read_case(case, columns).combine_chunks()
+        for batch in table.to_batches():
+            yield from values_from_batch(batch, where=where, path=path)
 
     def _value_columns(self, k: int) -> tuple[str, ...]:
         """The columns that decode the values of part ``k``: with their digests, to check
@@ -375,9 +380,8 @@ class Store:
             )
         case = self._value_cases.get(path)
         if case is not None:
-            for value in self.values(case):
-                if value.path == path:
-                    return value
+            for value in self._case_values(case, path):
+                return value
         raise CorpusError(
             "no value file of this path in the store (a path of a value the store decoded, "
             "as the catalog lists them; case_files gives the files kept as bytes)",

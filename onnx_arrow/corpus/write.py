@@ -13,7 +13,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
-import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ __all__ = [
     "BackgroundWriter",
     "RowGroup",
     "check_options",
+    "encoding_threads",
     "write_rows",
     "write_store",
 ]
@@ -176,6 +176,9 @@ class RowGroup:
     kind: str | None = None
     #: The last row group of a part of ``part_cases`` cases (see :func:`_row_groups`).
     ends_part: bool = False
+    #: The row group encoded as the store writes it (see :meth:`StoreFile.encode
+    #: <onnx_arrow.corpus.parquet.StoreFile.encode>`), once it is.
+    encoded: bytes = b""
 
 
 def _row_groups(
@@ -246,54 +249,128 @@ def _one_chunk(parts: list[pa.RecordBatch]) -> pa.Table:
     return table if len(parts) == 1 else table.combine_chunks()
 
 
-class BackgroundWriter:
-    """Writes row groups on a thread while the next one is built.
+def encoding_threads(jobs: int) -> int:
+    """Threads that encode row groups: as many as the cores this process may run on, up to
+    ``jobs`` and at least 2 (the building thread decodes while they encode)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, max(jobs, 2)))
 
-    Parquet encoding and compression release the GIL, so writing overlaps the
-    decoding of the next row group.  At most one row group waits in the queue;
-    the writer is used by one thread at a time.  The thread is never cut short: on an
-    error or Ctrl-C the building thread abandons the writing (:meth:`abandon`), which
-    waits until the row group being written is complete and writes no other, so that
-    the file is never closed under the writer's feet.
+
+class BackgroundWriter:
+    """Prepares row groups on ``threads`` threads of its own and writes them, in the order
+    they came, while the next ones are built.
+
+    ``prepare`` (Parquet encoding and compression, which release the GIL) runs for
+    several row groups at once; ``write`` for one at a time, in order, on the thread that
+    prepared the next row group to write (the others go on preparing).  At most one row
+    group waits for a thread, and at most ``2 * threads`` are prepared and not written;
+    the writer is used by one thread at a time.  A thread is never cut short: on an error
+    or Ctrl-C the building thread abandons the writing (:meth:`abandon`), which waits
+    until the row groups being prepared or written are done and writes no other, so that
+    the file is never closed under a thread's feet.
     """
 
-    def __init__(self, write: Callable[[RowGroup], None]) -> None:
-        self._write = write
-        self._queue: queue.Queue[RowGroup | None] = queue.Queue(maxsize=1)
+    def __init__(
+        self,
+        write: Callable[[RowGroup], None],
+        *,
+        prepare: Callable[[RowGroup], None] | None = None,
+        threads: int = 1,
+    ) -> None:
+        self._write, self._prepare = write, prepare
+        # one lock for the waiting row group, those prepared, the writing and the ends
+        self._state = threading.Condition()
+        self._waiting: collections.deque[tuple[int, RowGroup]] = collections.deque()
+        self._prepared: dict[int, RowGroup] = {}
+        self._queued = self._written = 0  # row groups handed in, and written (or skipped)
+        self._ahead = 2 * threads  # row groups handed in and not written, at most
+        self._writing = False  # a thread is writing
+        self._closed = False  # no row group comes any more
         self._error: BaseException | None = None
         self._abandoned = False
-        # set by the thread as its last act: Thread.join() cannot be trusted to wait, since
-        # on Python 3.11 a join interrupted by Ctrl-C marks a running thread as stopped
+        self._running = threads
+        # set by the last thread as its last act: Thread.join() cannot be trusted to wait,
+        # since on Python 3.11 a join interrupted by Ctrl-C marks a running thread as stopped
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="onnx-arrow-writer", daemon=True)
         with deferred_interrupt():  # a thread started is a thread recorded
-            self._thread.start()
+            for _ in range(threads):
+                threading.Thread(target=self._run, name="onnx-arrow-writer", daemon=True).start()
+
+    def _next(self) -> tuple[int, RowGroup] | None:
+        with self._state:
+            while not self._waiting and not self._closed and not self._abandoned:
+                self._state.wait()
+            if self._abandoned or not self._waiting:
+                return None
+            item = self._waiting.popleft()
+            self._state.notify_all()
+            return item
 
     def _run(self) -> None:
         try:
-            while (group := self._queue.get()) is not None and not self._abandoned:
-                if self._error is None:  # after an error, drain the queue without writing
-                    try:
-                        self._write(group)
-                    except BaseException as exc:  # handed to the building thread
-                        self._error = exc
+            while (item := self._next()) is not None:
+                number, group = item
+                if self._error is None and self._prepare is not None:
+                    self._call(self._prepare, group)
+                with self._state:
+                    self._prepared[number] = group
+                    if self._writing:  # the thread writing takes it in its turn
+                        continue
+                    self._writing = True
+                self._write_ready()
         finally:
-            self._done.set()
+            with self._state:
+                self._running -= 1
+                if self._running == 0:
+                    self._done.set()
+
+    def _write_ready(self) -> None:
+        """Write the row groups prepared, in order, until the next one is not."""
+        while True:
+            with self._state:
+                group = self._prepared.pop(self._written, None)
+                if group is None or self._abandoned:
+                    self._writing = False
+                    return
+            if self._error is None:  # after an error, the rest is skipped, not written
+                self._call(self._write, group)
+            with self._state:
+                self._written += 1
+                self._state.notify_all()
+
+    def _call(self, step: Callable[[RowGroup], None], group: RowGroup) -> None:
+        try:
+            step(group)
+        except BaseException as exc:  # handed to the building thread
+            with self._state:
+                self._error = self._error or exc
 
     def write(self, group: RowGroup) -> None:
-        """Queue a row group; raises the error of an earlier write."""
+        """Queue a row group; raises the error of an earlier one."""
         self._check()
-        self._queue.put(group)
+        with self._state:
+            while (
+                self._waiting or self._queued - self._written >= self._ahead
+            ) and not self._abandoned:
+                self._state.wait()
+            self._waiting.append((self._queued, group))
+            self._queued += 1
+            self._state.notify_all()
 
     def finish(self, *, check: bool = True) -> None:
         """Wait until every queued row group is written; with ``check``, raise the
-        error of a write that failed.  Without, an error elsewhere stops the writing
+        error of one that failed.  Without, an error elsewhere stops the writing
         (:meth:`abandon`).  Interrupted, it abandons the writing before it raises."""
         if not check:
             self.abandon()
             return
         try:
-            self._queue.put(None)
+            with self._state:
+                self._closed = True
+                self._state.notify_all()
             while not self._done.wait():
                 pass
         except BaseException:
@@ -302,14 +379,16 @@ class BackgroundWriter:
         self._check()
 
     def abandon(self) -> None:
-        """Stop writing: the row group being written is completed (the file stays
-        whole for its writer to close), those queued are dropped; returns once the thread
-        has ended.  A Ctrl-C meanwhile waits for it too, and is raised after."""
+        """Stop writing: the row groups being prepared or written are completed (the file
+        stays whole for its writer to close), those queued are dropped; returns once every
+        thread has ended.  A Ctrl-C meanwhile waits for them too, and is raised after."""
         with deferred_interrupt():
-            self._abandoned = True
-            self._error = self._error or KeyboardInterrupt()
-            with contextlib.suppress(queue.Full):  # full: the thread finds a group, then ends
-                self._queue.put_nowait(None)
+            with self._state:
+                self._abandoned = True
+                self._error = self._error or KeyboardInterrupt()
+                self._waiting.clear()
+                self._prepared.clear()
+                self._state.notify_all()
             self._done.wait()
 
     def _check(self) -> None:
@@ -347,10 +426,13 @@ def write_store(
     jobs = check_count(jobs, where="write_store(jobs)")
     with atomic_file(out, what="the store") as tmp, open_writer(tmp, options) as writer:
 
-        def write(group: RowGroup) -> None:
-            writer.write_table(group.table, row_group_size=max(group.table.num_rows, 1))
+        def encode(group: RowGroup) -> None:
+            group.encoded = writer.encode(group.table)
 
-        counts = write_rows(cases, options, progress, jobs, write)
+        def write(group: RowGroup) -> None:
+            writer.append(group.encoded)
+
+        counts = write_rows(cases, options, progress, jobs, write, encode=encode)
     return {**counts, "bytes": Path(out).stat().st_size}
 
 
@@ -377,8 +459,10 @@ def write_rows(
     check: Callable[[RowGroup], None] | None = None,
     by_kind: bool = False,
     part_cases: int | None = None,
+    encode: Callable[[RowGroup], None] | None = None,
 ) -> dict[str, Any]:
-    """Build the row groups of ``cases`` and ``write`` each on a thread of its own."""
+    """Build the row groups of ``cases``, ``encode`` them on threads of their own (several
+    at once) and ``write`` them, in order, on those threads."""
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
     report = progress or _ignore
@@ -395,7 +479,9 @@ def write_rows(
         part_cases=part_cases,
     )
     with contextlib.closing(pieces):  # on an error, the workers stop here, not when collected
-        background = BackgroundWriter(write)
+        background = BackgroundWriter(
+            write, prepare=encode, threads=encoding_threads(jobs) if encode else 1
+        )
         try:
             for group in groups:
                 if check is not None:

@@ -156,6 +156,7 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
+        A row per value, in the store's order (a data set's outputs before its inputs).
         Columns (see :data:`CATALOG_COLUMNS`): ``case``, ``path``, ``kind`` (the kind
         folder), ``data_set``, ``io`` (input or output), ``index``, ``name`` (the name
         in the ``.pb`` message, often missing), ``declared_name`` (the graph input's or
@@ -213,8 +214,8 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
     >>> cat = catalog(path)
     >>> cat[["io", "name", "dtype", "shape", "count", "nan_count", "op_types", "opset"]]
            io name         dtype shape  count  nan_count op_types  opset
-    0   input    x         FLOAT  (3,)      3          1  (Cast,)     21
-    1  output    y  FLOAT8E4M3FN  (3,)      3          1  (Cast,)     21
+    0  output    y  FLOAT8E4M3FN  (3,)      3          1  (Cast,)     21
+    1   input    x         FLOAT  (3,)      3          1  (Cast,)     21
 
     Which tests use float8, which expected outputs contain NaN, the largest tensors
     per operator:
@@ -226,7 +227,7 @@ def catalog(store: Store | str | os.PathLike[str]) -> pd.DataFrame:
     >>> largest = (cat.explode("op_types").sort_values("count", ascending=False)
     ...            .drop_duplicates("op_types"))
     >>> largest[["op_types", "case", "name", "count"]].to_numpy().tolist()
-    [['Cast', 'node/test_cast', 'x', 3]]
+    [['Cast', 'node/test_cast', 'y', 3]]
     >>> tmp.cleanup()
     """
     store = _store(store)

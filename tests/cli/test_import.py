@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -114,8 +115,14 @@ def test_import_compression_level(
     monkeypatch.setattr(onnx_arrow.cli.work.import_, "write_store", recording)
     assert main(["import", "--force", "--compression-level", "9", str(corpus), str(out)]) == 0
     assert (seen[0].compression_level, seen[0].float_compression_level) == (9, 9)
+    assert seen[0].float_encoding == "auto"
     assert main(["import", "--compression-level", "23", str(corpus), str(out)]) == 2
     assert "1 to 22" in capsys.readouterr().err
+    argv = ["import", "--force", "--float-encoding", "PLAIN", str(corpus), str(out)]
+    assert main(argv) == 0
+    assert seen[-1].float_encoding == "PLAIN"
+    assert main(["import", "--float-encoding", "DELTA", str(corpus), str(out)]) == 2
+    assert "invalid choice: 'DELTA'" in capsys.readouterr().err
 
 
 def test_import_in_several_processes_writes_the_same_store(
@@ -320,19 +327,18 @@ def test_import_onto_a_full_disk_names_the_store_and_says_the_disk_is_full(
     capsys: pytest.CaptureFixture[str],
     dataset: bool,
 ) -> None:
-    import pyarrow.parquet as pq
+    from onnx_arrow.corpus.parquet import StoreFile
 
-    # the full disk as pyarrow reports it, at the one call that writes a row group
-    def full(self: object, table: object, row_group_size: object = None) -> None:
-        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+    # the full disk at the one call that writes a row group's bytes to the store
+    def full(self: object, part: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    monkeypatch.setattr(StoreFile, "append", full)
     out = tmp_path / ("store" if dataset else "s.parquet")
     argv = ["import", *(["--dataset"] if dataset else []), str(corpus), str(out)]
     assert main(argv) == 1
     assert error_line(capsys.readouterr().err) == (
-        f"onnx-arrow: error: {out}: writing the store failed: the disk is full (Error writing "
-        "bytes to file. Detail: [errno 28] No space left on device); free space on it, or "
-        "write to another disk"
+        f"onnx-arrow: error: {out}: writing the store failed: the disk is full (No space left "
+        "on device); free space on it, or write to another disk"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from onnx_arrow.corpus import (
     write_store,
 )
 from onnx_arrow.corpus.format import METADATA_KEY
+from onnx_arrow.corpus.parquet import StoreFile
 from onnx_arrow.errors import UnsupportedTypeError
 
 
@@ -459,16 +461,17 @@ def test_import_append_follows_the_store_s_layout_from_the_command_line(
 def test_a_dataset_write_onto_a_full_disk_names_the_store_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the file system's refusal as pyarrow reports it, at the one call that writes a part
-    def full(self: object, table: object, row_group_size: object = None) -> None:
-        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+    # the file system's refusal at the one call that writes a part's row groups
+    def full(self: object, part: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    monkeypatch.setattr(StoreFile, "append", full)
     out = tmp_path / "store"
     with pytest.raises(OSError, match="No space left") as info:
         write_dataset(FolderSource(small_corpus(tmp_path / "src")), out)
     assert isinstance(info.value, CorpusError)
+    assert info.value.errno == errno.ENOSPC
     assert str(info.value).startswith(
-        f"{out}: writing the store failed: the disk is full (Error writing bytes"
+        f"{out}: writing the store failed: the disk is full (No space left on device"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]

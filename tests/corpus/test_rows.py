@@ -114,9 +114,11 @@ def test_a_case_becomes_rows_and_its_files_come_back_byte_for_byte() -> None:
     rows = batch.to_pydict()
     roles = list(zip(rows["path"], rows["role"], rows["element"], strict=True))
     prefix = "node/test_rows/test_data_set_0/"
+    # a data set's outputs come before its inputs (see store_order)
     assert roles == [
         ("node/test_rows/README", "file", None),
         ("node/test_rows/model.onnx", "model", None),
+        (prefix + "output_0.pb", "value", ""),
         (prefix + "input_0.pb", "value", ""),
         (prefix + "input_1.pb", "value", ""),
         (prefix + "input_1.pb", "element", "tensor_values[0]"),
@@ -127,45 +129,44 @@ def test_a_case_becomes_rows_and_its_files_come_back_byte_for_byte() -> None:
         (prefix + "input_3.pb", "value", ""),
         (prefix + "input_4.pb", "value", ""),
         (prefix + "input_5.pb", "value", ""),
-        (prefix + "output_0.pb", "value", ""),
     ]
     assert rows["case_rows"] == [13] * 13
     assert rows["case_row"] == list(range(13))
     assert rows["rtol"] == [0.01] * 13
     assert rows["atol"] == [None] * 13
-    assert rows["onnx_type"][2] == "tensor(float)"
-    assert rows["onnx_type"][3:6] == ["seq(tensor(int64))", "tensor(int64)", "tensor(int64)"]
-    assert rows["onnx_type"][6] == "map(int64,tensor(float))"
-    assert rows["value_kind"][6] == '["map", "INT64", ["tensor"]]'
-    assert (rows["dtype"][2], rows["shape"][2], rows["count"][2]) == ("FLOAT", [2, 3], 6)
-    assert rows[data_column(dtype_of("FLOAT"))][2] == _X.ravel().tolist()
-    assert rows["name"][2:4] == ["x", "s"]
+    assert rows["onnx_type"][3] == "tensor(float)"
+    assert rows["onnx_type"][4:7] == ["seq(tensor(int64))", "tensor(int64)", "tensor(int64)"]
+    assert rows["onnx_type"][7] == "map(int64,tensor(float))"
+    assert rows["value_kind"][7] == '["map", "INT64", ["tensor"]]'
+    assert (rows["dtype"][3], rows["shape"][3], rows["count"][3]) == ("FLOAT", [2, 3], 6)
+    assert rows[data_column(dtype_of("FLOAT"))][3] == _X.ravel().tolist()
+    assert rows["name"][2:5] == ["y", "x", "s"]
     assert rows["nbytes"][1] == len(case.files[1].data)
     assert builder.cases == [(13, sum(len(f.data) for f in case.files), 9, 0)]
     files = list(files_from_batch(batch, where="s.parquet"))
-    assert files == [StoredFile(case.name, f.path, f.data) for f in case.files]
+    assert files == [StoredFile(case.name, f.path, f.data) for f in _store_order(case.files)]
 
 
 def test_values_read_back_as_numpy_helper_gives_them() -> None:
     batch, _ = _batch(_case())
     values = list(values_from_batch(batch.select(VALUE_COLUMNS), where="s.parquet"))
     assert [(v.io, v.index, v.data_set, v.name) for v in values] == [
+        ("output", 0, 0, "y"),
         ("input", 0, 0, "x"),
         ("input", 1, 0, "s"),
         ("input", 2, 0, "m"),
         ("input", 3, 0, "o"),
         ("input", 4, 0, "h"),
         ("input", 5, 0, "t"),
-        ("output", 0, 0, "y"),
     ]
     with pytest.raises(NotRepresentableError) as info:
-        values[5].to_numpy()
+        values[6].to_numpy()
     assert str(info.value) == (
         "node/test_rows/test_data_set_0/input_5.pb: STRING element 1 (b'\\xff\\xfe') is not "
         "valid UTF-8, so it has no str form; pass strings='bytes' to get the bytes exactly "
         "as stored"
     )
-    x, s, m, o, h, y = (v.to_numpy() for i, v in enumerate(values) if i != 5)
+    y, x, s, m, o, h = (v.to_numpy() for i, v in enumerate(values) if i != 6)
     np.testing.assert_array_equal(x, _X)
     assert [a.tolist() for a in s] == [a.tolist() for a in _SEQ]
     assert list(m) == [3]
@@ -173,19 +174,19 @@ def test_values_read_back_as_numpy_helper_gives_them() -> None:
     assert o is None
     assert h.dtype == np.float16
     assert h.view(np.uint16).tolist() == _HALF.view(np.uint16).tolist()
-    assert values[5].to_numpy(strings="bytes").tolist() == [b"a", b"\xff\xfe", b""]
+    assert values[6].to_numpy(strings="bytes").tolist() == [b"a", b"\xff\xfe", b""]
     np.testing.assert_array_equal(y, np.abs(_X))
     assert not x.flags.writeable  # a view into the column
-    assert values[2].kind == Kind.from_json(["map", "INT64", ["tensor"]])
-    for value, f in zip(values, _case().files[2:], strict=False):
+    assert values[3].kind == Kind.from_json(["map", "INT64", ["tensor"]])
+    for value, f in zip(values, _store_order(_case().files)[2:], strict=True):
         assert value.to_bytes() == f.data
-    assert repr(values[0]) == (
+    assert repr(values[1]) == (
         "StoredValue(path='node/test_rows/test_data_set_0/input_0.pb', io='input', index=0, "
         "name='x', onnx_type='tensor(float)', value=FLOAT [2, 3])"
     )
-    assert "value=sequence of 2)" in repr(values[1])
-    assert "value=map of 1 INT64 keys)" in repr(values[2])
-    assert "value=optional, absent)" in repr(values[3])
+    assert "value=sequence of 2)" in repr(values[2])
+    assert "value=map of 1 INT64 keys)" in repr(values[3])
+    assert "value=optional, absent)" in repr(values[4])
 
 
 def test_values_of_some_rows_only_and_of_columns_converted_once() -> None:
@@ -242,6 +243,16 @@ def _replace(case: Case, index: int, data: bytes) -> Case:
     return case
 
 
+def _store_order(files: list[CorpusFile]) -> list[CorpusFile]:
+    """The files of ``_case`` in the store's order: README, model, the output, the inputs."""
+    return [files[0], files[1], files[-1], *files[2:-1]]
+
+
+def _row(batch: pa.RecordBatch, name: str) -> int:
+    """The value row of the file ``name`` (``input_0.pb``) of the case's data set 0."""
+    return batch.column("path").to_pylist().index(f"node/test_rows/test_data_set_0/{name}")
+
+
 def _roles(batch: pa.RecordBatch) -> dict[str, str]:
     return {
         p: r
@@ -265,7 +276,9 @@ def test_a_file_that_is_not_canonical_is_kept_as_bytes_with_a_warning() -> None:
         f"{path}: not in protobuf's canonical form, so its bytes are kept as they are"
     ]
     assert _roles(batch)[path] == "file"
-    assert [f.data for f in files_from_batch(batch, where="s")] == [f.data for f in case.files]
+    assert [f.data for f in files_from_batch(batch, where="s")] == [
+        f.data for f in _store_order(case.files)
+    ]
     # the same bytes again are kept again, saying so
     _, builder = _batch(case, _replace(_case("node/test_again"), 0, reordered))
     assert builder.warnings[1].endswith(
@@ -296,7 +309,7 @@ def test_a_file_that_does_not_decode_as_declared_is_an_error_or_kept_as_told() -
     # decide the element type, the file does
     batch, builder = _batch(_replace(_case(), 0, wrong))
     assert _roles(batch)[path] == "value"
-    assert batch.column("dtype")[2].as_py() == "INT64"
+    assert batch.column("dtype")[_row(batch, "input_0.pb")].as_py() == "INT64"
 
 
 def test_a_value_the_model_does_not_declare_is_kept_as_bytes() -> None:
@@ -344,7 +357,7 @@ DAMAGED = "the store is damaged or was changed after it was written: import the 
 def test_a_file_whose_digest_differs_is_an_error_naming_it() -> None:
     batch, _ = _batch(_case())
     digests = batch.column("digest").to_pylist()
-    digests[2] = bytes(16)
+    digests[_row(batch, "input_0.pb")] = bytes(16)
     with pytest.raises(CorpusError) as info:
         list(files_from_batch(_set(batch, "digest", digests), where="s.parquet"))
     rebuilt = _one_file_rows(batch, "node/test_rows/test_data_set_0/input_0.pb")
@@ -368,7 +381,7 @@ def test_rows_that_name_no_file_or_role_are_errors() -> None:
     with pytest.raises(CorpusError, match=rf"model\.onnx: a model row has no content; {DAMAGED}"):
         list(files_from_batch(_set(batch, "content", content), where="s"))
     roles = batch.column("role").to_pylist()
-    roles[2] = "tensor"
+    roles[_row(batch, "input_0.pb")] = "tensor"
     with pytest.raises(CorpusError, match=r"input_0\.pb: row role 'tensor' where a file starts"):
         list(files_from_batch(_set(batch, "role", roles), where="s"))
     paths = batch.column("path").to_pylist()
@@ -383,8 +396,9 @@ def test_rows_that_name_no_file_or_role_are_errors() -> None:
 
 def test_a_tensor_whose_data_does_not_fill_its_shape_is_an_error() -> None:
     batch, _ = _batch(_case())
+    x = _row(batch, "input_0.pb")
     shapes = batch.column("shape").to_pylist()
-    shapes[2] = [2, 4]
+    shapes[x] = [2, 4]
     with pytest.raises(CorpusError) as info:
         list(values_from_batch(_set(batch, "shape", shapes), where="s"))
     assert str(info.value) == (
@@ -392,39 +406,41 @@ def test_a_tensor_whose_data_does_not_fill_its_shape_is_an_error() -> None:
         f"elements but shape [2, 4] needs 8; {DAMAGED}"
     )
     dtypes = batch.column("dtype").to_pylist()
-    dtypes[2] = None
+    dtypes[x] = None
     with pytest.raises(CorpusError, match=r"input_0\.pb: a tensor row has no dtype or shape"):
         list(values_from_batch(_set(batch, "dtype", dtypes), where="s"))
-    dtypes[2] = "FLOAT99"
+    dtypes[x] = "FLOAT99"
     with pytest.raises(OnnxArrowError, match=r"^s: node/test_rows: \S+input_0\.pb: .*FLOAT99"):
         list(values_from_batch(_set(batch, "dtype", dtypes), where="s"))
 
 
 def test_a_value_row_without_its_envelope_or_kind_is_an_error() -> None:
     batch, _ = _batch(_case())
+    x = _row(batch, "input_0.pb")
     for name, bad in (("envelope", None), ("value_kind", None), ("io", "inout")):
         column = batch.column(name).to_pylist()
-        column[2] = bad
+        column[x] = bad
         with pytest.raises(CorpusError, match=r"a value row has no value_kind, envelope or io"):
             list(values_from_batch(_set(batch, name, column), where="s"))
     kinds = batch.column("value_kind").to_pylist()
-    kinds[2] = "[not json"
+    kinds[x] = "[not json"
     with pytest.raises(CorpusError, match=r"input_0\.pb: value_kind is not JSON.*damaged"):
         list(values_from_batch(_set(batch, "value_kind", kinds), where="s"))
-    kinds[2] = '["matrix"]'
+    kinds[x] = '["matrix"]'
     with pytest.raises(OnnxArrowError, match=r"input_0\.pb: value_kind: \[\"matrix\"\] is not"):
         list(values_from_batch(_set(batch, "value_kind", kinds), where="s"))
 
 
 def test_more_element_rows_than_the_envelope_describes_is_an_error() -> None:
     batch, _ = _batch(_case())
-    # the map's value row (6) left out, its element rows (7, 8) made the sequence's (3)
-    damaged = batch.filter(pa.array([i != 6 for i in range(batch.num_rows)]))
+    # the map's value row left out, its two element rows made the sequence's
+    seq, map_ = _row(batch, "input_1.pb"), _row(batch, "input_2.pb")
+    damaged = batch.filter(pa.array([i != map_ for i in range(batch.num_rows)]))
     paths = damaged.column("path").to_pylist()
-    paths[6] = paths[7] = paths[3]
+    paths[map_] = paths[map_ + 1] = paths[seq]
     damaged = _set(damaged, "path", paths)
     with pytest.raises(CorpusError) as info:
-        list(values_from_batch(damaged, where="s", rows=range(3, 8)))
+        list(values_from_batch(damaged, where="s", rows=range(seq, map_ + 2)))
     assert str(info.value) == (
         "s: node/test_rows: node/test_rows/test_data_set_0/input_1.pb: the value has more "
         f"element rows than its envelope describes; {DAMAGED}"
@@ -435,7 +451,8 @@ def test_a_null_element_or_a_float16_that_is_not_one_is_an_error_naming_its_row(
     batch, _ = _batch(_case())
     column = data_column(dtype_of("FLOAT"))
     data = batch.column(column).to_pylist()
-    data[2] = [None, *data[2][1:]]
+    x = _row(batch, "input_0.pb")
+    data[x] = [None, *data[x][1:]]
     with pytest.raises(CorpusError, match=rf"input_0\.pb: {column} holds a null element"):
         list(values_from_batch(_set(batch, column, data), where="s"))
     half = data_column(dtype_of("FLOAT16"))

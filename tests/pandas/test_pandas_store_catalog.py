@@ -220,6 +220,7 @@ def test_catalog_flags_values_that_contradict_their_declaration(tmp_path) -> Non
         warnings.simplefilter("ignore", DeclarationWarning)
         write_store(FolderSource(tmp_path / "src"), tmp_path / "s.parquet")
     cat = oap.catalog(tmp_path / "s.parquet")
-    assert cat.onnx_type.tolist() == ["tensor(float)", "seq(tensor(int64))"]  # what they hold
+    # what they hold, the output first as the store holds it
+    assert cat.onnx_type.tolist() == ["seq(tensor(int64))", "tensor(float)"]
     flagged = dict(zip(cat.path.str.rsplit("/", n=1).str[-1], cat.declared, strict=True))
     assert flagged == {"input_0.pb": "tensor(float) []", "output_0.pb": "seq(tensor(float))"}

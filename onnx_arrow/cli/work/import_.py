@@ -124,6 +124,7 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
     )
     options = WriteOptions(
         **levels,
+        float_encoding=args.float_encoding,
         # a release's files are what it shipped: one that does not decode is kept as bytes
         keep_undecodable=args.keep_undecodable or (release and prov.get("source") != "installed"),
         row_group_cases=args.row_group_cases,
