@@ -156,7 +156,7 @@ def store_schema(options: WriteOptions) -> pa.Schema:
     )
 
 
-def _encode(table: pa.Table | None, schema: pa.Schema, options: WriteOptions) -> bytes:
+def _encode(table: pa.Table | None, schema: pa.Schema, options: WriteOptions) -> pa.Buffer:
     """``table`` as a Parquet file of one row group (of none, for None), in memory; the
     Arrow schema is stored in its footer where ``schema`` has metadata (the store's
     footer), not in a part's (whose footer only its row group is taken from)."""
@@ -182,7 +182,7 @@ def _encode(table: pa.Table | None, schema: pa.Schema, options: WriteOptions) ->
     ) as writer:
         if table is not None:
             writer.write_table(table, row_group_size=max(table.num_rows, 1))
-    return sink.getvalue().to_pybytes()
+    return sink.getvalue()
 
 
 _MAGIC: Final = b"PAR1"
@@ -195,15 +195,15 @@ _CHUNK_FILE_OFFSET, _CHUNK_META, _CHUNK_OFFSET_INDEX, _CHUNK_COLUMN_INDEX = 2, 3
 _META_OFFSETS: Final = (9, 10, 11, 14)
 
 
-def _footer_bytes(part: bytes) -> tuple[bytes, int]:
+def _footer_bytes(part: memoryview) -> tuple[bytes, int]:
     """The footer (``FileMetaData``) of a Parquet file in memory, and where it starts."""
-    if len(part) < 12 or part[:4] != _MAGIC or part[-4:] != _MAGIC:
+    if len(part) < 12 or bytes(part[:4]) != _MAGIC or bytes(part[-4:]) != _MAGIC:
         raise ThriftError("not a Parquet file")
     (length,) = struct.unpack("<i", part[-8:-4])
     start = len(part) - 8 - length
     if length <= 0 or start < 4:
         raise ThriftError(f"a footer of {length} bytes in a file of {len(part)}")
-    return part[start:-8], start
+    return bytes(part[start:-8]), start
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ def _group_edits(shift: int, ordinal: int) -> Edits:
     return {_GROUP_COLUMNS: chunk, _GROUP_FILE_OFFSET: move, _GROUP_ORDINAL: lambda _: ordinal}
 
 
-def encode_row_group(table: pa.Table, options: WriteOptions) -> bytes:
+def encode_row_group(table: pa.Table, options: WriteOptions) -> pa.Buffer:
     """``table`` (one row group's rows) as a part of a store file, for
     :meth:`StoreFile.append`: a Parquet file in memory, each float column chunk in the
     encoding :func:`float_encodings` chooses; safe to call from several threads at once."""
@@ -259,7 +259,9 @@ class StoreFile:
     def __init__(self, path: str, options: WriteOptions) -> None:
         self._options = options
         # the store's footer: the schema with the store's metadata, from a file of no rows
-        self._footer = _layout(_footer_bytes(_encode(None, store_schema(options), options))[0])
+        self._footer = _layout(
+            _footer_bytes(memoryview(_encode(None, store_schema(options), options)))[0]
+        )
         self._part: _Layout | None = None  # the footer of the first part, those of all parts
         self._groups: list[bytes] = []  # each row group's RowGroup struct, offsets moved
         self._rows = 0
@@ -267,13 +269,14 @@ class StoreFile:
         self._file.write(_MAGIC)
         self._written = len(_MAGIC)
 
-    def encode(self, table: pa.Table) -> bytes:
+    def encode(self, table: pa.Table) -> pa.Buffer:
         """``table`` (one row group's rows) encoded as the store writes it, in memory;
         safe to call from several threads at once."""
         return encode_row_group(table, self._options)
 
-    def append(self, part: bytes) -> None:
+    def append(self, part: pa.Buffer | bytes) -> None:
         """Append the row groups of ``part`` (from :meth:`encode`) to the file."""
+        part = memoryview(part)
         footer, end = _footer_bytes(part)
         if self._part is None:
             self._part = _layout(footer)
@@ -293,7 +296,7 @@ class StoreFile:
             raise ThriftError("a part of another schema or writer")
         self._groups += groups
         self._rows += rows
-        self._file.write(memoryview(part)[len(_MAGIC) : end])
+        self._file.write(part[len(_MAGIC) : end])
         self._written += end - len(_MAGIC)
 
     def write_table(self, table: pa.Table) -> None:

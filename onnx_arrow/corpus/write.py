@@ -178,7 +178,7 @@ class RowGroup:
     ends_part: bool = False
     #: The row group encoded as the store writes it (see :meth:`StoreFile.encode
     #: <onnx_arrow.corpus.parquet.StoreFile.encode>`), once it is.
-    encoded: bytes = b""
+    encoded: pa.Buffer | bytes = b""
 
 
 def _row_groups(
