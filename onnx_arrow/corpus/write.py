@@ -1,6 +1,7 @@
 """The write pipeline of a store: cases built into rows (in worker processes with
-``jobs``), cut into row groups of whole cases, and written on a thread of their own
-while the next row group is built; :func:`write_store` runs it into one Parquet file.
+``jobs``), cut into row groups of whole cases, encoded on threads of their own (several
+at once) and written in order while the next ones are built; :func:`write_store` runs it
+into one Parquet file.
 
 Writes are atomic: the store is written to a temporary file beside the target and
 renamed into place only when complete, so an error or Ctrl-C leaves no truncated

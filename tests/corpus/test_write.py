@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -433,3 +434,54 @@ def test_a_large_case_is_a_row_group_of_its_own(tmp_path, jobs):
     for case in cases:
         ((value,),) = [list(d["inputs"].values()) for d in store.case_arrays(case.name)]
         assert value.tobytes() == case.files[1].data[-value.nbytes :]
+
+
+def test_row_groups_prepared_on_several_threads_are_written_in_their_order() -> None:
+    rng = random.Random(0)
+    delays = [rng.uniform(0, 0.01) for _ in range(40)]
+    written: list[bytes] = []
+    preparing: set[int] = set()
+    most = [0]
+    lock = threading.Lock()
+
+    def prepare(group: RowGroup) -> None:
+        with lock:
+            preparing.add(group.files)
+            most[0] = max(most[0], len(preparing))
+        time.sleep(delays[group.files])  # as an encoder does, the GIL released
+        with lock:
+            preparing.discard(group.files)
+        group.encoded = b"%d" % group.files
+
+    background = BackgroundWriter(
+        lambda group: written.append(group.encoded), prepare=prepare, threads=3
+    )
+    for k in range(40):
+        background.write(RowGroup(files=k))
+        assert k + 1 - len(written) <= 2 * 3  # at most twice the threads ahead of the file
+    background.finish()
+    assert written == [b"%d" % k for k in range(40)]
+    assert most[0] > 1  # several prepared at once
+
+
+def test_a_row_group_that_fails_to_prepare_stops_the_writing_after_those_before_it() -> None:
+    written: list[int] = []
+
+    def prepare(group: RowGroup) -> None:
+        time.sleep(0.002 * (group.files % 3))
+        if group.files == 5:
+            raise ValueError("cannot encode row group 5")
+
+    background = BackgroundWriter(
+        lambda group: written.append(group.files), prepare=prepare, threads=2
+    )
+
+    def feed() -> None:
+        for k in range(20):
+            background.write(RowGroup(files=k))
+        background.finish()
+
+    with pytest.raises(ValueError, match="row group 5"):
+        feed()
+    background.abandon()  # as write_rows does on an error: every thread has ended
+    assert written == [0, 1, 2, 3, 4]
