@@ -19,7 +19,7 @@ from onnx_arrow.corpus import Store, write_store
 from onnx_arrow.corpus._thrift import ThriftError
 from onnx_arrow.corpus.format import FORMAT_VERSION, METADATA_KEY, SCHEMA
 from onnx_arrow.corpus.options import FLOAT_ENCODINGS, WriteOptions
-from onnx_arrow.corpus.parquet import _LEAVES, SAMPLE_BYTES, StoreFile, _sample
+from onnx_arrow.corpus.parquet import _LEAVES, SAMPLE_BYTES, WHOLE_ROWS, StoreFile, _sample
 
 
 def test_store_is_queryable_without_onnx_arrow(node_store):
@@ -113,6 +113,13 @@ def test_a_chunk_of_no_floats_is_byte_stream_split_and_the_choice_samples_every_
     assert sorted(set(sample.tolist())) == [0.0, 1.0, 3.0]
     assert sample[0] == 0.0
     assert sample[-1] == 3.0
+    # many small tensors: tried whole
+    many = [np.full(700, float(k), np.float32) for k in range(WHOLE_ROWS)]
+    column = pa.chunked_array([pa.array(many, pa.list_(pa.float32()))])
+    whole = _sample(column)
+    assert whole is not None
+    assert whole.nbytes > SAMPLE_BYTES
+    assert whole.tolist() == np.concatenate(many).tolist()
 
 
 def test_the_level_of_each_float_chunk_is_that_of_its_encoding(tmp_path):
