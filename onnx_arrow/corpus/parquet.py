@@ -301,9 +301,10 @@ class StoreFile:
         part = memoryview(part)
         footer, end = _footer_bytes(part)
         if self._part is None:
-            self._part = _layout(footer)
-            if (self._part.head, self._part.between) != (self._footer.head, self._footer.between):
+            found = _layout(footer)
+            if (found.head, found.between) != (self._footer.head, self._footer.between):
                 raise ThriftError("a part of another schema than the store's")
+            self._part = found
         layout = self._part
         if not footer.startswith(layout.head):
             raise ThriftError("a part of another schema or writer")

@@ -189,3 +189,5 @@ def test_a_part_of_another_schema_is_refused(tmp_path):
             store.append(sink.getvalue().to_pybytes())
         with pytest.raises(ThriftError, match="not a Parquet file"):
             store.append(b"PAR1 not parquet")
+        store.write_table(SCHEMA.empty_table())  # a part of the store's schema still goes in
+    assert pq.ParquetFile(tmp_path / "s.parquet").num_row_groups == 1
