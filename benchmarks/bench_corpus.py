@@ -72,7 +72,7 @@ from onnx_arrow.corpus import (
     export_store,
     write_store,
 )
-from onnx_arrow.corpus.parquet import open_writer
+from onnx_arrow.corpus.parquet import StoreFile, encode_row_group
 from onnx_arrow.corpus.rows import VALUE_COLUMNS
 from onnx_arrow.corpus.sources import Case, value_slot, wheel_data_dir
 from onnx_arrow.corpus.write import BackgroundWriter, RowGroup, encoding_threads
@@ -248,10 +248,10 @@ def import_floor(root: Path, built: BuiltGroups, out: Path, options: WriteOption
     """What any import does, with decoding and row building free: read every file of the
     folder into cases (``FolderSource``) while the writer thread writes the store's own row
     groups, each handed over once its cases are read, as ``write_store`` does."""
-    writer = open_writer(str(out), options)
+    writer = StoreFile(str(out), options)
 
     def encode(group: RowGroup) -> None:
-        group.encoded = writer.encode(group.table)
+        group.encoded = encode_row_group(group.table, options)
 
     background = BackgroundWriter(
         lambda group: writer.append(group.encoded), prepare=encode, threads=encoding_threads(1)

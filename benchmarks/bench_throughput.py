@@ -729,7 +729,7 @@ def floors(store_path: Path, src: Path) -> None:
     import pyarrow.parquet as pq
 
     from onnx_arrow.corpus.options import WriteOptions
-    from onnx_arrow.corpus.parquet import open_writer
+    from onnx_arrow.corpus.parquet import StoreFile
 
     parquet = pq.ParquetFile(store_path)
     start = time.perf_counter()
@@ -739,7 +739,7 @@ def floors(store_path: Path, src: Path) -> None:
     tables = [parquet.read_row_group(i) for i in range(parquet.num_row_groups)]
     out = store_path.with_name("floor.parquet")
     start = time.perf_counter()
-    with open_writer(str(out), WriteOptions()) as writer:  # one thread
+    with StoreFile(str(out), WriteOptions()) as writer:  # one thread
         for table in tables:
             writer.write_table(table)
     write = time.perf_counter() - start
@@ -783,10 +783,10 @@ def size_floors(store_path: Path) -> None:
     }
     out = store_path.with_name("size-floor.parquet")
     from onnx_arrow.corpus.options import WriteOptions
-    from onnx_arrow.corpus.parquet import open_writer
+    from onnx_arrow.corpus.parquet import StoreFile
 
     start = time.perf_counter()
-    with open_writer(str(out), WriteOptions()) as store:  # as import writes it, one thread
+    with StoreFile(str(out), WriteOptions()) as store:  # as import writes it, one thread
         for table in tables:
             store.write_table(table)
     got = {"store": [out.stat().st_size, time.perf_counter() - start]}

@@ -56,13 +56,15 @@ Statistics and files
     :func:`as_path`, the one check of an argument that takes a path;
     :data:`OPEN_FLAGS`, :data:`NO_FOLLOW` and :func:`file_kind` for opening files
     from anyone; :func:`load_json` for JSON metadata from anyone (size, encoding and
-    depth checked).
+    depth checked); :func:`read_varint` and :func:`encode_varint`, protobuf's varints,
+    which Thrift's compact protocol (a Parquet footer) shares.
 """
 
 from __future__ import annotations
 
 from onnx_arrow.core._json import load_json
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, as_path, file_kind
+from onnx_arrow.core._wire import encode_varint, read_varint
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
 from onnx_arrow.core.arrow_input import as_array
 from onnx_arrow.core.codec import Strings, check_strings, codes_to_storage, storage_to_codes
@@ -198,6 +200,7 @@ __all__ = [
     "dtype_of_numpy",
     "element_type",
     "encode_value",
+    "encode_varint",
     "file_kind",
     "flatten",
     "graph_values",
@@ -217,6 +220,7 @@ __all__ = [
     "pair_files",
     "python_value",
     "read_regular_file",
+    "read_varint",
     "stacked_codes",
     "statistics_by_dtype",
     "storage_to_codes",

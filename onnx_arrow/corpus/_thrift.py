@@ -19,7 +19,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final, Union
 
-from onnx_arrow.errors import CorpusError
+from onnx_arrow.core.model import encode_varint, read_varint
+from onnx_arrow.errors import CorpusError, InvalidMessageError
 
 __all__ = [
     "I16",
@@ -68,21 +69,13 @@ class ThriftError(CorpusError):
     """Bytes that are not a message of Thrift's compact protocol."""
 
 
-def _varint_end(data: bytes, pos: int) -> int:
-    end = pos
-    while end < len(data) and data[end] & 0x80:
-        end += 1
-    if end >= len(data) or end - pos >= 10:
-        raise ThriftError(f"no varint of at most 10 bytes at byte {pos}")
-    return end + 1
-
-
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    end = _varint_end(data, pos)
-    value = 0
-    for i, b in enumerate(data[pos:end]):
-        value |= (b & 0x7F) << (7 * i)
-    return value, end
+    """The varint at ``pos`` (protobuf's, which Thrift's compact protocol shares) and
+    where it ends."""
+    try:
+        return read_varint(memoryview(data), pos, len(data), "a Thrift struct")
+    except InvalidMessageError:
+        raise ThriftError(f"no varint of at most 10 bytes at byte {pos}") from None
 
 
 def read_int(data: bytes, pos: int) -> tuple[int, int]:
@@ -93,23 +86,14 @@ def read_int(data: bytes, pos: int) -> tuple[int, int]:
 
 def write_int(value: int) -> bytes:
     """``value`` as a zigzag varint."""
-    return _write_varint((value << 1) ^ (value >> 63))
-
-
-def _write_varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return encode_varint((value << 1) ^ (value >> 63))
 
 
 def list_head(kind: int, size: int) -> bytes:
     """The header of a list of ``size`` elements of type ``kind``."""
     if size < 15:
         return bytes([(size << 4) | kind])
-    return bytes([0xF0 | kind]) + _write_varint(size)
+    return bytes([0xF0 | kind]) + encode_varint(size)
 
 
 def _list_head(data: bytes, pos: int) -> tuple[int, int, int]:
@@ -130,7 +114,7 @@ def value_end(data: bytes, pos: int, kind: int, depth: int = 0) -> int:
     if kind in _INTEGERS:  # the most common, first
         if pos < len(data) and data[pos] < 0x80:
             return pos + 1
-        return _varint_end(data, pos)
+        return _varint(data, pos)[1]
     if depth > _MAX_DEPTH:
         raise ThriftError(f"values nested more than {_MAX_DEPTH} deep")
     if kind == STRUCT:
@@ -180,17 +164,11 @@ def _struct_end(data: bytes, pos: int, depth: int) -> int:
             return pos + 1
         pos += 1
         if not head >> 4:  # a field id of its own, after the header
-            pos = _varint_end(data, pos)
+            pos = _varint(data, pos)[1]
         kind = head & 0x0F
         if kind not in (_TRUE, _FALSE):
             pos = value_end(data, pos, kind, depth)
     raise ThriftError(f"ends at byte {pos} inside a struct")
-
-
-def _struct_stop(data: bytes, pos: int) -> int:
-    if pos >= len(data) or data[pos] != _STOP:
-        raise ThriftError(f"no end of struct at byte {pos}")
-    return pos + 1
 
 
 def fields(data: bytes, pos: int, depth: int = 0) -> Iterator[tuple[int, int, int, int]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.options import WriteOptions, check_callback, check_count
-from onnx_arrow.corpus.parquet import StoreFile, encode_row_group, open_writer
+from onnx_arrow.corpus.parquet import StoreFile
 from onnx_arrow.corpus.parts import PART_NAME
 from onnx_arrow.corpus.sources import Case, CorpusError, checked_cases
 from onnx_arrow.corpus.store import Store
@@ -131,7 +131,7 @@ def write_dataset(
         try:
             counts = write_rows(
                 cases, options, progress, jobs, parts.write, check=check, by_kind=by_kind,
-                part_cases=part_cases, encode=parts.encode,
+                part_cases=part_cases,
             )  # fmt: skip
         except BaseException:
             with contextlib.suppress(Exception):  # the first error is the one to report
@@ -242,11 +242,6 @@ class _Parts:
         #: The parts written, relative to the dataset's folder.
         self.written: list[str] = []
 
-    def encode(self, group: RowGroup) -> None:
-        """Encode a row group (on any thread; see :meth:`StoreFile.encode
-        <onnx_arrow.corpus.parquet.StoreFile.encode>`)."""
-        group.encoded = encode_row_group(group.table, self._options)
-
     def write(self, group: RowGroup) -> None:
         try:
             self._write(group)
@@ -274,7 +269,7 @@ class _Parts:
         name = f"part-{self._number:05d}.parquet"
         relative = f"{_kind_folder(kind)}/{name}" if self._by_kind and kind else name
         (self._folder / relative).parent.mkdir(exist_ok=True)
-        self._writer = open_writer(str(self._folder / relative), self._options)
+        self._writer = StoreFile(str(self._folder / relative), self._options)
         self.written.append(relative)
         self._number += 1
         self._kind, self._bytes = kind, 0

@@ -2,7 +2,7 @@
 and compression level of each column chunk, its pages and statistics.
 
 A store file is written a row group at a time, each row group encoded on its own
-(:meth:`StoreFile.encode`, by any thread: several encode at once) into a one-row-group
+(:func:`encode_row_group`, by any thread: several encode at once) into a one-row-group
 Parquet file in memory, and appended to the store (:meth:`StoreFile.append`, in order):
 its column chunks are copied as they are and its footer's offsets moved to where they
 land; the store's footer, written at :meth:`StoreFile.close`, lists every row group.  So
@@ -38,7 +38,7 @@ from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.errors import UnsupportedTypeError
 
-__all__ = ["StoreFile", "encode_row_group", "float_encodings", "open_writer", "store_schema"]
+__all__ = ["StoreFile", "encode_row_group", "float_encodings", "store_schema"]
 
 #: The float data columns: each chunk of them written byte stream split (each byte of the
 #: floats in a stream of its own, which zstd compresses better and faster than the floats
@@ -291,13 +291,8 @@ class StoreFile:
         self._file.write(_MAGIC)
         self._written = len(_MAGIC)
 
-    def encode(self, table: pa.Table) -> pa.Buffer:
-        """``table`` (one row group's rows) encoded as the store writes it, in memory;
-        safe to call from several threads at once."""
-        return encode_row_group(table, self._options)
-
     def append(self, part: pa.Buffer | bytes) -> None:
-        """Append the row groups of ``part`` (from :meth:`encode`) to the file."""
+        """Append the row groups of ``part`` (from :func:`encode_row_group`) to the file."""
         part = memoryview(part)
         footer, end = _footer_bytes(part)
         if self._part is None:
@@ -324,7 +319,7 @@ class StoreFile:
 
     def write_table(self, table: pa.Table) -> None:
         """Encode ``table`` as one row group and append it."""
-        self.append(self.encode(table))
+        self.append(encode_row_group(table, self._options))
 
     def close(self) -> None:
         """Write the footer (listing every row group appended) and close the file."""
@@ -348,9 +343,3 @@ class StoreFile:
             self.close()
         else:
             self._file.close()
-
-
-def open_writer(path: str, options: WriteOptions) -> StoreFile:
-    """A writer of a store file at ``path``: the store's schema and metadata, and the
-    compression ``options`` say."""
-    return StoreFile(path, options)

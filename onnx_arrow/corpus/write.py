@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -32,7 +33,7 @@ from onnx_arrow.corpus.options import (
     check_callback,
     check_count,
 )
-from onnx_arrow.corpus.parquet import open_writer
+from onnx_arrow.corpus.parquet import StoreFile, encode_row_group
 from onnx_arrow.corpus.rows import RowBuilder, contradictions
 from onnx_arrow.corpus.sources import Case, CaseRef, case_refs, checked_cases
 from onnx_arrow.corpus.tree import atomic_file
@@ -177,8 +178,8 @@ class RowGroup:
     kind: str | None = None
     #: The last row group of a part of ``part_cases`` cases (see :func:`_row_groups`).
     ends_part: bool = False
-    #: The row group encoded as the store writes it (see :meth:`StoreFile.encode
-    #: <onnx_arrow.corpus.parquet.StoreFile.encode>`), once it is.
+    #: The row group encoded as the store writes it (see :func:`encode_row_group
+    #: <onnx_arrow.corpus.parquet.encode_row_group>`), once it is.
     encoded: pa.Buffer | bytes = b""
 
 
@@ -248,6 +249,10 @@ def _one_chunk(parts: list[pa.RecordBatch]) -> pa.Table:
     depends on how its input is chunked, so the same rows must come in the same chunks."""
     table = pa.Table.from_batches(parts, schema=SCHEMA)
     return table if len(parts) == 1 else table.combine_chunks()
+
+
+def _encode(options: WriteOptions, group: RowGroup) -> None:
+    group.encoded = encode_row_group(group.table, options)
 
 
 def encoding_threads(jobs: int) -> int:
@@ -425,15 +430,12 @@ def write_store(
     options = check_options(options, where="write_store(options)")
     progress = check_callback(progress, where="write_store(progress)")
     jobs = check_count(jobs, where="write_store(jobs)")
-    with atomic_file(out, what="the store") as tmp, open_writer(tmp, options) as writer:
-
-        def encode(group: RowGroup) -> None:
-            group.encoded = writer.encode(group.table)
+    with atomic_file(out, what="the store") as tmp, StoreFile(tmp, options) as writer:
 
         def write(group: RowGroup) -> None:
             writer.append(group.encoded)
 
-        counts = write_rows(cases, options, progress, jobs, write, encode=encode)
+        counts = write_rows(cases, options, progress, jobs, write)
     return {**counts, "bytes": Path(out).stat().st_size}
 
 
@@ -460,10 +462,10 @@ def write_rows(
     check: Callable[[RowGroup], None] | None = None,
     by_kind: bool = False,
     part_cases: int | None = None,
-    encode: Callable[[RowGroup], None] | None = None,
 ) -> dict[str, Any]:
-    """Build the row groups of ``cases``, ``encode`` them on threads of their own (several
-    at once) and ``write`` them, in order, on those threads."""
+    """Build the row groups of ``cases``, encode them on threads of their own (several at
+    once, :func:`~onnx_arrow.corpus.parquet.encode_row_group` into ``RowGroup.encoded``)
+    and ``write`` them, in order, on those threads."""
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
     report = progress or _ignore
@@ -481,7 +483,7 @@ def write_rows(
     )
     with contextlib.closing(pieces):  # on an error, the workers stop here, not when collected
         background = BackgroundWriter(
-            write, prepare=encode, threads=encoding_threads(jobs) if encode else 1
+            write, prepare=functools.partial(_encode, options), threads=encoding_threads(jobs)
         )
         try:
             for group in groups:
