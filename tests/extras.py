@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import sys
@@ -60,9 +61,16 @@ def imported(source: str) -> set[str]:
     return modules - set(sys.stdlib_module_names) - {"onnx_arrow"}
 
 
+@functools.cache
+def _distributions() -> dict[str, list[str]]:
+    """The installed distributions providing each top-level module (a scan of every
+    distribution's files: a second or so, done once)."""
+    return importlib.metadata.packages_distributions()
+
+
 def missing(source: str, extras: set[str]) -> list[str]:
     """The modules ``source`` imports that neither the base install nor ``extras`` provide."""
-    distributions = importlib.metadata.packages_distributions()
+    distributions = _distributions()
     have = provided(extras)
     return sorted(
         module

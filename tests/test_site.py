@@ -45,7 +45,15 @@ def _blocks(page: str, language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
 
 
-PYTHON_BLOCKS = [(page, i) for page in EXECUTED for i in range(len(_blocks(page, "python")))]
+#: Engines whose start-up alone takes a block past ten seconds (a Ray cluster, Spark's
+#: JVM): their blocks run with the slow tests; the engines themselves are tested by default
+#: in tests/test_parallel.py and tests/corpus/test_spark.py.
+SLOW_ENGINES = re.compile(r"^\s*(?:import|from) (?:ray|pyspark)\b", re.MULTILINE)
+PYTHON_BLOCKS = [
+    pytest.param(page, i, marks=[pytest.mark.slow] if SLOW_ENGINES.search(block) else [])
+    for page in EXECUTED
+    for i, block in enumerate(_blocks(page, "python"))
+]
 
 
 @pytest.fixture(scope="module")
