@@ -88,7 +88,8 @@ store byte for byte.  This page is the format, version
 ## File layout
 
 * **One Parquet file**, compressed with zstd (onnx-arrow writes level {level}; any codec
-  Parquet readers know is valid).  The Arrow schema is stored in the file
+  Parquet readers know is valid; a column chunk of only nulls and empty lists, whose
+  levels zstd would make longer, is written uncompressed).  The Arrow schema is stored in the file
   (`ARROW:schema`).  onnx-arrow writes each row group's chunk of each float data column
   in the Parquet encoding that compresses its data smaller, tried on a sample of it:
   `BYTE_STREAM_SPLIT` (at zstd level {float_level}; noise and smooth values) or `PLAIN`

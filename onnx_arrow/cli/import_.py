@@ -49,9 +49,10 @@ leaves no partial store and keeps the previous one.  The parts of a dataset
 store, appended or new, are moved into place only when all are written."""
 
 _JOBS: Final = (
-    "decode cases in N processes; the store is the same whatever N.  One writer thread "
-    "compresses every row group, so more processes pay off only while decoding, not "
-    "compression, is what waits: with 2 cores they do not (workers and writer share them)"
+    "decode cases in N processes; the store is the same whatever N.  Row groups are "
+    "compressed on threads of their own (2, or N if more, up to the cores) while the next "
+    "are decoded, so more processes pay off only where decoding, not compression, is what "
+    "waits: with 2 cores they take about as long as one (workers and threads share them)"
 )
 
 _compression_level = whole_number(1, 22, what="one of zstd's levels ")

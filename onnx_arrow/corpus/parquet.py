@@ -13,7 +13,7 @@ writer, one encoding per column for the whole file, cannot give.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -178,22 +178,42 @@ def store_schema(options: WriteOptions) -> pa.Schema:
     )
 
 
-def _encode(table: pa.Table | None, schema: pa.Schema, options: WriteOptions) -> pa.Buffer:
-    """``table`` as a Parquet file of one row group (of none, for None), in memory; the
-    Arrow schema is stored in its footer where ``schema`` has metadata (the store's
-    footer), not in a part's (whose footer only its row group is taken from)."""
-    encodings = float_encodings(table, options) if table is not None else {}
+def _holds_values(column: pa.ChunkedArray) -> bool:
+    """Whether a column chunk stores a value: one that is not null (nor, in a list
+    column, an empty list).  A chunk of none stores its levels alone, a few bytes that a
+    codec only makes longer (and costs a compression context to do so)."""
+    if column.null_count == len(column):
+        return False
+    if not pa.types.is_list(column.type):
+        return True
+    return any(len(chunk) and chunk.offsets[-1] != chunk.offsets[0] for chunk in column.chunks)
+
+
+def _encode(
+    table: pa.Table | None,
+    schema: pa.Schema,
+    options: WriteOptions,
+    encodings: Mapping[str, str] | None = None,
+) -> pa.Buffer:
+    """``table`` as a Parquet file of one row group (of none, for None), in memory, its
+    float data column chunks in ``encodings`` (by column name; :func:`float_encodings`
+    chooses where None); the Arrow schema is stored in its footer where ``schema`` has
+    metadata (the store's footer), not in a part's (whose footer only its row group is
+    taken from).  A column chunk without values is not compressed."""
+    if encodings is None:
+        encodings = float_encodings(table, options) if table is not None else {}
     floats = {f"{name}.list.element": e for name, e in encodings.items()}
-    levels = {
-        p: _float_level(options, floats[p]) if p in floats else options.compression_level
-        for p in _LEAVES
-    }
+    filled = {name for name in SCHEMA.names if table is None or _holds_values(table[name])}
+    compressed = [p for p in _LEAVES if p.split(".", 1)[0] in filled]
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(
         sink,
         schema,
-        compression=options.compression,
-        compression_level=levels,
+        compression={p: options.compression if p in compressed else "none" for p in _LEAVES},
+        compression_level={
+            p: _float_level(options, floats[p]) if p in floats else options.compression_level
+            for p in compressed
+        },
         # dictionaries of tensor data defeat zstd: repeated tensors compress to nothing
         # only while their bytes stay in one long page
         use_dictionary=[name for name in SCHEMA.names if name not in DATA_COLUMNS],
@@ -266,11 +286,14 @@ def _group_edits(shift: int, ordinal: int) -> Edits:
     return {_GROUP_COLUMNS: chunk, _GROUP_FILE_OFFSET: move, _GROUP_ORDINAL: lambda _: ordinal}
 
 
-def encode_row_group(table: pa.Table, options: WriteOptions) -> pa.Buffer:
+def encode_row_group(
+    table: pa.Table, options: WriteOptions, encodings: Mapping[str, str] | None = None
+) -> pa.Buffer:
     """``table`` (one row group's rows) as a part of a store file, for
     :meth:`StoreFile.append`: a Parquet file in memory, each float column chunk in the
-    encoding :func:`float_encodings` chooses; safe to call from several threads at once."""
-    return _encode(table, SCHEMA, options)
+    encoding of ``encodings`` (:func:`float_encodings` of the table, chosen here where
+    None); safe to call from several threads at once."""
+    return _encode(table, SCHEMA, options, encodings)
 
 
 class StoreFile:

@@ -33,7 +33,7 @@ from onnx_arrow.corpus.options import (
     check_callback,
     check_count,
 )
-from onnx_arrow.corpus.parquet import StoreFile, encode_row_group
+from onnx_arrow.corpus.parquet import StoreFile, encode_row_group, float_encodings
 from onnx_arrow.corpus.rows import RowBuilder, contradictions
 from onnx_arrow.corpus.sources import Case, CaseRef, case_refs, checked_cases
 from onnx_arrow.corpus.tree import atomic_file
@@ -178,6 +178,9 @@ class RowGroup:
     kind: str | None = None
     #: The last row group of a part of ``part_cases`` cases (see :func:`_row_groups`).
     ends_part: bool = False
+    #: The encoding of each float data column chunk (see :func:`float_encodings
+    #: <onnx_arrow.corpus.parquet.float_encodings>`), chosen by the building thread.
+    encodings: dict[str, str] | None = None
     #: The row group encoded as the store writes it (see :func:`encode_row_group
     #: <onnx_arrow.corpus.parquet.encode_row_group>`), once it is.
     encoded: pa.Buffer | bytes = b""
@@ -252,7 +255,7 @@ def _one_chunk(parts: list[pa.RecordBatch]) -> pa.Table:
 
 
 def _encode(options: WriteOptions, group: RowGroup) -> None:
-    group.encoded = encode_row_group(group.table, options)
+    group.encoded = encode_row_group(group.table, options, group.encodings)
 
 
 def encoding_threads(jobs: int) -> int:
@@ -489,6 +492,9 @@ def write_rows(
             for group in groups:
                 if check is not None:
                     check(group)
+                # chosen here: the sample's small steps, each of which takes the GIL again,
+                # would keep an encoding thread waiting on this one's turns at every step
+                group.encodings = float_encodings(group.table, options)
                 background.write(group)
                 warnings += group.warnings
                 for said in contradictions(group.table):  # stored, flagged, and said

@@ -19,7 +19,15 @@ from onnx_arrow.corpus import Store, write_store
 from onnx_arrow.corpus._thrift import ThriftError
 from onnx_arrow.corpus.format import FORMAT_VERSION, METADATA_KEY, SCHEMA
 from onnx_arrow.corpus.options import FLOAT_ENCODINGS, WriteOptions
-from onnx_arrow.corpus.parquet import _LEAVES, SAMPLE_BYTES, WHOLE_ROWS, StoreFile, _sample
+from onnx_arrow.corpus.parquet import (
+    _LEAVES,
+    SAMPLE_BYTES,
+    WHOLE_ROWS,
+    StoreFile,
+    _holds_values,
+    _sample,
+    encode_row_group,
+)
 
 
 def test_store_is_queryable_without_onnx_arrow(node_store):
@@ -139,6 +147,56 @@ def test_the_level_of_each_float_chunk_is_that_of_its_encoding(tmp_path):
     assert sizes["BYTE_STREAM_SPLIT", 1, 3] != sizes["BYTE_STREAM_SPLIT", 19, 3]
     assert sizes["PLAIN", 1, 3] == sizes["PLAIN", 19, 3]
     assert sizes["PLAIN", 1, 3] != sizes["PLAIN", 1, 19]
+
+
+def test_a_column_chunk_without_values_is_not_compressed(tmp_path):
+    out = tmp_path / "store.parquet"
+    write_store([float_case("node/test_f", 1000)], out)
+    table = pq.read_table(out)
+    group = pq.ParquetFile(out).metadata.row_group(0)
+    codecs = {group.column(j).path_in_schema: group.column(j).compression for j in range(56)}
+    assert set(codecs) == set(_LEAVES)
+    for leaf, codec in codecs.items():
+        column = table.column(leaf.split(".", 1)[0])
+        assert codec == ("ZSTD" if _holds_values(column) else "UNCOMPRESSED"), leaf
+    assert codecs["data_float.list.element"] == codecs["test_case"] == "ZSTD"
+    assert (
+        codecs["data_double.list.element"]
+        == codecs["data_complex64.list.element.list.element"]
+        == "UNCOMPRESSED"
+    )
+    got = Store(out).case_files("node/test_f")
+    assert {f.path: f.data for f in got} == {
+        f.path: f.data for f in float_case("node/test_f", 1000).files
+    }
+
+
+def test_what_holds_values():
+    lists = pa.list_(pa.float32())
+    assert not _holds_values(pa.chunked_array([pa.array([None, None], lists)]))
+    assert not _holds_values(pa.chunked_array([pa.array([[], None, []], lists)]))
+    assert not _holds_values(pa.chunked_array([], lists))
+    assert _holds_values(pa.chunked_array([pa.array([[], [0.0]], lists)]))
+    sliced = pa.array([[1.0], [], []], lists).slice(1)  # offsets not from 0
+    assert not _holds_values(pa.chunked_array([sliced]))
+    assert _holds_values(pa.chunked_array([pa.array([[1.0], []], lists).slice(0, 1)]))
+    assert not _holds_values(pa.chunked_array([pa.array([None], pa.string())]))
+    assert _holds_values(pa.chunked_array([pa.array(["", None], pa.string())]))
+
+
+def test_the_encodings_given_are_the_ones_written(tmp_path):
+    out = tmp_path / "store.parquet"
+    write_store([_noise_case("node/test_n", 1)], out)
+    table = pq.read_table(out)
+    for encoding in ("PLAIN", "BYTE_STREAM_SPLIT"):
+        part = encode_row_group(table, WriteOptions(), {"data_float": encoding})
+        meta = pq.ParquetFile(pa.BufferReader(part)).metadata.row_group(0)
+        leaf = next(
+            meta.column(j)
+            for j in range(56)
+            if meta.column(j).path_in_schema == "data_float.list.element"
+        )
+        assert encoding in leaf.encodings
 
 
 def test_a_store_of_many_row_groups_reads_as_the_tables_written(tmp_path):
