@@ -126,7 +126,7 @@ store byte for byte.  This page is the format, version
 * **Row groups hold whole cases**: a case never spans two row groups, so a reader can take
   a case from one row group.  onnx-arrow closes a row group once its cases' files hold
   about {row_group_mib} MiB (or at a number of cases, `import --row-group-cases N`: row
-  groups are what engines hand their workers); a case of a quarter of that or more is a
+  groups are what engines hand their workers); a case of half of that or more is a
   row group of its own, so that reading it reads no other case.  onnx-arrow writes
   min/max statistics of `test_case` (and `kind`, `path`, `role`, `dtype`, `io`) so that
   readers skip row groups that cannot hold a case.

@@ -415,8 +415,8 @@ def test_import_and_export_memory_does_not_grow_with_the_corpus(tmp_path):
 def test_a_large_case_is_a_row_group_of_its_own(tmp_path, jobs):
     """Reading one large case reads no other case's pages; small cases still share."""
     budget = 64 << 10
-    quarter = budget // 4 // 4  # elements of float32 in a quarter of the budget
-    sizes = [10, 10, quarter - 200, 10, quarter, 10]
+    half = budget // 2 // 4  # elements of float32 in half the budget
+    sizes = [10, 10, half - 200, 10, half, 10]
     cases = [float_case(f"node/test_{k}", n) for k, n in enumerate(sizes)]
     out = tmp_path / "store.parquet"
     write_store(cases, out, options=WriteOptions(row_group_bytes=budget), jobs=jobs)
