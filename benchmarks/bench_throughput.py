@@ -835,11 +835,11 @@ def case_reads(store_path: Path, src: Path, repeat: int) -> None:
         "data column": 0.0,
     }
     parquet = pq.ParquetFile(store_path)
-    group_of = {}
-    for i in range(parquet.num_row_groups):
-        stats = parquet.metadata.row_group(i).column(0).statistics
-        if stats.min == stats.max:
-            group_of[stats.min] = i
+    group_of = {  # the row group holding each case (it may hold others)
+        name: i
+        for i in range(parquet.num_row_groups)
+        for name in set(parquet.read_row_group(i, columns=["test_case"])["test_case"].to_pylist())
+    }
     nbytes = 0
     for case in picked:
         pbs = sorted((src / case).rglob("*.pb"))

@@ -204,7 +204,7 @@ def _encode(
         encodings = float_encodings(table, options) if table is not None else {}
     floats = {f"{name}.list.element": e for name, e in encodings.items()}
     filled = {name for name in SCHEMA.names if table is None or _holds_values(table[name])}
-    compressed = [p for p in _LEAVES if p.split(".", 1)[0] in filled]
+    compressed = {p for p in _LEAVES if p.split(".", 1)[0] in filled}
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(
         sink,
@@ -212,7 +212,8 @@ def _encode(
         compression={p: options.compression if p in compressed else "none" for p in _LEAVES},
         compression_level={
             p: _float_level(options, floats[p]) if p in floats else options.compression_level
-            for p in compressed
+            for p in _LEAVES
+            if p in compressed
         },
         # dictionaries of tensor data defeat zstd: repeated tensors compress to nothing
         # only while their bytes stay in one long page
