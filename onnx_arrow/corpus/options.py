@@ -29,12 +29,12 @@ __all__ = [
 #: find repeated tensors, small enough that reading one case reads little else.
 ROW_GROUP_BYTES: Final = 4 << 20
 #: A case of at least this share of a row group's bytes is a row group of its own, so
-#: that reading it reads no other case, and reading any case reads under
-#: ``(1 + 1 / LARGE_CASE_SHARE)`` row groups' bytes.  Half, not less: each row group
-#: costs its writer a fixed amount (a Parquet writer, a compression context for each of
-#: its column chunks, a footer entry), so a corpus of 1.2 MB cases imports 1.5x faster in
-#: row groups of four cases than of one (``benchmarks/bench_throughput.py``, which also
-#: measures reading one case).
+#: that reading it reads no other case, and reading a smaller one reads under 1.5 times
+#: ``row_group_bytes`` of cases.  Half, not less: each row group costs its writer a fixed
+#: amount (a Parquet writer, a compression context for each of its column chunks, a
+#: footer entry), so a corpus of 1.2 MB cases imports 1.5x faster in row groups of four
+#: cases than of one (``benchmarks/bench_throughput.py``, which also measures reading
+#: one case).
 LARGE_CASE_SHARE: Final = 2
 #: The encodings of a store's float data column chunks: ``auto`` chooses per chunk.
 FLOAT_ENCODINGS: Final = ("auto", "BYTE_STREAM_SPLIT", "PLAIN")
