@@ -86,7 +86,7 @@ def _sample(column: pa.ChunkedArray) -> np.ndarray | None:
     :data:`WHOLE_BYTES`; else :data:`_SAMPLE_RUNS` runs of consecutive rows spread over
     it, each row's first :data:`_ROW_ELEMENTS` elements at most, :data:`SAMPLE_BYTES` in
     all.  None where the chunk holds no elements."""
-    if column.null_count == len(column):  # the data column of another dtype
+    if not _holds_values(column):  # the data column of another dtype, or empty tensors
         return None
     chunk = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     values = chunk.flatten().to_numpy()
@@ -229,6 +229,8 @@ def _encode(
 
 
 _MAGIC: Final = b"PAR1"
+#: What a refused part's error says to do.
+_ONLY_PARTS: Final = "; append only what encode_row_group returns for this store's options"
 # field ids of parquet.thrift: FileMetaData, RowGroup, ColumnChunk, ColumnMetaData
 _FILE_NUM_ROWS, _FILE_ROW_GROUPS = 3, 4
 _GROUP_COLUMNS, _GROUP_FILE_OFFSET, _GROUP_ORDINAL = 1, 5, 7
@@ -311,39 +313,39 @@ class StoreFile:
         self._part: _Layout | None = None  # the footer of the first part, those of all parts
         self._groups: list[bytes] = []  # each row group's RowGroup struct, offsets moved
         self._rows = 0
+        self._path = path
         self._file = open(path, "wb")  # noqa: SIM115 - closed by close() or __exit__
         self._file.write(_MAGIC)
         self._written = len(_MAGIC)
 
     def append(self, part: pa.Buffer | bytes) -> None:
-        """Append the row groups of ``part`` (from :func:`encode_row_group`) to the file."""
-        part = memoryview(part)
-        footer, end = _footer_bytes(part)
-        if self._part is None:
-            found = _layout(footer)
-            if (found.head, found.between) != (self._footer.head, self._footer.between):
-                raise ThriftError("a part of another schema than the store's")
-            self._part = found
-        layout = self._part
-        if not footer.startswith(layout.head):
-            raise ThriftError("a part of another schema or writer")
-        rows, pos = read_int(footer, len(layout.head))
-        if footer[pos : pos + len(layout.between)] != layout.between:
-            raise ThriftError("a part of another schema or writer")
-        shift, first = self._written - len(_MAGIC), len(self._groups)
-        groups, pos = rewritten_items(
-            footer, pos + len(layout.between), lambda i: _group_edits(shift, first + i)
-        )
-        if footer[pos:] != layout.tail:
-            raise ThriftError("a part of another schema or writer")
+        """Append the row groups of ``part`` (from :func:`encode_row_group`) to the file.
+        A part that is not one is refused (:class:`ThriftError`, located at the file and
+        the row group it would have been), and nothing of it is written."""
+        first = len(self._groups)
+        try:
+            footer, end = _footer_bytes(memoryview(part))
+            layout = self._part or _layout(footer)
+            if (layout.head, layout.between) != (self._footer.head, self._footer.between):
+                raise ThriftError(f"a part of another schema than the store's{_ONLY_PARTS}")
+            if not footer.startswith(layout.head):
+                raise ThriftError(f"a part of another schema or writer{_ONLY_PARTS}")
+            rows, pos = read_int(footer, len(layout.head))
+            if footer[pos : pos + len(layout.between)] != layout.between:
+                raise ThriftError(f"a part of another schema or writer{_ONLY_PARTS}")
+            shift = self._written - len(_MAGIC)
+            groups, pos = rewritten_items(
+                footer, pos + len(layout.between), lambda i: _group_edits(shift, first + i)
+            )
+            if footer[pos:] != layout.tail:
+                raise ThriftError(f"a part of another schema or writer{_ONLY_PARTS}")
+        except ThriftError as exc:
+            raise exc.at(f"{self._path}: row group {first}") from None
+        self._part = layout
         self._groups += groups
         self._rows += rows
-        self._file.write(part[len(_MAGIC) : end])
+        self._file.write(memoryview(part)[len(_MAGIC) : end])
         self._written += end - len(_MAGIC)
-
-    def write_table(self, table: pa.Table) -> None:
-        """Encode ``table`` as one row group and append it."""
-        self.append(encode_row_group(table, self._options))
 
     def close(self) -> None:
         """Write the footer (listing every row group appended) and close the file."""

@@ -259,8 +259,9 @@ def _encode(options: WriteOptions, group: RowGroup) -> None:
 
 
 def encoding_threads(jobs: int) -> int:
-    """Threads that encode row groups: as many as the cores this process may run on, up to
-    ``jobs`` and at least 2 (the building thread decodes while they encode)."""
+    """Threads that encode row groups: 2 (the building thread decodes while they encode),
+    or ``jobs`` where that is more, but never more than the cores this process may run
+    on."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on every platform

@@ -244,9 +244,12 @@ def test_a_part_of_another_schema_is_refused(tmp_path):
     with StoreFile(str(tmp_path / "s.parquet"), WriteOptions()) as store:
         sink = pa.BufferOutputStream()
         pq.write_table(pa.table({"x": [1]}), sink)
-        with pytest.raises(ThriftError, match="another schema"):
+        with pytest.raises(ThriftError, match="another schema") as refused:
             store.append(sink.getvalue().to_pybytes())
+        assert refused.value.where == f"{tmp_path / 's.parquet'}: row group 0"
+        assert "append only what encode_row_group returns" in str(refused.value)
         with pytest.raises(ThriftError, match="not a Parquet file"):
             store.append(b"PAR1 not parquet")
-        store.write_table(SCHEMA.empty_table())  # a part of the store's schema still goes in
+        # a part of the store's schema still goes in
+        store.append(encode_row_group(SCHEMA.empty_table(), WriteOptions()))
     assert pq.ParquetFile(tmp_path / "s.parquet").num_row_groups == 1
