@@ -120,7 +120,8 @@ def register(commands: Any) -> None:
         default=WriteOptions().float_encoding,
         help="the encoding of the float data column chunks: auto (the default) chooses for each "
         "row group whichever of BYTE_STREAM_SPLIT and PLAIN compresses a sample of its data "
-        "smaller; BYTE_STREAM_SPLIT alone imports large float corpora faster",
+        "smaller; BYTE_STREAM_SPLIT alone is faster on activations (ReLU outputs) and makes "
+        "their store larger",
     )
     imp.add_argument(
         "--row-group-cases",
