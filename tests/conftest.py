@@ -31,6 +31,18 @@ class NodeValue:
     value: Any  # as the case generator gives it: an ndarray, a list, a dict, None or a message
 
 
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Python's own Ctrl-C handler (SIGINT raises KeyboardInterrupt) for a test that sends
+    SIGINT to its own process: a process started in the background by a shell without job
+    control inherits SIGINT ignored, and Python then installs no handler."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture(scope="session")
 def node_values() -> list[NodeValue]:
     """Every value of the node suite (onnx.backend.test.loader.load_node_model_tests)."""

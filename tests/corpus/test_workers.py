@@ -121,7 +121,7 @@ def test_workers_die_with_their_parent_killed() -> None:
     assert all(map(_gone, pids)), [Path(f"/proc/{p}/cmdline").read_bytes() for p in pids]
 
 
-def test_ctrl_c_while_finish_waits_for_room_in_the_queue_waits_for_the_writer() -> None:
+def test_ctrl_c_while_finish_waits_for_room_in_the_queue_waits_for_the_writer(ctrl_c: None) -> None:
     """A Ctrl-C while ``finish`` waits to queue its end (a row group written, another
     queued) is raised only once the writer thread has left the file, and the queued row
     group is not written: the file is never closed under the writer's feet."""
@@ -151,7 +151,7 @@ def test_ctrl_c_while_finish_waits_for_room_in_the_queue_waits_for_the_writer() 
     assert written == [first]
 
 
-def test_a_second_ctrl_c_while_the_writing_is_abandoned_waits_too() -> None:
+def test_a_second_ctrl_c_while_the_writing_is_abandoned_waits_too(ctrl_c: None) -> None:
     inside = threading.Event()
     written: list[RowGroup] = []
 

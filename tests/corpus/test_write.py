@@ -147,7 +147,7 @@ def test_an_interrupt_while_writing_leaves_no_store(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_ctrl_c_while_waiting_for_the_writer_thread_waits_until_it_is_out_of_the_writer():
+def test_ctrl_c_while_waiting_for_the_writer_thread_waits_until_it_is_out_of_the_writer(ctrl_c):
     # On Python 3.11 a Thread.join() interrupted by KeyboardInterrupt marks the thread as
     # stopped while it still runs: the file would be closed under the writer's feet.
     inside, left = threading.Event(), threading.Event()
