@@ -14,7 +14,7 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 # first: a Ctrl-C while the command line imports its dependencies exits quietly (see there)
 import onnx_arrow._startup  # noqa: F401
@@ -38,7 +38,6 @@ from onnx_arrow.errors import (
     InvalidMessageError,
     InvalidTensorError,
     NotRepresentableError,
-    OnnxArrowDeprecationWarning,
     OnnxArrowError,
     OnnxArrowWarning,
     UnsupportedTypeError,
@@ -58,7 +57,23 @@ if TYPE_CHECKING:
         to_pylist,
     )
 
-__getattr__, __dir__ = exports(__name__)
+#: The names above, imported when first looked up: ``{module: names}`` (a test checks
+#: that this table and the ``TYPE_CHECKING`` block name the same).
+_LAZY: Final = {
+    "onnx_arrow.core.dlpack": ("to_dlpack",),
+    "onnx_arrow.core.files": ("read_pb",),
+    "onnx_arrow.core.storage": ("from_portable", "from_storage", "to_portable", "to_storage"),
+    "onnx_arrow.core.types": ("arrow_type", "onnx_type"),
+    "onnx_arrow.core.values": (
+        "from_arrow",
+        "from_arrow_scalar",
+        "to_arrow",
+        "to_arrow_scalar",
+        "to_numpy",
+        "to_pylist",
+    ),
+}
+__getattr__, __dir__ = exports(__name__, _LAZY)
 
 __version__ = "0.1.0.dev0"
 
@@ -72,7 +87,6 @@ __all__ = [
     "InvalidTensorError",
     "MessageType",
     "NotRepresentableError",
-    "OnnxArrowDeprecationWarning",
     "OnnxArrowError",
     "OnnxArrowWarning",
     "SparseTensorType",

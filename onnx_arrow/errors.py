@@ -35,7 +35,6 @@ __all__ = [
     "InvalidMessageError",
     "InvalidTensorError",
     "NotRepresentableError",
-    "OnnxArrowDeprecationWarning",
     "OnnxArrowError",
     "OnnxArrowWarning",
     "ReleaseError",
@@ -179,10 +178,6 @@ class CaseLostError(OnnxArrowError, RuntimeError):
 
 class OnnxArrowWarning(UserWarning):
     """Emitted when something is approximated or dropped on request; never silently."""
-
-
-class OnnxArrowDeprecationWarning(OnnxArrowWarning, DeprecationWarning):
-    """A name or argument still accepted but going away; the message says what replaces it."""
 
 
 class DeclarationWarning(OnnxArrowWarning):

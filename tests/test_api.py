@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import compileall
 import importlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -32,7 +33,6 @@ PUBLIC = [
     "InvalidTensorError",
     "MessageType",
     "NotRepresentableError",
-    "OnnxArrowDeprecationWarning",
     "OnnxArrowError",
     "OnnxArrowWarning",
     "SparseTensorType",
@@ -113,20 +113,83 @@ def test_import_alone_reads_extension_columns_typed(tmp_path: Path) -> None:
     assert result.stdout.split() == ["onnx.fixed_shape_tensor", "onnx.bfloat16", "False"]
 
 
-@pytest.mark.parametrize("module", ["onnx_arrow", "onnx_arrow.corpus", "onnx_arrow.cli"])
+def _lazy_modules() -> list[str]:
+    """Every module of the package that exports names lazily: it calls ``exports(...)``."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(
+            isinstance(node, ast.Call) and ast.unparse(node.func) == "exports"
+            for node in ast.walk(tree)
+        ):
+            parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+            found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return found
+
+
+def _type_checking_imports(module: str) -> dict[str, str]:
+    """``{name: module}`` of the ``from module import name`` lines of a module's
+    ``if TYPE_CHECKING:`` block, read from its source (the tests run from source)."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None
+    assert spec.origin is not None
+    where: dict[str, str] = {}
+    for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+                assert statement.module is not None
+                where.update((alias.name, statement.module) for alias in statement.names)
+    return where
+
+
+def test_the_lazy_modules_are_found() -> None:
+    assert _lazy_modules() == ["onnx_arrow", "onnx_arrow.corpus"]
+
+
+@pytest.mark.parametrize("module", _lazy_modules())
+def test_the_lazy_table_is_the_type_checking_block(module: str) -> None:
+    """What runs (the ``_LAZY`` table) and what type checkers and the API docs read (the
+    ``TYPE_CHECKING`` imports) name the same names from the same modules, once each."""
+    table = importlib.import_module(module)._LAZY
+    pairs = [(name, source) for source, names in table.items() for name in names]
+    assert len(pairs) == len(dict(pairs)), f"{module}: a name listed twice in _LAZY"
+    assert dict(pairs) == _type_checking_imports(module)
+
+
+@pytest.mark.parametrize("module", _lazy_modules())
 def test_lazy_exports_resolve_and_are_public(module: str) -> None:
     """Every name a module imports on first use (its TYPE_CHECKING block) is in its
     ``__all__`` and ``dir()``, and is the object its own module defines."""
-    from onnx_arrow._lazy import _source, _type_checking_imports
-
     mod = importlib.import_module(module)
-    lazy = _type_checking_imports(_source(module))
+    lazy = _type_checking_imports(module)
     assert lazy
     assert set(lazy) <= set(mod.__all__) <= set(dir(mod))
     for name, source in lazy.items():
         assert getattr(mod, name) is getattr(importlib.import_module(source), name)
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         mod.no_such_name  # noqa: B018
+
+
+def test_the_table_check_sees_a_disagreement(tmp_path: Path) -> None:
+    """The check itself: a table that takes a name of the TYPE_CHECKING block from
+    another module is caught."""
+    package = tmp_path / "lazypkg"
+    package.mkdir()
+    (package / "a.py").write_text("X = 1\nY = 2\n")
+    (package / "b.py").write_text("Y = 3\n")
+    (package / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from lazypkg.a import X, Y\n"
+        "_LAZY = {'lazypkg.a': ('X',), 'lazypkg.b': ('Y',)}\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(AssertionError):
+            test_the_lazy_table_is_the_type_checking_block("lazypkg")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("lazypkg", None)
 
 
 def _core_files() -> list[Path]:
@@ -282,7 +345,7 @@ def _import_in(path: Path, code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_lazy_exports_work_from_a_zip_archive(tmp_path: Path) -> None:
-    """The exported names are read through the module's loader, so a zipped package works."""
+    """The exported names come from a table in the module, so a zipped package works."""
     archive = tmp_path / "onnx_arrow.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
         for path in sorted(PACKAGE.rglob("*.py")):
@@ -293,21 +356,56 @@ def test_lazy_exports_work_from_a_zip_archive(tmp_path: Path) -> None:
     assert result.stdout.startswith(str(archive))
 
 
-def test_a_sourceless_install_is_refused_saying_why(tmp_path: Path) -> None:
-    copy = tmp_path / "site" / "onnx_arrow"
-    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    compileall.compile_dir(copy, legacy=True, quiet=1)
-    for source in copy.rglob("*.py"):
+def test_a_sourceless_install_works(tmp_path: Path) -> None:
+    """An install of compiled modules alone (``python -m compileall -b``, the sources
+    removed): the package imports, a lazily exported name converts a tensor both ways
+    byte for byte, a corpus name resolves, and the command line answers ``--help`` and
+    runs its example, as the ``onnx-arrow`` script and ``python -m onnx_arrow`` run it."""
+    site = tmp_path / "site"
+    shutil.copytree(PACKAGE, site / "onnx_arrow", ignore=shutil.ignore_patterns("__pycache__"))
+    assert compileall.compile_dir(site, legacy=True, quiet=1)
+    for source in site.rglob("*.py"):
         source.unlink()
-    result = _import_in(copy.parent, "import onnx_arrow")
-    assert result.returncode != 0
-    assert "ImportError: onnx_arrow: its source is not installed" in result.stderr
+    assert not list(site.rglob("*.py"))
+    assert (site / "onnx_arrow" / "_lazy.pyc").is_file()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *args], env=env, capture_output=True, text=True,
+            timeout=120, cwd=tmp_path, check=False,
+        )  # fmt: skip
+
+    code = (
+        "import numpy as np, onnx_arrow, onnx_arrow.corpus\n"
+        "from onnx import numpy_helper\n"
+        "t = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), 'x')\n"
+        "back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([t], exact=True))[0]\n"
+        "print(onnx_arrow.__file__)\n"
+        "print(back.SerializeToString() == t.SerializeToString())\n"
+        "print(onnx_arrow.corpus.WriteOptions.__module__)\n"
+    )
+    result = run("-c", code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        str(site / "onnx_arrow" / "__init__.pyc"),
+        "True",
+        "onnx_arrow.corpus.options",
+    ]
+    script = "import sys; from onnx_arrow.cli import main; sys.exit(main())"
+    for command in (["-c", script, "--help"], ["-m", "onnx_arrow", "--help"]):
+        result = run(*command)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("usage: onnx-arrow"), result.stdout
+    result = run("-c", script, "example")
+    assert result.returncode == 0, result.stderr
+    assert "byte-identical" in result.stdout
 
 
 def test_lazy_exports_work_under_pytest_s_assertion_rewriter(tmp_path: Path) -> None:
     """pytest loads the modules of a plugin's installed distribution (onnx-arrow's, for its
     pytest11 entry point) through its assertion rewriter, whose loader gives no source: the
-    exported names are read from the module's file then."""
+    exported names, which come from a table in the module, resolve all the same."""
     site = tmp_path / "site"
     shutil.copytree(PACKAGE, site / "onnx_arrow", ignore=shutil.ignore_patterns("__pycache__"))
     tests = tmp_path / "tests"

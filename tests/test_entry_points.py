@@ -67,7 +67,6 @@ OTHER_CLASSES = {
             "InvalidMessageError",
             "InvalidTensorError",
             "NotRepresentableError",
-            "OnnxArrowDeprecationWarning",
             "OnnxArrowError",
             "OnnxArrowWarning",
             "UnsupportedTypeError",
@@ -172,7 +171,6 @@ VALID_JUNK = {
     ("arrow_type", "type_proto", "type_proto"): "a TypeProto is what it takes",
     ("read_pb", "declared", "type_proto"): "a TypeProto is what it takes (one the file "
     "contradicts reads it with its own type, with a DeclarationWarning)",
-    ("read_pb", "type", "type_proto"): "the deprecated name of declared",
     ("to_arrow_scalar", "value", "message"): "a message is what it takes",
     ("to_storage", "data", "int64_array"): "a plain Arrow array is its own storage form",
     ("to_storage", "data", "polars_series"): "Arrow data: a plain column is its own storage form",
@@ -246,8 +244,6 @@ EXPECTED = re.compile(
 )
 
 
-# a deprecated alias (to_arrow's type=) is an entry point too
-@pytest.mark.filterwarnings("ignore::onnx_arrow.errors.OnnxArrowDeprecationWarning")
 @pytest.mark.parametrize(("module", "name", "param", "junk"), _cases())
 def test_junk_raises_a_located_onnx_arrow_error(
     module: str,

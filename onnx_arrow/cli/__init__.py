@@ -28,10 +28,9 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import onnx_arrow
-from onnx_arrow._lazy import exports
 from onnx_arrow._startup import interrupted, work_ended, work_starts
 from onnx_arrow.cli import (
     compare,
@@ -59,14 +58,7 @@ from onnx_arrow.cli._shared import (
 )
 from onnx_arrow.errors import OnnxArrowError
 
-if TYPE_CHECKING:
-    from onnx_arrow.cli.work.example import example_tensors
-
-__all__ = ["example_tensors", "main"]
-
-# The commands' work imports numpy, onnx, ml_dtypes and the store: only once the
-# arguments have parsed, so that --help and a usage error answer at once.
-__getattr__, __dir__ = exports(__name__)
+__all__ = ["main"]
 
 #: Each command's module, in the order --help lists them: ``register(commands)`` adds
 #: its sub-parser, ``load()`` imports its work and returns it.

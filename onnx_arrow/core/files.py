@@ -20,7 +20,7 @@ from onnx_arrow.core.graph import declared_type_text
 from onnx_arrow.core.kinds import TENSOR
 from onnx_arrow.core.tensor_wire import FIXED_WIDTH_FIELDS
 from onnx_arrow.core.types import kind_of_type
-from onnx_arrow.core.values import resolve_declared, to_arrow_serialized
+from onnx_arrow.core.values import to_arrow_serialized
 from onnx_arrow.errors import (
     DeclarationWarning,
     ExternalDataError,
@@ -50,7 +50,6 @@ def read_pb(
     max_bytes: int = MAX_FILE_BYTES,
     exact: bool = False,
     follow_symlinks: bool = True,
-    type: TypeProto | None = None,
 ) -> pa.Array:
     """Read one ``.pb`` file into a one-row array, as :func:`onnx_arrow.to_arrow` gives.
 
@@ -62,8 +61,7 @@ def read_pb(
     resolved against ``base_dir``.  With ``exact=True`` the array is an
     ``onnx.message`` array that gives the file's message back byte for byte.
     With ``follow_symlinks=False`` a path whose last component is a symbolic link is
-    refused (as a file found inside a folder should be).  ``type`` is the
-    deprecated name of ``declared``.
+    refused (as a file found inside a folder should be).
 
     A value that contradicts ``declared`` (another element type, rank or size: a
     ``[2, 3]`` tensor where a scalar is declared) is read exactly with its own type, with
@@ -78,7 +76,6 @@ def read_pb(
         names the path, and what the file holds instead where it can tell (a message
         of another kind and its name, an ONNX model).
     """
-    declared = resolve_declared(declared, type, "read_pb")
     where = as_path(path, where="path")
     if base_dir is not None:
         base_dir = as_path(base_dir, where="base_dir")

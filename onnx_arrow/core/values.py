@@ -15,9 +15,7 @@ pyarrow or from any object of the Arrow PyCapsule interface.
 
 from __future__ import annotations
 
-import builtins
 import os
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -45,7 +43,6 @@ from onnx_arrow.core.tensors import Tensor, numpy_shape
 from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
 from onnx_arrow.errors import (
     NotRepresentableError,
-    OnnxArrowDeprecationWarning,
     OnnxArrowError,
     UnsupportedTypeError,
 )
@@ -75,7 +72,6 @@ def to_arrow(
     *,
     base_dir: PathLike | None = None,
     exact: bool = False,
-    type: TypeProto | None = None,
 ) -> pa.Array:
     """Convert ONNX value messages into one Arrow array, one row per message.
 
@@ -97,8 +93,6 @@ def to_arrow(
         envelope>``, that also keeps what a value does not hold (names, doc strings,
         which field stored the data), so that :func:`from_arrow` gives every message
         back byte for byte.
-    type
-        Deprecated name of ``declared``.
 
     Returns
     -------
@@ -128,7 +122,6 @@ def to_arrow(
     >>> to_arrow([seq]).type.value_type.extension_name
     'onnx.variable_shape_tensor'
     """
-    declared = resolve_declared(declared, type, "to_arrow")
     if base_dir is not None:
         base_dir = as_path(base_dir, where="base_dir")
     if isinstance(values, Message):
@@ -142,7 +135,7 @@ def to_arrow(
             values = list(values)  # read twice when the direct path hands over to the wire path
         except TypeError:
             raise UnsupportedTypeError(
-                f"values must be a sequence of messages, got {builtins.type(values).__name__}; "
+                f"values must be a sequence of messages, got {type(values).__name__}; "
                 "pass a list of them, e.g. to_arrow([value])",
                 where="values",
             ) from None
@@ -203,21 +196,6 @@ def _direct_tensors(
     envelopes = pa.array(batch.envelopes(), pa.binary())
     storage = pa.StructArray.from_arrays([column, envelopes], names=["value", "envelope"])
     return pa.ExtensionArray.from_storage(MessageType(column.type, kind.to_json()), storage)
-
-
-def resolve_declared(declared: TypeProto | None, legacy: TypeProto | None, caller: str) -> Any:
-    """The declared type, given as ``declared`` or by its deprecated name ``type``."""
-    if legacy is None:
-        return declared
-    if declared is not None:
-        raise TypeError(f"{caller}() got both declared and type; pass declared only")
-    warnings.warn(
-        f"{caller}(type=...) is deprecated: the argument is an onnx.TypeProto, not an Arrow "
-        "type, and is now called declared; pass declared=... (or the same value positionally)",
-        OnnxArrowDeprecationWarning,
-        stacklevel=3,
-    )
-    return legacy
 
 
 def to_arrow_serialized(
@@ -283,9 +261,7 @@ def to_arrow_serialized(
     return pa.ExtensionArray.from_storage(MessageType(values.type, kind.to_json()), storage)
 
 
-def from_arrow(
-    data: Any, declared: TypeProto | None = None, *, type: TypeProto | None = None
-) -> list[Message]:
+def from_arrow(data: Any, declared: TypeProto | None = None) -> list[Message]:
     """Convert an Arrow array back into ONNX value messages, one per row.
 
     Parameters
@@ -300,8 +276,6 @@ def from_arrow(
         What the values are declared as (an ``onnx.TypeProto``).  It is checked
         against the column, and tells what the Arrow type cannot: that a column
         without nulls holds optionals.
-    type
-        Deprecated name of ``declared``.
 
     Returns
     -------
@@ -317,7 +291,6 @@ def from_arrow(
     ArrowLayoutError
         If the Arrow data is malformed; nothing of it is read before it is checked.
     """
-    declared = resolve_declared(declared, type, "from_arrow")
     array = as_array(data)
     if declared is None and not isinstance(array.type, MessageType):
         # a bare tensor column: its messages built from its data, no bytes in between
@@ -390,7 +363,7 @@ def from_arrow_scalar(scalar: pa.Scalar, declared: TypeProto | None = None) -> M
     if not isinstance(scalar, pa.Scalar):
         raise UnsupportedTypeError(
             "expected a pyarrow Scalar, one row of a column (column[i]); for a whole column "
-            f"use onnx_arrow.from_arrow, got {builtins.type(scalar).__qualname__}",
+            f"use onnx_arrow.from_arrow, got {type(scalar).__qualname__}",
             where="scalar",
         )
     return from_arrow(pa.repeat(scalar, 1), declared)[0]

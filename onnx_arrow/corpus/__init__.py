@@ -8,7 +8,7 @@ back exactly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from onnx_arrow._lazy import exports
 
@@ -38,8 +38,36 @@ if TYPE_CHECKING:
     from onnx_arrow.corpus.store import Store
     from onnx_arrow.corpus.write import write_store
 
-# imported when first looked up: ``onnx-arrow --help`` reads WriteOptions only
-__getattr__, __dir__ = exports(__name__)
+#: The names above, imported when first looked up (``onnx-arrow --help`` reads
+#: WriteOptions only): ``{module: names}``; a test checks that this table and the
+#: ``TYPE_CHECKING`` block name the same.
+_LAZY: Final = {
+    "onnx_arrow.corpus.dataset": ("write_dataset",),
+    "onnx_arrow.corpus.decode": (
+        "REQUIRED_COLUMNS",
+        "StoredCase",
+        "case_data_sets",
+        "cases_from_rows",
+    ),
+    "onnx_arrow.corpus.export": ("export_store",),
+    "onnx_arrow.corpus.options": ("WriteOptions",),
+    "onnx_arrow.corpus.release_dataset": ("release_changes", "release_stores"),
+    "onnx_arrow.corpus.releases": ("open_release_store", "release_source"),
+    "onnx_arrow.corpus.rows": ("StoredFile", "StoredValue"),
+    "onnx_arrow.corpus.sources": (
+        "Case",
+        "CorpusError",
+        "CorpusFile",
+        "FolderSource",
+        "MergedSource",
+        "NodeSuiteSource",
+        "Tolerance",
+        "default_source",
+    ),
+    "onnx_arrow.corpus.store": ("Store",),
+    "onnx_arrow.corpus.write": ("write_store",),
+}
+__getattr__, __dir__ = exports(__name__, _LAZY)
 
 __all__ = [
     "REQUIRED_COLUMNS",

@@ -8,7 +8,8 @@ import pytest
 from onnx import TensorProto
 
 import onnx_arrow
-from onnx_arrow.cli import example_tensors, main
+from onnx_arrow.cli import main
+from onnx_arrow.cli.work.example import example_tensors
 from onnx_arrow.core.dtypes import DTYPES
 
 

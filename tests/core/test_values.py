@@ -11,7 +11,6 @@ from onnx import OptionalProto, TensorProto, helper, numpy_helper
 import onnx_arrow
 from onnx_arrow import (
     NotRepresentableError,
-    OnnxArrowDeprecationWarning,
     UnsupportedTypeError,
     from_arrow,
     to_arrow,
@@ -95,17 +94,6 @@ def test_an_optional_column_with_nulls_reads_back_as_optionals() -> None:
 
 
 # --- the declared type ---------------------------------------------------------------------------
-
-
-def test_type_is_a_deprecated_name_of_declared() -> None:
-    declared = tensor_type(TensorProto.FLOAT, ["n", 3])
-    with pytest.warns(OnnxArrowDeprecationWarning, match="declared"):
-        old = to_arrow([floats(2, 3)], type=declared)
-    assert old.equals(to_arrow([floats(2, 3)], declared))
-    with pytest.warns(DeprecationWarning, match="from_arrow.type=.... is deprecated"):
-        assert from_arrow(old, type=declared) == from_arrow(old, declared)
-    with pytest.raises(TypeError, match="both declared and type"):
-        to_arrow([floats(2, 3)], declared, type=declared)
 
 
 def test_a_column_without_nulls_declared_optional_reads_as_optionals() -> None:
