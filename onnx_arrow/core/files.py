@@ -101,7 +101,7 @@ def read_pb(
     except OnnxArrowError as exc:
         # the bytes are no message of the kind read: say what they are, if anything
         try:
-            read = kind or kind_of_type(declared).name
+            read = TENSOR if declared is None else kind_of_type(declared).name
         except OnnxArrowError:  # a declaration onnx-arrow does not take: said as it is
             raise exc from None
         said = diagnosis(data.data, read)
