@@ -17,7 +17,7 @@ from _page import generate_page
 
 from onnx_arrow.core.dlpack import DLPACK_CODES
 from onnx_arrow.core.dtypes import DTYPES, DType, TypedEncoding, UlpKind
-from onnx_arrow.core.extension_types import element_type
+from onnx_arrow.core.element_types import element_type
 from onnx_arrow.core.storage import PORTABLE_KEY, PORTABLE_VERSION, TYPE_COLUMN_SUFFIX
 
 PAGE: Final = Path(__file__).resolve().with_name("type-mapping.md")

@@ -17,16 +17,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 # first: a Ctrl-C while the command line imports its dependencies exits quietly (see there)
-import onnx_arrow._startup  # noqa: F401
-from onnx_arrow._lazy import exports
+import onnx_arrow._startup
 
-# The dtype table and the Arrow extension types are imported now, so that importing
-# onnx_arrow registers the types with pyarrow (a Parquet file or IPC stream read after
-# it comes back typed); neither needs onnx or ml_dtypes.  The conversions, which do,
-# are imported when first looked up.
+# The registry of the Arrow extension types, the types and the dtype table are imported
+# now, so that importing onnx_arrow registers the types with pyarrow (a Parquet file or
+# IPC stream read after it comes back typed); none needs onnx or ml_dtypes.  The
+# conversions, which do, are imported when first looked up.
+import onnx_arrow.core.extension_types  # noqa: F401
+from onnx_arrow._lazy import exports
 from onnx_arrow.core.dtypes import DTYPES, DType, dtype_of
-from onnx_arrow.core.extension_types import (
-    MessageType,
+from onnx_arrow.core.message_type import MessageType
+from onnx_arrow.core.tensor_types import (
     SparseTensorType,
     VariableRankTensorType,
     VariableShapeTensorType,

@@ -52,7 +52,6 @@ from onnx_arrow.core.model import (
     SparseValue,
     Tensor,
     declared_type_text,
-    is_floating,
     ulp_distance,
 )
 from onnx_arrow.corpus import FolderSource, Store, StoredValue, write_store
@@ -214,7 +213,7 @@ def _tensors(old: Tensor, new: Tensor, where: str, found: _Finding) -> None:
     def at_element(k: int) -> str:
         return f"element {k}: {_number(a[k])} -> {_number(b[k])}"
 
-    if is_floating(old.dtype):
+    if old.dtype.is_floating:
         d = ulp_distance(a, b, old.dtype)
         nans = np.flatnonzero(d.nan_mismatch)
         if nans.size:

@@ -21,34 +21,20 @@ from __future__ import annotations
 import pyarrow as pa
 
 from onnx_arrow.core.dtypes import dtype_of
-from onnx_arrow.core.element_types import element_readers, element_type
+from onnx_arrow.core.element_types import element_readers
 from onnx_arrow.core.extension_metadata import extension_metadata
 from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.tensor_types import (
     OnnxFixedShapeTensorType,
-    SparseTensorType,
     TensorLayout,
-    VariableRankTensorType,
     VariableShapeTensorType,
     ragged_storage,
     sparse_tensor_type,
     tensor_layout,
     variable_rank_tensor,
-    variable_shape_tensor,
 )
 
-# Besides describe_type, the names importable from here as before the types had modules
-# of their own: the package's public types (``import onnx_arrow`` imports them from here,
-# which registers every type) and the two functions other parts still import from here.
-__all__ = [
-    "MessageType",
-    "SparseTensorType",
-    "VariableRankTensorType",
-    "VariableShapeTensorType",
-    "describe_type",
-    "element_type",
-    "variable_shape_tensor",
-]
+__all__ = ["describe_type"]
 
 
 def describe_type(arrow_type: pa.DataType) -> str:

@@ -52,7 +52,7 @@ Declarations
 Statistics and files
     :func:`tensor_statistics`, :func:`statistics_by_dtype` and :data:`STATISTICS`;
     :func:`ulp_distance` (:class:`UlpDistance`) for the floating dtypes
-    (:data:`FLOATING`, :func:`is_floating`);
+    (:data:`FLOATING`; a row's :attr:`DType.is_floating`);
     :func:`as_path`, the one check of an argument that takes a path;
     :data:`OPEN_FLAGS`, :data:`NO_FOLLOW` and :func:`file_kind` for opening files
     from anyone; :func:`load_json` for JSON metadata from anyone (size, encoding and
@@ -116,7 +116,7 @@ from onnx_arrow.core.tensor_arrays import stacked_codes
 from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
 from onnx_arrow.core.tensors import MAX_ELEMENTS, NUMPY_MAX_RANK, Tensor
 from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
-from onnx_arrow.core.ulp import FLOATING, UlpDistance, is_floating, ulp_distance
+from onnx_arrow.core.ulp import FLOATING, UlpDistance, ulp_distance
 from onnx_arrow.core.values import unwrap
 from onnx_arrow.core.walk import child_fields, children, map_type, walk
 
@@ -206,7 +206,6 @@ __all__ = [
     "graph_values",
     "holds_model",
     "infer_arrow_type",
-    "is_floating",
     "kind_of_arrow",
     "kind_of_type",
     "load_json",

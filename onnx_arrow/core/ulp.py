@@ -42,17 +42,13 @@ import numpy as np
 from onnx_arrow.core.dtypes import DTYPES, DType, UlpKind, dtype_of_numpy
 from onnx_arrow.errors import UnsupportedTypeError
 
-__all__ = ["FLOATING", "UlpDistance", "is_floating", "ulp_distance"]
+__all__ = ["FLOATING", "UlpDistance", "ulp_distance"]
 
 
-def is_floating(row: DType) -> bool:
-    """Whether ``row`` is a floating dtype, which has ULP distances (complex included):
-    :attr:`DType.is_floating`, read from the row's :attr:`DType.ulp_kind`."""
-    return row.is_floating
-
-
-#: The floating dtypes, by name, in the order of the dtype table.
-FLOATING: Final = tuple(row.name for row in DTYPES.values() if is_floating(row))
+#: The floating dtypes, which have ULP distances (complex included), by name, in the order
+#: of the dtype table: the rows whose :attr:`DType.is_floating` (read from their
+#: :attr:`DType.ulp_kind`) is true.
+FLOATING: Final = tuple(row.name for row in DTYPES.values() if row.is_floating)
 
 
 @dataclass(frozen=True)
@@ -78,7 +74,7 @@ def ulp_distance(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any], row: DType) -
     UnsupportedTypeError
         If ``row`` is not a floating dtype, or an array is not of its numpy dtype.
     """
-    if not is_floating(row):
+    if not row.is_floating:
         raise UnsupportedTypeError(f"{row.name} is not a floating dtype; ULPs are for floats")
     for side, x in (("first", a), ("second", b)):
         if x.dtype != row.numpy:

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from onnx_arrow.core.model import dtype_of_numpy, is_floating, ulp_distance
+from onnx_arrow.core.model import dtype_of_numpy, ulp_distance
 from onnx_arrow.jupyter.colormap import (
     COLORMAP,
     NAN_COLOR,
@@ -238,7 +238,7 @@ def side_by_side(
         )
         return section
     row = dtype_of_numpy(a.dtype)
-    if is_floating(row):
+    if row.is_floating:
         d = ulp_distance(a.reshape(-1), b.reshape(-1), row)
         difference = d.distance.astype(np.float64)
         difference[d.nan_mismatch] = np.nan

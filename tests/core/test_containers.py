@@ -132,7 +132,7 @@ def test_every_integer_key_type(key_type, keys):
     m.values.elem_type = SequenceProto.TENSOR
     m.values.tensor_values.extend(tensor([i]) for i in range(len(keys)))
     array = round_trip([m])
-    assert array.value.type.key_type == onnx_arrow.core.extension_types.element_type(
+    assert array.value.type.key_type == onnx_arrow.core.element_types.element_type(
         onnx_arrow.dtype_of(key_type)
     )
     assert [k for k, _ in onnx_arrow.to_pylist(array, strings="bytes")[0]] == keys

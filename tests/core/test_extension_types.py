@@ -292,11 +292,12 @@ def test_reloading_the_module_does_not_crash() -> None:
         import onnx_arrow
         from onnx_arrow.core import extension_types as et
         from onnx_arrow.core.dtypes import dtype_of
+        from onnx_arrow.core.element_types import element_type
 
         importlib.reload(et)
         importlib.reload(et)
         import onnx_arrow  # a second import is a no-op
-        t = et.element_type(dtype_of("BFLOAT16"))
+        t = element_type(dtype_of("BFLOAT16"))
         array = pa.ExtensionArray.from_storage(t, pa.array([1.0], pa.float32()))
         sink = io.BytesIO()
         with pa.ipc.new_stream(sink, pa.schema([("x", t)])) as writer:

@@ -12,7 +12,7 @@ import pytest
 
 from onnx_arrow.core import model
 from onnx_arrow.core.dtypes import DTYPES, UlpKind, dtype_of
-from onnx_arrow.core.ulp import FLOATING, is_floating, ulp_distance
+from onnx_arrow.core.ulp import FLOATING, ulp_distance
 from onnx_arrow.errors import UnsupportedTypeError
 
 SMALL = [n for n in FLOATING if n not in ("FLOAT", "DOUBLE", "COMPLEX64", "COMPLEX128")]
@@ -24,7 +24,7 @@ def test_the_floating_dtypes_are_the_fourteen() -> None:
         "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT8E8M0", "FLOAT4E2M1", "FLOAT6E2M3",
         "FLOAT6E3M2", "COMPLEX64", "COMPLEX128",
     }  # fmt: skip
-    assert not is_floating(dtype_of("INT64"))
+    assert not dtype_of("INT64").is_floating
     assert tuple(row.name for row in DTYPES.values() if row.is_floating) == FLOATING
     with pytest.raises(UnsupportedTypeError, match="INT64 is not a floating dtype"):
         ulp_distance(np.zeros(1, np.int64), np.zeros(1, np.int64), dtype_of("INT64"))
@@ -161,9 +161,9 @@ def test_fnuz_has_one_zero_and_e8m0_no_sign() -> None:
 
 
 @pytest.mark.parametrize("row", list(DTYPES.values()), ids=lambda r: r.name)
-def test_every_is_floating_is_the_one_fact(row: object) -> None:
-    """The dtype table, ulp.py and the internal model answer alike, complex included."""
-    assert is_floating(row) == model.is_floating(row) == row.is_floating  # type: ignore[attr-defined]
+def test_is_floating_is_the_one_fact(row: object) -> None:
+    """The dtype table's row answers, from its ULP kind, as FLOATING lists, complex included."""
+    assert (row.name in FLOATING) == (row.name in model.FLOATING) == row.is_floating  # type: ignore[attr-defined]
     assert row.is_floating == (row.ulp_kind is not UlpKind.NONE)  # type: ignore[attr-defined]
 
 

@@ -151,7 +151,7 @@ def _variable_shape(shape: list[int], data: list[float], uniform: Any = None) ->
     good = onnx_arrow.to_arrow(tensors)
     vtype = good.type
     if uniform is not None:
-        from onnx_arrow.core.extension_types import variable_shape_tensor
+        from onnx_arrow.core.tensor_types import variable_shape_tensor
 
         vtype = variable_shape_tensor(pa.float32(), 1, uniform_shape=uniform)
     storage = pa.StructArray.from_arrays(
