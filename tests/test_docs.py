@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from doc_blocks import matches, run_block, said_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -54,10 +55,45 @@ def test_readme_python_block_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """It runs, and each print call prints what the comment at its end says."""
     source = _blocks("python")[index]
     monkeypatch.chdir(store_folder)  # where README_STORE is
-    exec(compile(source, f"README.md python block {index}", "exec"), {"__name__": "__readme__"})
+    wrong = run_block(source, f"README.md python block {index}", {"__name__": "__readme__"})
     capsys.readouterr()
+    assert not wrong, "\n".join(wrong)
+
+
+def test_readme_compares_printed_output() -> None:
+    """At least the README's conversions say what they print, so the comparison runs."""
+    said = [c for block in _blocks("python") for c in said_outputs(block).values()]
+    assert len(said) >= 5, said
+
+
+def test_the_printed_output_check_sees_a_wrong_comment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The check itself: a print's end-of-line comment is compared with what it printed,
+    whitespace normalised and ``...`` any text, a loop on its first output; a comment on a
+    line of its own, a print to a file and a block that opts out are not compared."""
+    assert matches("(1, 2,\n 3)\n", "(1,  2, 3)")
+    assert matches("('a/b/c.pb', 'x', [7])", "('a/...', 'x', [...])")
+    assert not matches("(1, 2, 4)", "(1, 2, 3)")
+    assert not matches("(1, 2, 3) and more", "(1, 2, 3)")
+    source = (
+        "import sys\n"
+        "for i in range(2):\n"
+        "    print(i)  # 0\n"
+        "print(\n    'wrong'\n)  # right\n"
+        "# a comment of its own\n"
+        "print('x', file=sys.stderr)  # y\n"
+    )
+    wrong = run_block(source, "block", {})
+    skipped = run_block("# output not compared: a test\n" + source, "opted out", {})
+    unprinted = run_block("if False:\n    print(1)  # 1\n", "unreached", {})
+    assert wrong == ["block, line 4: the comment says 'right', it printed 'wrong\\n'"]
+    assert skipped == []
+    assert unprinted == ["unreached, line 2: the comment says '1', it printed nothing"]
+    assert capsys.readouterr() == ("0\n1\nwrong\n" * 2, "x\n" * 2)
 
 
 def test_readme_store_examples_name_the_store_they_read() -> None:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from doc_blocks import run_block
 from spark_helpers import end_spark_jvm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,10 +93,11 @@ def test_python_block_runs(
     source = _blocks(page, "python")[index]
     monkeypatch.chdir(store_folder)  # where STORE is
     try:
-        exec(compile(source, f"docs/{page} python block {index}", "exec"), {"__name__": "__docs__"})
+        wrong = run_block(source, f"docs/{page} python block {index}", {"__name__": "__docs__"})
     finally:
         end_spark_jvm()  # a Spark recipe's session: its JVM outlives session.stop()
     capsys.readouterr()
+    assert not wrong, "\n".join(wrong)  # each print prints what the comment at its end says
 
 
 @pytest.mark.parametrize("page", EXECUTED)
