@@ -4,8 +4,9 @@ of its imports, so the page cannot drift from the tree.
 The import graph read here is the one ``tests/test_layout.py`` checks for circles: every
 ``import`` of a module at any depth (in functions too), relative ones resolved, and the
 ``if TYPE_CHECKING:`` imports of a module that exports them lazily through
-``onnx_arrow._lazy.exports`` (they are imported on first use); the ``TYPE_CHECKING``
-imports of other modules, read by type checkers alone, do not count.
+``onnx_arrow._lazy.exports`` (they are imported on first use, from the module's table
+that ``tests/test_api.py`` holds to the block); the ``TYPE_CHECKING`` imports of other
+modules, read by type checkers alone, do not count.
 
 Usage::
 
@@ -35,7 +36,7 @@ def modules(package: Path = PACKAGE) -> dict[str, Path]:
 
 
 def _lazy_exports(tree: ast.Module) -> bool:
-    """Whether the module hands its ``TYPE_CHECKING`` imports to ``exports(__name__)``."""
+    """Whether the module exports its ``TYPE_CHECKING`` imports lazily: it calls ``exports``."""
     return any(
         isinstance(node, ast.Call) and ast.unparse(node.func) == "exports"
         for node in ast.walk(tree)
