@@ -1,14 +1,17 @@
 """Helpers of the tests of onnx releases as corpora (tests/corpus/test_wheels.py,
 test_releases.py, test_release_dataset.py): wheels of a made-up onnx with a small
-``onnx/backend/test/data`` tree, put on disk or into the cache, and whether the real
-package index answers."""
+``onnx/backend/test/data`` tree, put on disk or into the cache or served by a package
+index on this machine, and whether the real package index answers."""
 
 from __future__ import annotations
 
 import hashlib
+import http.server
+import json
 import os
 import shutil
 import socket
+import threading
 import zipfile
 from pathlib import Path
 
@@ -75,3 +78,79 @@ network = pytest.mark.skipif(
     os.environ.get("ONNX_ARROW_NO_NETWORK") is not None or not _index_answers(),
     reason="the package index is out of reach",
 )
+
+
+# --- a package index on this machine -------------------------------------------------------
+
+
+class LocalIndex:
+    """A package index on 127.0.0.1 (a real HTTP server, in a thread): onnx's page at
+    ``{url}/onnx/``, in PEP 691's JSON or PEP 503's HTML, and the wheels added to it; the
+    paths it was asked for, in order."""
+
+    def __init__(self, *, html: bool = False) -> None:
+        self.html = html
+        self.files: dict[str, tuple[bytes, str]] = {}  # name: (bytes served, sha256 stated)
+        self.cut: set[str] = set()  # files whose answer breaks off halfway
+        self.asked: list[str] = []
+        index = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                index.asked.append(self.path)
+                if self.path == "/simple/onnx/":
+                    body, kind = index.page()
+                elif self.path.startswith("/files/") and self.path[7:] in index.files:
+                    body, kind = index.files[self.path[7:]][0], "application/octet-stream"
+                else:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.path[7:] in index.cut:
+                    self.wfile.write(body[: len(body) // 2])
+                    self.close_connection = True
+                    return
+                self.wfile.write(body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/simple"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def add(self, wheel: Path, *, stated: str | None = None, cut: bool = False) -> Path:
+        """Serve ``wheel``, stating its sha256 (or ``stated``); ``cut``: break off halfway."""
+        data = wheel.read_bytes()
+        self.files[wheel.name] = (data, stated or hashlib.sha256(data).hexdigest())
+        if cut:
+            self.cut.add(wheel.name)
+        return wheel
+
+    def page(self) -> tuple[bytes, str]:
+        if self.html:
+            links = "".join(
+                f'<a href="../../files/{name}#sha256={digest}">{name}</a><br/>\n'
+                for name, (_, digest) in self.files.items()
+            )
+            return f"<!DOCTYPE html><html><body>\n{links}</body></html>".encode(), "text/html"
+        files = [
+            {
+                "filename": name,
+                "url": f"../../files/{name}",
+                "hashes": {"sha256": digest},
+                "size": len(data),
+            }
+            for name, (data, digest) in self.files.items()
+        ]
+        doc = {"meta": {"api-version": "1.0"}, "name": "onnx", "files": files}
+        return json.dumps(doc).encode(), "application/vnd.pypi.simple.v1+json"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)

@@ -3,9 +3,11 @@
 ``json.loads`` on its own lets such text raise ``RecursionError`` (arrays nested
 thousands deep), ``UnicodeDecodeError`` (bytes that are not UTF-8) or a bare
 ``ValueError`` (an integer of 5,000 digits), and parses text of any size.
-:func:`load_json` checks the size, the encoding and the nesting depth first (the
-depth with one vectorized pass, strings taken out), then parses, and turns every
-failure into the caller's error class, located.
+:func:`load_json` checks the size and the encoding, parses, and turns every failure into
+the caller's error class, located.  The depth is guarded once, on what was parsed: text
+nested deeper than the parser recurses is its ``RecursionError``; a value parsed is
+refused if it nests deeper than :data:`MAX_JSON_DEPTH`, which a walk of its arrays and
+objects (scalars skipped) finds only where the text holds more brackets than that.
 
 >>> load_json(b'{"a": [1, 2]}', what="metadata", where="x.parquet", error=ValueError)
 {'a': [1, 2]}
@@ -33,10 +35,27 @@ _CLOSE: Final = np.frombuffer(b"]}", dtype=np.uint8)
 
 
 def json_depth(data: bytes) -> int:
-    """How deep arrays and objects nest in the JSON text ``data`` (strings skipped)."""
+    """How deep arrays and objects nest in the JSON text ``data`` (strings skipped): what
+    an error says of text too deep to parse."""
     codes = np.frombuffer(_STRING.sub(b'""', data), dtype=np.uint8)
     steps = np.isin(codes, _OPEN).astype(np.int64) - np.isin(codes, _CLOSE)
     return int(np.cumsum(steps).max(initial=0))
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in a parsed value (its containers walked one level
+    at a time)."""
+    depth = 0
+    level = [value] if isinstance(value, (list, dict)) else []
+    while level:
+        depth += 1
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (list, dict))
+        ]
+    return depth
 
 
 def load_json(raw: bytes | str, *, what: str, where: str | None, error: type[Exception]) -> Any:
@@ -67,15 +86,27 @@ def load_json(raw: bytes | str, *, what: str, where: str | None, error: type[Exc
             f"{what} is not JSON (not UTF-8 text: byte {exc.start} is "
             f"{data[exc.start : exc.start + 1]!r})"
         ) from None
-    depth = json_depth(data)
-    if depth > MAX_JSON_DEPTH:
-        raise fail(
-            f"{what} nests {depth} levels deep, more than the {MAX_JSON_DEPTH} onnx-arrow "
-            "reads; it was not written by onnx-arrow, or is damaged"
-        )
     try:
-        return json.loads(text)
-    except RecursionError:  # not reached after the depth check; kept as the last guard
-        raise fail(f"{what} nests too deep to parse") from None
+        value = json.loads(text)
+    except RecursionError:  # deeper than the parser recurses: the depth, to say so
+        depth = json_depth(data)
+        if depth > MAX_JSON_DEPTH:
+            raise fail(_too_deep(what, depth)) from None
+        raise fail(  # a caller already near the interpreter's recursion limit
+            f"{what} nests {depth} levels deep, too deep to parse this near the "
+            "interpreter's recursion limit"
+        ) from None
     except ValueError as exc:  # JSONDecodeError, and integers of thousands of digits
         raise fail(f"{what} is not JSON ({getattr(exc, 'msg', exc)})") from None
+    if data.count(b"[") + data.count(b"{") > MAX_JSON_DEPTH:  # else it cannot nest deeper
+        depth = _depth(value)
+        if depth > MAX_JSON_DEPTH:
+            raise fail(_too_deep(what, depth))
+    return value
+
+
+def _too_deep(what: str, depth: int) -> str:
+    return (
+        f"{what} nests {depth} levels deep, more than the {MAX_JSON_DEPTH} onnx-arrow "
+        "reads; it was not written by onnx-arrow, or is damaged"
+    )

@@ -7,17 +7,16 @@ DLPack Python protocol, versions 0.8 and 1.x) over the ndarray :func:`onnx_arrow
 gives: a dtype numpy has goes zero-copy, over the Arrow buffer itself (read-only); the
 dtypes numpy has not (bfloat16 and the float8s, which onnx-arrow stores widened to
 float32) go as their ONNX codes, bit for bit, under DLPack's own type codes
-(``kDLBfloat``, and the ``kDLFloat8_*`` codes of DLPack 1.1), in a capsule built here
-(numpy's ``__dlpack__`` refuses ``ml_dtypes``).  The dtypes DLPack has no code for
-(STRING, and the sub-byte types, which DLPack packs and onnx-arrow does not) are refused,
-naming :func:`onnx_arrow.to_numpy` instead.
+(``kDLBfloat``, and the ``kDLFloat8_*`` codes of DLPack 1.1): numpy's own capsule of the
+codes as unsigned integers (its ``__dlpack__`` refuses ``ml_dtypes``) with the type code
+rewritten, so numpy's deleter frees it whether a consumer takes it or drops it.  The
+dtypes DLPack has no code for (STRING, and the sub-byte types, which DLPack packs and
+onnx-arrow does not) are refused, naming :func:`onnx_arrow.to_numpy` instead.
 """
 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
-import sys
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -203,11 +202,7 @@ class DLPackTensor:
         return _capsule(self.array, self.code, versioned=versioned)
 
 
-# --- the capsule: DLPack's C structures, through ctypes ------------------------------------------
-
-
-class _Device(ctypes.Structure):
-    _fields_ = (("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32))
+# --- the capsule: numpy's own, of the codes, under DLPack's type code ----------------------
 
 
 class _DataType(ctypes.Structure):
@@ -215,88 +210,58 @@ class _DataType(ctypes.Structure):
 
 
 class _Tensor(ctypes.Structure):
+    """``DLTensor``, up to the field rewritten here."""
+
     _fields_ = (
         ("data", ctypes.c_void_p),
-        ("device", _Device),
+        ("device", ctypes.c_int32 * 2),
         ("ndim", ctypes.c_int32),
         ("dtype", _DataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
     )
 
 
-_Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+class _VersionedHead(ctypes.Structure):
+    """``DLManagedTensorVersioned`` before its ``dl_tensor``."""
 
-
-class _Managed(ctypes.Structure):
-    _fields_ = (("dl_tensor", _Tensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _Deleter))
-
-
-class _Version(ctypes.Structure):
-    _fields_ = (("major", ctypes.c_uint32), ("minor", ctypes.c_uint32))
-
-
-class _Versioned(ctypes.Structure):
     _fields_ = (
-        ("version", _Version),
+        ("version", ctypes.c_uint32 * 2),
         ("manager_ctx", ctypes.c_void_p),
-        ("deleter", _Deleter),
+        ("deleter", ctypes.c_void_p),
         ("flags", ctypes.c_uint64),
-        ("dl_tensor", _Tensor),
     )
 
 
-_LEGACY_NAME: Final = b"dltensor"
 _VERSIONED_NAME: Final = b"dltensor_versioned"
-_ALIGNMENT: Final = 64
+#: The unsigned integers numpy exports in place of bfloat16 and the float8s, by byte width
+_UNSIGNED: Final[dict[int, np.dtype[Any]]] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16)}
 
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
-_libc = ctypes.CDLL(ctypes.util.find_library("c") if sys.platform == "win32" else None)
-_malloc = _libc.malloc
-_malloc.restype = ctypes.c_void_p
-_malloc.argtypes = (ctypes.c_size_t,)
-#: The deleter of every capsule made here: the C library's ``free``, of the one block
-#: that holds the structure, its shape and strides and the elements.  No Python runs when
-#: a consumer frees the tensor (PyTorch may do it after the interpreter has ended).
-_FREE: Final = ctypes.cast(_libc.free, _Deleter)
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = (ctypes.py_object,)
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
 
 
 def _capsule(array: np.ndarray[Any, Any], code: tuple[int, int], *, versioned: bool) -> Any:
     """A DLPack capsule of a copy of ``array``'s elements under the type ``code``.
 
-    One ``malloc`` block holds the managed tensor structure, its shape and strides and the
-    elements, freed whole by the deleter.  A capsule no consumer takes is not freed (it
-    has no destructor: one in Python could run after the interpreter's end)."""
-    array = np.ascontiguousarray(array)
-    head = ctypes.sizeof(_Versioned if versioned else _Managed)
-    dims = 8 * max(array.ndim, 1)
-    start = -(-(head + 2 * dims) // _ALIGNMENT) * _ALIGNMENT
-    block = _malloc(start + array.nbytes + 1)
-    if not block:
-        raise MemoryError(f"no memory for a DLPack tensor of {array.nbytes} bytes")
-    shape = (ctypes.c_int64 * max(array.ndim, 1)).from_address(block + head)
-    strides = (ctypes.c_int64 * max(array.ndim, 1)).from_address(block + head + dims)
-    for k, (n, stride) in enumerate(zip(array.shape, array.strides, strict=True)):
-        shape[k] = n
-        strides[k] = stride // array.itemsize
-    ctypes.memmove(block + start, array.ctypes.data, array.nbytes)
-    managed: Any = (_Versioned if versioned else _Managed).from_address(block)
-    managed.manager_ctx = None
-    managed.deleter = _FREE
-    if versioned:
-        managed.version = _Version(*_VERSION)
-        managed.flags = _IS_COPIED
-    tensor = managed.dl_tensor
-    tensor.data = block + start
-    tensor.device = _Device(_CPU, 0)
-    tensor.ndim = array.ndim
-    tensor.dtype = _DataType(code[0], code[1], 1)
-    tensor.shape = ctypes.cast(ctypes.c_void_p(block + head), ctypes.POINTER(ctypes.c_int64))
-    tensor.strides = ctypes.cast(
-        ctypes.c_void_p(block + head + dims), ctypes.POINTER(ctypes.c_int64)
-    )
-    tensor.byte_offset = 0
-    return _capsule_new(block, _VERSIONED_NAME if versioned else _LEGACY_NAME, None)
+    The capsule is numpy's own, of the codes as unsigned integers of the same width, with
+    its ``DLDataType`` rewritten: numpy's deleter frees it, whether a consumer takes it or
+    it is dropped (a consumer that refuses the type drops it), also after the interpreter
+    has ended."""
+    codes = np.array(array, order="C", copy=True).view(_UNSIGNED[array.itemsize])
+    try:
+        capsule = codes.__dlpack__(max_version=_VERSION) if versioned else codes.__dlpack__()
+    except TypeError:  # numpy before 2.1 makes the legacy capsule alone
+        capsule = codes.__dlpack__()
+    name = _capsule_name(capsule)
+    managed = _capsule_pointer(capsule, name)
+    tensor = managed
+    if name == _VERSIONED_NAME:
+        head = _VersionedHead.from_address(managed)
+        head.version[:] = _VERSION  # the float8 codes are DLPack 1.1's
+        head.flags |= _IS_COPIED
+        tensor += ctypes.sizeof(_VersionedHead)
+    _Tensor.from_address(tensor).dtype = _DataType(code[0], code[1], 1)
+    return capsule

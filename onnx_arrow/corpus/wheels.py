@@ -2,19 +2,23 @@
 sha256 (checked on every use), and their test data (``onnx/backend/test/data``) extracted
 byte for byte.
 
-Wheels are found through the index's JSON API (PEP 691) at ``$ONNX_ARROW_INDEX_URL``, else
-``$PIP_INDEX_URL``, else ``https://pypi.org/simple``; of a release's wheels the smallest
+Wheels are found on the package index at ``$ONNX_ARROW_INDEX_URL``, else the one pip is
+configured with (:mod:`onnx_arrow.corpus.pip_index`: ``$PIP_INDEX_URL``, pip's
+configuration files), else ``https://pypi.org/simple``, through its JSON API (PEP 691)
+or its HTML pages (PEP 503) where it serves no JSON; of a release's wheels the smallest
 is taken (any platform's: nothing is installed or built, and their test data are the
-same).  A wheel fetched is checked against the sha256 the index states and kept in the
-cache folder (:func:`~onnx_arrow.corpus.cache.cache_folder`, ``releases/wheels``) with
-its sha256 beside it; a cached file whose bytes no longer have that digest is an error
-that names it.
+same).  A wheel is streamed to disk, hashed as it comes, checked against the sha256 the
+index states and only then renamed into the cache folder
+(:func:`~onnx_arrow.corpus.cache.cache_folder`, ``releases/wheels``) with its sha256
+beside it; a cached file whose bytes no longer have that digest is an error that names it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import html.parser
+import http.client
 import json
 import os
 import re
@@ -24,11 +28,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from onnx_arrow.corpus.cache import cache_folder
+from onnx_arrow.corpus.pip_index import PYPI, pip_index_url
 from onnx_arrow.corpus.sources import MAX_FILE_BYTES
 from onnx_arrow.errors import ReleaseError
 
@@ -49,11 +55,17 @@ __all__ = [
 
 #: Where a wheel holds the test data.
 DATA_PREFIX: Final = "onnx/backend/test/data/"
-#: The package index asked when neither ``$ONNX_ARROW_INDEX_URL`` nor ``$PIP_INDEX_URL``
-#: names one.
-INDEX_URL: Final = "https://pypi.org/simple"
-#: Seconds a request to the index may take.
+#: The package index asked when neither ``$ONNX_ARROW_INDEX_URL`` nor pip's environment
+#: or configuration names one.
+INDEX_URL: Final = PYPI
+#: Seconds a request to the index may wait for the next bytes.
 _TIMEOUT: Final = 120.0
+#: Largest index page read (onnx's JSON page on PyPI is under 1 MiB).
+_MAX_PAGE_BYTES: Final = 64 << 20
+#: Bytes read and written at a time while a wheel streams to disk.
+_BLOCK: Final = 1 << 20
+#: What the index is asked for: its JSON API, else its HTML pages.
+_ACCEPT: Final = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 #: The name of a wheel of onnx.
 WHEEL_NAME: Final = re.compile(r"onnx-(?P<version>[^-]+)-.+\.whl")
 
@@ -69,12 +81,11 @@ class Wheel:
 
 
 def index_url() -> str:
-    """The package index asked for wheels (see the module docs)."""
-    for name in ("ONNX_ARROW_INDEX_URL", "PIP_INDEX_URL"):
-        given = os.environ.get(name, "").strip()
-        if given:
-            return given.rstrip("/")
-    return INDEX_URL
+    """The package index asked for wheels (see the module docs), without a trailing ``/``."""
+    given = os.environ.get("ONNX_ARROW_INDEX_URL", "").strip()
+    if given:
+        return given.rstrip("/")
+    return pip_index_url()
 
 
 def releases_folder(what: str) -> Path | None:
@@ -82,36 +93,39 @@ def releases_folder(what: str) -> Path | None:
     return None if base is None else base / "releases" / what
 
 
-def _get(url: str, *, accept: str | None = None) -> bytes:
-    """The body at ``url``; an error that says the index cannot be reached."""
+@contextlib.contextmanager
+def _open(url: str, *, accept: str | None = None) -> Iterator[Any]:
+    """The response at ``url``; an error that says the index cannot be reached."""
     request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
     try:
-        with urllib.request.urlopen(request, timeout=_TIMEOUT) as response:
-            return bytes(response.read())
+        response = urllib.request.urlopen(request, timeout=_TIMEOUT)
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             raise ReleaseError(f"{url}: not found on the package index (HTTP 404)") from None
         raise ReleaseError(f"{url}: the package index answered HTTP {exc.code}") from None
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", exc)
         raise ReleaseError(
             f"cannot reach the package index at {url} ({reason}): connect to it, or use a "
             "release already cached (--offline), or a wheel on disk (@onnx=PATH.whl)"
         ) from None
+    with response:
+        yield response
 
 
 def _index_files(version: str) -> list[dict[str, Any]]:
-    """The wheels the index lists for onnx ``version`` (not yanked)."""
+    """The wheels the index lists for onnx ``version`` (not yanked), as PEP 691 states
+    them (``filename``, ``url``, ``hashes``, ``size`` where known)."""
     url = f"{index_url()}/onnx/"
-    body = _get(url, accept="application/vnd.pypi.simple.v1+json")
-    try:
-        doc = json.loads(body)
-        files = [f for f in doc["files"] if isinstance(f, dict)]
-    except (ValueError, KeyError, TypeError):
-        raise ReleaseError(
-            f"{url}: not the JSON simple API (PEP 691); point ONNX_ARROW_INDEX_URL at an "
-            "index that serves it"
-        ) from None
+    with _open(url, accept=_ACCEPT) as response:
+        kind = response.headers.get_content_type()
+        try:
+            body = response.read(_MAX_PAGE_BYTES + 1)
+        except (OSError, http.client.HTTPException) as exc:
+            raise ReleaseError(f"{url}: the package index broke off its answer ({exc})") from None
+    if len(body) > _MAX_PAGE_BYTES:
+        raise ReleaseError(f"{url}: the index page is larger than {_MAX_PAGE_BYTES} bytes")
+    files = _json_files(url, body) if kind.endswith("json") else _html_files(url, body)
     wheels = [
         f
         for f in files
@@ -135,6 +149,54 @@ def _index_files(version: str) -> list[dict[str, Any]]:
             f"version (the latest: {near})"
         )
     return wheels
+
+
+def _json_files(url: str, body: bytes) -> list[dict[str, Any]]:
+    """The files of a JSON index page (PEP 691)."""
+    try:
+        doc = json.loads(body)
+        return [f for f in doc["files"] if isinstance(f, dict)]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        raise ReleaseError(
+            f"{url}: not the JSON simple API (PEP 691) it says it is; point "
+            "ONNX_ARROW_INDEX_URL at an index that serves it, or its HTML pages (PEP 503)"
+        ) from None
+
+
+class _Links(html.parser.HTMLParser):
+    """The anchors of an HTML index page (PEP 503), as PEP 691 states files."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: list[dict[str, Any]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag != "a":
+            return
+        named = dict(attrs)
+        href = named.get("href") or ""
+        link, _, fragment = href.partition("#")
+        algorithm, _, digest = fragment.partition("=")
+        name = PurePosixPath(urllib.parse.urlsplit(link).path).name
+        self.files.append(
+            {
+                "filename": urllib.parse.unquote(name),
+                "url": link,
+                "hashes": {algorithm: digest} if digest else {},
+                "yanked": "data-yanked" in named,
+            }
+        )
+
+
+def _html_files(url: str, body: bytes) -> list[dict[str, Any]]:
+    """The files of an HTML index page (PEP 503)."""
+    links = _Links()
+    try:
+        links.feed(body.decode("utf-8"))
+        links.close()
+    except UnicodeDecodeError:
+        raise ReleaseError(f"{url}: the index page is neither JSON nor UTF-8 HTML") from None
+    return links.files
 
 
 def version_key(version: str) -> tuple[tuple[int, str], ...]:
@@ -205,26 +267,60 @@ def fetch_wheel(version: str, *, offline: bool = False) -> Wheel:
     url = urllib.parse.urljoin(f"{index_url()}/onnx/", url)
     target_folder = folder if folder is not None else Path(tempfile.mkdtemp(prefix="onnx-arrow-"))
     target_folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".whl", dir=target_folder)
+    path = target_folder / name
+    got = _download(url, path, expected)
+    record_digest(path, got)
+    path.with_name(name + ".url").write_text(url + "\n", encoding="utf-8")
+    return Wheel(path, version, got, url)
+
+
+def _download(url: str, path: Path, expected: str) -> str:
+    """Stream ``url`` into ``path`` (a file beside it, renamed once whole and checked: a
+    broken or damaged download leaves nothing), hashing as it comes; its sha256."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".whl", dir=path.parent)
+    digest = hashlib.sha256()
+    size = 0
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(_get(url))
-        got = sha256_of(Path(tmp))
+        with os.fdopen(fd, "wb") as out, _open(url) as response:
+            while True:
+                try:
+                    block = response.read(_BLOCK)
+                except (OSError, http.client.HTTPException) as exc:
+                    raise ReleaseError(
+                        f"{path.name}: the download from {url} broke off after {size} bytes "
+                        f"({exc or type(exc).__name__}); try again"
+                    ) from None
+                if not block:
+                    break
+                digest.update(block)
+                try:
+                    out.write(block)
+                except OSError as exc:
+                    raise ReleaseError(
+                        f"cannot write the wheel fetched from {url} ({exc.strerror or exc}): "
+                        "free some space, or point ONNX_ARROW_CACHE_DIR elsewhere",
+                        where=str(path.parent),
+                    ) from None
+                size += len(block)
+            stated = response.headers.get("Content-Length", "")
+            if stated.isdigit() and int(stated) != size:
+                raise ReleaseError(
+                    f"{path.name}: the download from {url} broke off after {size} of its "
+                    f"{stated} bytes; try again"
+                )
+        got = digest.hexdigest()
         if got != expected:
             raise ReleaseError(
-                f"{name} fetched from {url} has sha256 {got}, not the {expected} the index "
-                "states: the download was damaged or changed; try again"
+                f"{path.name} fetched from {url} ({size} bytes) has sha256 {got}, not the "
+                f"{expected} the index states: the download was damaged or changed; try again"
             )
-        path = target_folder / name
         os.replace(tmp, path)
         tmp = ""
-        record_digest(path, got)
-        path.with_name(name + ".url").write_text(url + "\n", encoding="utf-8")
     finally:
         if tmp:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    return Wheel(path, version, got, url)
+    return got
 
 
 def _recorded_url(path: Path) -> str | None:

@@ -33,3 +33,14 @@ def test_depth_skips_brackets_inside_strings() -> None:
     assert load_json(deep, what="m", where=None, error=ValueError) is not None
     with pytest.raises(ValueError, match=r"^m nests 65 levels deep"):
         load_json(b"[" + deep + b"]", what="m", where=None, error=ValueError)
+
+
+def test_brackets_inside_strings_or_a_scalar_are_no_depth() -> None:
+    """The depth is that of the value parsed: brackets in its strings count for nothing."""
+    text = b'"' + b"[{" * 100 + b'"'
+    assert load_json(text, what="m", where=None, error=ValueError) == "[{" * 100
+    nested = b'{"k": ["' + b"[" * 100 + b'", [[1]]]}'
+    assert load_json(nested, what="m", where=None, error=ValueError) == {"k": ["[" * 100, [[1]]]}
+    deep_dict = b'{"a": ' * (MAX_JSON_DEPTH + 1) + b"1" + b"}" * (MAX_JSON_DEPTH + 1)
+    with pytest.raises(ValueError, match=rf"^m nests {MAX_JSON_DEPTH + 1} levels deep"):
+        load_json(deep_dict, what="m", where=None, error=ValueError)
