@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             read_both(a, b)
             best["read both stores"] = min(best["read both stores"], time.perf_counter() - start)
             start = time.perf_counter()
-            report = diff(a, b)
+            report = diff(a, b).to_pandas()
             best["diff"] = min(best["diff"], time.perf_counter() - start)
             statuses = report["status"].value_counts().to_dict()
         base = best["read both stores"]
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  diff               {best['diff']:8.3f} s   {best['diff'] / base:.2f}x")
     if args.old is not None:
         start = time.perf_counter()
-        report = diff(args.old, DEFAULT_CORPUS)
+        report = diff(args.old, DEFAULT_CORPUS).to_pandas()
         took = time.perf_counter() - start
         print(f"\n{args.old} against the default corpus: {took:.2f} s (both imported)")
         print(report["status"].value_counts().to_string())

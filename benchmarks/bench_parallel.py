@@ -72,7 +72,7 @@ elif engine == "ray":
     ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False)
 compare(store, jobs=jobs, engine=engine, cases=["node/test_abs"])  # workers warm: imports
 ready, before = time.perf_counter(), busy()
-df = compare(store, jobs=jobs, engine=engine)
+df = compare(store, jobs=jobs, engine=engine).to_pandas()
 done, after = time.perf_counter(), busy()
 df.to_pickle(out)
 print(json.dumps({"start": ready - start, "wall": done - ready, "cpu": after - before,

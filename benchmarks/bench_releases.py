@@ -120,7 +120,7 @@ def _diffs(rows: list[dict[str, Any]]) -> list[tuple[str, dict[str, int], float]
     out = []
     for old, new in itertools.pairwise(rows):
         start = time.perf_counter()
-        df = diff(old["store"], new["store"])
+        df = diff(old["store"], new["store"]).to_pandas()
         counts = {str(k): int(v) for k, v in df["status"].value_counts().items()}
         out.append((f"{old['version']} -> {new['version']}", counts, time.perf_counter() - start))
     return out

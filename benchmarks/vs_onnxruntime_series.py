@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             t_script = time.perf_counter() - start
             used = patterns if filtered else running_skips(patterns)
             start = time.perf_counter()
-            df = compare.compare(store, ort, patterns=used, jobs=args.jobs)
+            df = compare.compare(store, ort, patterns=used, jobs=args.jobs).to_pandas()
             t_compare = time.perf_counter() - start
             print(
                 f"  wall time: script {t_script:.1f} s, "

@@ -40,6 +40,7 @@ from typing import Any, Final
 
 import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
+import pyarrow as pa
 from google.protobuf.message import DecodeError
 from onnx import ModelProto
 
@@ -58,10 +59,12 @@ from onnx_arrow.corpus import FolderSource, Store, StoredValue, write_store
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.releases import folder_provenance, is_release, open_release_store
 from onnx_arrow.errors import CorpusError
+from onnx_arrow.reports import Report, as_frame
 
 __all__ = [
     "DEFAULT_CORPUS",
     "DIFF_COLUMNS",
+    "DIFF_SCHEMA",
     "STATUSES",
     "diff",
     "equivalent",
@@ -91,6 +94,23 @@ DIFF_COLUMNS: Final = (
     "path", "case", "role", "status", "max_ulp", "dtype", "old_shape", "new_shape",
     "old_bytes", "new_bytes", "detail",
 )  # fmt: skip
+
+#: The Arrow schema of a diff report's table: :data:`DIFF_COLUMNS` with their types.
+DIFF_SCHEMA: Final = pa.schema(
+    [
+        ("path", pa.string()),
+        ("case", pa.string()),
+        ("role", pa.string()),
+        ("status", pa.string()),
+        ("max_ulp", pa.uint64()),
+        ("dtype", pa.string()),
+        ("old_shape", pa.list_(pa.int64())),
+        ("new_shape", pa.list_(pa.int64())),
+        ("old_bytes", pa.int64()),
+        ("new_bytes", pa.int64()),
+        ("detail", pa.string()),
+    ]
+)
 
 #: The name that stands for the built-in default corpus as a side of a diff.
 DEFAULT_CORPUS: Final = "@default"
@@ -316,7 +336,7 @@ def diff(
     *,
     progress: Callable[[str], None] | None = None,
     offline: bool = False,
-) -> pd.DataFrame:
+) -> Report:
     """Compare two corpora path by path (see the module docs).
 
     Parameters
@@ -333,14 +353,16 @@ def diff(
 
     Returns
     -------
-    pandas.DataFrame
-        One row per path of either side, columns :data:`DIFF_COLUMNS`: ``path``,
+    Report
+        A report of kind ``diff`` (:meth:`~onnx_arrow.reports.Report.to_pandas` for a
+        DataFrame): one row per path of either side, columns :data:`DIFF_COLUMNS`
+        (types :data:`DIFF_SCHEMA`): ``path``,
         ``case``, ``role`` (model, value or file; of the new side where both have it),
         ``status`` (one of :data:`STATUSES`), ``max_ulp`` (the largest ULP distance of
         a value's floating elements; null where none were compared), ``dtype``
         (the value's first tensor's, old side), ``old_shape`` / ``new_shape``,
         ``old_bytes`` / ``new_bytes`` (file sizes) and ``detail`` (what changed).
-        Sorted by path.  ``attrs["onnx_arrow"]`` says what was compared: both sides, the
+        Sorted by path.  Its provenance says what was compared: both sides, the
         onnx-arrow that wrote them and their provenance (``old_provenance``,
         ``new_provenance``: where each side's data came from, see
         ``onnx_arrow.corpus.releases``).
@@ -348,6 +370,7 @@ def diff(
     with open_side(old, offline=offline) as a, open_side(new, offline=offline) as b:
         rows = list(_rows(a, b, progress))
         made = {
+            "kind": "diff",
             "onnx_arrow_version": onnx_arrow.__version__,
             "old": str(old) if not isinstance(old, Store) else [str(p) for p in a.parts],
             "new": str(new) if not isinstance(new, Store) else [str(p) for p in b.parts],
@@ -357,9 +380,8 @@ def diff(
             "new_provenance": b.metadata.get("provenance"),
         }
     rows.sort(key=lambda r: r["path"])
-    df = _frame(rows)
-    df.attrs["onnx_arrow"] = made
-    return df
+    table = pa.Table.from_pandas(_frame(rows), schema=DIFF_SCHEMA, preserve_index=False)
+    return Report.of(table, made)
 
 
 _Listed = tuple[str, str, int, bytes]  # case, role, bytes, digest
@@ -547,7 +569,7 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 
 def equivalent(
-    report: pd.DataFrame,
+    report: Report | pd.DataFrame,
     *,
     max_ulp: int = 0,
     accept: Sequence[str] = (),
@@ -555,6 +577,7 @@ def equivalent(
     """Per row of a :func:`diff` report, whether the two sides count as the same: identical,
     ``same-values``, a ``float-drift`` of at most ``max_ulp``, or a path matching one of
     the glob patterns ``accept`` (files that may differ, such as decoded images)."""
+    report = as_frame(report)
     status = report["status"]
     ok = status.isin(["identical", "same-values"])
     ok |= (status == "float-drift") & (report["max_ulp"].fillna(0) <= max_ulp)

@@ -37,6 +37,7 @@ __all__ = [
     "NotRepresentableError",
     "OnnxArrowError",
     "OnnxArrowWarning",
+    "ProvenanceWarning",
     "ReleaseError",
     "RunnerError",
     "TraceError",
@@ -184,6 +185,11 @@ class DeclarationWarning(OnnxArrowWarning):
     """A value contradicts the type its model declares for it (another element type, rank
     or size): kept exactly with its own type, and said; the message names the file, the
     declaration and what the data holds."""
+
+
+class ProvenanceWarning(OnnxArrowWarning):
+    """A report is written without saying what it was made from (its store, backend or
+    versions, or all of it): the message names what is missing."""
 
 
 class TraceError(OnnxArrowError, RuntimeError):

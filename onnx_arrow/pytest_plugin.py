@@ -164,10 +164,10 @@ class _Run:
         df = compare.compare(
             self.store,
             self.backend,
+            plan=compare.Plan(patterns=plain),
             cases=[glob.escape(case)],
-            patterns=plain,
             timeout=self.timeout,
-        )
+        ).to_pandas()
         rows: list[dict[str, Any]] = df[df["case"] == case].to_dict("records")
         return rows
 

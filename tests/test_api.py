@@ -74,6 +74,30 @@ def test_all_is_sorted_and_pinned() -> None:
     assert onnx_arrow.__all__ == PUBLIC
 
 
+#: The names ``onnx_arrow.compare`` exports: the reports and the plan among them.
+COMPARE_PUBLIC = [
+    "BACKENDS", "COMPARE_COLUMNS", "KEEP_ACTUAL", "ORT_DEFAULT_LOG_SEVERITY",
+    "ORT_LOG_SEVERITY_VARIABLE", "PASSING", "REPORT_FORMAT", "REPORT_METADATA_KEY",
+    "REPORT_SCHEMA", "STATUSES", "UNNEEDED_COLUMNS", "Backend", "BackendLike",
+    "BackendPrepareError", "BackendSpecError", "BackendTimeoutError", "BackendUnavailableError",
+    "CommandRunner", "CompareError", "DataSetRun", "Expectations", "InterfaceBackend",
+    "OnnxruntimeBackend", "Pattern", "Plan", "Report", "RunnerError", "Scoreboard",
+    "backend_named", "compare", "compare_stores", "concat_reports", "onnxruntime_backend",
+    "parse_tolerance", "read_report", "reference_backend", "resolve_backend", "run_backend",
+    "scoreboard", "select_cases", "status_counts", "summary", "unneeded_entries",
+    "write_actual", "write_report",
+]  # fmt: skip
+
+
+def test_compare_s_all_is_sorted_and_pinned() -> None:
+    from onnx_arrow import compare
+
+    assert compare.__all__ == sorted(compare.__all__, key=_isort_key)
+    assert compare.__all__ == COMPARE_PUBLIC
+    for name in COMPARE_PUBLIC:
+        assert getattr(compare, name, None) is not None, name
+
+
 @pytest.mark.parametrize("name", PUBLIC)
 def test_every_public_name_exists(name: str) -> None:
     assert getattr(onnx_arrow, name, None) is not None

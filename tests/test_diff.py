@@ -97,7 +97,7 @@ def _status(df: pd.DataFrame, path: str) -> str:
 
 
 def test_every_status_is_told_apart(sides: tuple[Path, Path]) -> None:
-    df = diff(*sides)
+    df = diff(*sides).to_pandas()
     assert tuple(df.columns) == DIFF_COLUMNS
     out = "test_data_set_0/output_0.pb"
     expected = {
@@ -136,13 +136,13 @@ def test_stores_dataset_stores_and_folders_give_the_same_report(
     old, new = sides
     write_store(FolderSource(old), tmp_path / "old.parquet", options=None)
     write_dataset(FolderSource(new), tmp_path / "new")
-    from_folders = diff(old, new)
-    from_stores = diff(tmp_path / "old.parquet", Store(tmp_path / "new"))
+    from_folders = diff(old, new).to_pandas()
+    from_stores = diff(tmp_path / "old.parquet", Store(tmp_path / "new")).to_pandas()
     pd.testing.assert_frame_equal(from_stores, from_folders)
 
 
 def test_equivalence_takes_a_ulp_band_and_accepted_paths(sides: tuple[Path, Path]) -> None:
-    df = diff(*sides)
+    df = diff(*sides).to_pandas()
     drift = df["path"] == "node/test_drift/test_data_set_0/output_0.pb"
     assert not equivalent(df)[drift].any()
     assert equivalent(df, max_ulp=2)[drift].all()
@@ -162,7 +162,7 @@ def test_the_command_line_reports_and_exits_by_equivalence(
     assert re.search(r"^cases +11 old, 11 new$", printed, re.M)
     assert "largest float drifts" in printed
     written = pd.read_parquet(report)
-    assert len(written) == len(diff(old, new))
+    assert len(written) == len(diff(old, new).to_pandas())
     import json
 
     import pyarrow.parquet as pq
@@ -181,7 +181,7 @@ def test_the_node_suite_against_itself_is_identical(tmp_path: Path) -> None:
     cases = [c for c in NodeSuiteSource() if c.name.startswith("node/test_a")]
     write_store(cases, tmp_path / "a.parquet")
     write_dataset(cases, tmp_path / "b", part_cases=50)
-    df = diff(tmp_path / "a.parquet", tmp_path / "b")
+    df = diff(tmp_path / "a.parquet", tmp_path / "b").to_pandas()
     assert len(df) > 300
     assert (df["status"] == "identical").all()
 
@@ -232,7 +232,7 @@ def test_inside_a_sequence_the_worst_element_decides(tmp_path: Path) -> None:
     _case(new, "test_seq", [x, x, x], [up, np.array([np.nan, 1.0], F32), x], seq=True)
     _case(old, "test_len", [x], [x, x], seq=True)
     _case(new, "test_len", [x], [x], seq=True)
-    df = diff(old, new)
+    df = diff(old, new).to_pandas()
     seq = df[df["path"] == "node/test_seq/test_data_set_0/output_0.pb"].iloc[0]
     assert seq["status"] == "nan-changed"
     assert seq["max_ulp"] == 1
@@ -406,7 +406,7 @@ def test_a_store_of_format_2_before_digests_is_refused_saying_what_to_do(
             table.replace_schema_metadata({"onnx_arrow": json.dumps(meta)}), tmp_path / name
         )
     # a format 2 store with digests diffs as it is
-    assert set(diff(good, tmp_path / "v2.parquet")["status"]) == {"identical"}
+    assert set(diff(good, tmp_path / "v2.parquet").to_pandas()["status"]) == {"identical"}
     said = (
         r"v2nd\.parquet: the store records no digests of its files \(format version 2, "
         r"written before they were\): diff compares them by digest; export the store"

@@ -33,7 +33,7 @@ def node_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def serial(node_store: Path) -> pd.DataFrame:
-    return compare(node_store)
+    return compare(node_store).to_pandas()
 
 
 def _deterministic(df: pd.DataFrame) -> pd.DataFrame:
@@ -48,7 +48,7 @@ def test_a_parallel_compare_of_the_node_suite_is_the_serial_one(
     if engine in ("dask", "ray"):
         pytest.importorskip("distributed" if engine == "dask" else "ray")
     seen: list[str] = []
-    df = compare(node_store, jobs=jobs, engine=engine, progress=seen.append)
+    df = compare(node_store, jobs=jobs, engine=engine, progress=seen.append).to_pandas()
     assert len(df) == len(serial) > 2000
     assert sorted(seen) == sorted(Store(node_store).cases())
     assert (serial["status"] == "match").sum() > 1800
@@ -142,7 +142,7 @@ def _by_case(df: pd.DataFrame) -> dict[str, tuple[str, str | None]]:
 @pytest.mark.parametrize("engine", ["processes", "dask", "ray"])
 def test_a_case_that_crashes_its_worker_is_its_error(three_cases: Path, engine: str) -> None:
     pytest.importorskip({"processes": "os", "dask": "distributed", "ray": "ray"}[engine])
-    df = compare(three_cases, _crashing, jobs=2, engine=engine)
+    df = compare(three_cases, _crashing, jobs=2, engine=engine).to_pandas()
     got = _by_case(df)
     assert got["node/test_a"] == ("match", None)
     assert got["node/test_c"] == ("match", None)
@@ -157,7 +157,7 @@ def test_a_case_that_crashes_its_worker_is_its_error(three_cases: Path, engine: 
 
 def test_a_case_stuck_outside_python_is_stopped_and_reported(three_cases: Path) -> None:
     start = time.monotonic()
-    df = compare(three_cases, _stuck, jobs=2, timeout=0.5)
+    df = compare(three_cases, _stuck, jobs=2, timeout=0.5).to_pandas()
     assert time.monotonic() - start < 0.5 + GRACE + 20
     got = _by_case(df)
     assert got["node/test_a"] == got["node/test_c"] == ("match", None)
@@ -169,7 +169,7 @@ def test_a_case_stuck_outside_python_is_stopped_and_reported(three_cases: Path) 
 def test_the_timeout_holds_on_every_engine(three_cases: Path, engine: str) -> None:
     """Dask runs tasks on a worker thread, where SIGALRM cannot reach them."""
     pytest.importorskip({"processes": "os", "dask": "distributed", "ray": "ray"}[engine])
-    got = _by_case(compare(three_cases, _spinning, jobs=2, engine=engine, timeout=1))
+    got = _by_case(compare(three_cases, _spinning, jobs=2, engine=engine, timeout=1).to_pandas())
     assert got["node/test_b"] == (
         "error",
         "BackendTimeoutError: the backend ran longer than 1 s",

@@ -14,10 +14,13 @@ An adapter (it imports pandas; ``import onnx_arrow`` does not import this packag
   :class:`CommandRunner` runs a command of any runtime on each data set through files.
 * :func:`run_backend` runs it over every data set of every case of a store; an
   exception the backend raises is recorded, never propagated.
-* :func:`compare` gives one row per expected output value: its status (see
+* :func:`compare` gives a :class:`Report` (an Arrow table that says what it was made
+  from and with) of one row per expected output value: its status (see
   :data:`STATUSES`), max absolute and relative errors, elements beyond tolerance, NaN
-  counts, dtypes, shapes and the backend's error.  :func:`summary` counts statuses per
-  operator.
+  counts, dtypes, shapes and the backend's error.  How values are judged is one
+  :class:`Plan`.  :func:`summary` counts statuses per operator;
+  :func:`concat_reports` joins reports keeping what each was made from;
+  :func:`write_report` and :func:`read_report` keep a report as Parquet.
 * :func:`write_actual` writes what a backend gives as a corpus store of its own (the
   same models and inputs, the actual outputs), and :func:`compare_stores` compares two
   stores, so a run on one machine can be compared on another.
@@ -75,12 +78,15 @@ Examples
 >>> _ = write_store([Case("node/test_abs", "node", files, files[0].path)],
 ...                 f"{tmp.name}/abs.parquet")
 >>> store = Store(f"{tmp.name}/abs.parquet")
->>> compare(store)[["case", "name", "status", "max_abs_error", "nan_expected"]]
+>>> report = compare(store)
+>>> report.provenance["backend"]["name"], report.table.num_rows
+('reference', 1)
+>>> report.to_pandas()[["case", "name", "status", "max_abs_error", "nan_expected"]]
             case name status  max_abs_error  nan_expected
 0  node/test_abs    y  match            0.0             1
 >>> def off_by_half(model, inputs):
 ...     return [np.abs(inputs["x"]) + np.float32(0.5)]
->>> df = compare(store, off_by_half)
+>>> df = compare(store, off_by_half, plan=Plan(rtol=0.0, atol=0.25)).to_pandas()
 >>> df[["status", "max_abs_error", "n_beyond_tolerance"]].to_numpy().tolist()
 [['mismatch', 0.5, 2]]
 >>> summary(df)[["op_type", "total", "match", "mismatch", "non_match"]]
@@ -109,11 +115,19 @@ from onnx_arrow.compare.ort import (
     OnnxruntimeBackend,
     onnxruntime_backend,
 )
-from onnx_arrow.compare.plans import KEEP_ACTUAL, Expectations, parse_tolerance, select_cases
+from onnx_arrow.compare.plans import (
+    KEEP_ACTUAL,
+    Expectations,
+    Plan,
+    parse_tolerance,
+    select_cases,
+)
 from onnx_arrow.compare.report import (
     COMPARE_COLUMNS,
     REPORT_FORMAT,
     REPORT_METADATA_KEY,
+    REPORT_SCHEMA,
+    read_report,
     status_counts,
     summary,
     write_report,
@@ -131,6 +145,7 @@ from onnx_arrow.errors import (
     CompareError,
     RunnerError,
 )
+from onnx_arrow.reports import Report, concat_reports
 
 __all__ = [
     "BACKENDS",
@@ -141,6 +156,7 @@ __all__ = [
     "PASSING",
     "REPORT_FORMAT",
     "REPORT_METADATA_KEY",
+    "REPORT_SCHEMA",
     "STATUSES",
     "UNNEEDED_COLUMNS",
     "Backend",
@@ -156,13 +172,17 @@ __all__ = [
     "InterfaceBackend",
     "OnnxruntimeBackend",
     "Pattern",
+    "Plan",
+    "Report",
     "RunnerError",
     "Scoreboard",
     "backend_named",
     "compare",
     "compare_stores",
+    "concat_reports",
     "onnxruntime_backend",
     "parse_tolerance",
+    "read_report",
     "reference_backend",
     "resolve_backend",
     "run_backend",

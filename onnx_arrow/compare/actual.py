@@ -7,24 +7,17 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
-import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from onnx_arrow.compare.backends import Backend, BackendLike, resolve_backend
 from onnx_arrow.compare.deadlines import check_timeout
-from onnx_arrow.compare.plans import (
-    Expectations,
-    Plan,
-    given_expectations,
-    plan_provenance,
-    select_cases,
-)
-from onnx_arrow.compare.report import output_rows, provenance, report_frame, skipped_row
+from onnx_arrow.compare.plans import Plan, PlanSettings, plan_of, plan_provenance, select_cases
+from onnx_arrow.compare.report import output_rows, provenance, report_table, skipped_row
 from onnx_arrow.compare.runs import (
     DataSetRun,
     data_sets_of,
@@ -41,6 +34,7 @@ from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.corpus.write import write_store
 from onnx_arrow.errors import CompareError
 from onnx_arrow.parallel import Lost
+from onnx_arrow.reports import Report
 
 __all__ = ["compare_stores", "write_actual"]
 
@@ -197,35 +191,27 @@ def compare_stores(
     expected: Store | str | os.PathLike[str],
     actual: Store | str | os.PathLike[str],
     *,
-    rtol: float = 1e-3,
-    atol: float = 1e-7,
+    plan: Plan | None = None,
     cases: Iterable[str] | None = None,
     progress: Callable[[str], None] | None = None,
     missing: str = "leave_out",
-    skip: Sequence[str] = (),
-    xfail: Sequence[str] = (),
-    tolerance: Mapping[str, tuple[float, float]] | None = None,
-    patterns: Expectations | None = None,
-    keep_actual: str = "failed",
-    max_ulp: int | None = None,
-    ulp_floor: float = 0.0,
-) -> pd.DataFrame:
+    **settings: Unpack[PlanSettings],
+) -> Report:
     """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
 
-    The same DataFrame as :func:`compare`.  A case that ``actual`` does not hold (a run
-    of some cases only) is left out, and counted in ``df.attrs["left_out"]``; with
+    The same report as :func:`compare`.  A case that ``actual`` does not hold (a run
+    of some cases only) is left out, and counted in its provenance's ``left_out``; with
     ``missing="error"`` each of its outputs is an ``error`` instead.  An output missing
     from a data set is an ``error``; an ``output_K.error.txt`` file in ``actual`` gives
-    the backend's message.  ``skip``, ``xfail``, ``tolerance``, ``patterns``,
-    ``keep_actual``, ``max_ulp`` and ``ulp_floor`` are as for :func:`compare`.
+    the backend's message.  ``plan`` (or its settings as keywords) is as for
+    :func:`compare`.
     """
     if missing not in ("leave_out", "error"):
         raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
+    plan = plan_of(plan, settings, where="compare_stores")
     expected = as_store(expected, where="compare_stores(expected)")
-    expect = given_expectations(
-        skip, xfail, tolerance, patterns, expected.metadata.get("onnx_version")
-    )
-    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
+    rules = plan.rules(expected.metadata.get("onnx_version"))
+    expect = rules.expect
     actual = as_store(actual, where="compare_stores(actual)")
     actual_cases = set(actual.cases())
     rows: list[dict[str, Any]] = []
@@ -238,7 +224,7 @@ def compare_stores(
         if case not in actual_cases and missing == "leave_out":
             runs = list(data_sets_of(expected, case))
             if all(run.skipped is not None for run in runs):  # skipped either way
-                rows += output_rows(plan, runs)
+                rows += output_rows(rules, runs)
             else:
                 left_out += 1
             if progress is not None:
@@ -257,11 +243,11 @@ def compare_stores(
         case_rows: list[dict[str, Any]] = []
         for run in data_sets_of(expected, case):
             if run.skipped is not None:
-                case_rows += output_rows(plan, [run])
+                case_rows += output_rows(rules, [run])
                 continue
             kept = {key: p for key, p in run.kept_as_bytes.items() if key[0] == "output"}
             if kept:  # expected outputs that cannot be compared: an error row each
-                case_rows += output_rows(plan, [replace(run, expected={}, kept_as_bytes=kept)])
+                case_rows += output_rows(rules, [replace(run, expected={}, kept_as_bytes=kept)])
             for k, value in sorted(run.expected.items()):
                 single = replace(run, expected={k: value}, kept_as_bytes={})
                 if value.path in found:
@@ -272,19 +258,17 @@ def compare_stores(
                     single.error = errors.get(
                         _error_path(value.path), f"{value.path} is not in the actual store"
                     )
-                case_rows += output_rows(plan, [single])
+                case_rows += output_rows(rules, [single])
         rows += expect.applied(case, case_rows)
         if progress is not None:
             progress(case)
-    df = report_frame(rows)
-    df.attrs["left_out"] = left_out
-    df.attrs["onnx_arrow"] = provenance(
+    made = provenance(
         expected,
         actual=[str(p) for p in actual.parts],
         actual_created_by=actual.metadata.get("created_by"),
         actual_provenance=actual.metadata.get("provenance"),
         missing=missing,
         left_out=left_out,
-        **plan_provenance(plan, cases),
+        **plan_provenance(rules, cases),
     )
-    return df
+    return Report.of(report_table(rows), made)

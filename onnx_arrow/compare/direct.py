@@ -4,11 +4,9 @@ one as it comes, case by case, in this process or on an engine, into a report.""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd  # no pandas-stubs: pandas is Any
+from typing import Any, Unpack
 
 from onnx_arrow.compare.backends import (
     Backend,
@@ -19,16 +17,18 @@ from onnx_arrow.compare.backends import (
 )
 from onnx_arrow.compare.deadlines import check_timeout
 from onnx_arrow.compare.plans import (
-    Expectations,
     Plan,
-    given_expectations,
+    PlanSettings,
+    Rules,
+    plan_of,
     plan_provenance,
     select_cases,
 )
-from onnx_arrow.compare.report import output_rows, provenance, report_frame, skipped_row
+from onnx_arrow.compare.report import output_rows, provenance, report_table, skipped_row
 from onnx_arrow.compare.runs import lost_runs, map_runs, run_case
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.parallel import Lost
+from onnx_arrow.reports import Report
 
 __all__ = ["compare"]
 
@@ -37,21 +37,14 @@ def compare(
     store: Store | str | os.PathLike[str],
     backend: BackendLike = reference_backend,
     *,
-    rtol: float = 1e-3,
-    atol: float = 1e-7,
+    plan: Plan | None = None,
     cases: Iterable[str] | None = None,
     timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
     jobs: int = 1,
     engine: str | None = None,
-    skip: Sequence[str] = (),
-    xfail: Sequence[str] = (),
-    tolerance: Mapping[str, tuple[float, float]] | None = None,
-    patterns: Expectations | None = None,
-    keep_actual: str = "failed",
-    max_ulp: int | None = None,
-    ulp_floor: float = 0.0,
-) -> pd.DataFrame:
+    **settings: Unpack[PlanSettings],
+) -> Report:
     """Run ``backend`` over ``store`` and compare every output with the expected one.
 
     Parameters
@@ -63,10 +56,10 @@ def compare(
         ``MODULE[:NAME]`` or an object with onnx's backend interface (a module such as
         ``onnxruntime.backend``, a ``Backend`` subclass): see :func:`resolve_backend`;
         :func:`reference_backend` unless given.
-    rtol, atol
-        The tolerances of a case that has none of its own and that no ``tolerance``
-        pattern finds: an element is beyond tolerance when ``|actual - expected| >
-        atol + rtol * |expected|`` (NaN equal to NaN).
+    plan
+        How the outputs are judged (:class:`Plan`: skip, xfail and tolerance patterns,
+        the default tolerances, ULP budgets, which actual values the report keeps);
+        ``Plan()`` unless given.
     cases, timeout, progress
         As :func:`run_backend`.
     jobs, engine
@@ -74,33 +67,20 @@ def compare(
         (``"processes"``, ``"dask"``, ``"ray"``; see :mod:`onnx_arrow.parallel`).  The
         table is the same as a run in this process; a case whose worker died, or stopped
         answering past the timeout, is an ``error`` on each of its outputs.
-    skip, xfail
-        Cases not to run (one ``skipped`` row each, naming the pattern) and cases known
-        to fail (their failures ``xfail``; ``xpass`` when they pass): see
-        :class:`Expectations`.
-    tolerance
-        ``{pattern: (rtol, atol)}``: the tolerances of the cases a pattern finds, over
-        their own (the first pattern that finds a case applies).
-    patterns
-        More skip, xfail and tolerance patterns (:meth:`Expectations.read` of a file),
-        after those of ``skip``, ``xfail`` and ``tolerance``.
-    keep_actual
-        Whose actual values the ``actual`` column keeps (see :data:`KEEP_ACTUAL`): of
-        the outputs that differ (``"failed"``), of all, or of none.
-    max_ulp, ulp_floor
-        Make ULPs the verdict of the floats (of a case no tolerance pattern finds; a
-        ``tolerance REGEX ulp=N`` pattern gives a case a budget of its own): an element
-        passes within ``max_ulp`` ULPs of the expected one (counted on the dtype's own
-        codes, complex part by part), or where the expected value is 0 and ``|actual|
-        <= ulp_floor``; two NaNs are equal.  ``max_ulp=0`` is a bit-exactness check
-        (-0.0 and +0.0 are 0 apart).
+    **settings
+        The settings of a :class:`Plan` as keywords, instead of ``plan``
+        (``compare(store, rtol=1e-4)``); not with ``plan``.
 
     Returns
     -------
-    pandas.DataFrame
-        One row per expected output value (one per skipped case), columns
-        :data:`COMPARE_COLUMNS`: ``case``, ``op_types`` (sorted distinct op types of
-        the model's main graph, a tuple), ``data_set``, ``index`` (output index),
+    Report
+        An Arrow table of :data:`REPORT_SCHEMA` whose metadata says what it was made from
+        and with (:attr:`Report.provenance`: the store and its digest, the onnx release
+        that built it, the backend and what it runs, the plan, the versions);
+        :meth:`Report.to_pandas` gives its rows as a DataFrame.  One row per expected
+        output value (one per skipped case), columns :data:`COMPARE_COLUMNS`:
+        ``case``, ``op_types`` (sorted distinct op types of the model's main graph, a
+        tuple), ``data_set``, ``index`` (output index),
         ``name`` (graph output name), ``onnx_type`` (declared, as stored),
         ``status`` (one of :data:`STATUSES`), ``dtype_expected`` / ``dtype_actual``
         (ONNX element type of the first tensor), ``shape_expected`` /
@@ -119,19 +99,18 @@ def compare(
         (the largest ULP distance of the floats and where it is; for floats of one
         dtype), ``rule`` (``tolerance`` or ``ulp``: what judged the row, from where the
         ``tolerance`` column says), ``ulp_budget`` / ``ulp_floor`` (under the ``ulp``
-        rule).  Numbers are nullable (``Int64``,
-        ``Float64``); :func:`write_report` stores it as Parquet.
+        rule).  Numbers are nullable (``Int64``, ``Float64`` in the DataFrame);
+        :func:`write_report` stores it as Parquet.
     """
     check_timeout(timeout)
+    plan = plan_of(plan, settings, where="compare")  # before the backend is made
     backend = resolve_backend(backend)
     store = as_store(store, where="compare(store)")
-    expect = given_expectations(
-        skip, xfail, tolerance, patterns, store.metadata.get("onnx_version")
-    )
-    plan = Plan(expect, rtol, atol, keep_actual, max_ulp, ulp_floor)
+    rules = plan.rules(store.metadata.get("onnx_version"))
+    expect = rules.expect
     names = select_cases(store, cases)
     skipped = {name: pattern for name in names if (pattern := expect.skips(name)) is not None}
-    per_case = _CompareCase(backend, plan, timeout)
+    per_case = _CompareCase(backend, rules, timeout)
     results = dict(
         map_runs(
             per_case,
@@ -151,14 +130,13 @@ def compare(
         result = results[name]
         case_rows = per_case.lost(store, result) if isinstance(result, Lost) else result
         rows += expect.applied(name, case_rows)
-    df = report_frame(rows)
-    df.attrs["onnx_arrow"] = provenance(
+    made = provenance(
         store,
         backend=describe_backend(backend),
         timeout=timeout,
-        **plan_provenance(plan, cases),
+        **plan_provenance(rules, cases),
     )  # not jobs or engine: the report is the same, byte for byte, wherever it ran
-    return df
+    return Report.of(report_table(rows), made)
 
 
 @dataclass(frozen=True)
@@ -166,7 +144,7 @@ class _CompareCase:
     """The comparison rows of one case (a task of :func:`~onnx_arrow.parallel.map_cases`)."""
 
     backend: Backend
-    plan: Plan
+    plan: Rules
     timeout: float | None
 
     def __call__(self, store: Store, case: str) -> list[dict[str, Any]]:

@@ -25,8 +25,8 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, fields
+from typing import Any, Final, TypedDict, cast
 
 from onnx_arrow.compare.expectation_files import (
     Pattern,
@@ -43,12 +43,16 @@ from onnx_arrow.errors import CompareError
 
 __all__ = [
     "KEEP_ACTUAL",
+    "PLAN_SETTINGS",
     "Expectations",
     "Plan",
+    "PlanSettings",
+    "Rules",
     "check_ulp",
     "given_expectations",
     "matching_names",
     "parse_tolerance",
+    "plan_of",
     "plan_provenance",
     "searched_names",
     "select_cases",
@@ -347,22 +351,271 @@ def searched_names(case: str) -> tuple[str, str, str]:
 def given_expectations(
     skip: Sequence[str],
     xfail: Sequence[str],
-    tolerance: Mapping[str, tuple[float, float]] | None,
+    tolerance: Iterable[tuple[str, float, float]],
     patterns: Expectations | None,
     onnx_version: str | None = None,
 ) -> Expectations:
-    """The patterns of ``skip``, ``xfail`` and ``tolerance``, then those of ``patterns``
-    that apply to a corpus built by onnx ``onnx_version`` (see
+    """The patterns of ``skip``, ``xfail`` and ``tolerance`` (``(pattern, rtol, atol)``),
+    then those of ``patterns`` that apply to a corpus built by onnx ``onnx_version`` (see
     :meth:`Expectations.for_corpus`)."""
-    given = Expectations(list(skip), list(xfail), [(k, *v) for k, v in (tolerance or {}).items()])
+    given = Expectations(list(skip), list(xfail), list(tolerance))
     return given if patterns is None else given + patterns.for_corpus(onnx_version)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """How a case's outputs are compared: the patterns, the default tolerances, which
-    actual values a row keeps, the default ULP budget (None: tolerances judge) and the
-    absolute floor of zero under a ULP budget."""
+    """How a comparison judges what a backend gives: the verdict settings that
+    :func:`~onnx_arrow.compare.compare`, :func:`~onnx_arrow.compare.compare_stores`,
+    :func:`~onnx_arrow.trace.trace`, the pytest plugin and the command line share.
+
+    Each of those takes ``plan=Plan(...)``, or the same settings as keywords
+    (``compare(store, rtol=1e-4)`` is ``compare(store, plan=Plan(rtol=1e-4))``); a plan
+    and keywords together are refused.  Every setting is checked here, once.
+
+    Parameters
+    ----------
+    skip, xfail
+        Regular expressions (searched as onnx's ``BackendTest`` searches them: see
+        :class:`Expectations`) of the cases not to run (one ``skipped`` row each, naming
+        the pattern) and of those known to fail (their failures ``xfail``; ``xpass`` when
+        they pass).
+    tolerance
+        ``{pattern: (rtol, atol)}`` (or ``(pattern, rtol, atol)`` triples): the
+        tolerances of the cases a pattern finds, over their own (the first pattern that
+        finds a case applies).  Kept as a tuple of triples.
+    patterns
+        More skip, xfail, tolerance and ULP patterns (:meth:`Expectations.read` of a
+        file), after those of ``skip``, ``xfail`` and ``tolerance``; those with conditions
+        apply as the store's onnx release says (:meth:`Expectations.for_corpus`).
+    keep_actual
+        Whose actual values a report's ``actual`` column keeps (see :data:`KEEP_ACTUAL`):
+        of the outputs that differ (``"failed"``), of all, or of none.
+    rtol, atol
+        The tolerances of a case that has none of its own and that no ``tolerance``
+        pattern finds (onnx's defaults): an element is beyond tolerance when ``|actual -
+        expected| > atol + rtol * |expected|`` (NaN equal to NaN).
+    max_ulp, ulp_floor
+        Make ULPs the verdict of the floats (of a case no tolerance pattern finds; a
+        ``tolerance REGEX ulp=N`` pattern gives a case a budget of its own): an element
+        passes within ``max_ulp`` ULPs of the expected one (counted on the dtype's own
+        codes, complex part by part), or where the expected value is 0 and ``|actual| <=
+        ulp_floor``; two NaNs are equal.  ``max_ulp=0`` is a bit-exactness check (-0.0
+        and +0.0 are 0 apart).
+
+    A trace judges one case: its ``skip``, ``xfail`` and ``keep_actual`` do not apply
+    there, its tolerance and ULP patterns do.
+
+    Raises
+    ------
+    CompareError
+        Located at the setting (``Plan(rtol)``): a pattern that is not a regular
+        expression, a tolerance or floor that is not a finite number of 0 or more, a
+        budget that is not a whole number of 0 or more, an unknown ``keep_actual``, or
+        a setting of another type (a string where a list of patterns is asked for).
+
+    Examples
+    --------
+    >>> Plan(rtol=1e-4, xfail=["test_dft"], tolerance={"test_stft": (1e-2, 1e-4)})
+    Plan(skip=(), xfail=('test_dft',), tolerance=(('test_stft', 0.01, 0.0001),), \
+patterns=None, keep_actual='failed', rtol=0.0001, atol=1e-07, max_ulp=None, ulp_floor=0.0)
+    >>> Plan(skip="test_abs")
+    Traceback (most recent call last):
+    ...
+    onnx_arrow.errors.CompareError: Plan(skip): expected a list of regular expressions, \
+got the str 'test_abs'; give ['test_abs'] for one
+    """
+
+    skip: Sequence[str] = ()
+    xfail: Sequence[str] = ()
+    tolerance: Mapping[str, tuple[float, float]] | Sequence[tuple[str, float, float]] = ()
+    patterns: Expectations | None = None
+    keep_actual: str = "failed"
+    rtol: float = 1e-3
+    atol: float = 1e-7
+    max_ulp: int | None = None
+    ulp_floor: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "skip", _regexes(self.skip, "skip"))
+        object.__setattr__(self, "xfail", _regexes(self.xfail, "xfail"))
+        object.__setattr__(self, "tolerance", _tolerances(self.tolerance))
+        if self.patterns is not None and not isinstance(self.patterns, Expectations):
+            raise CompareError(
+                "expected the Expectations of a file (Expectations.read) or None, got "
+                f"{_type_name(self.patterns)}",
+                where="Plan(patterns)",
+            )
+        if not isinstance(self.keep_actual, str) or self.keep_actual not in KEEP_ACTUAL:
+            raise CompareError(
+                f"keep_actual is {self.keep_actual!r}; expected one of {', '.join(KEEP_ACTUAL)}",
+                where="Plan(keep_actual)",
+            )
+        for name, value in (
+            ("rtol", self.rtol),
+            ("atol", self.atol),
+            ("ulp_floor", self.ulp_floor),
+        ):
+            try:
+                check_tolerance(value, 0.0)
+            except CompareError:
+                raise CompareError(
+                    f"{name} is {value!r}; give a finite number of 0 or more", where=f"Plan({name})"
+                ) from None
+        try:
+            check_ulp(self.max_ulp)
+        except CompareError as exc:
+            raise CompareError(exc.message, where="Plan(max_ulp)") from None
+
+    def expectations(self, onnx_version: str | None = None) -> Expectations:
+        """The plan's patterns, in order (``skip``, ``xfail``, ``tolerance``, then those of
+        ``patterns`` that apply to a corpus built by onnx ``onnx_version``)."""
+        return given_expectations(
+            self.skip,
+            self.xfail,
+            cast("tuple[tuple[str, float, float], ...]", self.tolerance),  # __post_init__ made it
+            self.patterns,
+            onnx_version,
+        )
+
+    def rules(self, onnx_version: str | None = None) -> Rules:
+        """The plan as a store built by onnx ``onnx_version`` is judged by it."""
+        return Rules(
+            self.expectations(onnx_version),
+            self.rtol,
+            self.atol,
+            self.keep_actual,
+            self.max_ulp,
+            self.ulp_floor,
+        )
+
+
+#: The names of :class:`Plan`'s settings, in order.
+PLAN_SETTINGS: Final = tuple(f.name for f in fields(Plan))
+
+
+class PlanSettings(TypedDict, total=False):
+    """:class:`Plan`'s settings as keywords (``compare(store, rtol=1e-4)``)."""
+
+    skip: Sequence[str]
+    xfail: Sequence[str]
+    tolerance: Mapping[str, tuple[float, float]] | Sequence[tuple[str, float, float]]
+    patterns: Expectations | None
+    keep_actual: str
+    rtol: float
+    atol: float
+    max_ulp: int | None
+    ulp_floor: float
+
+
+def plan_of(plan: Plan | None, settings: Mapping[str, Any], *, where: str) -> Plan:
+    """The plan a function was given: ``plan``, or one of the ``settings`` it was given as
+    keywords (at ``where``, the function's name), never both.
+
+    Raises
+    ------
+    CompareError
+        If a keyword is not a setting of :class:`Plan`, both a plan and settings are
+        given, ``plan`` is not a :class:`Plan`, or a setting is bad (see :class:`Plan`).
+    """
+    unknown = sorted(k for k in settings if k not in PLAN_SETTINGS)
+    if unknown:
+        raise CompareError(
+            f"unexpected keyword {', '.join(map(repr, unknown))}; the plan's settings are "
+            f"{', '.join(PLAN_SETTINGS)}",
+            where=f"{where}({unknown[0]})",
+        )
+    if plan is None:
+        return Plan(**settings)
+    if not isinstance(plan, Plan):
+        raise CompareError(
+            f"expected a Plan, got {_type_name(plan)}; build one with Plan(rtol=..., ...)",
+            where=f"{where}(plan)",
+        )
+    if settings:
+        raise CompareError(
+            f"{', '.join(sorted(settings))} given both as keywords and in plan=; give the "
+            "settings in the plan (dataclasses.replace(plan, ...)) or as keywords, not both",
+            where=f"{where}({sorted(settings)[0]})",
+        )
+    return plan
+
+
+def _type_name(value: object) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
+def _regexes(patterns: object, name: str) -> tuple[str, ...]:
+    """``patterns`` as a tuple of regular expressions, each compiled once to check it."""
+    where = f"Plan({name})"
+    if isinstance(patterns, str | bytes) or not isinstance(patterns, Iterable):
+        hint = f"; give [{patterns!r}] for one" if isinstance(patterns, str) else ""
+        raise CompareError(
+            f"expected a list of regular expressions, got the {_type_name(patterns)} "
+            f"{patterns!r:.60}{hint}",
+            where=where,
+        )
+    out = tuple(patterns)
+    for k, pattern in enumerate(out):
+        if not isinstance(pattern, str):
+            raise CompareError(
+                f"expected a regular expression (str), got {_type_name(pattern)}",
+                where=f"Plan({name}[{k}])",
+            )
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise CompareError(
+                f"pattern {pattern!r} is not a regular expression ({exc})",
+                where=f"Plan({name}[{k}])",
+            ) from None
+    return out
+
+
+def _tolerances(tolerance: object) -> tuple[tuple[str, float, float], ...]:
+    """``{pattern: (rtol, atol)}`` or ``(pattern, rtol, atol)`` triples as triples, each
+    pattern compiled and each tolerance checked."""
+    where = "Plan(tolerance)"
+    if tolerance is None:
+        return ()
+    if isinstance(tolerance, Mapping):
+        items = []
+        for pattern, pair in tolerance.items():
+            if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2:
+                raise CompareError(
+                    f"expected (rtol, atol) for pattern {pattern!r}, got {pair!r:.60}",
+                    where=where,
+                )
+            items.append((pattern, *pair))
+    elif isinstance(tolerance, Iterable) and not isinstance(tolerance, str | bytes):
+        items = [tuple(t) if isinstance(t, Sequence) and not isinstance(t, str) else t
+                 for t in tolerance]  # fmt: skip
+    else:
+        raise CompareError(
+            f"expected {{pattern: (rtol, atol)}}, got {_type_name(tolerance)}", where=where
+        )
+    out = []
+    for k, item in enumerate(items):
+        if not (isinstance(item, tuple) and len(item) == 3):
+            raise CompareError(
+                f"expected (pattern, rtol, atol), got {item!r:.60}", where=f"Plan(tolerance[{k}])"
+            )
+        pattern, rtol, atol = item
+        _regexes([pattern], "tolerance")
+        try:
+            check_tolerance(rtol, atol)
+        except CompareError as exc:
+            raise CompareError(f"pattern {pattern!r}: {exc.message}", where=where) from None
+        out.append((pattern, rtol, atol))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """A :class:`Plan` as one store is judged by it: its patterns resolved for the store's
+    onnx release (:meth:`Plan.rules`), the default tolerances, which actual values a row
+    keeps, the default ULP budget (None: tolerances judge) and the absolute floor of zero
+    under a ULP budget."""
 
     expect: Expectations
     rtol: float
@@ -380,7 +633,7 @@ class Plan:
             )
 
 
-def plan_provenance(plan: Plan, cases: Iterable[str] | None) -> dict[str, Any]:
+def plan_provenance(plan: Rules, cases: Iterable[str] | None) -> dict[str, Any]:
     """What a report records of ``plan`` and of the ``cases`` asked for."""
     expect = plan.expect
     return {

@@ -6,9 +6,11 @@ Parquet file."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
@@ -20,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import onnx_arrow
-from onnx_arrow.compare.plans import Plan
+from onnx_arrow.compare.plans import Rules
 from onnx_arrow.compare.runs import DataSetRun, kept_message, output_name
 from onnx_arrow.compare.serialize import serialized
 from onnx_arrow.compare.similarity import Diff, compare_value, detail_text
@@ -28,7 +30,8 @@ from onnx_arrow.compare.statuses import DIFFERS, PASSING, STATUSES
 from onnx_arrow.core.model import file_kind, load_json, op_types
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.corpus.tree import atomic_file
-from onnx_arrow.errors import CompareError, CorpusError
+from onnx_arrow.errors import CompareError, CorpusError, ProvenanceWarning, UnsupportedTypeError
+from onnx_arrow.reports import REPORT_METADATA_KEY, Report, as_frame
 
 __all__ = [
     "COMPARE_COLUMNS",
@@ -37,12 +40,15 @@ __all__ = [
     "REPORT_SCHEMA",
     "check_made",
     "check_report",
+    "missing_provenance",
     "output_rows",
     "provenance",
     "read_report",
     "report_frame",
+    "report_table",
     "skipped_row",
     "status_counts",
+    "store_digest",
     "summary",
     "write_report",
 ]
@@ -82,13 +88,13 @@ def skipped_row(store: Store, case: str, pattern: str) -> dict[str, Any]:
     }
 
 
-def output_rows(plan: Plan, runs: Iterable[DataSetRun]) -> list[dict[str, Any]]:
+def output_rows(plan: Rules, runs: Iterable[DataSetRun]) -> list[dict[str, Any]]:
     """The rows of the data sets of one case: one per expected output (compared as
     ``plan`` says), one for a data set not run."""
     return [row for run in runs for row in _rows(plan, run)]
 
 
-def _rows(plan: Plan, run: DataSetRun) -> Iterator[dict[str, Any]]:
+def _rows(plan: Rules, run: DataSetRun) -> Iterator[dict[str, Any]]:
     base = {"case": run.case, "op_types": run.op_types, "data_set": run.data_set}
     if run.skipped is not None:
         yield {**base, "status": "skipped", "detail": run.skipped}
@@ -212,14 +218,16 @@ def report_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per operator, how many outputs have each status, most non-matches first.
+def summary(df: Report | pd.DataFrame) -> pd.DataFrame:
+    """Per operator, how many outputs of a report (or its DataFrame) have each status,
+    most non-matches first.
 
     A case's outputs count for each of its op types (``op_types`` exploded); a case
     without a model counts under ``(none)``.  Columns: ``op_type``, ``total``, one
     per status of :data:`STATUSES`, and ``non_match`` (``total`` less the
     :data:`PASSING` statuses).
     """
+    df = as_frame(df)
     exploded = df[["op_types", "status"]].copy()
     exploded["op_type"] = exploded["op_types"].map(lambda t: tuple(t) if len(t) else ("(none)",))
     exploded = exploded.explode("op_type")
@@ -232,19 +240,25 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True).astype({"op_type": pd.StringDtype()})
 
 
-def status_counts(df: pd.DataFrame) -> dict[str, int]:
-    """How many rows have each status, in the order of :data:`STATUSES`."""
-    counts = df["status"].value_counts()
+def status_counts(df: Report | pd.DataFrame) -> dict[str, int]:
+    """How many rows of a report (or its DataFrame) have each status, in the order of
+    :data:`STATUSES`."""
+    counts = as_frame(df)["status"].value_counts()
     return {status: int(counts.get(status, 0)) for status in STATUSES}
 
 
 def provenance(store: Store, **options: Any) -> dict[str, Any]:
-    """What a report was made from and with: versions, the store, the options."""
+    """What a compare report was made from and with: its kind, the versions, the store
+    (its files, its digest, the onnx release that built it, where its data came from),
+    the options."""
     return {
+        "kind": "compare",
         "onnx_arrow_version": onnx_arrow.__version__,
         "onnx_version": onnx.__version__,
         "numpy_version": np.__version__,
         "store": [str(p) for p in store.parts],
+        "store_digest": store_digest(store),
+        "store_onnx_version": store.metadata.get("onnx_version"),
         "store_created_by": store.metadata.get("created_by"),
         "report_format": REPORT_FORMAT,
         "store_provenance": store.metadata.get("provenance"),
@@ -252,23 +266,99 @@ def provenance(store: Store, **options: Any) -> dict[str, Any]:
     }
 
 
-#: The key of a report's Parquet metadata that holds what it was made from and with.
-REPORT_METADATA_KEY: Final = "onnx_arrow.report"
+def store_digest(store: Store) -> str | None:
+    """A digest of what ``store`` holds, cheap to take: BLAKE2b-128 over each of its files'
+    size and Parquet footer (the schema, the metadata and every row group's offsets, sizes
+    and statistics, so another content gives another digest in practice); None where a
+    file cannot be read."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        for part in store.parts:
+            with open(part, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                f.seek(max(size - 8, 0))
+                tail = f.read(8)
+                length = int.from_bytes(tail[:4], "little")
+                if tail[4:] != b"PAR1" or length + 8 > size:
+                    return None
+                f.seek(size - 8 - length)
+                digest.update(size.to_bytes(8, "little"))
+                digest.update(f.read(length))
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
-def write_report(df: pd.DataFrame, out: str | os.PathLike[str]) -> None:
-    """Write a report (from :func:`compare`, :func:`compare_stores` or
-    :func:`onnx_arrow.diff.diff`) to Parquet, atomically, with what it was made from and
-    with (``df.attrs["onnx_arrow"]``: versions, store, backend, options) as JSON under the
-    file's :data:`REPORT_METADATA_KEY` metadata."""
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    made = df.attrs.get("onnx_arrow")
-    if made is not None:
-        meta = dict(table.schema.metadata or {})
-        meta[REPORT_METADATA_KEY.encode()] = json.dumps(made, default=str).encode()
-        table = table.replace_schema_metadata(meta)
+def report_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
+    """The rows of a compare report as a table of :data:`REPORT_SCHEMA`, a column absent
+    from a row null in it."""
+    return pa.Table.from_pandas(report_frame(rows), schema=REPORT_SCHEMA, preserve_index=False)
+
+
+def write_report(report: Report | pd.DataFrame, out: str | os.PathLike[str]) -> None:
+    """Write a report (from :func:`compare`, :func:`compare_stores`,
+    :func:`onnx_arrow.diff.diff` or :func:`~onnx_arrow.reports.concat_reports`) to
+    Parquet, atomically: its table, with what it was made from and with (versions, store,
+    backend, options) as JSON under the file's :data:`REPORT_METADATA_KEY` metadata.
+
+    A DataFrame is written with its ``attrs["onnx_arrow"]`` as what it was made from.
+
+    Warns
+    -----
+    ProvenanceWarning
+        If the report does not say what it was made from, or leaves out part of it (a
+        DataFrame made by ``pd.concat`` of two reports keeps none): the warning names
+        what is missing.
+    """
+    if isinstance(report, Report):
+        table = report.table
+        made = report.provenance
+    elif isinstance(report, pd.DataFrame):
+        made = report.attrs.get("onnx_arrow")
+        table = pa.Table.from_pandas(report, preserve_index=False)
+        if made is not None:
+            meta = dict(table.schema.metadata or {})
+            meta[REPORT_METADATA_KEY.encode()] = json.dumps(made, default=str).encode()
+            table = table.replace_schema_metadata(meta)
+    else:
+        raise UnsupportedTypeError(
+            f"expected a Report (or a DataFrame), got {type(report).__module__}."
+            f"{type(report).__name__}",
+            where="write_report(report)",
+        )
+    missing = missing_provenance(made)
+    if missing:
+        warnings.warn(
+            f"{os.fspath(out)}: the report is written without {missing}; join reports "
+            "with concat_reports, which keeps what each was made from",
+            ProvenanceWarning,
+            stacklevel=2,
+        )
     with atomic_file(out, what="the report") as tmp:
         pq.write_table(table, tmp)
+
+
+#: What a report of each kind names as what it was made from, and that part in words.
+_SOURCES: Final = {
+    "compare": (("store", "its store"),),
+    "diff": (("old", "its old side"), ("new", "its new side")),
+    "trace": (("store", "its store"),),
+}
+
+
+def missing_provenance(made: object) -> str | None:
+    """What a report's provenance ``made`` leaves out, in words: all of it, or what it was
+    made from (a joined report's: each source's); None if nothing."""
+    if not isinstance(made, Mapping) or not made:
+        return "what it was made from (no store, backend or versions)"
+    sources = made.get("sources")
+    if isinstance(sources, list) and sources:
+        said = [missing_provenance(s) for s in sources]
+        gaps = [f"source {k}: {gap}" for k, gap in enumerate(said) if gap]
+        return "; ".join(gaps) or None
+    kind = made.get("kind", "compare")
+    gaps = [what for key, what in _SOURCES.get(str(kind), ()) if made.get(key) in (None, [])]
+    return ", ".join(gaps) or None
 
 
 # --- reading a report back -------------------------------------------------------------
@@ -365,7 +455,7 @@ def _fits(got: pa.DataType, want: pa.DataType) -> bool:
 
 
 def check_report(
-    report: pa.Table | pd.DataFrame, *, where: str, metadata: object = None
+    report: Report | pa.Table | pd.DataFrame, *, where: str, metadata: object = None
 ) -> pa.Table:
     """A compare report as an Arrow table of :data:`REPORT_SCHEMA`, checked: every column
     there, each of its type (see :data:`REPORT_SCHEMA`), every row naming its case with a
@@ -380,6 +470,9 @@ def check_report(
     CompareError
         Located at ``where`` (the report's path, or ``the report``), saying what is wrong.
     """
+    if isinstance(report, Report):
+        metadata = report.provenance if metadata is None else metadata
+        report = report.table
     check_made(metadata, where=where)  # a report of a later format: said before its columns
     table = report if isinstance(report, pa.Table) else _as_table(report, where)
     for name in _LATER_COLUMNS:
@@ -480,6 +573,16 @@ def check_made(made: object, *, where: str) -> dict[str, Any]:
             f"up to {REPORT_FORMAT}: upgrade onnx-arrow to read it",
             where=where,
         )
+    sources = made.get("sources")
+    if sources is not None:
+        if not isinstance(sources, list) or not sources:
+            raise CompareError(
+                f"the report's sources are {sources!r:.60}, not a list of what each joined "
+                "report was made from; the report's metadata was changed after it was written",
+                where=where,
+            )
+        for k, source in enumerate(sources):
+            check_made(source, where=f"{where}: sources[{k}]")
     parts = made.get("store")
     if parts is not None and (
         not isinstance(parts, list) or not parts or not all(isinstance(p, str) for p in parts)
@@ -492,10 +595,12 @@ def check_made(made: object, *, where: str) -> dict[str, Any]:
     return dict(made)
 
 
-def read_report(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """A report :func:`write_report` wrote, read back as the DataFrame :func:`compare`
-    gives (its ``attrs["onnx_arrow"]`` what the report was made from and with), checked
-    by :func:`check_report` first; its metadata parsed within limits.
+def read_report(path: str | os.PathLike[str]) -> Report:
+    """A compare report :func:`write_report` wrote, read back as the :class:`Report`
+    :func:`compare` gives (its provenance what the file's metadata says the report was
+    made from and with), checked by :func:`check_report` first; its metadata parsed
+    within limits.  A report written before reports said their kind reads as a
+    ``compare`` one.
 
     Raises
     ------
@@ -524,6 +629,6 @@ def read_report(path: str | os.PathLike[str]) -> pd.DataFrame:
         else load_json(raw, what="the report's metadata", where=where, error=CompareError)
     )
     checked = check_report(table, where=where, metadata=made)
-    df = report_frame(checked.to_pylist())
-    df.attrs["onnx_arrow"] = check_made(made, where=where)
-    return df
+    if made is None:
+        return Report.of(checked, None)
+    return Report.of(checked, {"kind": "compare", **check_made(made, where=where)})

@@ -46,9 +46,10 @@ import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 
 from onnx_arrow.compare.distribution import ULP_BINS
-from onnx_arrow.compare.report import check_made, check_report, read_report, report_frame
+from onnx_arrow.compare.report import check_made, check_report, read_report
 from onnx_arrow.core.model import DTYPES
 from onnx_arrow.errors import CompareError
+from onnx_arrow.reports import Report
 
 __all__ = ["FORMATS", "ULP_BANDS", "VERDICTS", "Scoreboard", "error_cause", "scoreboard"]
 
@@ -143,7 +144,7 @@ class Scoreboard:
 
 
 def scoreboard(
-    reports: Sequence[str | os.PathLike[str] | pd.DataFrame],
+    reports: Sequence[str | os.PathLike[str] | Report | pd.DataFrame],
     *,
     labels: Sequence[str] | None = None,
 ) -> Scoreboard:
@@ -152,8 +153,10 @@ def scoreboard(
     Parameters
     ----------
     reports
-        Reports :func:`~onnx_arrow.compare.write_report` wrote (paths), or DataFrames
-        :func:`~onnx_arrow.compare.compare` gave: one column each.
+        Reports :func:`~onnx_arrow.compare.compare` gave, or
+        :func:`~onnx_arrow.compare.write_report` wrote (paths), or their DataFrames: one
+        column each.  A report joined by :func:`~onnx_arrow.reports.concat_reports` is
+        one column if every run it joins ran one backend.
     labels
         The columns' labels, one per report; by default named from what each report says
         it was made with.
@@ -181,7 +184,7 @@ def scoreboard(
     >>> board.causes[["cause", "cases", "example"]].to_numpy().tolist()
     [['ValueError: shape … is wrong', 1, 'node/test_abs_expanded']]
     """
-    if isinstance(reports, str | os.PathLike | pd.DataFrame) or not len(reports):
+    if isinstance(reports, str | os.PathLike | pd.DataFrame | Report) or not len(reports):
         raise CompareError(
             "expected a list of one or more compare reports (paths or DataFrames)",
             where="scoreboard(reports)",
@@ -213,24 +216,45 @@ ULP_BANDS: Final = {"bit_exact": 0, "within_1_ulp": 1, "within_4_ulp": 4, "withi
 
 def _load(report: Any, k: int) -> tuple[dict[str, Any], pd.DataFrame]:
     """What a report was made with, and the columns a scoreboard reads."""
+    where = f"scoreboard(reports[{k}])"
+    file = None
     if isinstance(report, str | os.PathLike):
-        df = read_report(report)
-        made = dict(df.attrs.get("onnx_arrow", {}))
-        made["_file"] = Path(report).name
+        loaded = read_report(report)
+        file = Path(report).name
+    elif isinstance(report, Report):
+        made = check_made(report.provenance, where=where)
+        loaded = Report.of(check_report(report, where=where, metadata=made), made or None)
     elif isinstance(report, pd.DataFrame):
-        where = f"scoreboard(reports[{k}])"
         made = check_made(report.attrs.get("onnx_arrow"), where=where)
-        df = report_frame(check_report(report, where=where, metadata=made).to_pylist())
-        made["_file"] = None
+        loaded = Report.of(check_report(report, where=where, metadata=made), made or None)
     else:
         raise CompareError(
-            "expected a compare report: the path of a report write_report wrote or the "
-            f"DataFrame compare gives; got {type(report).__module__}.{type(report).__name__}",
-            where=f"scoreboard(reports[{k}])",
+            "expected a compare report: a Report compare gives, the path of a report "
+            f"write_report wrote or a DataFrame; got {type(report).__module__}."
+            f"{type(report).__name__}",
+            where=where,
         )
-    frame = df[list(_COLUMNS)].copy()
+    made = {**_one_backend(loaded, where), "_file": file}
+    frame = loaded.to_pandas()[list(_COLUMNS)].copy()
     frame["max_ulp"] = frame["max_ulp"].astype(pd.UInt64Dtype())
     return made, frame
+
+
+def _one_backend(report: Report, where: str) -> dict[str, Any]:
+    """What a report was made with: its one source's provenance, or the first of a joined
+    report's sources when all ran one backend (a scoreboard's column is one backend)."""
+    sources = report.sources
+    if not sources:
+        return {}
+    backends = {json.dumps(_backend_of(s), sort_keys=True) for s in sources}
+    if len(backends) > 1:
+        raise CompareError(
+            f"the report joins the runs of {len(backends)} backends "
+            f"({', '.join(sorted(str(_backend_of(s).get('name')) for s in sources))}); a "
+            "scoreboard's column is one backend: give each run as a report of its own",
+            where=where,
+        )
+    return sources[0]
 
 
 def _labels(

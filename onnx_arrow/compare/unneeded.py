@@ -14,6 +14,7 @@ import pandas as pd
 
 from onnx_arrow.compare.expectation_files import Pattern
 from onnx_arrow.compare.plans import Expectations, searched_names
+from onnx_arrow.reports import Report, as_frame
 
 __all__ = ["UNNEEDED_COLUMNS", "unneeded_entries"]
 
@@ -26,7 +27,7 @@ _PASSED: Final = frozenset({"match", "xpass"})
 
 
 def unneeded_entries(
-    report: pd.DataFrame, patterns: Expectations, onnx_version: str | None = None
+    report: Report | pd.DataFrame, patterns: Expectations, onnx_version: str | None = None
 ) -> pd.DataFrame:
     r"""The entries of ``patterns`` that matched no failing case of ``report`` (a
     :func:`~onnx_arrow.compare.compare` table made with them): the ones a project can
@@ -50,6 +51,7 @@ def unneeded_entries(
     """
     applied = patterns.for_corpus(onnx_version)
     statuses: dict[str, set[str]] = {}
+    report = as_frame(report)
     for case, status in zip(report["case"], report["status"], strict=True):
         statuses.setdefault(case, set()).add(status)
     names = [(case, searched_names(case)) for case in statuses]

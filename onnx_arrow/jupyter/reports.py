@@ -171,9 +171,10 @@ def report_view(
 ) -> ReportView:
     """A displayable row of a ``compare`` report (see :class:`ReportView`).
 
-    ``report`` is the DataFrame :func:`onnx_arrow.compare.compare` gives or the path of a
-    report it wrote; ``row`` the row's position.  ``store`` is the store of the expected
-    outputs; without it, the one the report names in its metadata.
+    ``report`` is the :class:`~onnx_arrow.reports.Report` :func:`onnx_arrow.compare.compare`
+    gives (a joined one too: a row's store is that of the run it came from), its
+    DataFrame or the path of a report it wrote; ``row`` the row's position.  ``store``
+    is the store of the expected outputs; without it, the one the report names in its metadata.
 
     The report is checked as it is read (:func:`onnx_arrow.compare.report.check_report`):
     its columns and their types against the report's schema, its rows, and what it says
@@ -194,16 +195,17 @@ def report_view(
     import pandas as pd
 
     from onnx_arrow.compare.report import check_made, check_report, read_report
+    from onnx_arrow.reports import Report
 
     if isinstance(report, str | os.PathLike):
         where = os.fspath(report)
         report = read_report(report)
-    elif isinstance(report, pd.DataFrame):
+    elif isinstance(report, Report | pd.DataFrame):
         where = "the report"
     else:
         raise UnsupportedTypeError(
-            "expected a compare report: the DataFrame compare gives or the path of a report "
-            f"it wrote, got {type_name(report)}",
+            "expected a compare report: the Report compare gives, its DataFrame or the path "
+            f"of a report it wrote, got {type_name(report)}",
             where="report_view(report)",
         )
     if not isinstance(row, int | np.integer) or isinstance(row, bool):
@@ -216,11 +218,19 @@ def report_view(
             f"{type_name(store)}",
             where="report_view(store)",
         )
-    made = check_made(report.attrs.get("onnx_arrow"), where=where)
-    n = len(report)
-    if not 0 <= row < n:
+    if isinstance(report, Report):
+        made = check_made(report.provenance, where=where)
+        n = report.table.num_rows
+        piece: Any = report.table.slice(int(row), 1) if 0 <= row < n else None
+    else:
+        made = check_made(report.attrs.get("onnx_arrow"), where=where)
+        n = len(report)
+        piece = report.iloc[[int(row)]] if 0 <= row < n else None
+    if piece is None:
         raise OnnxArrowError(f"row {row} is outside the report's {n} rows")
-    table = check_report(report.iloc[[int(row)]], where=f"{where}: row {row}", metadata=made)
+    if isinstance(report, Report) and report.sources:  # a joined report: the row's own
+        made = check_made(report.source_of(int(row)), where=where)
+    table = check_report(piece, where=f"{where}: row {row}", metadata=made)
     record = table.to_pylist()[0]
     if store is None:
         parts = made.get("store")

@@ -9,7 +9,9 @@ import this package).
   output, a chunk at a time (peak memory is a chunk's, not the model's), compares each
   value as ``compare`` compares an output (the case's tolerance, or a ULP budget) and
   writes a trace store: one row per value per backend, its data in the corpus store's
-  typed columns, its comparison beside it (the module ``store``).
+  typed columns, its comparison beside it (the module ``store``).  Its metadata says what
+  the trace was made from and with (the store and its digest, the backends, the plan), and
+  :meth:`Trace.report` gives the rows with it as a report of kind ``trace``.
 * The verdict (:class:`Verdict`) is the first node in topological order whose outputs
   diverge while everything it reads agrees, with the worst elements of its inputs and
   outputs, and the later divergences it explains.

@@ -13,24 +13,28 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
+import onnx
 from onnx import ModelProto
 
+import onnx_arrow
 from onnx_arrow.compare.backends import Backend, BackendLike, describe_backend, resolve_backend
-from onnx_arrow.compare.expectation_files import check_tolerance, check_ulp
-from onnx_arrow.compare.plans import Expectations
+from onnx_arrow.compare.plans import Plan, PlanSettings, plan_of, plan_provenance
+from onnx_arrow.compare.report import store_digest
 from onnx_arrow.compare.runs import DataSetRun, data_sets_of, kept_message
 from onnx_arrow.compare.similarity import Diff, compare_value, detail_text
 from onnx_arrow.core.model import graph_values
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import CompareError
+from onnx_arrow.reports import Report
 from onnx_arrow.trace.exposed import run_model
 from onnx_arrow.trace.plan import TracePlan, plan_trace
 from onnx_arrow.trace.repro import check_repro_folder, write_repro
-from onnx_arrow.trace.store import TracedValue, TraceWriter, describe_value
+from onnx_arrow.trace.store import TracedValue, TraceWriter, describe_value, read_trace
 from onnx_arrow.trace.verdict import ValueSummary, Verdict, find_verdict
 
 __all__ = ["DEFAULT_CHUNK", "Trace", "case_feed", "checked_chunk", "trace"]
@@ -48,6 +52,13 @@ class Trace:
     metadata: dict[str, Any] = field(repr=False)
     #: The folder of the repro case, if one was asked for and written.
     repro: Path | None = None
+
+    def report(self, columns: Sequence[str] | None = None) -> Report:
+        """The trace store's rows (``columns`` of them, all by default) as a report of
+        kind ``trace``, its provenance the trace's metadata (the store and its digest,
+        the backends, the rule, the plan, the verdict)."""
+        rows, metadata = read_trace(self.path, columns)
+        return Report.of(rows, {"kind": "trace", **metadata})
 
 
 def case_feed(
@@ -98,11 +109,9 @@ def trace(
     against: BackendLike = None,
     data_set: int | None = None,
     chunk: int = DEFAULT_CHUNK,
-    max_ulp: int | None = None,
-    ulp_floor: float = 0.0,
-    rtol: float = 1e-3,
-    atol: float = 1e-7,
     repro: str | os.PathLike[str] | None = None,
+    plan: Plan | None = None,
+    **settings: Unpack[PlanSettings],
 ) -> Trace:
     """Trace ``case`` of ``store`` on ``backend`` (A) against ``against`` (B, the
     reference evaluator unless given): every value its main graph's nodes make, exposed
@@ -122,17 +131,15 @@ def trace(
         Which data set to feed (N of ``test_data_set_N``); the case's first when None.
     chunk
         Values exposed (and held) at once.
-    max_ulp
-        A ULP budget judging the floats instead of the tolerances (as ``compare``'s).
-    ulp_floor
-        Under a ULP budget, an element also passes where 0 is expected and its
-        ``|actual| <= ulp_floor`` (as ``compare``'s).
-    rtol, atol
-        The tolerances of a case that states none of its own (onnx's defaults).
     repro
         A folder to write the first divergent node to, as a case of its own (see
         :func:`~onnx_arrow.trace.repro.write_repro`); nothing is written when no node
         diverges.
+    plan, **settings
+        How values are judged, as ``compare`` judges an output (a
+        :class:`~onnx_arrow.compare.Plan`, or its settings as keywords: ``rtol``,
+        ``atol``, ``max_ulp``, ``ulp_floor``, tolerance and ULP patterns); its skip,
+        xfail and keep_actual settings do not apply to a trace.
 
     Returns
     -------
@@ -153,25 +160,26 @@ def trace(
     name_a = describe_backend(side_a)
     name_b = describe_backend(side_b)
     chunk = checked_chunk(chunk)
-    check_tolerance(rtol, atol)
-    check_ulp(max_ulp, ulp_floor)
+    judged = plan_of(plan, settings, where="trace")
     if repro is not None:
         check_repro_folder(repro)
     run, model, feed = case_feed(store, case, data_set)
-    plan = plan_trace(model)
-    expect = Expectations()
-    rtol, atol, source = expect.tolerance_for(case, run.tolerance, rtol, atol)
-    budget = expect.ulp_for(case, max_ulp, source)
+    nodes = plan_trace(model)
+    expect = judged.expectations(store.metadata.get("onnx_version"))
+    rtol, atol, source = expect.tolerance_for(case, run.tolerance, judged.rtol, judged.atol)
+    budget = expect.ulp_for(case, judged.max_ulp, source)
+    ulp_floor = judged.ulp_floor
     writer = TraceWriter(out)
     started = time.perf_counter()
     try:
         summaries = _trace_chunks(
-            plan, feed, (side_a, name_a["name"]), (side_b, name_b["name"]), writer,
+            nodes, feed, (side_a, name_a["name"]), (side_b, name_b["name"]), writer,
             case=case, data_set=run.data_set, chunk=chunk, rule=(rtol, atol, budget, ulp_floor),
         )  # fmt: skip
-        verdict = find_verdict(plan, summaries)
-        chunks = sum(1 for _ in plan.chunks(chunk))
+        verdict = find_verdict(nodes, summaries)
+        chunks = sum(1 for _ in nodes.chunks(chunk))
         metadata = {
+            **_provenance(store),
             "case": case,
             "data_set": run.data_set,
             "backend": name_a,
@@ -182,14 +190,15 @@ def trace(
             "tolerance_source": source,
             "max_ulp": None if budget is None else budget[0],
             "ulp_floor": ulp_floor,
-            "nodes": len(plan.nodes),
-            "values": len(plan.values),
+            "nodes": len(nodes.nodes),
+            "values": len(nodes.values),
             "chunk": chunk,
             "chunks": chunks,
-            "untyped": [v for v in plan.values if plan.types.get(v) is None],
-            "untraced": plan.untraced,
+            "untyped": [v for v in nodes.values if nodes.types.get(v) is None],
+            "untraced": nodes.untraced,
             "seconds": round(time.perf_counter() - started, 3),
             "verdict": verdict.to_json(),
+            "plan": plan_provenance(judged.rules(store.metadata.get("onnx_version")), [case]),
         }
         writer.close(metadata)
     except BaseException:
@@ -197,8 +206,21 @@ def trace(
         raise
     result = Trace(Path(out), verdict, metadata)
     if repro is not None and verdict.position is not None:
-        result.repro = write_repro(repro, plan, verdict.position, feed, side_b, name_b["name"])
+        result.repro = write_repro(repro, nodes, verdict.position, feed, side_b, name_b["name"])
     return result
+
+
+def _provenance(store: Store) -> dict[str, Any]:
+    """What a trace says it was made from (as a compare report says it)."""
+    return {
+        "kind": "trace",
+        "onnx_arrow_version": onnx_arrow.__version__,
+        "onnx_version": onnx.__version__,
+        "store": [str(p) for p in store.parts],
+        "store_digest": store_digest(store),
+        "store_onnx_version": store.metadata.get("onnx_version"),
+        "store_created_by": store.metadata.get("created_by"),
+    }
 
 
 def _trace_chunks(

@@ -25,8 +25,8 @@ def test_write_actual_and_compare_stores_agree(store: Store, tmp_path: Path) -> 
     assert counts["cases"] == len(GOOD) + 2
     assert counts["errors"] == 1
     assert counts["kept_as_bytes"] == 0
-    direct = cmp.compare(store)
-    stored = cmp.compare_stores(store, out)
+    direct = cmp.compare(store).to_pandas()
+    stored = cmp.compare_stores(store, out).to_pandas()
     pd.testing.assert_frame_equal(direct, stored)
     # the actual store is a corpus store: same models and inputs
     actual = Store(out)
@@ -35,11 +35,13 @@ def test_write_actual_and_compare_stores_agree(store: Store, tmp_path: Path) -> 
     # a case missing from the actual store (a run of some cases) is left out, and counted
     only_abs = tmp_path / "abs.parquet"
     cmp.write_actual(store, cmp.reference_backend, only_abs, cases=["test_abs"])
-    partial = cmp.compare_stores(store, only_abs, cases=["test_abs", "test_add"])
+    partial = cmp.compare_stores(store, only_abs, cases=["test_abs", "test_add"]).to_pandas()
     assert partial.status.tolist() == ["match"]
-    assert partial.attrs["left_out"] == 1
+    assert partial.attrs["onnx_arrow"]["left_out"] == 1
     # or, asked for, an error
-    missing = cmp.compare_stores(store, only_abs, cases=["test_abs", "test_add"], missing="error")
+    missing = cmp.compare_stores(
+        store, only_abs, cases=["test_abs", "test_add"], missing="error"
+    ).to_pandas()
     assert missing.status.tolist() == ["match", "error"]
     assert missing.error.iloc[1] == "the case is not in the actual store"
 
@@ -68,9 +70,11 @@ def test_the_stated_tolerance_holds_for_stored_actual_outputs_too(tmp_path: Path
     path = stated_store(tmp_path, '{"rtol": 0.2}')
     actual = tmp_path / "actual.parquet"
     cmp.write_actual(path, scaled(1.1), actual)
-    (row,) = cmp.compare_stores(path, actual).itertuples()
+    (row,) = cmp.compare_stores(path, actual).to_pandas().itertuples()
     assert (row.status, row.rtol, row.tolerance) == ("match", 0.2, "case")
-    (row,) = cmp.compare_stores(path, actual, tolerance={"tiny": (0.0, 0.0)}).itertuples()
+    (row,) = (
+        cmp.compare_stores(path, actual, tolerance={"tiny": (0.0, 0.0)}).to_pandas().itertuples()
+    )
     assert row.status == "mismatch"
 
 

@@ -29,7 +29,9 @@ def test_onnxruntime_missing_is_said_once_the_same_way(monkeypatch: pytest.Monke
 
 def test_onnxruntime_backend(store: Store) -> None:
     pytest.importorskip("onnxruntime")
-    df = cmp.compare(store, cmp.backend_named("onnxruntime"), cases=["test_abs", "test_add"])
+    df = cmp.compare(
+        store, cmp.backend_named("onnxruntime"), cases=["test_abs", "test_add"]
+    ).to_pandas()
     assert set(df.status) == {"match"}
 
 
@@ -99,7 +101,7 @@ def test_every_form_of_a_backend_gives_the_same_report(store: Store) -> None:
     import backend_helpers
 
     cases = [f"node/{n}" for n in GOOD]
-    reference = cmp.compare(store, "reference", cases=cases)
+    reference = cmp.compare(store, "reference", cases=cases).to_pandas()
     assert set(reference.status) == {"match"}
     forms = [
         EvaluatorBackend,
@@ -109,12 +111,12 @@ def test_every_form_of_a_backend_gives_the_same_report(store: Store) -> None:
         cmp.InterfaceBackend(backend_helpers.EvaluatorBackend),
     ]
     for form in forms:
-        df = cmp.compare(store, form, cases=cases)
+        df = cmp.compare(store, form, cases=cases).to_pandas()
         assert df.drop(columns="actual").equals(reference.drop(columns="actual")), form
 
 
 def test_the_report_names_the_backend(store: Store) -> None:
-    df = cmp.compare(store, "backend_helpers:EvaluatorBackend", cases=["test_abs"])
+    df = cmp.compare(store, "backend_helpers:EvaluatorBackend", cases=["test_abs"]).to_pandas()
     made = df.attrs["onnx_arrow"]["backend"]
     assert made["name"] == "backend_helpers:EvaluatorBackend"
     assert made["runs"].startswith("onnx backend interface: backend_helpers:EvaluatorBackend")
@@ -129,5 +131,7 @@ def test_onnxruntime_backend_module_as_a_backend(store: Store) -> None:
     ort_backend = pytest.importorskip("onnxruntime.backend")
     by_class = "onnxruntime.backend.backend:OnnxRuntimeBackend"
     for form in (ort_backend, "onnxruntime.backend", by_class):
-        df = cmp.compare(store, form, cases=["test_abs", "test_add", "test_string_concat"])
+        df = cmp.compare(
+            store, form, cases=["test_abs", "test_add", "test_string_concat"]
+        ).to_pandas()
         assert set(df.status) == {"match"}, form

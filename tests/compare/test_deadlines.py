@@ -24,7 +24,7 @@ def test_timeout_is_recorded(store: Store) -> None:
         time.sleep(5)
         return []
 
-    df = cmp.compare(store, slow, cases=["test_abs"], timeout=0.1)
+    df = cmp.compare(store, slow, cases=["test_abs"], timeout=0.1).to_pandas()
     assert df.error.tolist() == ["BackendTimeoutError: the backend ran longer than 0.1 s"]
 
 

@@ -22,7 +22,7 @@ def _by_case(df: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def test_reference_backend_statuses(store: Store) -> None:
-    df = cmp.compare(store)
+    df = cmp.compare(store).to_pandas()
     assert list(df.columns) == list(cmp.COMPARE_COLUMNS)
     statuses = _by_case(df)
     for name in GOOD:
@@ -46,7 +46,7 @@ def test_zeros_backend_gives_the_known_difference(store: Store) -> None:
     def zeros(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
         return [np.zeros_like(v) for v in inputs.values()][:1]
 
-    df = cmp.compare(store, zeros, cases=["test_abs"])
+    df = cmp.compare(store, zeros, cases=["test_abs"]).to_pandas()
     (row,) = df.itertuples()
     expected = next(v.to_numpy() for v in store.values("node/test_abs") if v.io == "output")
     assert row.status == "mismatch"

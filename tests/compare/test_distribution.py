@@ -149,14 +149,14 @@ def test_the_report_row_has_the_distribution(tmp_path: Path) -> None:
         view[:] += np.array([0, 1, 3, 4, 5, 9], np.uint32)  # 0, 1, 3, 4, 5 and 9 ULP
         return [out.reshape(2, 3)]
 
-    (row,) = cmp.compare(path, ulps_off, max_ulp=4).itertuples()
+    (row,) = cmp.compare(path, ulps_off, max_ulp=4).to_pandas().itertuples()
     assert (row.status, row.n_elements, row.n_beyond_tolerance) == ("mismatch", 6, 2)
     assert row.share_beyond == pytest.approx(2 / 6)
     assert row.ulp_histogram[:6] == (1, 1, 0, 2, 1, 1)
     assert len(row.ulp_histogram) == ULP_BINS
     assert (row.nan_mismatches, row.inf_mismatches) == (0, 0)
     assert row.max_ulp == 9
-    (row,) = cmp.compare(path).itertuples()
+    (row,) = cmp.compare(path).to_pandas().itertuples()
     assert (row.n_elements, row.share_beyond, row.mean_abs_error) == (6, 0.0, 0.0)
     assert row.ulp_histogram[0] == 6
 
@@ -210,7 +210,7 @@ def test_one_duckdb_query_finds_the_outputs_at_most_1_percent_beyond_4_ulp(
     }
     frames = []
     for label, (n, ulps, nan) in runs.items():
-        df = cmp.compare(path, moved(n, ulps, nan))
+        df = cmp.compare(path, moved(n, ulps, nan)).to_pandas()
         frames.append(df.assign(name=label))
     report = tmp_path / "report.parquet"
     cmp.write_report(pd.concat(frames, ignore_index=True), report)

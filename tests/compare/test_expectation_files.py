@@ -288,7 +288,9 @@ def test_a_skip_and_an_xfail_say_why(store: Store, tmp_path: Path) -> None:
         '        "^test_abs", // NOT_IMPLEMENTED\n'
         '        ["opset1", "^test_add"]\n    ]\n}\n'
     )
-    df = cmp.compare(store, cases=["test_abs", "test_add"], patterns=cmp.Expectations.read(path))
+    df = cmp.compare(
+        store, cases=["test_abs", "test_add"], patterns=cmp.Expectations.read(path)
+    ).to_pandas()
     rows = {r.case: r for r in df.itertuples()}
     assert rows["node/test_abs"].detail == (
         f"skip pattern '^test_abs' ({path}:3 current_failing_tests: NOT_IMPLEMENTED)"
@@ -296,7 +298,7 @@ def test_a_skip_and_an_xfail_say_why(store: Store, tmp_path: Path) -> None:
     assert rows["node/test_add"].status == "match"  # opset 28: 'opset1' does not match it
     df = cmp.compare(
         store, cases=["test_abs"], patterns=cmp.Expectations.read(path).running_skips()
-    )
+    ).to_pandas()
     assert df["status"].tolist() == ["xpass"]
     assert "NOT_IMPLEMENTED" in df["detail"].iloc[0]
     code, out, _ = cli("compare", str(store.path), "--case", "test_a*", "--patterns", str(path))
@@ -319,7 +321,9 @@ def test_onnxruntimes_files_drive_onnxruntime_over_a_few_cases(store: Store) -> 
     pytest.importorskip("onnxruntime")
     patterns = cmp.Expectations.read(FILTERS) + cmp.Expectations.read(OVERRIDES)
     cases = ["test_abs", "test_add", "test_cast_FLOAT_to_BFLOAT16", "test_string_concat"]
-    df = cmp.compare(store, cmp.backend_named("onnxruntime"), cases=cases, patterns=patterns)
+    df = cmp.compare(
+        store, cmp.backend_named("onnxruntime"), cases=cases, patterns=patterns
+    ).to_pandas()
     rows = {r.case: r for r in df.itertuples()}
     skipped = rows["node/test_cast_FLOAT_to_BFLOAT16"]
     assert skipped.status == "skipped"

@@ -21,13 +21,13 @@ TESTS = Path(__file__).parents[1]
 
 
 def test_prepare_raising_is_the_cases_error_not_a_crash(store: Store) -> None:
-    df = cmp.compare(store, FailingBackend, cases=["test_abs", "test_add"])
+    df = cmp.compare(store, FailingBackend, cases=["test_abs", "test_add"]).to_pandas()
     assert list(df.status) == ["error", "error"]
     assert df.error.iloc[0] == (
         "BackendPrepareError: backend_helpers:FailingBackend.prepare(model, 'CPU') raised "
         "NotImplementedError: no kernel for Abs"
     )
-    df = cmp.compare(store, NoRunBackend, cases=["test_abs"])
+    df = cmp.compare(store, NoRunBackend, cases=["test_abs"]).to_pandas()
     assert df.status.iloc[0] == "error"
     assert "gave object, which has no run(inputs)" in df.error.iloc[0]
 
@@ -46,7 +46,7 @@ def test_prepare_once_per_model(store: Store) -> None:
 def test_an_instance_method_prepare_is_called_on_an_instance(store: Store) -> None:
     backend = InterfaceBackend(InstanceBackend, device="CPU")
     assert isinstance(backend.target, InstanceBackend)
-    df = cmp.compare(store, backend, cases=["test_abs"])
+    df = cmp.compare(store, backend, cases=["test_abs"]).to_pandas()
     assert df.status.iloc[0] == "match"
     assert backend.target.device == "CPU"
 
@@ -88,8 +88,8 @@ def test_a_spec_is_loaded_again_in_a_fresh_process(store: Store, tmp_path: Path)
 def test_a_spec_runs_on_worker_processes_as_here(store: Store) -> None:
     cases = [f"node/{n}" for n in GOOD]
     spec = "backend_helpers:EvaluatorBackend"
-    here = cmp.compare(store, spec, cases=cases)
-    there = cmp.compare(store, spec, cases=cases, jobs=2, engine="processes")
+    here = cmp.compare(store, spec, cases=cases).to_pandas()
+    there = cmp.compare(store, spec, cases=cases, jobs=2, engine="processes").to_pandas()
     assert there.drop(columns="actual").equals(here.drop(columns="actual"))
     assert set(here.status) == {"match"}
 
@@ -102,6 +102,6 @@ def test_a_spec_resolves_inside_dask_workers(store: Store, monkeypatch: pytest.M
     monkeypatch.setenv("PYTHONPATH", path)  # the workers' path, as a cluster's would be
     cases = [f"node/{n}" for n in GOOD]
     spec = "backend_helpers:EvaluatorBackend"
-    there = cmp.compare(store, spec, cases=cases, jobs=2, engine="dask")
-    here = cmp.compare(store, spec, cases=cases)
+    there = cmp.compare(store, spec, cases=cases, jobs=2, engine="dask").to_pandas()
+    here = cmp.compare(store, spec, cases=cases).to_pandas()
     assert there.drop(columns="actual").equals(here.drop(columns="actual"))

@@ -106,7 +106,7 @@ def used_to_err(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 
 def test_node_cases_that_erred_for_the_conversion_now_match(used_to_err: Store) -> None:
-    df = cmp.compare(used_to_err, "onnxruntime")
+    df = cmp.compare(used_to_err, "onnxruntime").to_pandas()
     assert set(df.case) == set(USED_TO_ERR)
     assert (df.status == "match").all(), df[df.status != "match"][["case", "status", "error"]]
     assert (df.dtype_expected == df.dtype_actual).all()

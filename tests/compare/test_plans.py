@@ -3,6 +3,7 @@ from, patterns files."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_the_node_suite_passes_with_onnxs_own_exclusions(
 
 
 def test_xfail_and_xpass(store: Store) -> None:
-    df = cmp.compare(store, xfail=["test_abs", "test_div"], skip=[r"^node/test_add$"])
+    df = cmp.compare(store, xfail=["test_abs", "test_div"], skip=[r"^node/test_add$"]).to_pandas()
     rows = {r.case: r for r in df.itertuples()}
     assert rows["node/test_abs"].status == "xpass"
     assert "xfail pattern 'test_abs' expects it to fail" in rows["node/test_abs"].detail
@@ -68,7 +69,7 @@ def test_a_failing_xfail_case_and_strict_xpass_on_the_command_line(
     store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = str(store.path)
-    df = cmp.compare(store)
+    df = cmp.compare(store).to_pandas()
     failing = sorted({r.case for r in df.itertuples() if r.status not in cmp.PASSING})
     assert failing, "the store holds cases that fail"
     bad = "^(" + "|".join(re.escape(c) for c in failing) + ")$"
@@ -90,17 +91,17 @@ def test_a_case_is_compared_with_its_own_tolerance_unless_a_pattern_names_it(
 ) -> None:
     path = stated_store(tmp_path, '{"rtol": 0.2}')
     backend = scaled(1.1)  # 10% off: beyond 1e-3, within the case's own 0.2
-    (row,) = cmp.compare(path, backend).itertuples()
+    (row,) = cmp.compare(path, backend).to_pandas().itertuples()
     assert (row.status, row.rtol, row.atol, row.tolerance) == ("match", 0.2, 1e-7, "case")
-    (row,) = cmp.compare(path, backend, tolerance={"tiny$": (1e-3, 0.0)}).itertuples()
+    (row,) = cmp.compare(path, backend, tolerance={"tiny$": (1e-3, 0.0)}).to_pandas().itertuples()
     assert (row.status, row.rtol, row.atol) == ("mismatch", 1e-3, 0.0)
     assert row.tolerance == "pattern 'tiny$'"
     # the first pattern that finds the case wins; one that finds nothing changes nothing
     both = {"other": (0.0, 0.0), "test_tiny": (0.5, 0.0), "tiny": (0.0, 0.0)}
-    (row,) = cmp.compare(path, backend, tolerance=both).itertuples()
+    (row,) = cmp.compare(path, backend, tolerance=both).to_pandas().itertuples()
     assert (row.status, row.tolerance) == ("match", "pattern 'test_tiny'")
     plain = stated_store(tmp_path / "plain", None)
-    (row,) = cmp.compare(plain, backend, rtol=0.15).itertuples()
+    (row,) = cmp.compare(plain, backend, rtol=0.15).to_pandas().itertuples()
     assert (row.status, row.rtol, row.tolerance) == ("match", 0.15, "default")
 
 
@@ -163,7 +164,7 @@ def test_max_ulp_zero_over_the_node_suite_agrees_with_the_max_ulp_column(
 ) -> None:
     """The reference evaluator against the node suite's own outputs, bit for bit."""
     patterns = cmp.Expectations.read(PATTERNS)
-    df = cmp.compare(node_store, max_ulp=0, patterns=patterns, jobs=2)
+    df = cmp.compare(node_store, max_ulp=0, patterns=patterns, jobs=2).to_pandas()
     judged = df[df["rule"] == "ulp"]
     assert len(judged) > 1000
     assert judged["max_ulp"].notna().all()
@@ -195,3 +196,66 @@ def test_select_cases_looks_exact_names_up(store: Store) -> None:
     every = store.cases()
     assert cmp.select_cases(store, every) == every
     assert cmp.select_cases(store, [c.split("/")[1] for c in every[::-1]]) == every
+
+
+def test_a_plan_is_the_settings_compare_takes_as_keywords(store: Store, tmp_path: Path) -> None:
+    plan = cmp.Plan(rtol=1e-4, skip=["test_add"], tolerance={"test_abs": (1e-2, 0.0)})
+    by_plan = cmp.compare(store, plan=plan, cases=["test_abs", "test_add"])
+    by_keywords = cmp.compare(
+        store, cases=["test_abs", "test_add"], rtol=1e-4, skip=["test_add"],
+        tolerance={"test_abs": (1e-2, 0.0)},
+    )  # fmt: skip
+    assert by_plan.table.equals(by_keywords.table)
+    assert by_plan.provenance == by_keywords.provenance
+    assert by_plan.provenance is not None
+    assert by_plan.provenance["rtol"] == 1e-4
+    stored = tmp_path / "actual.parquet"
+    cmp.write_actual(store, "reference", stored, cases=["test_abs"])
+    assert cmp.compare_stores(store, stored, plan=plan, cases=["test_abs"]).table.equals(
+        cmp.compare_stores(store, stored, cases=["test_abs"], **_keywords(plan)).table
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.rtol = 1.0  # type: ignore[misc]
+    assert plan.tolerance == (("test_abs", 1e-2, 0.0),)
+    assert dataclasses.replace(plan, rtol=1e-2).rtol == 1e-2
+
+
+def _keywords(plan: cmp.Plan) -> dict[str, object]:
+    return {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
+
+
+def test_a_plan_and_keywords_together_or_unknown_keywords_are_refused(store: Store) -> None:
+    with pytest.raises(cmp.CompareError, match=r"^compare\(rtol\): rtol given both as keywords"):
+        cmp.compare(store, plan=cmp.Plan(), rtol=1e-4)  # type: ignore[call-overload]
+    with pytest.raises(cmp.CompareError, match=r"^compare_stores\(rtl\): unexpected keyword 'rtl'"):
+        cmp.compare_stores(store, store, rtl=1e-4)  # type: ignore[call-arg]
+    with pytest.raises(cmp.CompareError, match=r"^compare\(plan\): expected a Plan, got dict"):
+        cmp.compare(store, plan={"rtol": 1e-4})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"skip": "test_abs"}, r"Plan\(skip\): expected a list .* give \['test_abs'\] for one"),
+        (
+            {"xfail": ["ok", 3]},
+            r"Plan\(xfail\[1\]\): expected a regular expression \(str\), got int",
+        ),
+        ({"xfail": ["ok", "("]}, r"Plan\(xfail\[1\]\): pattern '\(' is not a regular expression"),
+        ({"tolerance": {"(": (0.1, 0.0)}}, r"Plan\(tolerance\[0\]\): pattern '\('"),
+        ({"tolerance": {"x": (0.1, -1)}}, r"Plan\(tolerance\): pattern 'x': atol is -1"),
+        ({"tolerance": {"x": 0.1}}, r"Plan\(tolerance\): expected \(rtol, atol\) for pattern 'x'"),
+        ({"tolerance": "x"}, r"Plan\(tolerance\): expected \{pattern: \(rtol, atol\)\}"),
+        ({"patterns": ["skip x"]}, r"Plan\(patterns\): expected the Expectations of a file"),
+        ({"keep_actual": "some"}, r"Plan\(keep_actual\): keep_actual is 'some'; expected one"),
+        ({"rtol": float("nan")}, r"Plan\(rtol\): rtol is nan"),
+        ({"atol": -1.0}, r"Plan\(atol\): atol is -1.0"),
+        ({"atol": "1e-3"}, r"Plan\(atol\): atol is '1e-3'"),
+        ({"max_ulp": -1}, r"Plan\(max_ulp\): max_ulp is -1; give a whole number"),
+        ({"max_ulp": True}, r"Plan\(max_ulp\): max_ulp is True"),
+        ({"ulp_floor": float("inf")}, r"Plan\(ulp_floor\): ulp_floor is inf"),
+    ],
+)
+def test_a_bad_setting_is_refused_where_it_is(settings: dict[str, object], message: str) -> None:
+    with pytest.raises(cmp.CompareError, match=f"^{message}"):
+        cmp.Plan(**settings)  # type: ignore[arg-type]

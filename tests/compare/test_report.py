@@ -15,17 +15,17 @@ from onnx import ModelProto, TensorProto, numpy_helper
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.corpus import Store
-from onnx_arrow.errors import OnnxArrowError
+from onnx_arrow.errors import OnnxArrowError, ProvenanceWarning
 
 
 def test_too_few_outputs_is_an_error(store: Store) -> None:
-    df = cmp.compare(store, lambda m, i: [], cases=["test_abs"])
+    df = cmp.compare(store, lambda m, i: [], cases=["test_abs"]).to_pandas()
     assert df.status.tolist() == ["error"]
     assert "gave 0 outputs" in df.error.iloc[0]
 
 
 def test_summary_counts_per_op_type(store: Store) -> None:
-    table = cmp.summary(cmp.compare(store))
+    table = cmp.summary(cmp.compare(store).to_pandas())
     assert list(table.columns) == ["op_type", "total", *cmp.STATUSES, "non_match"]
     scatter = table[table.op_type == "Scatter"].iloc[0]
     assert (scatter.total, scatter.error, scatter.non_match) == (1, 1, 1)
@@ -34,7 +34,7 @@ def test_summary_counts_per_op_type(store: Store) -> None:
 
 
 def test_report_round_trips_through_parquet(store: Store, tmp_path: Path) -> None:
-    df = cmp.compare(store)
+    df = cmp.compare(store).to_pandas()
     cmp.write_report(df, tmp_path / "report.parquet")
     back = pd.read_parquet(tmp_path / "report.parquet")
     assert back.status.tolist() == df.status.tolist()
@@ -67,7 +67,8 @@ def test_a_report_is_written_with_the_umask_not_private(tmp_path: Path) -> None:
     report = tmp_path / "report.parquet"
     mask = os.umask(0o022)
     try:
-        cmp.write_report(pd.DataFrame({"x": [1]}), report)
+        with pytest.warns(ProvenanceWarning, match="without what it was made from"):
+            cmp.write_report(pd.DataFrame({"x": [1]}), report)
     finally:
         os.umask(mask)
     assert report.stat().st_mode & 0o777 == 0o644
@@ -77,7 +78,7 @@ def test_the_report_says_what_it_was_made_from_and_with(store: Store, tmp_path: 
     import onnx
     import pyarrow.parquet as pq
 
-    df = cmp.compare(store, rtol=1e-4, skip=["test_add"])
+    df = cmp.compare(store, rtol=1e-4, skip=["test_add"]).to_pandas()
     out = tmp_path / "report.parquet"
     cmp.write_report(df, out)
     meta = pq.read_schema(out).metadata[cmp.REPORT_METADATA_KEY.encode()]
@@ -102,20 +103,20 @@ def test_a_mismatch_names_its_worst_element_and_keeps_the_actual_value(tmp_path:
         out[1, 2] += np.float32(0.25)  # 6.0 -> 6.25: further in absolute, less beyond rtol
         return [out]
 
-    (row,) = cmp.compare(path, one_off).itertuples()
+    (row,) = cmp.compare(path, one_off).to_pandas().itertuples()
     assert row.status == "mismatch"
     assert (row.worst_index, row.worst_expected, row.worst_actual) == ("[0, 1]", "2.0", "2.5")
     kept = numpy_helper.to_array(TensorProto.FromString(row.actual))
     assert np.array_equal(
         kept, one_off(ModelProto(), {"x": np.arange(1, 7, dtype=np.float32).reshape(2, 3)})[0]
     )
-    (row,) = cmp.compare(path, one_off, keep_actual="none").itertuples()
+    (row,) = cmp.compare(path, one_off, keep_actual="none").to_pandas().itertuples()
     assert pd.isna(row.actual)
-    (row,) = cmp.compare(path).itertuples()  # a match: nothing worst, nothing kept
+    (row,) = cmp.compare(path).to_pandas().itertuples()  # a match: nothing worst, nothing kept
     assert row.status == "match"
     assert pd.isna(row.worst_index)
     assert pd.isna(row.actual)
-    (row,) = cmp.compare(path, keep_actual="all").itertuples()
+    (row,) = cmp.compare(path, keep_actual="all").to_pandas().itertuples()
     assert numpy_helper.to_array(TensorProto.FromString(row.actual)).shape == (2, 3)
     with pytest.raises(cmp.CompareError, match="keep_actual is 'some'"):
         cmp.compare(path, keep_actual="some")
@@ -131,7 +132,7 @@ def test_a_report_row_is_shown_with_expected_actual_and_their_difference(tmp_pat
         out[0, 1] = np.nan
         return [out]
 
-    df = cmp.compare(path, one_off)
+    df = cmp.compare(path, one_off).to_pandas()
     text = jupyter.text(jupyter.report_view(df, 0))
     assert "status            nan_mismatch" in text
     assert "worst element     [0, 1]" in text
@@ -142,7 +143,7 @@ def test_a_report_row_is_shown_with_expected_actual_and_their_difference(tmp_pat
     report = tmp_path / "report.parquet"
     cmp.write_report(df, report)
     assert jupyter.text(jupyter.report_view(str(report), 0)) == text  # the store from metadata
-    matched = cmp.compare(path)
+    matched = cmp.compare(path).to_pandas()
     assert "keeps no actual value" in jupyter.text(jupyter.report_view(matched, 0, path))
     with pytest.raises(OnnxArrowError, match="row 5 is outside the report's 1 rows"):
         jupyter.report_view(df, 5)
@@ -157,7 +158,7 @@ def test_the_report_schema_has_every_column_of_a_report(store: Store) -> None:
     from onnx_arrow.compare.report import REPORT_SCHEMA, check_report
 
     assert tuple(REPORT_SCHEMA.names) == cmp.COMPARE_COLUMNS
-    df = cmp.compare(store, cases=["test_abs", "test_scatter*"])
+    df = cmp.compare(store, cases=["test_abs", "test_scatter*"]).to_pandas()
     table = check_report(df, where="the report", metadata=df.attrs["onnx_arrow"])
     assert table.schema == REPORT_SCHEMA
     assert table.column("status").to_pylist() == df.status.tolist()
@@ -168,9 +169,9 @@ def test_the_report_schema_has_every_column_of_a_report(store: Store) -> None:
 def test_a_written_report_reads_back_as_compare_gave_it(store: Store, tmp_path: Path) -> None:
     from onnx_arrow.compare.report import read_report
 
-    df = cmp.compare(store, keep_actual="all")
+    df = cmp.compare(store, keep_actual="all").to_pandas()
     cmp.write_report(df, tmp_path / "report.parquet")
-    back = read_report(tmp_path / "report.parquet")
+    back = read_report(tmp_path / "report.parquet").to_pandas()
     assert back.attrs["onnx_arrow"] == json.loads(json.dumps(df.attrs["onnx_arrow"], default=str))
     for column in cmp.COMPARE_COLUMNS:
         if column in ("op_types", "shape_expected", "shape_actual"):
@@ -199,7 +200,7 @@ def test_a_report_of_an_earlier_format_reads_and_a_later_one_is_refused(
 
     from onnx_arrow.compare.report import REPORT_FORMAT, read_report
 
-    df = cmp.compare(store, cases=["test_abs"])
+    df = cmp.compare(store, cases=["test_abs"]).to_pandas()
     assert df.attrs["onnx_arrow"]["report_format"] == REPORT_FORMAT == 2
     cmp.write_report(df, tmp_path / "now.parquet")
     table = pq.read_table(tmp_path / "now.parquet")
@@ -213,7 +214,7 @@ def test_a_report_of_an_earlier_format_reads_and_a_later_one_is_refused(
 
     # format 1, before the distributions (and the ULP columns): those read as null
     first = list(cmp.COMPARE_COLUMNS[: cmp.COMPARE_COLUMNS.index("max_ulp")])
-    old = read_report(written("old.parquet", first, report_format=1))
+    old = read_report(written("old.parquet", first, report_format=1)).to_pandas()
     assert old.status.tolist() == ["match"]
     assert old.n_elements.isna().all()
     assert old.ulp_histogram.isna().all()

@@ -216,8 +216,8 @@ def test_the_reference_evaluator_through_files_reports_as_in_process(
         "node/test_string_concat",
         "node/test_scatter_without_axis",
     ]
-    through_files = compare.compare(store, runner, cases=cases)
-    in_process = compare.compare(store, compare.reference_backend, cases=cases)
+    through_files = compare.compare(store, runner, cases=cases).to_pandas()
+    in_process = compare.compare(store, compare.reference_backend, cases=cases).to_pandas()
     columns = ["case", "index", "status", "dtype_actual", "shape_actual", "max_abs_error"]
     assert through_files[columns].equals(in_process[columns])
     assert set(through_files["status"]) == {"match", "error"}
@@ -297,7 +297,9 @@ def test_compares_deadline_kills_a_runner_without_a_timeout_of_its_own(
     marker = f"onnx-arrow-runner-test-{os.getpid()}-deadline"
     body = "import sys, time; sys.stderr.write('waiting\\n'); sys.stderr.flush(); time.sleep(60)"
     command = f"{PY} {script(tmp_path, 'wait.py', body)} {{model}} {marker}"
-    df = compare.compare(store, CommandRunner(command), cases=["node/test_abs"], timeout=1)
+    df = compare.compare(
+        store, CommandRunner(command), cases=["node/test_abs"], timeout=1
+    ).to_pandas()
     assert df["status"].tolist() == ["error"]
     error = df["error"].item()
     assert error.startswith("BackendTimeoutError: the backend ran longer than 1 s; the command")
@@ -327,8 +329,8 @@ COPY = "cp {inputs}/input_0.pb {case}/test_data_set_0/output_0.pb"
 
 def test_the_runner_runs_on_worker_processes(store: Store) -> None:
     cases = ["node/test_abs", "node/test_identity_opt"]
-    here = compare.compare(store, CommandRunner(COPY), cases=cases)
-    there = compare.compare(store, CommandRunner(COPY), cases=cases, jobs=2, timeout=60)
+    here = compare.compare(store, CommandRunner(COPY), cases=cases).to_pandas()
+    there = compare.compare(store, CommandRunner(COPY), cases=cases, jobs=2, timeout=60).to_pandas()
     columns = ["case", "status", "max_abs_error"]
     assert here[columns].equals(there[columns])
     assert here["status"].tolist() == ["mismatch", "match"]  # abs(x) is not x
@@ -486,8 +488,8 @@ def test_onnxruntime_node_agrees_with_onnxruntime(
     node_runner: CommandRunner, node_store: Store
 ) -> None:
     pytest.importorskip("onnxruntime")
-    runner = compare.compare(node_store, node_runner)
-    ort = compare.compare(node_store, compare.onnxruntime_backend)
+    runner = compare.compare(node_store, node_runner).to_pandas()
+    ort = compare.compare(node_store, compare.onnxruntime_backend).to_pandas()
     by_case = dict(zip(runner["case"], runner["status"], strict=True))
     assert by_case == {
         "node/test_abs": "match",

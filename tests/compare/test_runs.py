@@ -23,7 +23,7 @@ def test_raising_backend_is_recorded_never_raised(store: Store) -> None:
     def broken(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
         raise ZeroDivisionError("no luck")
 
-    df = cmp.compare(store, broken)
+    df = cmp.compare(store, broken).to_pandas()
     assert set(df.status) == {"error"}
     assert set(df.error) == {"ZeroDivisionError: no luck"}
     runs = list(cmp.run_backend(store, broken, cases=["test_add"]))
@@ -87,7 +87,7 @@ def test_inputs_go_to_the_graph_inputs_that_are_not_initializers(tmp_path):
     (data_set,) = store.case_arrays("real/test_weights_first")
     assert list(data_set["inputs"]) == ["x"]
     assert data_set["inputs"]["x"].dtype == np.int64  # typed by x, not by the weight w
-    df = cmp.compare(path)
+    df = cmp.compare(path).to_pandas()
     assert df["status"].tolist() == ["match"]
 
 
@@ -112,7 +112,7 @@ def test_an_output_kept_as_bytes_is_an_error_never_a_pass(tmp_path, capsys):
             (case / "test_data_set_0" / f"{stem}.pb").write_bytes(data)
     path = tmp_path / "store.parquet"
     write_store(FolderSource(src), path, options=WriteOptions(keep_undecodable=True))
-    df = cmp.compare(path)
+    df = cmp.compare(path).to_pandas()
     rows = {r.case: r for r in df.itertuples()}
     assert set(rows) == {"node/test_bad_output", "node/test_bad_input"}
     for case, bad in (("node/test_bad_output", "output_0"), ("node/test_bad_input", "input_0")):
@@ -122,7 +122,7 @@ def test_an_output_kept_as_bytes_is_an_error_never_a_pass(tmp_path, capsys):
     capsys.readouterr()
     out = tmp_path / "actual.parquet"
     cmp.write_actual(path, cmp.reference_backend, out)
-    stored = cmp.compare_stores(path, out)
+    stored = cmp.compare_stores(path, out).to_pandas()
     assert stored.status.tolist() == ["error", "error"]
 
 
@@ -145,7 +145,7 @@ def test_a_model_test_without_input_files_is_fed_as_onnxs_runner_feeds_it(tmp_pa
         (light / f"{name}_output_0.pb").write_bytes(data)
     path = tmp_path / "store.parquet"
     write_store(FolderSource(tmp_path / "src"), path)
-    rows = {r.case: r for r in cmp.compare(path).itertuples()}
+    rows = {r.case: r for r in cmp.compare(path).to_pandas().itertuples()}
     assert rows["light/light_neg"].status == "match"
     assert rows["light/light_ints"].status == "skipped"
     assert "onnx's runner makes none for it" in rows["light/light_ints"].detail
@@ -179,7 +179,7 @@ def test_a_runtimes_corpus_is_compared_by_name_and_every_case_has_a_row(tmp_path
     from onnx_arrow.corpus import FolderSource
 
     write_store(FolderSource(runtime_corpus(tmp_path / "src")), tmp_path / "s.parquet")
-    df = cmp.compare(tmp_path / "s.parquet", _runtime_backend)
+    df = cmp.compare(tmp_path / "s.parquet", _runtime_backend).to_pandas()
     rows = {
         (r.case.split("/")[1], None if pd.isna(r.index) else int(r.index)): (
             r.status,
@@ -225,7 +225,7 @@ def test_a_file_kept_as_bytes_fails_the_output_it_names(tmp_path):
     (case / "test_data_set_0" / "output_0.pb").write_bytes(broken)
     options = WriteOptions(keep_undecodable=True)
     write_store(FolderSource(tmp_path / "src"), tmp_path / "s.parquet", options=options)
-    df = cmp.compare(tmp_path / "s.parquet", _runtime_backend)
+    df = cmp.compare(tmp_path / "s.parquet", _runtime_backend).to_pandas()
     rows = dict(zip(df["index"].tolist(), zip(df.status, df.error, strict=True), strict=True))
     assert rows[0][0] == "match"
     assert rows[1][0] == "error"

@@ -20,7 +20,7 @@ def test_an_actual_value_that_cannot_be_kept_says_so(tmp_path: Path) -> None:
     def a_sequence(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
         return [[object()]]  # where the model declares a tensor: nothing numpy_helper takes
 
-    (row,) = cmp.compare(path, a_sequence).itertuples()
+    (row,) = cmp.compare(path, a_sequence).to_pandas().itertuples()
     assert row.status == "shape_mismatch"
     assert pd.isna(row.actual)
     assert "the actual value is not kept: the output cannot be serialized as declared" in (

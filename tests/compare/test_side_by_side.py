@@ -25,8 +25,8 @@ def reports(store: Store, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     pytest.importorskip("onnxruntime")
     folder = tmp_path_factory.mktemp("scoreboard")
     paths = folder / "reference.parquet", folder / "onnxruntime.parquet"
-    cmp.write_report(cmp.compare(store), paths[0])
-    cmp.write_report(cmp.compare(store, cmp.onnxruntime_backend), paths[1])
+    cmp.write_report(cmp.compare(store).to_pandas(), paths[0])
+    cmp.write_report(cmp.compare(store, cmp.onnxruntime_backend).to_pandas(), paths[1])
     return paths
 
 
@@ -187,7 +187,7 @@ def test_labels_tell_two_reports_of_one_backend_apart(
 
 
 def test_a_dataframe_and_a_report_without_distributions(store: Store) -> None:
-    df = cmp.compare(store, cases=["test_abs", "test_add"])
+    df = cmp.compare(store, cases=["test_abs", "test_add"]).to_pandas()
     old = df.drop(columns=["max_ulp", "ulp_histogram", "n_elements"])
     board = scoreboard([df, old], labels=["now", "before"])
     assert pd.isna(_cell(board, "Abs", "FLOAT", "before")["max_ulp"])

@@ -44,7 +44,7 @@ def test_tolerance_nan_shape_dtype(tmp_path: Path) -> None:
         return lambda model, inputs: [value]
 
     def row(value: Any, **kw: Any) -> Any:
-        df = cmp.compare(tiny, giving(value), cases=["node/*"], **kw)
+        df = cmp.compare(tiny, giving(value), cases=["node/*"], **kw).to_pandas()
         return df.iloc[0]
 
     assert row(x).status == "match"
@@ -74,7 +74,7 @@ def test_tolerance_nan_shape_dtype(tmp_path: Path) -> None:
     assert row([x]).status == "shape_mismatch"
     assert row(None).status == "shape_mismatch"
     # the case without a model is skipped, once
-    df = cmp.compare(tiny, giving(x))
+    df = cmp.compare(tiny, giving(x)).to_pandas()
     assert df.status.tolist() == ["match", "skipped"]
     assert df.case.tolist() == ["node/test_tiny", "real/thing"]
 

@@ -158,7 +158,7 @@ def test_integers_and_strings_have_no_ulps() -> None:
 
 
 def test_max_ulp_zero_over_a_store_agrees_with_the_max_ulp_column(store: Store) -> None:
-    df = cmp.compare(store, max_ulp=0)
+    df = cmp.compare(store, max_ulp=0).to_pandas()
     floats = df[df["max_ulp"].notna()]
     assert len(floats) >= 4
     assert (floats["rule"] == "ulp").all()
@@ -170,7 +170,7 @@ def test_max_ulp_zero_over_a_store_agrees_with_the_max_ulp_column(store: Store) 
     others = df[df["max_ulp"].isna() & df["status"].isin(["match", "mismatch"])]
     assert (others["rule"] == "tolerance").all()
     # without a budget, the same ULPs are counted and the tolerances judge
-    plain = cmp.compare(store)
+    plain = cmp.compare(store).to_pandas()
     assert plain["max_ulp"].equals(df["max_ulp"])
     assert (plain.loc[plain["max_ulp"].notna(), "rule"] == "tolerance").all()
     assert plain["ulp_budget"].isna().all()
@@ -185,7 +185,7 @@ def _next_up(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
 def test_a_budget_per_pattern(tmp_path: Path) -> None:
     path = stated_store(tmp_path, None)
     one_ulp = _next_up
-    df = cmp.compare(path, one_ulp, rtol=0.0, atol=0.0)
+    df = cmp.compare(path, one_ulp, rtol=0.0, atol=0.0).to_pandas()
     assert (df["status"].iloc[0], df["rule"].iloc[0], df["max_ulp"].iloc[0]) == (
         "mismatch",
         "tolerance",
@@ -198,7 +198,7 @@ def test_a_budget_per_pattern(tmp_path: Path) -> None:
     for file in (text, given):
         patterns = cmp.Expectations.read(file)
         assert list(patterns.ulp) == [("tiny$", 1)]
-        row = cmp.compare(path, one_ulp, rtol=0.0, atol=0.0, patterns=patterns).iloc[0]
+        row = cmp.compare(path, one_ulp, rtol=0.0, atol=0.0, patterns=patterns).to_pandas().iloc[0]
         assert (row.status, row.rule, row.tolerance, row.ulp_budget) == (
             "match",
             "ulp",
@@ -207,11 +207,15 @@ def test_a_budget_per_pattern(tmp_path: Path) -> None:
         )
     assert cmp.Expectations.read(given).tolerance == [("other", 0.1, 0.0)]
     # a pattern's budget wins over --max-ulp; a pattern's tolerance over --max-ulp too
-    row = cmp.compare(path, one_ulp, max_ulp=0, patterns=cmp.Expectations.read(text)).iloc[0]
+    row = (
+        cmp.compare(path, one_ulp, max_ulp=0, patterns=cmp.Expectations.read(text))
+        .to_pandas()
+        .iloc[0]
+    )
     assert (row.status, row.rule) == ("match", "ulp")
-    row = cmp.compare(path, one_ulp, max_ulp=0, tolerance={"tiny": (1e-3, 0.0)}).iloc[0]
+    row = cmp.compare(path, one_ulp, max_ulp=0, tolerance={"tiny": (1e-3, 0.0)}).to_pandas().iloc[0]
     assert (row.status, row.rule, row.tolerance) == ("match", "tolerance", "pattern 'tiny'")
-    assert cmp.compare(path, one_ulp, max_ulp=0).iloc[0].status == "mismatch"
+    assert cmp.compare(path, one_ulp, max_ulp=0).to_pandas().iloc[0].status == "mismatch"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"tolerance": {"tiny": {"ulp": -1}}}))
     with pytest.raises(cmp.CompareError, match="ULP budget"):
@@ -229,7 +233,7 @@ def test_the_command_line_options(tmp_path: Path) -> None:
         "compare", str(path), "--max-ulp", "0", "--ulp-floor", "1e-30", "--out", str(out)
     )
     assert code == 0
-    df = read_report(out)
+    df = read_report(out).to_pandas()
     assert df.attrs["onnx_arrow"]["max_ulp"] == 0
     assert df.attrs["onnx_arrow"]["ulp_floor"] == 1e-30
     row = df.iloc[0]
@@ -244,11 +248,11 @@ def test_the_command_line_options(tmp_path: Path) -> None:
 
 def test_a_report_without_the_ulp_columns_still_reads(tmp_path: Path) -> None:
     path = stated_store(tmp_path, None)
-    df = cmp.compare(path)
+    df = cmp.compare(path).to_pandas()
     old = tmp_path / "old.parquet"
     pd.DataFrame(
         df.drop(columns=["max_ulp", "max_ulp_index", "rule", "ulp_budget", "ulp_floor"])
     ).to_parquet(old)
-    back = read_report(old)
+    back = read_report(old).to_pandas()
     assert list(back.columns) == list(cmp.COMPARE_COLUMNS)
     assert back["max_ulp"].isna().all()

@@ -53,7 +53,7 @@ def test_compare_passes_exactly_the_cases_onnxs_runner_passes(sample: Store, bac
     # the same backend on both sides: onnxruntime through its onnx backend interface (the
     # built-in onnxruntime backend also feeds the types numpy lacks: see test_ort.py)
     ours = "onnxruntime.backend" if backend == "onnxruntime" else backend
-    verdict = runner.verdicts(cmp.compare(sample, ours))
+    verdict = runner.verdicts(cmp.compare(sample, ours).to_pandas())
     differ = {c for c in outcomes if (outcomes[c] == "pass") != (verdict[c] == "match")}
     assert differ == RUNNER_CANNOT_COMPARE
     assert outcomes["node/test_loop16_seq_none"] == "error"

@@ -99,7 +99,7 @@ def test_a_built_store_is_cached_and_checked(release_cache: Path, tmp_path: Path
 def test_diff_of_two_releases_carries_their_provenance(tmp_path: Path) -> None:
     old = make_wheel(tmp_path, "9.9.8")
     new = make_wheel(tmp_path, "9.9.9", y=3.0)
-    df = diff(f"@onnx={old}", f"@onnx={new}")
+    df = diff(f"@onnx={old}", f"@onnx={new}").to_pandas()
     changed = df[df["status"] != "identical"]
     assert changed["path"].tolist() == ["simple/test_twice/test_data_set_0/output_0.pb"]
     made = df.attrs["onnx_arrow"]
@@ -179,7 +179,7 @@ def test_a_compare_report_carries_the_provenance_of_its_store(tmp_path: Path) ->
 
     wheel = make_wheel(tmp_path, "9.9.9")
     with open_release_store(f"@onnx={wheel}") as path:
-        report = compare.compare(Store(path), "reference", cases=["test_tiny"])
+        report = compare.compare(Store(path), "reference", cases=["test_tiny"]).to_pandas()
     made = report.attrs["onnx_arrow"]
     assert made["store_provenance"]["wheel"]["file"] == wheel.name
     assert made["store_provenance"]["onnx"] == "9.9.9"

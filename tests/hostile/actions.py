@@ -431,7 +431,7 @@ def diff(old: str, new: str) -> dict:
     """:func:`onnx_arrow.diff.diff` of two corpora: the statuses it gives."""
     from onnx_arrow.diff import diff as diff_
 
-    return {"statuses": sorted(set(diff_(old, new)["status"]))}
+    return {"statuses": sorted(set(diff_(old, new).to_pandas()["status"]))}
 
 
 def report(path: str, store: str | None = None) -> dict:
@@ -443,7 +443,7 @@ def report(path: str, store: str | None = None) -> dict:
 
 
 def read_report(path: str) -> dict:
-    """The compare report file ``path`` read back as a DataFrame."""
+    """The compare report file ``path`` read back as a report, and as a DataFrame."""
     from onnx_arrow.compare.report import read_report as read
 
-    return {"rows": len(read(path))}
+    return {"rows": len(read(path).to_pandas())}

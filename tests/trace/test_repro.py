@@ -39,10 +39,10 @@ def test_the_repro_reproduces_under_compare(
     assert [n.op_type for n in model.graph.node] == [op_type]
     assert model.opset_import == store.model(case).opset_import
     repro = imported(folder, tmp_path)
-    perturbed = compare.compare(repro, backend, max_ulp=0)
+    perturbed = compare.compare(repro, backend, max_ulp=0).to_pandas()
     assert set(perturbed["status"]) == {"mismatch"}
     assert perturbed["max_ulp"].max() == 3
-    reference = compare.compare(repro, "reference", max_ulp=0)
+    reference = compare.compare(repro, "reference", max_ulp=0).to_pandas()
     assert set(reference["status"]) == {"match"}
 
 
@@ -59,7 +59,7 @@ def test_a_node_reading_initializers_keeps_them(store: Store, tmp_path: Path) ->
         n for n in source.graph.node[0].input if n not in {t.name for t in model.graph.initializer}
     ]
     assert found.verdict.op_type == "Gemm"
-    reference = compare.compare(imported(folder, tmp_path), "reference", max_ulp=0)
+    reference = compare.compare(imported(folder, tmp_path), "reference", max_ulp=0).to_pandas()
     assert set(reference["status"]) == {"match"}
 
 
@@ -91,5 +91,5 @@ def test_a_node_holding_graphs_keeps_its_bodies(store: Store, tmp_path: Path) ->
     model = onnx.load(folder / "model.onnx")
     assert model.graph.node[0] == store.model("node/test_if").graph.node[0]
     repro = imported(folder, tmp_path)
-    assert set(compare.compare(repro, backend, max_ulp=0)["status"]) == {"mismatch"}
-    assert set(compare.compare(repro, "reference", max_ulp=0)["status"]) == {"match"}
+    assert set(compare.compare(repro, backend, max_ulp=0).to_pandas()["status"]) == {"mismatch"}
+    assert set(compare.compare(repro, "reference", max_ulp=0).to_pandas()["status"]) == {"match"}

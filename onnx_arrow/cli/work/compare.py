@@ -68,31 +68,31 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
         reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
         check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
     patterns = _patterns(args)
-    plan = {
-        "skip": [] if args.run_skipped else args.skip,
-        "xfail": [*args.skip, *args.xfail] if args.run_skipped else args.xfail,
-        "tolerance": {pattern: (rtol, atol) for pattern, rtol, atol in args.tolerance},
-        "patterns": patterns,
-        "keep_actual": args.keep_actual,
-        "rtol": args.rtol,
-        "atol": args.atol,
-        "max_ulp": args.max_ulp,
-        "ulp_floor": args.ulp_floor,
-    }
+    plan = compare.Plan(
+        skip=[] if args.run_skipped else args.skip,
+        xfail=[*args.skip, *args.xfail] if args.run_skipped else args.xfail,
+        tolerance=args.tolerance,
+        patterns=patterns,
+        keep_actual=args.keep_actual,
+        rtol=args.rtol,
+        atol=args.atol,
+        max_ulp=args.max_ulp,
+        ulp_floor=args.ulp_floor,
+    )
     total = len(compare.select_cases(store, args.case))
     with Progress("comparing", "cases", total=total) as progress:
         if args.actual is not None:
-            df = compare.compare_stores(
+            report = compare.compare_stores(
                 store,
                 Store(args.actual),
                 cases=args.case,
                 progress=progress.step,
                 missing="error" if args.all_cases else "leave_out",
-                **plan,
+                plan=plan,
             )
         else:
             chosen = backend(args)  # first: it settles args.timeout
-            df = compare.compare(
+            report = compare.compare(
                 store,
                 chosen,
                 cases=args.case,
@@ -100,15 +100,16 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
                 progress=progress.step,
                 jobs=args.jobs,
                 engine=args.engine,
-                **plan,
+                plan=plan,
             )
     if args.out is not None:
-        compare.write_report(df, args.out)
+        compare.write_report(report, args.out)
+    df = report.to_pandas()
     counts = compare.status_counts(df)
     total = len(df)
     lines: list[tuple[str, object]] = [("outputs", total)]
     lines += [(f"  {status}", n) for status, n in counts.items()]
-    left_out = int(df.attrs.get("left_out", 0))
+    left_out = int((report.provenance or {}).get("left_out") or 0)
     if left_out:
         lines.append(("left out", f"{left_out} expected cases not in ACTUAL (--all-cases: errors)"))
     print_fields(lines, out)

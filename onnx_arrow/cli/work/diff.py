@@ -28,9 +28,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         reading = [Path(p) for p in (args.old, args.new) if not is_release(p)]
         check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
     with Progress("comparing", "cases", start="reading both sides") as progress:
-        df = diff(args.old, args.new, progress=progress.step, offline=args.offline)
+        report = diff(args.old, args.new, progress=progress.step, offline=args.offline)
     if args.out is not None:
-        compare.write_report(df, args.out)
+        compare.write_report(report, args.out)
+    df = report.to_pandas()
     ok = equivalent(df, max_ulp=args.max_ulp, accept=args.accept)
     counts = df["status"].value_counts()
     lines: list[tuple[str, object]] = [("paths", len(df))]
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     old_cases = df.loc[df["status"] != "added", "case"].nunique()
     new_cases = df.loc[df["status"] != "removed", "case"].nunique()
     lines += [("cases", f"{old_cases} old, {new_cases} new")]
-    made = df.attrs.get("onnx_arrow", {})
+    made = report.provenance or {}
     for side in ("old", "new"):
         lines.append((f"{side} from", source_text(made.get(f"{side}_provenance"))))
     print_fields(lines, out)

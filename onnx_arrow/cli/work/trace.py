@@ -10,7 +10,7 @@ from typing import TextIO
 
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
-from onnx_arrow.compare import BackendSpecError, resolve_backend
+from onnx_arrow.compare import BackendSpecError, Plan, resolve_backend
 from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
 from onnx_arrow.trace import trace
@@ -49,11 +49,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         against=side_b,
         data_set=args.data_set,
         chunk=args.chunk,
-        max_ulp=args.max_ulp,
-        ulp_floor=args.ulp_floor,
-        rtol=args.rtol,
-        atol=args.atol,
         repro=args.repro,
+        plan=Plan(rtol=args.rtol, atol=args.atol, max_ulp=args.max_ulp, ulp_floor=args.ulp_floor),
     )
     meta = found.metadata
     fed = (
