@@ -225,9 +225,13 @@ def test_api_reference_opens_with_the_conversions(site: Path) -> None:
 def _blocks_with_lead_in(page: str) -> list[tuple[str, str]]:
     """Each Python block of a page with the text of its section up to it."""
     text = (ROOT / page).read_text(encoding="utf-8")
+    # a comment line of a code block is no heading: the fences' text is blanked first
+    prose = re.sub(r"^```.*?^```$", lambda f: " " * len(f.group()), text, flags=re.M | re.S)
     out = []
     for m in re.finditer(r"^```python\n(.*?)^```$", text, re.MULTILINE | re.DOTALL):
-        section = max((h.start() for h in re.finditer(r"^#+ ", text[: m.start()], re.M)), default=0)
+        section = max(
+            (h.start() for h in re.finditer(r"^#+ ", prose[: m.start()], re.M)), default=0
+        )
         out.append((text[section : m.start()], m.group(1)))
     return out
 

@@ -402,6 +402,8 @@ class Plan:
         ulp_floor``; two NaNs are equal.  ``max_ulp=0`` is a bit-exactness check (-0.0
         and +0.0 are 0 apart).
 
+    Notes
+    -----
     A trace judges one case: its ``skip``, ``xfail`` and ``keep_actual`` do not apply
     there, its tolerance and ULP patterns do.
 
