@@ -16,21 +16,25 @@ file imported: an engine's Parquet writer that rewrote NaN bits is refused, loca
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from onnx import ModelProto
 
-from onnx_arrow.core.model import as_array, graph_values
-from onnx_arrow.corpus.arguments import check_model, checked_items
+from onnx_arrow.core.model import as_array
+from onnx_arrow.corpus.case import (
+    CaseHead,
+    StoredCase,
+    case_data_sets,
+    case_tolerance,
+    complete_case,
+    read_case_head,
+)
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import check_case_names
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
-from onnx_arrow.corpus.sources import CorpusError, Tolerance
+from onnx_arrow.corpus.sources import CorpusError
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -42,7 +46,9 @@ __all__ = [
 
 #: The columns :func:`cases_from_rows` needs; any others are ignored.  ``digest`` may be
 #: left out only for the rows of a store written before digests were recorded (format
-#: version 2 stores that lack the column): its values are then not checked.
+#: version 2 stores that lack the column): its values are then not checked; ``declared``
+#: only for the rows of a store written before it was recorded (format versions 2 and 3):
+#: the case then lists no contradiction of its declarations.
 REQUIRED_COLUMNS: Final = (
     "test_case",
     "kind",
@@ -51,92 +57,14 @@ REQUIRED_COLUMNS: Final = (
     *(c for c in VALUE_COLUMNS if c != "test_case"),
     "content",
     "digest",
+    "declared",
 )
-_OPTIONAL: Final = ("digest",)
+_OPTIONAL: Final = ("digest", "declared")
 
 _WHOLE_CASES: Final = (
     "hand the decoder whole cases: split the store's rows by test_case (each row group "
     "of a store holds whole cases)"
 )
-
-
-@dataclass
-class StoredCase:
-    """One case decoded from store rows: its model and its values.
-
-    ``values`` are in store order; :meth:`data_sets` arranges them as
-    :meth:`Store.case_arrays <onnx_arrow.corpus.Store.case_arrays>` does.
-    ``tolerance`` is the case's own, None when its source stated none.
-    """
-
-    name: str
-    kind: str | None
-    model: ModelProto | None
-    values: list[StoredValue] = field(default_factory=list)
-    tolerance: Tolerance | None = None
-
-    def data_sets(self) -> list[dict[str, dict[str, Any]]]:
-        """Per data set, ``{"inputs": {name: value}, "outputs": {name: value}}`` as numpy
-        values, named as the model's graph names them (see :func:`case_data_sets`)."""
-        if self.model is None:
-            raise CorpusError("the case has no model", where=self.name)
-        return case_data_sets(self.model, self.values)
-
-
-def case_data_sets(
-    model: ModelProto, values: Iterable[StoredValue]
-) -> list[dict[str, dict[str, Any]]]:
-    """The values of a case's data sets, per data set, named as ``model``'s graph names
-    them (``input_K`` is the K-th graph input that is not an initializer): tensors as
-    ndarrays, sequences as lists, optionals as a value or None, maps as dicts.  A value
-    the graph has no name for is named ``input_K`` / ``output_K``.
-
-    Raises
-    ------
-    UnsupportedTypeError
-        If ``model`` is not a ``ModelProto``, or ``values`` not an iterable of
-        :class:`~onnx_arrow.corpus.StoredValue` (a value is checked as it is read).
-    """
-    model = check_model(model, where="case_data_sets(model)")
-    values = checked_items(
-        values, StoredValue, what="StoredValue objects", where="case_data_sets(values)"
-    )
-    names = {io: [v.name for v in graph_values(model, io)] for io in ("input", "output")}
-    out: dict[int, dict[str, dict[str, Any]]] = {}
-    for value in values:
-        if value.data_set is None:
-            continue
-        graph = names[value.io]
-        name = graph[value.index] if value.index < len(graph) else f"{value.io}_{value.index}"
-        data_set = out.setdefault(value.data_set, {"inputs": {}, "outputs": {}})
-        data_set[f"{value.io}s"][name] = value.to_numpy()
-    return [out[n] for n in sorted(out)]
-
-
-def case_tolerance(rows: pa.Table | pa.RecordBatch, *, where: str) -> Tolerance | None:
-    """A case's own tolerances from the ``rtol`` and ``atol`` columns of its rows.
-
-    Raises
-    ------
-    CorpusError
-        If the rows disagree, or a tolerance is not a finite number of 0 or more.
-    """
-    stated = []
-    for name in TOLERANCE_COLUMNS:
-        distinct = pc.unique(rows.column(name)).to_pylist()
-        if len(distinct) > 1:
-            raise CorpusError(
-                f"the case's rows disagree on {name} ({distinct[:3]}); it is the same on "
-                "every row of a case: import the corpus again",
-                where=where,
-            )
-        stated.append(distinct[0] if distinct else None)
-    if stated == [None, None]:
-        return None
-    try:
-        return Tolerance(*stated)
-    except CorpusError as exc:
-        raise exc.at(where) from None
 
 
 def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
@@ -175,21 +103,18 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
     table = _in_case_order(table, where)
     batch = table.combine_chunks().to_batches()[0]
     cases = batch.column("test_case").to_pylist()
-    roles = batch.column("role").to_pylist()
-    kinds = batch.column("kind").to_pylist()
-    out: dict[str, StoredCase] = {}
-    for i, (case, role) in enumerate(zip(cases, roles, strict=True)):
-        if case not in out:
-            rows = batch.slice(i, batch.column("case_rows")[i].as_py())
-            out[case] = StoredCase(
-                case, kinds[i], None, tolerance=case_tolerance(rows, where=f"{where}: {case}")
-            )
-        if role == "model":
-            out[case].model = _model(batch, i, f"{where}: {case}")
+    heads: dict[str, CaseHead] = {}
+    i = 0
+    while i < len(cases):  # the rows of each case are together now, in their order
+        count = batch.column("case_rows")[i].as_py()
+        rows = batch.slice(i, count)
+        heads[cases[i]] = read_case_head(cases[i], rows, where=f"{where}: {cases[i]}")
+        i += count
+    values: dict[str, list[StoredValue]] = {case: [] for case in heads}
     checked = [*VALUE_COLUMNS, *(c for c in _OPTIONAL if c in batch.schema.names)]
     for value in values_from_batch(batch.select(checked), where=where):
-        out[value.case].values.append(value)
-    return list(out.values())
+        values[value.case].append(value)
+    return [complete_case(head, values[case]) for case, head in heads.items()]
 
 
 def _table(data: Any, where: str) -> pa.Table:
@@ -399,14 +324,3 @@ def _missing(got: np.ndarray[Any, Any], total: int) -> str:
 def _listed(values: np.ndarray[Any, Any]) -> str:
     shown = ", ".join(map(str, values[:5].tolist()))
     return shown + (f" ... ({values.size} in all)" if values.size > 5 else "")
-
-
-def _model(batch: pa.RecordBatch, i: int, where: str) -> ModelProto:
-    content = batch.column("content")[i].as_py()
-    path = batch.column("path")[i].as_py()
-    if content is None:
-        raise CorpusError("the model row has no content", where=f"{where}: {path}")
-    try:
-        return ModelProto.FromString(content)
-    except Exception as exc:  # protobuf's DecodeError
-        raise CorpusError(f"the model does not parse ({exc})", where=f"{where}: {path}") from None
