@@ -42,10 +42,12 @@ from onnx_arrow.corpus.sources import (
 __all__ = [
     "CASE_COLUMNS",
     "CaseDataSet",
+    "CaseHead",
     "KeptFile",
     "StoredCase",
     "case_data_sets",
     "case_tolerance",
+    "complete_case",
     "kept_message",
     "read_case_head",
 ]
@@ -228,6 +230,7 @@ class CaseHead:
     tolerance: Tolerance | None
     model: ModelProto | None
     model_row: int | None
+    roles: list[str]
 
 
 def read_case_head(name: str, rows: pa.Table | pa.RecordBatch, *, where: str) -> CaseHead:
@@ -244,22 +247,19 @@ def read_case_head(name: str, rows: pa.Table | pa.RecordBatch, *, where: str) ->
     tolerance = case_tolerance(table, where=where)
     kinds = table.column("kind")
     kind = kinds[0].as_py() if len(kinds) else None
-    roles = table.column("role")
-    found = pc.index(roles, "model").as_py()
-    model_row = None if found < 0 else found
+    roles: list[str] = table.column("role").to_pylist()
+    model_row = roles.index("model") if "model" in roles else None
     model = None if model_row is None else _parsed(table, model_row, where)
-    return CaseHead(name, table, where, kind, tolerance, model, model_row)
+    return CaseHead(name, table, where, kind, tolerance, model, model_row, roles)
 
 
 def complete_case(head: CaseHead, values: list[StoredValue]) -> StoredCase:
     """The case of ``head`` with its ``values`` (decoded from the same rows): its data
     sets, its kept files with why, its declarations."""
     rows, model = head.rows, head.model
-    paths: list[str] = rows.column("path").to_pylist()
-    roles: list[str] = rows.column("role").to_pylist()
     content = rows.column("content")
-    files = {i: p for i, (r, p) in enumerate(zip(roles, paths, strict=True)) if r == "file"}
-    model_path = None if head.model_row is None else paths[head.model_row]
+    files = {i: rows.column("path")[i].as_py() for i, r in enumerate(head.roles) if r == "file"}
+    model_path = None if head.model_row is None else rows.column("path")[head.model_row].as_py()
     slots: dict[str, Slot] = {}
     if files and model is not None:
         layout = Case(head.name, "", [], model_path)
@@ -285,14 +285,13 @@ def complete_case(head: CaseHead, values: list[StoredValue]) -> StoredCase:
                 kept.append(KeptFile(path, reason, _buffer(content, i)))
                 continue
             by_set.setdefault(slot.data_set, {})[slot.io, slot.index] = path
+            data = _buffer(content, i)
             kept.append(
-                KeptFile(
-                    path, kept_message(path), _buffer(content, i), slot.data_set, slot.io,
-                    slot.index,
-                )
-            )  # fmt: skip
+                KeptFile(path, kept_message(path), data, slot.data_set, slot.io, slot.index)
+            )
         elif slot is not None:
-            why = f"{path} is paired with none of the model's {slot.io}s ({slot.reason})"
+            said = f" ({slot.reason})" if slot.reason else ""
+            why = f"{path} is paired with none of the model's {slot.io}s{said}"
             kept.append(KeptFile(path, why, _buffer(content, i)))
         else:
             why = (

@@ -46,9 +46,8 @@ __all__ = [
 
 #: The columns :func:`cases_from_rows` needs; any others are ignored.  ``digest`` may be
 #: left out only for the rows of a store written before digests were recorded (format
-#: version 2 stores that lack the column): its values are then not checked; ``declared``
-#: only for the rows of a store written before it was recorded (format versions 2 and 3):
-#: the case then lists no contradiction of its declarations.
+#: version 2 stores that lack the column): its values are then not checked.  ``declared``
+#: is read too where the rows have it (see :func:`cases_from_rows`).
 REQUIRED_COLUMNS: Final = (
     "test_case",
     "kind",
@@ -57,9 +56,11 @@ REQUIRED_COLUMNS: Final = (
     *(c for c in VALUE_COLUMNS if c != "test_case"),
     "content",
     "digest",
-    "declared",
 )
-_OPTIONAL: Final = ("digest", "declared")
+_OPTIONAL: Final = ("digest",)
+#: Columns the decoder reads where the rows have them: ``declared`` gives a case's
+#: :attr:`~onnx_arrow.corpus.StoredCase.contradictions` (none without it).
+_READ_IF_GIVEN: Final = ("declared",)
 
 _WHOLE_CASES: Final = (
     "hand the decoder whole cases: split the store's rows by test_case (each row group "
@@ -68,12 +69,16 @@ _WHOLE_CASES: Final = (
 
 
 def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
-    """Decode store rows of whole cases, in any order, into their models and values.
+    """Decode store rows of whole cases, in any order, into the cases :meth:`Store.case
+    <onnx_arrow.corpus.Store.case>` gives: their models, data sets, made inputs, files
+    kept as bytes with why, and tolerances.
 
     Parameters
     ----------
     data
-        Rows of a corpus store with at least the :data:`REQUIRED_COLUMNS`: a
+        Rows of a corpus store with at least the :data:`REQUIRED_COLUMNS` (and
+        ``declared``, if the case's ``contradictions`` are wanted as the store gives
+        them; without it they are empty): a
         ``pyarrow.Table`` or ``RecordBatch``, a pandas ``DataFrame`` (a Dask
         partition), or any object of the Arrow PyCapsule interface (a Polars
         ``DataFrame``, a DuckDB relation).  The layouts other engines produce
@@ -152,7 +157,7 @@ def _pandas_table(frame: Any, where: str) -> pa.Table:
     value), and a tensor's elements keep their NaNs, never read as nulls."""
     columns, names = [], []
     for name in frame.columns:
-        if name not in REQUIRED_COLUMNS:
+        if name not in REQUIRED_COLUMNS and name not in _READ_IF_GIVEN:
             continue
         series = frame[name]
         target = SCHEMA.field(name).type
@@ -202,7 +207,7 @@ def _conformed(table: pa.Table, where: str) -> pa.Table:
             where=where,
         )
     columns = []
-    present = [c for c in REQUIRED_COLUMNS if c in names]
+    present = [c for c in (*REQUIRED_COLUMNS, *_READ_IF_GIVEN) if c in names]
     for name in present:
         target = SCHEMA.field(name).type
         if name == "test_case":  # as a store's readers check it, in the same words

@@ -42,7 +42,7 @@ def light_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _from_rows(path: Path, case: str) -> StoredCase:
-    table = pq.read_table(path, columns=list(REQUIRED_COLUMNS))
+    table = pq.read_table(path, columns=[*REQUIRED_COLUMNS, "declared"])
     (decoded,) = cases_from_rows(table.filter(pc.equal(table["test_case"], case)), where="rows")
     return decoded
 
@@ -257,3 +257,8 @@ def test_declarations_are_read_with_the_case(tmp_path: Path) -> None:
     (said,) = stored.contradictions
     assert "node/test_wide/test_data_set_0/input_0.pb" in said
     assert _from_rows(path, "node/test_wide").contradictions == stored.contradictions
+    # rows of the required columns only: the case, without what it contradicts
+    table = pq.read_table(path, columns=list(REQUIRED_COLUMNS))
+    (plain,) = cases_from_rows(table)
+    assert plain.contradictions == []
+    assert _shape(plain) == _shape(stored)
