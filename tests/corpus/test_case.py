@@ -262,3 +262,32 @@ def test_declarations_are_read_with_the_case(tmp_path: Path) -> None:
     (plain,) = cases_from_rows(table)
     assert plain.contradictions == []
     assert _shape(plain) == _shape(stored)
+
+
+def test_every_case_reads_the_same_from_the_store_and_from_rows(
+    node_store: Any, light_store: Path, kept_store: Path
+) -> None:
+    """Store.case and cases_from_rows (the rows in another order) give the same case, for
+    every case of the node suite, the light/ test and the stores of kept files."""
+    _, node_path, _ = node_store
+    for path in (node_path, light_store, kept_store):
+        store = Store(path)
+        table = pq.read_table(path, columns=[*REQUIRED_COLUMNS, "declared"])
+        shuffled = table.take(np.random.default_rng(0).permutation(table.num_rows))
+        decoded = {c.name: c for c in cases_from_rows(shuffled, where="shuffled")}
+        assert sorted(decoded) == sorted(store.cases())
+        for name in store.cases():
+            got, want = decoded[name], store.case(name)
+            assert _shape(got) == _shape(want), name
+            assert (got.kind, got.tolerance, got.model, got.contradictions) == (
+                want.kind,
+                want.tolerance,
+                want.model,
+                want.contradictions,
+            ), name
+            assert [(f.path, f.reason, f.data) for f in got.kept] == [
+                (f.path, f.reason, f.data) for f in want.kept
+            ], name
+            assert got.model_file == want.model_file, name
+            if want.model is not None:
+                assert same(got.data_sets(), store.case_arrays(name)), name
