@@ -432,14 +432,21 @@ class Store:
         Columns are typed by what the model declares (fixed-shape tensors, lists,
         maps, nullable columns), or by what the values hold where one contradicts it
         (its ``declared`` column says so), named as the graph names them; each field's
-        metadata says ``io`` and ``index``.
+        metadata says ``io`` and ``index``.  The data sets are :meth:`case`'s that hold
+        stored values (the values outside a ``test_data_set_N`` folder first, as a
+        ``light/`` model's); inputs onnx's runner makes are not stored, and not here.
         """
-        model = self.model(case)
-        slots: dict[tuple[str, int], dict[int, StoredValue]] = {}
-        for value in self.values(case):
-            if value.data_set is not None:
-                slots.setdefault((value.io, value.index), {})[value.data_set] = value
-        data_sets = sorted({n for values in slots.values() for n in values})
+        stored = self.case(case)
+        model = stored.model
+        if model is None:
+            raise CorpusError("the case has no model", where=f"{self.path}: {case}")
+        slots: dict[tuple[str, int], dict[int | None, StoredValue]] = {}
+        for data_set in stored.sets:
+            for io, by_index in (("input", data_set.inputs), ("output", data_set.expected)):
+                for index, value in by_index.items():
+                    slots.setdefault((io, index), {})[data_set.number] = value
+        held = {n for by_number in slots.values() for n in by_number}
+        data_sets = [d.number for d in stored.sets if d.number in held]
         columns, fields = [], []
         for io, index in sorted(slots, key=lambda slot: (slot[0] != "input", slot[1])):
             values = slots[(io, index)]

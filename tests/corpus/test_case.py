@@ -87,6 +87,9 @@ def test_a_light_case_reads_the_same_through_every_reader(light_store: Path) -> 
     assert same(arrays, stored.data_sets())
     stored_output = data_set.expected[0].to_numpy()
     assert same(arrays[0]["outputs"], {stored.model.graph.output[0].name: stored_output})
+    # the case's table holds its stored values: the output (the made inputs are not stored)
+    assert store.case_table(LIGHT).column_names == list(arrays[0]["outputs"])
+    assert store.case_table(LIGHT).num_rows == 1
 
     decoded = _from_rows(light_store, LIGHT)
     assert _shape(decoded) == _shape(stored)
@@ -168,6 +171,8 @@ def test_values_outside_a_data_set_folder_are_a_data_set_of_their_own(kept_store
     assert arrays["inputs"]["x"].tolist() == [-1.0, 2.0]
     assert arrays["outputs"]["y"].tolist() == [1.0, 2.0]
     assert _shape(_from_rows(kept_store, "light/light_tiny")) == _shape(stored)
+    table = store.case_table("light/light_tiny")  # the data sets of the case, one rule
+    assert table.to_pydict() == {"x": [[-1.0, 2.0]], "y": [[1.0, 2.0]]}
     assert compare.compare(store, cases=["light/*"])["status"].tolist() == ["match"]
 
 
