@@ -49,6 +49,7 @@ __all__ = [
     "case_tolerance",
     "complete_case",
     "kept_message",
+    "parse_model_row",
     "read_case_head",
 ]
 
@@ -249,7 +250,7 @@ def read_case_head(name: str, rows: pa.Table | pa.RecordBatch, *, where: str) ->
     kind = kinds[0].as_py() if len(kinds) else None
     roles: list[str] = table.column("role").to_pylist()
     model_row = roles.index("model") if "model" in roles else None
-    model = None if model_row is None else _parsed(table, model_row, where)
+    model = None if model_row is None else parse_model_row(table, model_row, where=where)
     return CaseHead(name, table, where, kind, tolerance, model, model_row, roles)
 
 
@@ -369,7 +370,15 @@ def _buffer(column: pa.ChunkedArray, i: int) -> Any:
     return pa.py_buffer(b"") if buffer is None else buffer
 
 
-def _parsed(rows: pa.Table, row: int, where: str) -> ModelProto:
+def parse_model_row(rows: pa.Table, row: int, *, where: str) -> ModelProto:
+    """The model of row ``row`` of a case's rows (``path`` and ``content``), parsed;
+    ``where`` is the case (``STORE: CASE``), errors name the model's path after it.
+
+    Raises
+    ------
+    CorpusError
+        If the row has no content, or it does not parse.
+    """
     content = rows.column("content")[row].as_py()
     path = rows.column("path")[row].as_py()
     if content is None:

@@ -33,6 +33,7 @@ from onnx_arrow.corpus.case import (
     StoredCase,
     case_tolerance,
     complete_case,
+    parse_model_row,
     read_case_head,
 )
 from onnx_arrow.corpus.format import SCHEMA, TOLERANCE_COLUMNS
@@ -414,17 +415,12 @@ class Store:
         return case_tolerance(rows, where=f"{self.path}: {case}")
 
     def model(self, case: str) -> ModelProto:
-        """The model of a case."""
+        """The model of a case (parsed as :meth:`case` parses it, its values not read)."""
         table = self.read_case(case, ["path", "role", "content"])
         roles = table.column("role").to_pylist()
         if "model" not in roles:
             raise CorpusError("the case has no model", where=f"{self.path}: {case}")
-        row = roles.index("model")
-        try:
-            return ModelProto.FromString(table.column("content")[row].as_py())
-        except Exception as exc:  # protobuf's DecodeError
-            where = f"{self.path}: {case}: {table.column('path')[row].as_py()}"
-            raise CorpusError(f"the model does not parse ({exc})", where=where) from None
+        return parse_model_row(table, roles.index("model"), where=f"{self.path}: {case}")
 
     def case_table(self, case: str) -> pa.Table:
         """A case as an Arrow table: a row per data set, a column per model input and output.
