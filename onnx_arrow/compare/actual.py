@@ -11,9 +11,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Final, Unpack
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from onnx_arrow.compare.backends import Backend, BackendLike, resolve_backend
 from onnx_arrow.compare.deadlines import check_timeout
 from onnx_arrow.compare.plans import Plan, PlanSettings, plan_of, plan_provenance, select_cases
@@ -27,6 +24,7 @@ from onnx_arrow.compare.runs import (
     run_case,
 )
 from onnx_arrow.compare.serialize import serialized
+from onnx_arrow.corpus.case import StoredCase
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, CorpusFile
@@ -107,7 +105,7 @@ class _ActualCase:
     timeout: float | None
 
     def __call__(self, store: Store, case: str) -> tuple[Case | None, dict[str, int]]:
-        return _actual_case(store, case, run_case(store, case, self.backend, self.timeout))
+        return _actual_case(run_case(store, case, self.backend, self.timeout))
 
 
 def _actual_cases(
@@ -115,11 +113,9 @@ def _actual_cases(
     results: Iterable[tuple[str, tuple[Case | None, dict[str, int]] | Lost]],
     counts: dict[str, int],
 ) -> Iterator[Case]:
-    for case, result in results:
+    for _, result in results:
         built, counted = (
-            _actual_case(store, case, lost_runs(store, result))
-            if isinstance(result, Lost)
-            else result
+            _actual_case(lost_runs(store, result)) if isinstance(result, Lost) else result
         )
         for key, n in counted.items():
             counts[key] += n
@@ -127,19 +123,19 @@ def _actual_cases(
             yield built
 
 
-def _actual_case(
-    store: Store, case: str, runs: Iterable[DataSetRun]
-) -> tuple[Case | None, dict[str, int]]:
+def _actual_case(runs: Iterable[DataSetRun]) -> tuple[Case | None, dict[str, int]]:
     """A case's files with the outputs of ``runs`` (None for a skipped case), and counts."""
     counts = {"data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
     current: Case | None = None
+    stored: StoredCase | None = None
     kept_inputs: set[str] = set()
     for run in runs:
-        if run.skipped is not None or run.model is None:
+        if run.skipped is not None or run.model is None or run.stored is None:
             counts["skipped"] += 1
             continue
         if current is None:
-            current = _case_with_model(store, case)
+            stored = run.stored
+            current = _case_with_model(stored)
         counts["data_sets"] += 1
         counts["errors"] += run.error is not None
         current.files += [CorpusFile(v.path, v.to_bytes()) for v in run.inputs.values()]
@@ -151,27 +147,21 @@ def _actual_case(
                 counts["outputs"] += 1
             else:
                 current.files.append(CorpusFile(_error_path(value.path), data.encode()))
-    if current is not None:
-        if kept_inputs:  # input files kept as bytes go with the case, as they are
-            current.files += _stored_files(store, case, kept_inputs)
+    if current is not None and stored is not None:
+        # input files kept as bytes go with the case, as they are
+        current.files += [CorpusFile(f.path, f.data) for f in stored.kept if f.path in kept_inputs]
         current.files.sort(key=lambda f: f.path)
     return current, counts
 
 
-def _stored_files(store: Store, case: str, paths: set[str]) -> list[CorpusFile]:
-    """Files of a case that the store keeps as their bytes (model and file rows)."""
-    table = store.read_case(case, ["path", "content"])
-    table = table.filter(pc.is_in(table.column("path"), pa.array(sorted(paths))))
-    return [CorpusFile(r["path"], r["content"]) for r in table.to_pylist()]
-
-
-def _case_with_model(store: Store, case: str) -> Case:
+def _case_with_model(stored: StoredCase) -> Case:
     """A case holding only its model file, byte for byte as stored (the parsed model
     would not serialize back to the same bytes for certain)."""
-    table = store.read_case(case, ["path", "role"])
-    path = table.column("path")[table.column("role").to_pylist().index("model")].as_py()
-    kind = case.split("/", 1)[0] if "/" in case else ""
-    return Case(case, kind, _stored_files(store, case, {path}), path)
+    model = stored.model_file
+    if model is None:  # a case with data sets has a model; said for the type checker
+        raise CompareError("the case has no model", where=stored.name)
+    kind = stored.name.split("/", 1)[0] if "/" in stored.name else ""
+    return Case(stored.name, kind, [model], model.path)
 
 
 def _error_path(path: str) -> str:
@@ -233,12 +223,12 @@ def compare_stores(
         found: dict[str, Any] = {}
         errors: dict[str, str] = {}
         if case in actual_cases:
-            found = {v.path: v.to_numpy() for v in actual.values(case) if v.io == "output"}
-            table = actual.read_case(case, ["test_case", "path", "role", "content"])
+            got = actual.case(case)
+            found = {v.path: v.to_numpy() for v in got.values if v.io == "output"}
             errors = {
-                r["path"]: r["content"].decode("utf-8", "replace")
-                for r in table.to_pylist()
-                if r["role"] == "file" and r["path"].endswith(_ERROR_SUFFIX)
+                f.path: f.data.decode("utf-8", "replace")
+                for f in got.kept
+                if f.path.endswith(_ERROR_SUFFIX)
             }
         case_rows: list[dict[str, Any]] = []
         for run in data_sets_of(expected, case):

@@ -16,9 +16,9 @@ from onnx_arrow.compare.backends import Backend, BackendLike, reference_backend,
 from onnx_arrow.compare.deadlines import check_timeout, deadline
 from onnx_arrow.compare.plans import select_cases
 from onnx_arrow.core.model import graph_values, op_types
-from onnx_arrow.corpus.decode import case_tolerance
+from onnx_arrow.corpus.case import StoredCase, kept_message
 from onnx_arrow.corpus.rows import StoredValue
-from onnx_arrow.corpus.sources import Case, CorpusFile, Slot, Tolerance, value_slot, value_slots
+from onnx_arrow.corpus.sources import Tolerance
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import CaseLostError, CompareError, EngineError
 from onnx_arrow.parallel import CaseFunction, Lost, heartbeat, map_cases
@@ -64,6 +64,9 @@ class DataSetRun:
     made_inputs: dict[str, Any] = field(default_factory=dict, repr=False)
     #: The case's own tolerances as the store keeps them (None: it states none).
     tolerance: Tolerance | None = None
+    #: The case as the store holds it (its model's file, the files it keeps as bytes),
+    #: read once for all its data sets; None for a case without a model.
+    stored: StoredCase | None = field(default=None, repr=False, compare=False)
 
 
 def run_backend(
@@ -112,97 +115,53 @@ def run_backend(
 
 
 def data_sets_of(store: Store, case: str) -> Iterator[DataSetRun]:
-    """The data sets of a case with their stored values, not run yet (or why it is skipped)."""
-    rows = store.read_case(case, ["test_case", "path", "role", "rtol", "atol"])
-    roles, paths = rows.column("role").to_pylist(), rows.column("path").to_pylist()
-    own = case_tolerance(rows, where=f"{store.path}: {case}")
-    if "model" not in roles:
-        yield DataSetRun(case, (), None, skipped="the case has no model", tolerance=own)
-        return
-    model = store.model(case)
-    ops = op_types(model)
-    names = tuple(o.name for o in model.graph.output)
-    data_sets: dict[int | None, tuple[dict[int, StoredValue], dict[int, StoredValue]]] = {}
-    for value in store.values(case):
-        inputs, expected = data_sets.setdefault(value.data_set, ({}, {}))
-        (inputs if value.io == "input" else expected)[value.index] = value
-    kept: dict[int | None, dict[tuple[str, int], str]] = {}
-    for slot, path in _kept_files(store, case, roles, paths, model):
-        decoded = data_sets.setdefault(slot.data_set, ({}, {}))[slot.io != "input"]
-        # a number a decoded file names was no kept file's at import either
-        if slot.index is not None and slot.index not in decoded:
-            kept.setdefault(slot.data_set, {})[slot.io, slot.index] = path
-    if not data_sets:
+    """The data sets of a case with their stored values, not run yet (or why it is
+    skipped): :meth:`Store.case <onnx_arrow.corpus.Store.case>`, read once."""
+    stored = store.case(case)
+    model = stored.model
+    if model is None:
         yield DataSetRun(
-            case, ops, None, names, skipped="the case has no data sets", model=model, tolerance=own
+            case, (), None, skipped="the case has no model", tolerance=stored.tolerance
         )
         return
-    for n in sorted(data_sets, key=lambda n: -1 if n is None else n):
-        inputs, expected = data_sets[n]
+    ops = op_types(model)
+    names = tuple(o.name for o in model.graph.output)
+    if not stored.sets:
+        yield DataSetRun(
+            case,
+            ops,
+            None,
+            names,
+            skipped="the case has no data sets",
+            model=model,
+            tolerance=stored.tolerance,
+            stored=stored,
+        )
+        return
+    for data_set in stored.sets:
+        n = data_set.number
         run = DataSetRun(
             case,
             ops,
             n,
             names,
-            inputs,
-            expected,
+            dict(data_set.inputs),
+            dict(data_set.expected),
             model=model,
-            kept_as_bytes=kept.get(n, {}),
-            tolerance=own,
+            kept_as_bytes=dict(data_set.kept_as_bytes),
+            made_inputs=data_set.made_inputs,
+            tolerance=stored.tolerance,
+            stored=stored,
         )
-        fed = graph_values(model, "input")
-        if not expected and not any(io == "output" for io, _ in run.kept_as_bytes):
+        if not run.expected and not any(io == "output" for io, _ in run.kept_as_bytes):
             files = "output_K.pb" if n is not None else "output files"
             run.skipped = (
                 f"the data set has no expected outputs (no {files}): nothing to compare "
                 "the backend's outputs with"
             )
-        elif n is None and not inputs and expected and fed and not run.kept_as_bytes:
-            # a model test with expected outputs and no input files (light/): onnx's runner
-            # feeds it inputs it makes, and so does this
-            try:
-                run.made_inputs = _made_inputs(model, case)
-            except NotImplementedError as exc:
-                run.skipped = f"no input files, and onnx's runner makes none for it: {exc}"
+        elif data_set.unmade is not None:
+            run.skipped = data_set.unmade
         yield run
-
-
-def _kept_files(
-    store: Store, case: str, roles: list[str], paths: list[str], model: ModelProto
-) -> Iterator[tuple[Slot, str]]:
-    """The value files of a case the store kept as bytes, each with what it is for, paired
-    with the model's inputs and outputs as the import paired them (by the name inside)."""
-    model_path = paths[roles.index("model")]
-    layout = Case(case, "", [], model_path)
-    wanted = [p for r, p in zip(roles, paths, strict=True) if r == "file" and value_slot(layout, p)]
-    if not wanted:
-        return
-    rows = store.read_case(case, ["path", "content"])
-    contents = dict(
-        zip(rows.column("path").to_pylist(), rows.column("content").to_pylist(), strict=True)
-    )
-    files = [CorpusFile(p, contents[p] or b"") for p in wanted]
-    for path, slot in value_slots(Case(case, "", files, model_path), model).items():
-        yield slot, path
-
-
-def _made_inputs(model: ModelProto, case: str) -> dict[str, Any]:
-    """The inputs onnx's backend test runner makes for a model test without input files
-    (its ``Runner.generate_dummy_data``, not random)."""
-    from onnx.backend.test.runner import Runner
-
-    return {
-        x.name: Runner.generate_dummy_data(x, seed=0, name=case, random=False)
-        for x in graph_values(model, "input")
-    }
-
-
-def kept_message(path: str) -> str:
-    """Why a value file the store kept as bytes is neither fed nor compared."""
-    return (
-        f"{path} was kept as bytes at import (it does not decode as the model declares), "
-        "so it cannot be fed or compared; fix the file, or the model's declared type"
-    )
 
 
 def run_case(

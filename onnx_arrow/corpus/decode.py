@@ -16,21 +16,25 @@ file imported: an engine's Parquet writer that rewrote NaN bits is refused, loca
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from onnx import ModelProto
 
-from onnx_arrow.core.model import as_array, graph_values
-from onnx_arrow.corpus.arguments import check_model, checked_items
+from onnx_arrow.core.model import as_array
+from onnx_arrow.corpus.case import (
+    CaseHead,
+    StoredCase,
+    case_data_sets,
+    case_tolerance,
+    complete_case,
+    read_case_head,
+)
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import check_case_names
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
-from onnx_arrow.corpus.sources import CorpusError, Tolerance
+from onnx_arrow.corpus.sources import CorpusError
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -42,7 +46,8 @@ __all__ = [
 
 #: The columns :func:`cases_from_rows` needs; any others are ignored.  ``digest`` may be
 #: left out only for the rows of a store written before digests were recorded (format
-#: version 2 stores that lack the column): its values are then not checked.
+#: version 2 stores that lack the column): its values are then not checked.  ``declared``
+#: is read too where the rows have it (see :func:`cases_from_rows`).
 REQUIRED_COLUMNS: Final = (
     "test_case",
     "kind",
@@ -53,6 +58,9 @@ REQUIRED_COLUMNS: Final = (
     "digest",
 )
 _OPTIONAL: Final = ("digest",)
+#: Columns the decoder reads where the rows have them: ``declared`` gives a case's
+#: :attr:`~onnx_arrow.corpus.StoredCase.contradictions` (none without it).
+_READ_IF_GIVEN: Final = ("declared",)
 
 _WHOLE_CASES: Final = (
     "hand the decoder whole cases: split the store's rows by test_case (each row group "
@@ -60,92 +68,17 @@ _WHOLE_CASES: Final = (
 )
 
 
-@dataclass
-class StoredCase:
-    """One case decoded from store rows: its model and its values.
-
-    ``values`` are in store order; :meth:`data_sets` arranges them as
-    :meth:`Store.case_arrays <onnx_arrow.corpus.Store.case_arrays>` does.
-    ``tolerance`` is the case's own, None when its source stated none.
-    """
-
-    name: str
-    kind: str | None
-    model: ModelProto | None
-    values: list[StoredValue] = field(default_factory=list)
-    tolerance: Tolerance | None = None
-
-    def data_sets(self) -> list[dict[str, dict[str, Any]]]:
-        """Per data set, ``{"inputs": {name: value}, "outputs": {name: value}}`` as numpy
-        values, named as the model's graph names them (see :func:`case_data_sets`)."""
-        if self.model is None:
-            raise CorpusError("the case has no model", where=self.name)
-        return case_data_sets(self.model, self.values)
-
-
-def case_data_sets(
-    model: ModelProto, values: Iterable[StoredValue]
-) -> list[dict[str, dict[str, Any]]]:
-    """The values of a case's data sets, per data set, named as ``model``'s graph names
-    them (``input_K`` is the K-th graph input that is not an initializer): tensors as
-    ndarrays, sequences as lists, optionals as a value or None, maps as dicts.  A value
-    the graph has no name for is named ``input_K`` / ``output_K``.
-
-    Raises
-    ------
-    UnsupportedTypeError
-        If ``model`` is not a ``ModelProto``, or ``values`` not an iterable of
-        :class:`~onnx_arrow.corpus.StoredValue` (a value is checked as it is read).
-    """
-    model = check_model(model, where="case_data_sets(model)")
-    values = checked_items(
-        values, StoredValue, what="StoredValue objects", where="case_data_sets(values)"
-    )
-    names = {io: [v.name for v in graph_values(model, io)] for io in ("input", "output")}
-    out: dict[int, dict[str, dict[str, Any]]] = {}
-    for value in values:
-        if value.data_set is None:
-            continue
-        graph = names[value.io]
-        name = graph[value.index] if value.index < len(graph) else f"{value.io}_{value.index}"
-        data_set = out.setdefault(value.data_set, {"inputs": {}, "outputs": {}})
-        data_set[f"{value.io}s"][name] = value.to_numpy()
-    return [out[n] for n in sorted(out)]
-
-
-def case_tolerance(rows: pa.Table | pa.RecordBatch, *, where: str) -> Tolerance | None:
-    """A case's own tolerances from the ``rtol`` and ``atol`` columns of its rows.
-
-    Raises
-    ------
-    CorpusError
-        If the rows disagree, or a tolerance is not a finite number of 0 or more.
-    """
-    stated = []
-    for name in TOLERANCE_COLUMNS:
-        distinct = pc.unique(rows.column(name)).to_pylist()
-        if len(distinct) > 1:
-            raise CorpusError(
-                f"the case's rows disagree on {name} ({distinct[:3]}); it is the same on "
-                "every row of a case: import the corpus again",
-                where=where,
-            )
-        stated.append(distinct[0] if distinct else None)
-    if stated == [None, None]:
-        return None
-    try:
-        return Tolerance(*stated)
-    except CorpusError as exc:
-        raise exc.at(where) from None
-
-
 def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
-    """Decode store rows of whole cases, in any order, into their models and values.
+    """Decode store rows of whole cases, in any order, into the cases :meth:`Store.case
+    <onnx_arrow.corpus.Store.case>` gives: their models, data sets, made inputs, files
+    kept as bytes with why, and tolerances.
 
     Parameters
     ----------
     data
-        Rows of a corpus store with at least the :data:`REQUIRED_COLUMNS`: a
+        Rows of a corpus store with at least the :data:`REQUIRED_COLUMNS` (and
+        ``declared``, if the case's ``contradictions`` are wanted as the store gives
+        them; without it they are empty): a
         ``pyarrow.Table`` or ``RecordBatch``, a pandas ``DataFrame`` (a Dask
         partition), or any object of the Arrow PyCapsule interface (a Polars
         ``DataFrame``, a DuckDB relation).  The layouts other engines produce
@@ -175,21 +108,18 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
     table = _in_case_order(table, where)
     batch = table.combine_chunks().to_batches()[0]
     cases = batch.column("test_case").to_pylist()
-    roles = batch.column("role").to_pylist()
-    kinds = batch.column("kind").to_pylist()
-    out: dict[str, StoredCase] = {}
-    for i, (case, role) in enumerate(zip(cases, roles, strict=True)):
-        if case not in out:
-            rows = batch.slice(i, batch.column("case_rows")[i].as_py())
-            out[case] = StoredCase(
-                case, kinds[i], None, tolerance=case_tolerance(rows, where=f"{where}: {case}")
-            )
-        if role == "model":
-            out[case].model = _model(batch, i, f"{where}: {case}")
+    heads: dict[str, CaseHead] = {}
+    i = 0
+    while i < len(cases):  # the rows of each case are together now, in their order
+        count = batch.column("case_rows")[i].as_py()
+        rows = batch.slice(i, count)
+        heads[cases[i]] = read_case_head(cases[i], rows, where=f"{where}: {cases[i]}")
+        i += count
+    values: dict[str, list[StoredValue]] = {case: [] for case in heads}
     checked = [*VALUE_COLUMNS, *(c for c in _OPTIONAL if c in batch.schema.names)]
     for value in values_from_batch(batch.select(checked), where=where):
-        out[value.case].values.append(value)
-    return list(out.values())
+        values[value.case].append(value)
+    return [complete_case(head, values[case]) for case, head in heads.items()]
 
 
 def _table(data: Any, where: str) -> pa.Table:
@@ -227,7 +157,7 @@ def _pandas_table(frame: Any, where: str) -> pa.Table:
     value), and a tensor's elements keep their NaNs, never read as nulls."""
     columns, names = [], []
     for name in frame.columns:
-        if name not in REQUIRED_COLUMNS:
+        if name not in REQUIRED_COLUMNS and name not in _READ_IF_GIVEN:
             continue
         series = frame[name]
         target = SCHEMA.field(name).type
@@ -277,7 +207,7 @@ def _conformed(table: pa.Table, where: str) -> pa.Table:
             where=where,
         )
     columns = []
-    present = [c for c in REQUIRED_COLUMNS if c in names]
+    present = [c for c in (*REQUIRED_COLUMNS, *_READ_IF_GIVEN) if c in names]
     for name in present:
         target = SCHEMA.field(name).type
         if name == "test_case":  # as a store's readers check it, in the same words
@@ -399,14 +329,3 @@ def _missing(got: np.ndarray[Any, Any], total: int) -> str:
 def _listed(values: np.ndarray[Any, Any]) -> str:
     shown = ", ".join(map(str, values[:5].tolist()))
     return shown + (f" ... ({values.size} in all)" if values.size > 5 else "")
-
-
-def _model(batch: pa.RecordBatch, i: int, where: str) -> ModelProto:
-    content = batch.column("content")[i].as_py()
-    path = batch.column("path")[i].as_py()
-    if content is None:
-        raise CorpusError("the model row has no content", where=f"{where}: {path}")
-    try:
-        return ModelProto.FromString(content)
-    except Exception as exc:  # protobuf's DecodeError
-        raise CorpusError(f"the model does not parse ({exc})", where=f"{where}: {path}") from None

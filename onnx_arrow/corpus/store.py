@@ -29,7 +29,13 @@ from onnx_arrow.core.model import (
     kind_of_type,
 )
 from onnx_arrow.corpus.arguments import check_path, type_name
-from onnx_arrow.corpus.decode import case_data_sets, case_tolerance
+from onnx_arrow.corpus.case import (
+    StoredCase,
+    case_tolerance,
+    complete_case,
+    parse_model_row,
+    read_case_head,
+)
 from onnx_arrow.corpus.format import SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import case_index
 from onnx_arrow.corpus.parts import open_part, part_paths
@@ -409,17 +415,12 @@ class Store:
         return case_tolerance(rows, where=f"{self.path}: {case}")
 
     def model(self, case: str) -> ModelProto:
-        """The model of a case."""
+        """The model of a case (parsed as :meth:`case` parses it, its values not read)."""
         table = self.read_case(case, ["path", "role", "content"])
         roles = table.column("role").to_pylist()
         if "model" not in roles:
             raise CorpusError("the case has no model", where=f"{self.path}: {case}")
-        row = roles.index("model")
-        try:
-            return ModelProto.FromString(table.column("content")[row].as_py())
-        except Exception as exc:  # protobuf's DecodeError
-            where = f"{self.path}: {case}: {table.column('path')[row].as_py()}"
-            raise CorpusError(f"the model does not parse ({exc})", where=where) from None
+        return parse_model_row(table, roles.index("model"), where=f"{self.path}: {case}")
 
     def case_table(self, case: str) -> pa.Table:
         """A case as an Arrow table: a row per data set, a column per model input and output.
@@ -427,14 +428,21 @@ class Store:
         Columns are typed by what the model declares (fixed-shape tensors, lists,
         maps, nullable columns), or by what the values hold where one contradicts it
         (its ``declared`` column says so), named as the graph names them; each field's
-        metadata says ``io`` and ``index``.
+        metadata says ``io`` and ``index``.  The data sets are :meth:`case`'s that hold
+        stored values (the values outside a ``test_data_set_N`` folder first, as a
+        ``light/`` model's); inputs onnx's runner makes are not stored, and not here.
         """
-        model = self.model(case)
-        slots: dict[tuple[str, int], dict[int, StoredValue]] = {}
-        for value in self.values(case):
-            if value.data_set is not None:
-                slots.setdefault((value.io, value.index), {})[value.data_set] = value
-        data_sets = sorted({n for values in slots.values() for n in values})
+        stored = self.case(case)
+        model = stored.model
+        if model is None:
+            raise CorpusError("the case has no model", where=f"{self.path}: {case}")
+        slots: dict[tuple[str, int], dict[int | None, StoredValue]] = {}
+        for data_set in stored.sets:
+            for io, by_index in (("input", data_set.inputs), ("output", data_set.expected)):
+                for index, value in by_index.items():
+                    slots.setdefault((io, index), {})[data_set.number] = value
+        held = {n for by_number in slots.values() for n in by_number}
+        data_sets = [d.number for d in stored.sets if d.number in held]
         columns, fields = [], []
         for io, index in sorted(slots, key=lambda slot: (slot[0] != "input", slot[1])):
             values = slots[(io, index)]
@@ -464,14 +472,54 @@ class Store:
             )
         return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
+    def case(self, case: str) -> StoredCase:
+        """One case, read in one pass over its rows: its model (parsed once), its data
+        sets (a data set per ``test_data_set_N`` folder, and the values outside any such
+        folder as one more, numbered None and listed first), the files the store keeps
+        as bytes with why, the inputs onnx's runner makes for a ``light/`` model test
+        without input files, its declarations and its own tolerance (see
+        :class:`~onnx_arrow.corpus.StoredCase`).  The rows of the same case handed
+        back by an engine give the same case (:func:`~onnx_arrow.corpus.cases_from_rows`).
+
+        Raises
+        ------
+        CorpusError
+            If the store has no such case, its rows disagree on a tolerance, its model
+            does not parse, or a value's file is not the one imported (its digest).
+        UnsupportedTypeError
+            If ``case`` is not a ``str``.
+        """
+        read, span = self._locate(case)
+        where = f"{self.path}: {case}"
+        table = read.table
+        if span is _SCATTERED:  # not written by onnx-arrow, which keeps a case's rows together
+            rows = table.filter(pc.equal(table.column("test_case"), case))
+        else:
+            rows = table.slice(span[0], span[1] - span[0])
+        head = read_case_head(case, rows, where=where)
+        if span is _SCATTERED:
+            columns = list(self._value_columns(self._case_part[case]))
+            batches = rows.select(columns).combine_chunks().to_batches()
+            values = [v for b in batches for v in values_from_batch(b, where=str(self.path))]
+        else:
+            values = list(values_from_batch(read.columns, where=str(self.path), rows=range(*span)))
+        return complete_case(head, values)
+
     def case_arrays(self, case: str) -> list[dict[str, dict[str, Any]]]:
         """Per data set, the inputs and outputs as numpy values, ready to feed a runtime.
 
         Each data set is ``{"inputs": {name: value}, "outputs": {name: value}}``,
         named as the model's graph names them: tensors as ndarrays, sequences as
-        lists, optionals as a value or None, maps as dicts.
+        lists, optionals as a value or None, maps as dicts.  The data sets are those of
+        :meth:`case` (the values outside a ``test_data_set_N`` folder as one, first),
+        the inputs onnx's runner makes for a ``light/`` model test among the inputs:
+        what ``compare`` feeds.  Files kept as bytes are not among them
+        (``Store.case(case).kept`` says why each was kept).
         """
-        return case_data_sets(self.model(case), self.values(case))
+        stored = self.case(case)
+        if stored.model is None:
+            raise CorpusError("the case has no model", where=f"{self.path}: {case}")
+        return stored.data_sets()
 
     def export(self, dest: str | os.PathLike[str], *, force: bool = False) -> dict[str, int]:
         """Write the corpus back as a folder tree, byte for byte (see :func:`export_store`)."""

@@ -15,7 +15,7 @@ from onnx import ModelProto, SequenceProto, TensorProto, helper, numpy_helper
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.cli import main
-from onnx_arrow.corpus import Store, write_store
+from onnx_arrow.corpus import Store, StoredCase, write_store
 from onnx_arrow.errors import DeclarationWarning
 
 
@@ -33,17 +33,22 @@ def test_raising_backend_is_recorded_never_raised(store: Store) -> None:
 
 
 def test_runs_carry_the_model_parsed_once(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each case is read once (Store.case, which parses its model), never model by model."""
     parsed: list[str] = []
-    real = Store.model
+    real = Store.case
 
-    def model(self: Store, case: str) -> ModelProto:
-        parsed.append(case)
-        return real(self, case)
+    def case(self: Store, name: str) -> StoredCase:
+        parsed.append(name)
+        return real(self, name)
 
+    def model(self: Store, name: str) -> ModelProto:
+        raise AssertionError(f"{name}: the model parsed apart from its case")
+
+    monkeypatch.setattr(Store, "case", case)
     monkeypatch.setattr(Store, "model", model)
     runs = list(cmp.run_backend(store, lambda m, i: [], cases=["test_abs", "test_add"]))
     assert parsed == ["node/test_abs", "node/test_add"]
-    assert [r.model == real(store, r.case) for r in runs] == [True, True]
+    assert [r.model == real(store, r.case).model for r in runs] == [True, True]
     parsed.clear()
     # the reference evaluator gives [2, 1] where [2] is declared: stored, and said
     with pytest.warns(DeclarationWarning, match=WRONG_SHAPE):
