@@ -108,7 +108,7 @@ def test_a_light_case_reads_the_same_through_every_reader(light_store: Path) -> 
         fed.append(inputs)
         return [stored_output]
 
-    df = compare.compare(store, recording, cases=[LIGHT])
+    df = compare.compare(store, recording, cases=[LIGHT]).to_pandas()
     assert df["status"].tolist() == ["match"]
     assert len(fed) == len(arrays)
     assert same(fed[0], arrays[0]["inputs"])
@@ -173,7 +173,7 @@ def test_values_outside_a_data_set_folder_are_a_data_set_of_their_own(kept_store
     assert _shape(_from_rows(kept_store, "light/light_tiny")) == _shape(stored)
     table = store.case_table("light/light_tiny")  # the data sets of the case, one rule
     assert table.to_pydict() == {"x": [[-1.0, 2.0]], "y": [[1.0, 2.0]]}
-    assert compare.compare(store, cases=["light/*"])["status"].tolist() == ["match"]
+    assert compare.compare(store, cases=["light/*"]).to_pandas()["status"].tolist() == ["match"]
 
 
 def test_files_kept_as_bytes_surface_with_their_reason(kept_store: Path) -> None:
@@ -201,7 +201,7 @@ def test_files_kept_as_bytes_surface_with_their_reason(kept_store: Path) -> None
         (f.path, f.reason, f.data) for f in stored.kept
     ]
     # what compare reports from the same case
-    df = compare.compare(store, cases=["node/test_kept"])
+    df = compare.compare(store, cases=["node/test_kept"]).to_pandas()
     assert df["status"].tolist() == ["error", "match"]
     assert reasons[bad] in df["error"][0]
     # the case's model file as stored, byte for byte
