@@ -369,3 +369,113 @@ class StoreFile:
             self.close()
         else:
             self._file.close()
+
+
+#: Float data a store file's encodings are chosen on: its row groups are held until they
+#: hold this much (or the file ends), then judged whole, each chunk (a larger one on
+#: :data:`_JUDGED_RUNS` runs of its bytes spread over it, this much in all) compressed both
+#: ways as its page would be.
+JUDGED_BYTES: Final = 32 << 20
+_JUDGED_RUNS: Final = 8
+
+
+def _judged(values: np.ndarray) -> list[np.ndarray]:
+    """The pieces of a chunk's values its encoding is judged on: all of them up to
+    :data:`JUDGED_BYTES`, else :data:`_JUDGED_RUNS` runs of consecutive values spread over
+    them, as many bytes in all (runs of megabytes: what zstd finds within them, it finds
+    in the whole chunk)."""
+    budget = JUDGED_BYTES // values.itemsize
+    if values.size <= budget:
+        return [values]
+    run = budget // _JUDGED_RUNS
+    starts = np.linspace(0, values.size - run, _JUDGED_RUNS).astype(np.int64)
+    return [values[int(s) : int(s) + run] for s in starts]
+
+
+def judged_encodings(tables: list[pa.Table], options: WriteOptions) -> dict[str, str]:
+    """The encoding of each float data column of a store file, by column name:
+    ``options.float_encoding`` where it names one, else (``"auto"``) whichever of byte
+    stream split (at ``float_compression_level``) and plain (at ``compression_level``)
+    compresses the column's chunks in ``tables`` (its first row groups) smaller, each chunk
+    compressed on its own as its page is (see :func:`_judged`); byte stream split on a
+    tie, or where they hold nothing."""
+    out = {}
+    for name in _FLOAT_COLUMNS:
+        if options.float_encoding != "auto":
+            out[name] = options.float_encoding
+            continue
+        split = plain = 0
+        for table in tables:
+            column = table.column(name)
+            if not _holds_values(column):
+                continue
+            chunk = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+            for piece in _judged(chunk.flatten().to_numpy()):
+                split += _compressed_size(
+                    _byte_stream_split(piece), options, _float_level(options, "BYTE_STREAM_SPLIT")
+                )
+                plain += _compressed_size(piece, options, _float_level(options, "PLAIN"))
+        out[name] = "PLAIN" if plain < split else "BYTE_STREAM_SPLIT"
+    return out
+
+
+def _float_bytes(table: pa.Table) -> int:
+    """The bytes of a row group's float data."""
+    return sum(table.column(name).nbytes for name in _FLOAT_COLUMNS)
+
+
+class SingleWriterStoreFile:
+    """A store file written by one :class:`pyarrow.parquet.ParquetWriter`: each float data
+    column in one encoding for the whole file, chosen on its first row groups (their
+    first :data:`JUDGED_BYTES` of float data, held until then); every column compressed."""
+
+    def __init__(self, path: str, options: WriteOptions) -> None:
+        self._options, self._path = options, path
+        self._writer: pq.ParquetWriter | None = None
+        self._held: list[pa.Table] = []
+        self._held_bytes = 0
+
+    def _open(self) -> pq.ParquetWriter:
+        options = self._options
+        encodings = judged_encodings(self._held, options)
+        floats = {f"{name}.list.element": e for name, e in encodings.items()}
+        writer = pq.ParquetWriter(
+            self._path,
+            store_schema(options),
+            compression=options.compression,
+            compression_level={
+                p: _float_level(options, floats[p]) if p in floats else options.compression_level
+                for p in _LEAVES
+            },
+            use_dictionary=[name for name in SCHEMA.names if name not in DATA_COLUMNS],
+            column_encoding=floats,
+            data_page_size=64 << 20,
+            write_statistics=["test_case", "kind", "path", "role", "dtype", "io"],
+        )
+        held, self._held = self._held, []
+        for table in held:
+            writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        return writer
+
+    def append(self, table: pa.Table) -> None:
+        if self._writer is not None:
+            self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+            return
+        self._held.append(table)
+        self._held_bytes += _float_bytes(table)
+        if self._held_bytes >= JUDGED_BYTES or self._options.float_encoding != "auto":
+            self._writer = self._open()
+
+    def close(self) -> None:
+        if self._writer is None:
+            self._writer = self._open()
+        self._writer.close()
+
+    def __enter__(self) -> SingleWriterStoreFile:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if kind is None:
+            self.close()
+        elif self._writer is not None:
+            self._writer.close()

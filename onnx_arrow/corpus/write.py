@@ -466,6 +466,7 @@ def write_rows(
     check: Callable[[RowGroup], None] | None = None,
     by_kind: bool = False,
     part_cases: int | None = None,
+    encode: bool = True,
 ) -> dict[str, Any]:
     """Build the row groups of ``cases``, encode them on threads of their own (several at
     once, :func:`~onnx_arrow.corpus.parquet.encode_row_group` into ``RowGroup.encoded``)
@@ -487,7 +488,9 @@ def write_rows(
     )
     with contextlib.closing(pieces):  # on an error, the workers stop here, not when collected
         background = BackgroundWriter(
-            write, prepare=functools.partial(_encode, options), threads=encoding_threads(jobs)
+            write,
+            prepare=functools.partial(_encode, options) if encode else None,
+            threads=encoding_threads(jobs) if encode else 1,
         )
         try:
             for group in groups:
