@@ -5,7 +5,7 @@ A store file is written by one :class:`pyarrow.parquet.ParquetWriter`, a row gro
 time (:meth:`StoreFile.append`, in order).  Each float data column takes one encoding for
 the whole file, byte stream split or plain, whichever compresses its first row groups
 smaller (:func:`float_encodings`): they are held until they hold :data:`JUDGED_BYTES` of
-float data, or the file ends, then judged and written.
+float data (or :data:`HELD_BYTES` in all, or the file ends), then judged and written.
 
 An earlier writer encoded each row group on its own (on threads of their own) into a
 Parquet file in memory and appended it with its footer's offsets moved, so that each
@@ -31,7 +31,7 @@ from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.errors import CorpusError, UnsupportedTypeError
 
-__all__ = ["JUDGED_BYTES", "StoreFile", "float_encodings", "store_schema"]
+__all__ = ["HELD_BYTES", "JUDGED_BYTES", "StoreFile", "float_encodings", "store_schema"]
 
 #: The float data columns: each written byte stream split (each byte of the floats in a
 #: stream of its own, which zstd compresses better and faster than the floats as they
@@ -46,6 +46,9 @@ _FLOAT_COLUMNS: Final = tuple(
 #: much in all), compressed as its page is: a sample of 64 KiB misjudged a chunk of a
 #: mixed corpus by 63%.
 JUDGED_BYTES: Final = 32 << 20
+#: Bytes of row groups held at most, whatever their float data (a corpus of models holds
+#: none): past this the encodings are chosen on what is held.
+HELD_BYTES: Final = 2 * JUDGED_BYTES
 _JUDGED_RUNS: Final = 8
 
 
@@ -168,16 +171,17 @@ class StoreFile:
     :meth:`close` writes the footer.  Use it as a context manager; leaving the block by an
     error closes the file (the caller removes it).
 
-    The first row groups are held until their float data reaches :data:`JUDGED_BYTES` (or
-    the file is closed) and the file's float encodings are chosen on them; with a
-    ``float_encoding`` other than ``auto``, none is held."""
+    The first row groups are held until their float data reaches :data:`JUDGED_BYTES`,
+    they reach :data:`HELD_BYTES` in all, or the file is closed, and the file's float
+    encodings are chosen on them; with a ``float_encoding`` other than ``auto``, none is
+    held."""
 
     def __init__(self, path: str, options: WriteOptions) -> None:
         self._options, self._path = options, path
         self._schema = store_schema(options)
         self._writer: pq.ParquetWriter | None = None
         self._held: list[pa.Table] = []
-        self._held_bytes = 0
+        self._held_floats = self._held_bytes = 0
         self._groups = 0
 
     def append(self, table: pa.Table) -> None:
@@ -195,8 +199,13 @@ class StoreFile:
             self._write(self._writer, table)
             return
         self._held.append(table)
-        self._held_bytes += _float_bytes(table)
-        if self._held_bytes >= JUDGED_BYTES or self._options.float_encoding != "auto":
+        self._held_floats += _float_bytes(table)
+        self._held_bytes += table.nbytes
+        if (
+            self._held_floats >= JUDGED_BYTES
+            or self._held_bytes >= HELD_BYTES
+            or self._options.float_encoding != "auto"
+        ):
             self._writer = self._open()
 
     @staticmethod

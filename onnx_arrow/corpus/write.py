@@ -6,7 +6,9 @@ built; :func:`write_store` runs it into one Parquet file.
 Writes are atomic: the store is written to a temporary file beside the target and
 renamed into place only when complete, so an error or Ctrl-C leaves no truncated
 store.  Cases are streamed: a row group holds whole cases, and only the cases of
-one row group are in memory at a time.
+a few row groups are in memory at a time (and the first row groups of a store file,
+64 MiB at most, until its float encodings are chosen: see
+:class:`~onnx_arrow.corpus.parquet.StoreFile`).
 """
 
 from __future__ import annotations

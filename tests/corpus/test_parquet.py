@@ -123,6 +123,16 @@ def test_the_encodings_are_chosen_on_the_first_row_groups_and_kept(tmp_path, mon
     for case in cases:
         got = Store(out).case_files(case.name)
         assert {f.path: f.data for f in got} == {f.path: f.data for f in case.files}
+    # held at most HELD_BYTES, whatever their float data
+    monkeypatch.setattr(parquet, "JUDGED_BYTES", 1 << 40)
+    monkeypatch.setattr(parquet, "HELD_BYTES", 100_000)
+    held = tmp_path / "held.parquet"
+    write_store(cases, held, options=WriteOptions(row_group_bytes=1))
+    assert _float_encodings(held) == ["BYTE_STREAM_SPLIT"] * 4
+    monkeypatch.setattr(parquet, "HELD_BYTES", 1 << 40)
+    whole = tmp_path / "whole.parquet"
+    write_store(cases, whole, options=WriteOptions(row_group_bytes=1))
+    assert _float_encodings(whole) == ["PLAIN"] * 4  # all of them judged
 
 
 def test_a_chunk_is_judged_whole_up_to_judged_bytes_and_on_runs_spread_over_it_past():
