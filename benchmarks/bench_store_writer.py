@@ -2,7 +2,7 @@
 each encoding fixed, side by side in one run.
 
 The store file is written by one ``pyarrow.parquet.ParquetWriter``, each float data column
-in one encoding, byte stream split or plain, whichever compresses the file's first 32 MiB
+in one encoding, byte stream split or plain, whichever compresses the file's first 8 MiB
 of float data smaller (``float_encoding="auto"``, what ``import`` does); ``--float-encoding
 BYTE_STREAM_SPLIT`` or ``PLAIN`` fixes one.  An earlier writer encoded each row group on
 its own into a Parquet file in memory and appended it with its footer's offsets moved (a

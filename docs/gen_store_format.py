@@ -91,7 +91,7 @@ store byte for byte.  This page is the format, version
   Parquet readers know is valid), written by one pyarrow `ParquetWriter`, with a page
   index if asked (`WriteOptions(page_index=True)`).  The Arrow schema is stored in the
   file (`ARROW:schema`).  onnx-arrow writes each float data column in the Parquet
-  encoding that compresses the file's first row groups (their first 32 MiB of float data,
+  encoding that compresses the file's first row groups (their first 8 MiB of float data,
   each chunk compressed whole) smaller: `BYTE_STREAM_SPLIT` (at zstd level
   {float_level}; noise and smooth values) or `PLAIN` (an activation's output, whose values
   repeat its input's); `import --float-encoding` fixes one.  Any encoding is valid, and

@@ -119,7 +119,7 @@ def register(commands: Any) -> None:
         choices=FLOAT_ENCODINGS,
         default=WriteOptions().float_encoding,
         help="the encoding of the float data columns: auto (the default) chooses for each "
-        "store file whichever of BYTE_STREAM_SPLIT and PLAIN compresses its first 32 MiB of "
+        "store file whichever of BYTE_STREAM_SPLIT and PLAIN compresses its first 8 MiB of "
         "float data smaller; BYTE_STREAM_SPLIT alone is faster on activations (ReLU outputs) "
         "and makes their store larger",
     )

@@ -44,11 +44,13 @@ _FLOAT_COLUMNS: Final = tuple(
 #: file): its row groups are held until they hold this much.  Each chunk is judged whole
 #: (a larger one on :data:`_JUDGED_RUNS` runs of consecutive values spread over it, this
 #: much in all), compressed as its page is: a sample of 64 KiB misjudged a chunk of a
-#: mixed corpus by 63%.
-JUDGED_BYTES: Final = 32 << 20
+#: mixed corpus by 63%.  Judging 8 MiB took 0.11 to 0.16 s of an import of 60 ReLU cases
+#: (72 MB of floats) in 1.0 to 1.4 s, 32 MiB 0.29 to 0.51 s; on the benchmark's corpora
+#: 8 MiB chooses the better of the two encodings (``benchmarks/bench_store_writer.py``).
+JUDGED_BYTES: Final = 8 << 20
 #: Bytes of row groups held at most, whatever their float data (a corpus of models holds
 #: none): past this the encodings are chosen on what is held.
-HELD_BYTES: Final = 2 * JUDGED_BYTES
+HELD_BYTES: Final = 4 * JUDGED_BYTES
 _JUDGED_RUNS: Final = 8
 
 

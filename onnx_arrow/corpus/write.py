@@ -7,7 +7,7 @@ Writes are atomic: the store is written to a temporary file beside the target an
 renamed into place only when complete, so an error or Ctrl-C leaves no truncated
 store.  Cases are streamed: a row group holds whole cases, and only the cases of
 a few row groups are in memory at a time (and the first row groups of a store file,
-64 MiB at most, until its float encodings are chosen: see
+32 MiB at most, until its float encodings are chosen: see
 :class:`~onnx_arrow.corpus.parquet.StoreFile`).
 """
 
