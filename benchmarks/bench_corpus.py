@@ -72,10 +72,10 @@ from onnx_arrow.corpus import (
     export_store,
     write_store,
 )
-from onnx_arrow.corpus.parquet import StoreFile, encode_row_group
+from onnx_arrow.corpus.parquet import StoreFile
 from onnx_arrow.corpus.rows import VALUE_COLUMNS
 from onnx_arrow.corpus.sources import Case, value_slot, wheel_data_dir
-from onnx_arrow.corpus.write import BackgroundWriter, RowGroup, encoding_threads
+from onnx_arrow.corpus.write import BackgroundWriter, RowGroup
 
 IMPORT_BAR = 3.0  # import time at most 3x reading the .pb files' bytes
 EXPORT_BAR = 3.0  # export time at most 3x writing the same bytes
@@ -249,13 +249,7 @@ def import_floor(root: Path, built: BuiltGroups, out: Path, options: WriteOption
     folder into cases (``FolderSource``) while the writer thread writes the store's own row
     groups, each handed over once its cases are read, as ``write_store`` does."""
     writer = StoreFile(str(out), options)
-
-    def encode(group: RowGroup) -> None:
-        group.encoded = encode_row_group(group.table, options)
-
-    background = BackgroundWriter(
-        lambda group: writer.append(group.encoded), prepare=encode, threads=encoding_threads(1)
-    )
+    background = BackgroundWriter(lambda group: writer.append(group.table))
     pending = iter(zip(built.tables, itertools.accumulate(built.cases), strict=True))
     table, due = next(pending, (None, 0))
     for read, _ in enumerate(FolderSource(root), 1):

@@ -16,13 +16,14 @@ The sides, each run as a process of its own (wall time of the process and its pe
 ``os.wait4``), on every core of the machine, as a user runs them (with ``--pin``, on one core,
 ``taskset -c 0``, the --jobs sides excepted):
 
-* import: ``onnx-arrow import SRC store.parquet`` (which decodes on one thread and encodes
-  row groups on two) and the same with ``--float-encoding BYTE_STREAM_SPLIT`` (no choice of
-  the float encoding per row group) against ``tar -c SRC | zstd -3`` (zstd on one thread,
-  tar beside it), against a generic protobuf-to-Arrow conversion (protarrow: every tensor
-  file parsed as a ``TensorProto``, ``messages_to_record_batch`` in batches of about 4 MB,
-  written to Parquet with zstd level 3; models, sequences, maps and optionals, which protarrow
-  cannot map as they nest themselves, as bytes) and against the naive path
+* import: ``onnx-arrow import SRC store.parquet`` (which decodes on one thread while the
+  Parquet writer encodes on another) and the same with ``--float-encoding
+  BYTE_STREAM_SPLIT`` (no choice of the float encoding) against ``tar -c SRC | zstd -3``
+  (zstd on one thread, tar beside it), against a generic protobuf-to-Arrow conversion
+  (protarrow: every tensor file parsed as a ``TensorProto``, ``messages_to_record_batch``
+  in batches of about 4 MB, written to Parquet with zstd level 3; models, sequences, maps
+  and optionals, which protarrow cannot map as they nest themselves, as bytes) and against
+  the naive path
   (each ``.pb`` through ``numpy_helper.to_array``, streamed into one Parquet file a row per
   value, path, dtype, shape and bytes, in batches of about 4 MB with zstd level 3);
   the time inside ``write_store`` is printed too, without the interpreter start and imports;
@@ -34,7 +35,7 @@ The sides, each run as a process of its own (wall time of the process and its pe
   before its inputs; on the ReLU store, its float data columns rewritten in each of
   :data:`SIZE_TRIALS`' encodings, codecs and levels (one for the whole file, as one Parquet
   writer writes it): the size each gives against the tar.zst, and its writer's time against
-  that of the store's encoding of each row group;
+  that of the store's writer;
 * on the large store: ``Store.case_arrays(case)`` and ``list(Store.values(case))`` against
   ``numpy_helper.to_array`` of that case's ``.pb`` files (best of ``--repeat``, a few cases
   spread over the store, the store opened once); ``read_pb`` of a 256 MiB tensor against
@@ -741,7 +742,7 @@ def floors(store_path: Path, src: Path) -> None:
     start = time.perf_counter()
     with StoreFile(str(out), WriteOptions()) as writer:  # one thread
         for table in tables:
-            writer.write_table(table)
+            writer.append(table)
     write = time.perf_counter() - start
     out.unlink()
     del tables
@@ -788,7 +789,7 @@ def size_floors(store_path: Path) -> None:
     start = time.perf_counter()
     with StoreFile(str(out), WriteOptions()) as store:  # as import writes it, one thread
         for table in tables:
-            store.write_table(table)
+            store.append(table)
     got = {"store": [out.stat().st_size, time.perf_counter() - start]}
     for encoding, codec, level in SIZE_TRIALS:
         start = time.perf_counter()

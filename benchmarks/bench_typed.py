@@ -12,11 +12,21 @@
   checked) against ``helper.make_tensor`` per row of the stacked array (typed) or
   ``numpy_helper.from_array`` per row (raw_data).
 
+Then serialized tensors, each read from its bytes (``--blobs`` (20,000) of each form, the
+same rounds in turns): ``decode_value(blob, "tensor")`` (what ``read_pb`` decodes with:
+protobuf's parser for small tensors whose data is in a typed field, in the bytes protobuf
+writes, the wire codec for the rest) and ``decode_tensor_fast(blob, canonical=True)``
+(what import decodes a tensor file with first) against ``TensorProto.FromString`` and
+``numpy_helper.to_array``, on FLOAT ``[3, 4]`` in ``float_data``, INT64 ``[3, 4]`` in
+``int64_data``, INT32 ``[3, 4]`` in ``int32_data`` and DOUBLE ``[3, 4]`` in
+``double_data``, and on one FLOAT ``[4M]`` tensor in ``float_data`` (a view of its bytes,
+read ``--rounds`` times); the values are checked equal.
+
 Ratios are onnx-arrow over the baseline of the same round; nothing is asserted about time.
 
 Run::
 
-    python benchmarks/bench_typed.py [--rows 50000] [--rounds 5]
+    python benchmarks/bench_typed.py [--rows 50000] [--blobs 20000] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -45,8 +55,10 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument("--blobs", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    print(f"load: {_uptime()}")
     rng = np.random.default_rng(0)
     data = rng.standard_normal((args.rows, 3, 4)).astype(np.float32)
     forms = {
@@ -98,7 +110,79 @@ def main() -> int:
             ]
             ratio = f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
             print(f"{measure:<34} {cells[0]:>24} {cells[1]:>24} {ratio:>16}")
+    return status | serialized(args.blobs, args.rounds)
+
+
+def _row(measure: str, baseline: Callable[[], Any], ours: Callable[[], Any], rounds: int) -> None:
+    times: dict[str, list[float]] = {"baseline": [], "ours": []}
+    ratios = []
+    for _ in range(rounds):
+        b, o = _time(baseline), _time(ours)
+        times["baseline"].append(b)
+        times["ours"].append(o)
+        ratios.append(o / b)
+    cells = [f"{statistics.median(t):.4f} [{min(t):.4f}-{max(t):.4f}]" for t in times.values()]
+    ratio = f"{statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
+    print(f"{measure:<40} {cells[0]:>24} {cells[1]:>24} {ratio:>16}")
+
+
+def serialized(count: int, rounds: int) -> int:
+    """Serialized tensors read from their bytes: ``decode_value`` against upb and
+    ``numpy_helper``; 1 if any value differs."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnx_arrow.core.containers import decode_value
+    from onnx_arrow.core.direct import decode_tensor_fast
+
+    rng = np.random.default_rng(1)
+    forms = {
+        "float_data": (TensorProto.FLOAT, lambda: rng.standard_normal(12).astype(np.float32)),
+        "int64_data": (TensorProto.INT64, lambda: rng.integers(-1000, 1000, 12)),
+        "int32_data": (TensorProto.INT32, lambda: rng.integers(-1000, 1000, 12)),
+        "double_data": (TensorProto.DOUBLE, lambda: rng.standard_normal(12)),
+    }
+    status = 0
+    print(f"serialized tensors, {count} of each form, {rounds} rounds in turns")
+    for form, (dtype, values) in forms.items():
+        blobs = [
+            helper.make_tensor("x", dtype, [3, 4], values()).SerializeToString()
+            for _ in range(count)
+        ]
+
+        def baseline(blobs: list[bytes] = blobs) -> list[Any]:
+            return [numpy_helper.to_array(TensorProto.FromString(b)) for b in blobs]
+
+        def ours(blobs: list[bytes] = blobs) -> list[Any]:
+            return [decode_value(b, "tensor", where="x")[0].codes for b in blobs]
+
+        def imported(blobs: list[bytes] = blobs) -> list[Any]:
+            return [decode_tensor_fast(b, canonical=True).codes for b in blobs]  # type: ignore[union-attr]
+
+        for side in (ours, imported):
+            if any(
+                a.reshape(-1).tobytes() != b.tobytes()
+                for a, b in zip(baseline(), side(), strict=True)
+            ):
+                print(f"{form}: the values differ")
+                status = 1
+        _row(f"decode_value [3, 4] {form}", baseline, ours, rounds)
+        _row(f"import's decoder [3, 4] {form}", baseline, imported, rounds)
+    large = helper.make_tensor(
+        "x", TensorProto.FLOAT, [4 << 20], np.ones(4 << 20, np.float32)
+    ).SerializeToString()
+    _row(
+        "decode_value [4M] float_data",
+        lambda: numpy_helper.to_array(TensorProto.FromString(large)),
+        lambda: decode_value(large, "tensor", where="x")[0].codes,
+        rounds,
+    )
     return status
+
+
+def _uptime() -> str:
+    import subprocess
+
+    return subprocess.run(["uptime"], check=False, capture_output=True, text=True).stdout.strip()
 
 
 if __name__ == "__main__":

@@ -88,14 +88,15 @@ store byte for byte.  This page is the format, version
 ## File layout
 
 * **One Parquet file**, compressed with zstd (onnx-arrow writes level {level}; any codec
-  Parquet readers know is valid; a column chunk of only nulls and empty lists, whose
-  levels zstd would make longer, is written uncompressed).  The Arrow schema is stored in the file
-  (`ARROW:schema`).  onnx-arrow writes each row group's chunk of each float data column
-  in the Parquet encoding that compresses its data smaller, tried on a sample of it:
-  `BYTE_STREAM_SPLIT` (at zstd level {float_level}; noise and smooth values) or `PLAIN`
-  (an activation's output, whose values repeat its input's); `import --float-encoding`
-  fixes one.  Any encoding is valid, and encodings may differ from row group to row group,
-  as Parquet allows (pyarrow, DuckDB, Polars and Spark read them).
+  Parquet readers know is valid), written by one pyarrow `ParquetWriter`, with a page
+  index if asked (`WriteOptions(page_index=True)`).  The Arrow schema is stored in the
+  file (`ARROW:schema`).  onnx-arrow writes each float data column in the Parquet
+  encoding that compresses the file's first row groups (their first 8 MiB of float data,
+  each chunk compressed whole) smaller: `BYTE_STREAM_SPLIT` (at zstd level
+  {float_level}; noise and smooth values) or `PLAIN` (an activation's output, whose values
+  repeat its input's); `import --float-encoding` fixes one.  Any encoding is valid, and
+  encodings may differ from row group to row group, as Parquet allows (pyarrow, DuckDB,
+  Polars, DataFusion and Spark read them).
 * **Or a dataset store**: a folder whose `.parquet` files (at any depth, not hidden, not
   starting with `_`) are its parts, each one such file with the same schema and format
   version; a reader refuses parts that disagree.  onnx-arrow names them

@@ -111,17 +111,17 @@ def register(commands: Any) -> None:
         type=_compression_level,
         metavar="N",
         help=f"zstd level, 1 to 22, of every column (default: {WriteOptions().compression_level}, "
-        f"and {WriteOptions().float_compression_level} for the float data column chunks written "
+        f"and {WriteOptions().float_compression_level} for the float data columns written "
         "byte stream split)",
     )
     imp.add_argument(
         "--float-encoding",
         choices=FLOAT_ENCODINGS,
         default=WriteOptions().float_encoding,
-        help="the encoding of the float data column chunks: auto (the default) chooses for each "
-        "row group whichever of BYTE_STREAM_SPLIT and PLAIN compresses a sample of its data "
-        "smaller; BYTE_STREAM_SPLIT alone is faster on activations (ReLU outputs) and makes "
-        "their store larger",
+        help="the encoding of the float data columns: auto (the default) chooses for each "
+        "store file whichever of BYTE_STREAM_SPLIT and PLAIN compresses its first 8 MiB of "
+        "float data smaller; BYTE_STREAM_SPLIT alone is faster on activations (ReLU outputs) "
+        "and makes their store larger",
     )
     imp.add_argument(
         "--row-group-cases",

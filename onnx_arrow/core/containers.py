@@ -129,6 +129,10 @@ _CONTAINERS: Final[dict[str, Any]] = {
 Resolver = Callable[..., Any]
 
 
+#: The kind of every tensor decoded (frozen: one object serves them all).
+_TENSOR_KIND: Final = Kind(TENSOR)
+
+
 @dataclass
 class _Decoder:
     """Decodes one message tree; records the kind it discovers."""
@@ -171,7 +175,7 @@ class _Decoder:
                 f"messages nest {depth + 1} levels deep; protobuf parses at most {MAX_DEPTH}",
                 where=where,
             )
-        return Tensor(tensor.dtype, tensor.dims, tensor.codes), envelope, Kind(TENSOR)
+        return Tensor(tensor.dtype, tensor.dims, tensor.codes), envelope, _TENSOR_KIND
 
     def _children(
         self,
@@ -416,6 +420,10 @@ def decode_value(
     With ``zero_copy`` tensor data stays a view into ``data`` (for large buffers);
     otherwise protobuf's C parser is used where it can be, copying the data once.
     """
+    if kind == TENSOR and not zero_copy:  # the common case, without the walk's steps
+        fast = decode_tensor_fast(data)
+        if fast is not None:
+            return Tensor(fast.dtype, fast.dims, fast.codes), fast.envelope or b"", _TENSOR_KIND
     buf = data if isinstance(data, memoryview) else memoryview(data)
     return _Decoder(external, fast=not zero_copy).value(buf, 0, len(buf), kind, where, 0)
 

@@ -260,7 +260,7 @@ class _Parts:
         ):
             self._open(group.kind)
         assert self._writer is not None
-        self._writer.append(group.encoded)
+        self._writer.append(group.table)
         self._bytes += group.source_bytes
         self._ended = group.ends_part
 

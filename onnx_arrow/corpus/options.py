@@ -31,12 +31,11 @@ ROW_GROUP_BYTES: Final = 4 << 20
 #: A case of at least this share of a row group's bytes is a row group of its own, so
 #: that reading it reads no other case, and reading a smaller one reads under 1.5 times
 #: ``row_group_bytes`` of cases.  Half, not less: each row group costs its writer a fixed
-#: amount (a Parquet writer, a compression context for each of its column chunks, a
-#: footer entry), so a corpus of 1.2 MB cases imports 1.5x faster in row groups of four
-#: cases than of one (``benchmarks/bench_throughput.py``, which also measures reading
-#: one case).
+#: amount (a compression context for each of its column chunks, a footer entry), so a
+#: corpus of 1.2 MB cases imports 1.5x faster in row groups of four cases than of one
+#: (``benchmarks/bench_throughput.py``, which also measures reading one case).
 LARGE_CASE_SHARE: Final = 2
-#: The encodings of a store's float data column chunks: ``auto`` chooses per chunk.
+#: The encodings of a store's float data columns: ``auto`` chooses per store file.
 FLOAT_ENCODINGS: Final = ("auto", "BYTE_STREAM_SPLIT", "PLAIN")
 #: The compressions Parquet writers know (pyarrow's names, in any case).
 _COMPRESSIONS: Final = ("zstd", "snappy", "gzip", "brotli", "lz4", "lz4_raw", "none")
@@ -119,14 +118,15 @@ class WriteOptions:
     #: Level 3: on the node suite 2% larger than level 6, with less compression work for the
     #: writer thread (benchmarks/bench_corpus.py prints both).
     compression_level: int = 3
-    #: The level of the float data column chunks written byte stream split (None:
+    #: The level of the float data columns written byte stream split (None:
     #: ``compression_level``).  Their low bytes are close to random and a deeper search
     #: finds little: level 1 writes a corpus of large float tensors about a third faster
     #: than level 3, and no larger (benchmarks/bench_throughput.py).
     float_compression_level: int | None = 1
-    #: The encoding of each float data column chunk: ``auto`` (byte stream split or plain,
-    #: whichever compresses a sample of the chunk smaller), ``BYTE_STREAM_SPLIT`` or
-    #: ``PLAIN``.  Plain chunks are written at ``compression_level``.
+    #: The encoding of each float data column: ``auto`` (byte stream split or plain,
+    #: whichever compresses the store file's first row groups smaller: see
+    #: ``onnx_arrow.corpus.parquet.float_encodings``), ``BYTE_STREAM_SPLIT`` or ``PLAIN``.
+    #: Plain columns are written at ``compression_level``.
     float_encoding: str = "auto"
     row_group_bytes: int = ROW_GROUP_BYTES
     keep_undecodable: bool = False
@@ -136,6 +136,9 @@ class WriteOptions:
     #: Where the corpus came from, recorded as the store's ``provenance`` metadata (JSON
     #: values; its ``onnx`` is the store's onnx version): see ``onnx_arrow.corpus.releases``.
     provenance: Mapping[str, Any] | None = field(default=None, hash=False)
+    #: Write a page index (each column chunk's offset index and column index), which
+    #: engines such as DataFusion prune pages with; a few bytes a column chunk.
+    page_index: bool = False
 
     def __post_init__(self) -> None:
         where = "WriteOptions({})".format
@@ -163,8 +166,9 @@ class WriteOptions:
         check_count(self.row_group_cases, where=where("row_group_cases"), optional=True)
         if self.provenance is not None:
             check_provenance(self.provenance, where=where("provenance"))
-        if not isinstance(self.keep_undecodable, bool):
-            raise UnsupportedTypeError(
-                f"expected True or False, got {_kind(self.keep_undecodable)}",
-                where=where("keep_undecodable"),
-            )
+        for name in ("keep_undecodable", "page_index"):
+            if not isinstance(getattr(self, name), bool):
+                raise UnsupportedTypeError(
+                    f"expected True or False, got {_kind(getattr(self, name))}",
+                    where=where(name),
+                )

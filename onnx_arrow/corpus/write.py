@@ -1,19 +1,20 @@
 """The write pipeline of a store: cases built into rows (in worker processes with
-``jobs``), cut into row groups of whole cases, encoded on threads of their own (several
-at once) and written in order while the next ones are built; :func:`write_store` runs it
-into one Parquet file.
+``jobs``), cut into row groups of whole cases, and written in order (encoded and
+compressed by the Parquet writer) on a thread of their own while the next ones are
+built; :func:`write_store` runs it into one Parquet file.
 
 Writes are atomic: the store is written to a temporary file beside the target and
 renamed into place only when complete, so an error or Ctrl-C leaves no truncated
 store.  Cases are streamed: a row group holds whole cases, and only the cases of
-one row group are in memory at a time.
+a few row groups are in memory at a time (and the first row groups of a store file,
+32 MiB at most, until its float encodings are chosen: see
+:class:`~onnx_arrow.corpus.parquet.StoreFile`).
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import functools
 import os
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -33,7 +34,7 @@ from onnx_arrow.corpus.options import (
     check_callback,
     check_count,
 )
-from onnx_arrow.corpus.parquet import StoreFile, encode_row_group, float_encodings
+from onnx_arrow.corpus.parquet import StoreFile
 from onnx_arrow.corpus.rows import RowBuilder, contradictions
 from onnx_arrow.corpus.sources import Case, CaseRef, case_refs, checked_cases
 from onnx_arrow.corpus.tree import atomic_file
@@ -45,7 +46,6 @@ __all__ = [
     "BackgroundWriter",
     "RowGroup",
     "check_options",
-    "encoding_threads",
     "write_rows",
     "write_store",
 ]
@@ -178,12 +178,6 @@ class RowGroup:
     kind: str | None = None
     #: The last row group of a part of ``part_cases`` cases (see :func:`_row_groups`).
     ends_part: bool = False
-    #: The encoding of each float data column chunk (see :func:`float_encodings
-    #: <onnx_arrow.corpus.parquet.float_encodings>`), chosen by the building thread.
-    encodings: dict[str, str] | None = None
-    #: The row group encoded as the store writes it (see :func:`encode_row_group
-    #: <onnx_arrow.corpus.parquet.encode_row_group>`), once it is.
-    encoded: pa.Buffer | bytes = b""
 
 
 def _row_groups(
@@ -254,26 +248,11 @@ def _one_chunk(parts: list[pa.RecordBatch]) -> pa.Table:
     return table if len(parts) == 1 else table.combine_chunks()
 
 
-def _encode(options: WriteOptions, group: RowGroup) -> None:
-    group.encoded = encode_row_group(group.table, options, group.encodings)
-
-
-def encoding_threads(jobs: int) -> int:
-    """Threads that encode row groups: 2 (the building thread decodes while they encode),
-    or ``jobs`` where that is more, but never more than the cores this process may run
-    on."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on every platform
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, max(jobs, 2)))
-
-
 class BackgroundWriter:
     """Prepares row groups on ``threads`` threads of its own and writes them, in the order
     they came, while the next ones are built.
 
-    ``prepare`` (Parquet encoding and compression, which release the GIL) runs for
+    ``prepare`` (work that releases the GIL, as encoding and compression do) runs for
     several row groups at once; ``write`` for one at a time, in order, on the thread that
     prepared the next row group to write (the others go on preparing).  At most one row
     group waits for a thread, and at most ``2 * threads`` are prepared and not written;
@@ -437,7 +416,7 @@ def write_store(
     with atomic_file(out, what="the store") as tmp, StoreFile(tmp, options) as writer:
 
         def write(group: RowGroup) -> None:
-            writer.append(group.encoded)
+            writer.append(group.table)
 
         counts = write_rows(cases, options, progress, jobs, write)
     return {**counts, "bytes": Path(out).stat().st_size}
@@ -467,9 +446,9 @@ def write_rows(
     by_kind: bool = False,
     part_cases: int | None = None,
 ) -> dict[str, Any]:
-    """Build the row groups of ``cases``, encode them on threads of their own (several at
-    once, :func:`~onnx_arrow.corpus.parquet.encode_row_group` into ``RowGroup.encoded``)
-    and ``write`` them, in order, on those threads."""
+    """Build the row groups of ``cases`` and ``write`` them, in order, on a thread of their
+    own (the Parquet writer encodes and compresses without the GIL, while this thread
+    builds the next ones)."""
     warnings: list[str] = []
     counts = {"cases": 0, "files": 0, "rows": 0, "row_groups": 0, "source_bytes": 0}
     report = progress or _ignore
@@ -486,16 +465,11 @@ def write_rows(
         part_cases=part_cases,
     )
     with contextlib.closing(pieces):  # on an error, the workers stop here, not when collected
-        background = BackgroundWriter(
-            write, prepare=functools.partial(_encode, options), threads=encoding_threads(jobs)
-        )
+        background = BackgroundWriter(write)
         try:
             for group in groups:
                 if check is not None:
                     check(group)
-                # chosen here: the sample's small steps, each of which takes the GIL again,
-                # would keep an encoding thread waiting on this one's turns at every step
-                group.encodings = float_encodings(group.table, options)
                 background.write(group)
                 warnings += group.warnings
                 for said in contradictions(group.table):  # stored, flagged, and said

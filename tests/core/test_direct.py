@@ -16,7 +16,12 @@ from onnx_arrow import (
     to_arrow,
     to_pylist,
 )
-from onnx_arrow.core.direct import decode_tensor_fast, fixed_tensor_messages, raw_batch
+from onnx_arrow.core.direct import (
+    TYPED_FAST_BYTES,
+    decode_tensor_fast,
+    fixed_tensor_messages,
+    raw_batch,
+)
 from onnx_arrow.core.tensor_wire import decode_tensor, encode_tensor
 from onnx_arrow.core.tensors import Tensor
 
@@ -176,11 +181,95 @@ def test_decode_tensor_fast_gives_what_decode_tensor_gives_or_none() -> None:
     assert fast.codes.tobytes() == wire.codes.tobytes()
     assert encode_tensor(fast) == data
     typed = TensorProto(dims=[1], data_type=TensorProto.FLOAT, float_data=[1.0])
-    assert decode_tensor_fast(typed.SerializeToString()) is None  # the wire path's case
+    # dims [1], data_type FLOAT, then float_data's one entry unpacked (tag 4, 32-bit)
+    unpacked = b"\x08\x01\x10\x01\x25" + np.float32(1.0).tobytes()
+    assert decode_tensor_fast(typed.SerializeToString()) is not None  # as protobuf writes it
+    assert decode_tensor(unpacked).codes.tolist() == [1.0]
+    assert decode_tensor_fast(unpacked) is None  # typed data not as protobuf writes it
     assert decode_tensor_fast(b"\xff\xff") is None  # malformed: the wire path says why
     reordered = TensorProto(data_type=TensorProto.FLOAT).SerializeToString() + b"\x08\x00"
     assert decode_tensor_fast(reordered) is not None
     assert decode_tensor_fast(reordered, canonical=True) is None  # not what protobuf writes
+
+
+TYPED = [r for r in onnx_arrow.DTYPES.values() if r.typed_field != "string_data"]
+
+
+def _typed_entries(row: onnx_arrow.DType, count: int) -> list[int | float]:
+    """Entries of ``row``'s typed field for ``count`` elements, in range."""
+    if row.typed_encoding.name == "PACKED_BYTES":
+        return [1] * -(-count * row.bits // 8)
+    if row.typed_field in ("float_data", "double_data"):
+        per = 2 if row.typed_encoding.name == "INTERLEAVED" else 1
+        return [-0.0, 1.5, -2.25] * per * (count // 3)
+    if row.typed_encoding.name == "ZERO_EXTEND":
+        return [0, 1, 1] * (count // 3)
+    first = 1 if row.typed_field == "uint64_data" else -1
+    return [first, 0, 3] * (count // 3)
+
+
+@pytest.mark.parametrize("row", TYPED, ids=[r.name for r in TYPED])
+@pytest.mark.parametrize("envelope", [{}, {"name": "x"}, {"name": "x", "doc_string": "d"}])
+def test_a_small_typed_tensor_takes_protobufs_parser_and_gives_what_the_wire_codec_gives(
+    row: onnx_arrow.DType, envelope: dict[str, str]
+) -> None:
+    message = TensorProto(dims=[2, 3], data_type=row.onnx, **envelope)  # type: ignore[arg-type]
+    getattr(message, row.typed_field).extend(_typed_entries(row, 6))
+    data = message.SerializeToString()
+    wire = decode_tensor(data)
+    for canonical in (False, True):
+        fast = decode_tensor_fast(data, canonical=canonical)
+        assert fast is not None
+        assert (fast.dtype, fast.dims, fast.envelope) == (wire.dtype, wire.dims, wire.envelope)
+        assert fast.codes.tobytes() == wire.codes.tobytes()
+        assert encode_tensor(fast) == data  # byte for byte, as the store requires
+
+
+def test_a_typed_tensor_goes_the_wire_way_where_protobufs_parser_would_not_be_exact() -> None:
+    def typed(**fields: object) -> TensorProto:
+        return TensorProto(dims=[3], data_type=TensorProto.FLOAT, **fields)  # type: ignore[arg-type]
+
+    large = TensorProto(dims=[1 << 15], data_type=TensorProto.FLOAT, float_data=[1.0] * (1 << 15))
+    declined = {
+        "past TYPED_FAST_BYTES": large.SerializeToString(),
+        "entries for other elements": typed(float_data=[1.0]).SerializeToString(),
+        "the field of another dtype": typed(int64_data=[1, 2, 3]).SerializeToString(),
+        "a raw_data too": typed(float_data=[1.0] * 3, raw_data=b"\0" * 12).SerializeToString(),
+        "out of range": TensorProto(
+            dims=[1], data_type=TensorProto.INT8, int32_data=[300]
+        ).SerializeToString(),
+        "the fields out of order": typed(name="x").SerializeToString()
+        + TensorProto(float_data=[1.0] * 3).SerializeToString(),
+    }
+    assert len(large.SerializeToString()) > TYPED_FAST_BYTES
+    for what, data in declined.items():
+        assert decode_tensor_fast(data) is None, what
+        assert decode_tensor_fast(data, canonical=True) is None, what
+    assert decode_tensor(large.SerializeToString()).codes.base is not None  # a view
+
+
+@pytest.mark.parametrize("name", [None, "x"])
+def test_a_small_typed_tensor_keeps_the_bits_of_its_floats(name: str | None) -> None:
+    """A signalling NaN, a NaN with a payload, negative zero: read from the bytes, never
+    through a Python float, which would make the NaN quiet."""
+    for dtype, field, bits in (
+        (TensorProto.FLOAT, "float_data", FLOAT32_BITS),
+        (TensorProto.DOUBLE, "double_data", np.array([0x7FF0000000000001], np.uint64)),
+        (TensorProto.COMPLEX64, "float_data", FLOAT32_BITS[:2]),
+    ):
+        message = TensorProto(dims=[1 if dtype == TensorProto.COMPLEX64 else bits.size])
+        message.data_type = dtype
+        if name is not None:
+            message.name = name
+        getattr(message, field).extend([0.5] * bits.size)
+        data = message.SerializeToString()
+        payload = np.full(bits.size, 0.5, bits.dtype.str.replace("u", "f")).tobytes()
+        data = data.replace(payload, bits.tobytes())
+        fast = decode_tensor_fast(data, canonical=True)
+        assert fast is not None
+        assert fast.codes.tobytes() == bits.tobytes() == decode_tensor(data).codes.tobytes()
+        assert fast.envelope == decode_tensor(data).envelope
+        assert encode_tensor(fast) == data
 
 
 def test_fixed_tensor_messages_of_a_plain_column_and_none_otherwise() -> None:

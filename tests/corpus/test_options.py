@@ -34,6 +34,7 @@ from onnx_arrow.errors import UnsupportedTypeError
         ("row_group_bytes", "4M", UnsupportedTypeError, "expected a whole number"),
         ("row_group_cases", -1, CorpusError, "-1 is less than 1"),
         ("keep_undecodable", "no", UnsupportedTypeError, "expected True or False, got str"),
+        ("page_index", 1, UnsupportedTypeError, "expected True or False, got int"),
     ],
 )
 def test_write_options_refuse_a_field_of_the_wrong_kind_naming_it(
