@@ -562,16 +562,23 @@ class _Reader:
                 where=self.where,
             )
         self.count(len(doc.get("skip", [])) + len(doc.get("xfail", [])) + len(tolerances))
+
+        def listed(key: str, text: str) -> Pattern:
+            try:
+                return self.pattern(text, None, key, None)
+            except CompareError as exc:
+                raise CompareError(f"{key}: {exc.message}", where=self.where) from None
+
         return PatternLists(
-            [self.pattern(v, None, "skip", None) for v in doc.get("skip", [])],
-            [self.pattern(v, None, "xfail", None) for v in doc.get("xfail", [])],
+            [listed("skip", v) for v in doc.get("skip", [])],
+            [listed("xfail", v) for v in doc.get("xfail", [])],
             [
-                (self.pattern(k, None, "tolerance", None), float(v[0]), float(v[1]))
+                (listed("tolerance", k), float(v[0]), float(v[1]))
                 for k, v in tolerances.items()
                 if isinstance(v, list)
             ],
             [
-                (self.pattern(k, None, "tolerance", None), _ulp(v["ulp"]))
+                (listed("tolerance", k), _ulp(v["ulp"]))
                 for k, v in tolerances.items()
                 if isinstance(v, dict)
             ],
