@@ -15,6 +15,14 @@ script applies for the provider (:data:`ONNXRUNTIME_LISTS`), each entry a regex 
 corpus; plus the ``(FLOAT16)`` exclusion the script makes itself.  Its entries are skip
 patterns.  The overrides give each test named in ``rtol_overrides`` / ``atol_overrides``
 (by its exact name) its tolerances, the others ``rtol_default`` / ``atol_default``.
+
+A file is read in one pass, in time linear in its size, within limits far above the
+files projects keep (onnxruntime's filters file: 52 KB, about 850 entries, patterns of
+at most 200 characters): :data:`MAX_PATTERNS_BYTES`, :data:`MAX_ENTRIES`,
+:data:`MAX_PATTERN_CHARS` and :data:`MAX_REPEAT` (a ``{m,n}`` count), a ULP budget
+at most :data:`MAX_ULP`.  The text must be UTF-8, a JSON object's keys distinct and a
+``when`` clause exactly one of its forms; anything else is a :class:`CompareError`
+naming the file and the line.
 """
 
 from __future__ import annotations
@@ -29,10 +37,23 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
+from onnx_arrow.compare.commented_text import (
+    DuplicateKeyError,
+    Scanned,
+    commented_lines,
+    distinct_pairs,
+    key_line,
+    scan_jsonc,
+)
 from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.errors import CompareError, CorpusError
 
 __all__ = [
+    "MAX_ENTRIES",
+    "MAX_PATTERNS_BYTES",
+    "MAX_PATTERN_CHARS",
+    "MAX_REPEAT",
+    "MAX_ULP",
     "ONNXRUNTIME_ALWAYS",
     "ONNXRUNTIME_LISTS",
     "Clause",
@@ -40,6 +61,7 @@ __all__ = [
     "PatternLists",
     "check_tolerance",
     "check_ulp",
+    "compile_pattern",
     "highest_opset",
     "holds",
     "parse_clauses",
@@ -210,6 +232,13 @@ _COMPARE: Final[Mapping[str, Callable[[Any, Any], bool]]] = {
     ">=": lambda a, b: a >= b,
 }
 _CLAUSE: Final = re.compile(r"(opset|onnx|provider|bits)(>=|<=|!=|=|<|>|~)([^<>=!~\s]\S*)")
+#: What a clause's value must be, by subject (``opset~`` takes a regular expression).
+_VALUES: Final[Mapping[str, tuple[re.Pattern[str], str]]] = {
+    "opset": (re.compile(r"[0-9]{1,9}"), "a whole number"),
+    "bits": (re.compile(r"32|64"), "32 or 64"),
+    "onnx": (re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})*"), "a release of dotted integers, like 1.16"),
+    "provider": (re.compile(r"[A-Za-z][A-Za-z0-9_]*"), "a provider name, like DML"),
+}
 _OPS: Final[Mapping[str, tuple[str, ...]]] = {
     "opset": ("=", "!=", "<", "<=", ">", ">=", "~"),
     "onnx": ("=", "!=", "<", "<=", ">", ">="),
@@ -229,7 +258,8 @@ def parse_clauses(text: str) -> tuple[Clause, ...]:
     Raises
     ------
     CompareError
-        If a term is not one of those.
+        If a term is not one of those: an unknown subject or operator, or a value not of
+        its subject's form (``onnx<1.x.y``).
     """
     clauses = []
     for term in re.split(r"[\s,]+", text.strip()):
@@ -240,15 +270,13 @@ def parse_clauses(text: str) -> tuple[Clause, ...]:
                 "and a value: 'opset>=18', 'onnx<1.17', 'provider=DML', 'opset~opset1[0-9]'"
             )
         clause = Clause(found[1], found[2], found[3])
-        try:
-            if clause.subject in ("opset", "bits") and clause.op != "~":
-                int(clause.value)
-            elif clause.subject == "onnx":
-                _version(clause.value)
-            elif clause.op == "~":
-                re.compile(clause.value)
-        except (ValueError, re.error) as exc:
-            raise CompareError(f"condition {term!r}: {exc}") from None
+        if clause.op == "~":
+            compile_pattern(clause.value, what=f"condition {term!r}: regular expression")
+        elif not _VALUES[clause.subject][0].fullmatch(clause.value):
+            raise CompareError(
+                f"condition {term!r}: {clause.subject}'s value must be "
+                f"{_VALUES[clause.subject][1]}, not {clause.value!r}"
+            )
         clauses.append(clause)
     return tuple(clauses)
 
@@ -288,35 +316,111 @@ def read_patterns(
     Raises
     ------
     CompareError
-        If the file cannot be read or is none of those; the error names the file and line.
+        If the file cannot be read, is not UTF-8, is none of those or passes a limit of
+        the module's; the error names the file and line.
     """
     where = os.fspath(path)
     try:
         # a file the caller names may be a symlink; read_regular_file refuses one
         data = read_regular_file(
             os.path.realpath(where),
-            max_bytes=_MAX_PATTERNS_FILE,
+            max_bytes=MAX_PATTERNS_BYTES,
             where=where,
             fix="pass a text or JSON file",
         )
     except CorpusError as exc:
         raise CompareError(exc.message, where=where) from None
-    text = data.decode("utf-8", "replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise CompareError(
+            f"line {line}: byte {data[exc.start : exc.start + 1]!r} is not UTF-8 ({exc.reason}); "
+            "an expectation file is UTF-8 text",
+            where=where,
+        ) from None
     reader = _Reader(where, provider, platform_bits() if bits is None else bits)
     if text.lstrip().startswith(("{", "[", "//")):
         return reader.json(text)
     return reader.lines(text)
 
 
-#: Largest patterns file read (onnxruntime's filters file is about 50 KB).
-_MAX_PATTERNS_FILE: Final = 16 << 20
+#: Largest expectation file read, in bytes (onnxruntime's filters file is 52 KB).
+MAX_PATTERNS_BYTES: Final = 4 << 20
+#: Most entries (lines, list items, keys) read from one expectation file (onnxruntime's
+#: filters file holds about 850).
+MAX_ENTRIES: Final = 100_000
+#: Longest pattern, in characters (the longest of onnxruntime's is about 200).
+MAX_PATTERN_CHARS: Final = 16_384
+#: Largest repetition count (``{m,n}``) of a pattern: no test name is that long.
+MAX_REPEAT: Final = 1_000
+#: Largest ULP budget: ULP distances are 64-bit integers (``max_ulp_budget`` is int64).
+MAX_ULP: Final = 2**63 - 1
 
 #: A ``tolerance`` line's ULP budget: ``REGEX ulp=N``.
-_ULP_LINE: Final = re.compile(r"(.*?\S)\s+ulp=(\d+)")
+_ULP_LINE: Final = re.compile(r"(.*?\S)\s+ulp=([0-9]+)")
 #: A line's reason: a ``#`` after a space, to the end of the line.
 _REASON: Final = re.compile(r"\s#(?:\s|$)")
-#: A line's conditions: ``when`` between spaces, the last one.
-_WHEN: Final = re.compile(r"\s+when\s+(?!.*\swhen\s)")
+#: Where a line's conditions start: ``when`` between spaces (the last one counts).
+_WHEN: Final = re.compile(r"(?=\swhen\s)")
+#: A repetition count, as ``re`` reads one: ``{m}``, ``{m,}``, ``{,n}``, ``{m,n}``.
+_COUNT: Final = re.compile(r"\{([0-9]*)(?:,([0-9]*))?\}")
+
+
+def compile_pattern(pattern: str, *, what: str = "pattern") -> re.Pattern[str]:
+    """``pattern`` compiled, within the limits of the module: at most
+    :data:`MAX_PATTERN_CHARS` characters, no repetition count above :data:`MAX_REPEAT`.
+
+    >>> compile_pattern("^test_(abs|neg){1,2}$").pattern
+    '^test_(abs|neg){1,2}$'
+
+    Raises
+    ------
+    CompareError
+        If it passes a limit or is not a regular expression; the message names ``what``
+        and the pattern (a :class:`Pattern` names its file and line too).
+    """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise CompareError(
+            f"{what} {pattern[:40]!r}...{_origin(pattern)} is {len(pattern)} characters "
+            f"long, more than the {MAX_PATTERN_CHARS} onnx-arrow reads".lstrip()
+        )
+    named = f"{what} {pattern!r}".lstrip()
+    for count in _repetitions(pattern):
+        if len(count) > len(str(MAX_REPEAT)) or int(count) > MAX_REPEAT:
+            raise CompareError(
+                f"{named}: repetition count {count} is more than the {MAX_REPEAT} onnx-arrow allows"
+            )
+    try:
+        return re.compile(pattern)
+    except (re.error, OverflowError, RecursionError) as exc:
+        why = "it nests too deep" if isinstance(exc, RecursionError) else exc
+        raise CompareError(f"{named} is not a regular expression ({why})") from None
+
+
+def _origin(pattern: str) -> str:
+    """What a :class:`Pattern`'s ``repr`` says after its text: where it came from."""
+    return repr(pattern)[len(str.__repr__(pattern)) :]
+
+
+def _repetitions(pattern: str) -> Iterator[str]:
+    """The repetition counts of ``pattern`` as written (escapes and sets skipped), in one pass."""
+    i, end = 0, len(pattern) if "{" in pattern else 0
+    while i < end:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+        elif c == "[":  # a set: to its closing bracket, a first ']' (after '^') is literal
+            i += 2 if pattern.startswith("^", i + 1) else 1
+            i += 1 if pattern.startswith("]", i) else 0
+            while i < end and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            i += 1
+        elif c == "{" and (found := _COUNT.match(pattern, i)) is not None:
+            yield from (n for n in found.groups() if n)
+            i = found.end()
+        else:
+            i += 1
 
 
 @dataclass
@@ -324,6 +428,16 @@ class _Reader:
     where: str
     device: str
     bits: int
+
+    def count(self, entries: int, line: int | None = None) -> None:
+        """Refuse a file of more than :data:`MAX_ENTRIES` entries."""
+        if entries > MAX_ENTRIES:
+            at = f"line {line}: " if line else ""
+            raise CompareError(
+                f"{at}more than {MAX_ENTRIES} entries, the most onnx-arrow reads from an "
+                "expectation file",
+                where=self.where,
+            )
 
     def keep(self, when: Sequence[Clause]) -> bool:
         """Whether the reader's clauses hold (the corpus's are settled later)."""
@@ -341,26 +455,38 @@ class _Reader:
         reason: str | None,
         when: Sequence[Clause] = (),
     ) -> Pattern:
-        return Pattern(
+        """The pattern, checked by :func:`compile_pattern` (the caller locates an error;
+        a line's names the pattern with its file and line, as the patterns of a file
+        are named when the patterns are used)."""
+        found = Pattern(
             text,
             where=self.where if line is None else f"{self.where}:{line}",
             group=group,
             reason=reason,
             when=tuple(c for c in when if c.of_corpus),
         )
+        if group is None:
+            compile_pattern(found)
+        else:
+            compile_pattern(text, what="")
+        return found
 
     def lines(self, text: str) -> PatternLists:
         found = PatternLists([], [], [], [])
-        for number, line, above in _commented_lines(text, "#"):
+        for entries, (number, line, above) in enumerate(commented_lines(text, "#"), 1):
+            self.count(entries, number)
             body, reason = line, above
             marker = _REASON.search(body)
             if marker is not None:
                 body, reason = body[: marker.start()].rstrip(), body[marker.end() :].strip()
             when: tuple[Clause, ...] = ()
-            split = _WHEN.search(body)
+            split = None
+            for split in _WHEN.finditer(body):  # noqa: B007 (the last counts)
+                pass
             try:
                 if split is not None:
-                    body, when = body[: split.start()], parse_clauses(body[split.end() :])
+                    clauses = body[split.start() + 5 :].lstrip()
+                    body, when = body[: split.start()].rstrip(), parse_clauses(clauses)
                 word, _, rest = body.partition(" ")
                 rest = rest.strip()
                 if word not in ("skip", "xfail", "tolerance") or not rest:
@@ -374,7 +500,7 @@ class _Reader:
                 budget = _ULP_LINE.fullmatch(rest) if word == "tolerance" else None
                 if budget is not None:
                     p = self.pattern(budget[1], number, None, reason or None, when)
-                    found.ulp.append((p, int(budget[2])))
+                    found.ulp.append((p, _ulp(budget[2])))
                 elif word == "tolerance":
                     regex, rtol, atol = parse_tolerance(rest)
                     p = self.pattern(regex, number, None, reason or None, when)
@@ -388,6 +514,7 @@ class _Reader:
         return found
 
     def json(self, text: str) -> PatternLists:
+        code = text
         try:
             doc = load_json(text, what="the patterns file", where=self.where, error=CompareError)
         except CompareError:
@@ -395,14 +522,27 @@ class _Reader:
                 raise
             code = "\n".join(line.partition("//")[0] for line in text.splitlines())
             doc = load_json(code, what="the patterns file", where=self.where, error=CompareError)
+        try:
+            json.loads(code, object_pairs_hook=distinct_pairs)
+        except DuplicateKeyError as exc:
+            raise CompareError(
+                f"{key_line(text, exc.key)}key {exc.key!r} appears twice in one object; "
+                "JSON keys must be distinct",
+                where=self.where,
+            ) from None
         if not isinstance(doc, dict):
             raise CompareError(_KINDS, where=self.where)
-        if set(doc) <= {"skip", "xfail", "tolerance"}:
-            return self.own_json(doc)
-        if set(doc) & {"rtol_default", "atol_default", "rtol_overrides", "atol_overrides"}:
-            return self.overrides(doc, text)
-        if all(isinstance(v, list) for v in doc.values()):
-            return self.filters(doc, text)
+        try:
+            if set(doc) <= {"skip", "xfail", "tolerance"}:
+                return self.own_json(doc)
+            if set(doc) & {"rtol_default", "atol_default", "rtol_overrides", "atol_overrides"}:
+                return self.overrides(doc, text)
+            if all(isinstance(v, list) for v in doc.values()):
+                return self.filters(doc, text)
+        except CompareError as exc:
+            if exc.where is None:
+                raise CompareError(exc.message, where=self.where) from None
+            raise
         raise CompareError(_KINDS, where=self.where)
 
     def own_json(self, doc: dict[str, Any]) -> PatternLists:
@@ -421,16 +561,24 @@ class _Reader:
                 '{"ulp": N}: {"test_dft": [1e-2, 1e-4], "test_softmax": {"ulp": 4}}',
                 where=self.where,
             )
+        self.count(len(doc.get("skip", [])) + len(doc.get("xfail", [])) + len(tolerances))
+
+        def listed(key: str, text: str) -> Pattern:
+            try:
+                return self.pattern(text, None, key, None)
+            except CompareError as exc:
+                raise CompareError(f"{key}: {exc.message}", where=self.where) from None
+
         return PatternLists(
-            [self.pattern(v, None, "skip", None) for v in doc.get("skip", [])],
-            [self.pattern(v, None, "xfail", None) for v in doc.get("xfail", [])],
+            [listed("skip", v) for v in doc.get("skip", [])],
+            [listed("xfail", v) for v in doc.get("xfail", [])],
             [
-                (self.pattern(k, None, "tolerance", None), float(v[0]), float(v[1]))
+                (listed("tolerance", k), float(v[0]), float(v[1]))
                 for k, v in tolerances.items()
                 if isinstance(v, list)
             ],
             [
-                (self.pattern(k, None, "tolerance", None), int(v["ulp"]))
+                (listed("tolerance", k), _ulp(v["ulp"]))
                 for k, v in tolerances.items()
                 if isinstance(v, dict)
             ],
@@ -438,11 +586,12 @@ class _Reader:
 
     def filters(self, doc: dict[str, Any], text: str) -> PatternLists:
         """onnxruntime's filters file: the lists the script applies, as skip patterns."""
-        scanned = _scan_jsonc(text)
+        scanned = scan_jsonc(text)
         skip: list[str] = [  # not the file's: where is None
             Pattern(regex, group="onnx_backend_test_series.py", reason=why)
             for regex, why in ONNXRUNTIME_ALWAYS
         ]
+        self.count(sum(len(entries) for entries in doc.values()))
         for name, entries in doc.items():
             if not all(
                 isinstance(e, str)
@@ -457,23 +606,20 @@ class _Reader:
                 continue
             located = scanned.get(name, [])
             if [e.value for e in located] != entries:  # laid out unlike the file's own
-                located = [_Scanned(e, None, None) for e in entries]
+                located = [Scanned(e, None, None) for e in entries]
             for entry in located:
                 when: tuple[Clause, ...] = ()
                 regex = entry.value
-                if isinstance(regex, list):
-                    when, regex = (Clause("opset", "~", regex[0]),), regex[1]
                 try:
-                    re.compile(regex)
-                    for clause in when:
-                        re.compile(clause.value)
-                except re.error as exc:
+                    if isinstance(regex, list):
+                        compile_pattern(regex[0], what="opset pattern")
+                        when, regex = (Clause("opset", "~", regex[0]),), regex[1]
+                    skip.append(self.pattern(regex, entry.line, name, entry.reason, when))
+                except CompareError as exc:
                     line = f"line {entry.line}: " if entry.line else ""
                     raise CompareError(
-                        f"{line}list {name!r}: {entry.value!r} is not a regular expression ({exc})",
-                        where=self.where,
+                        f"{line}list {name!r}: {exc.message}", where=self.where
                     ) from None
-                skip.append(self.pattern(regex, entry.line, name, entry.reason, when))
         return PatternLists(skip, [], [], [])
 
     def overrides(self, doc: dict[str, Any], text: str) -> PatternLists:
@@ -497,17 +643,18 @@ class _Reader:
                 raise CompareError(f"{key} must map test names to numbers", where=self.where)
             for test, value in doc[key].items():
                 by_test.setdefault(test, {})[key] = value
+        self.count(len(by_test))
         if not (_is_number(rtol) and _is_number(atol)):
             raise CompareError("rtol_default and atol_default must be numbers", where=self.where)
-        lines = {(entry.group, entry.value): entry for entry in _scan_jsonc(text, keys=True)[""]}
+        lines = {(entry.group, entry.value): entry for entry in scan_jsonc(text, keys=True)[""]}
         tolerance: list[tuple[str, float, float]] = []
         for test, given in by_test.items():
             key = "rtol_overrides" if "rtol_overrides" in given else "atol_overrides"
-            entry = lines.get((key, test), _Scanned(test, None, None))
+            entry = lines.get((key, test), Scanned(test, None, None))
             p = self.pattern(f"^{re.escape(test)}$", entry.line, key, entry.reason)
             values = (given.get("rtol_overrides", rtol), given.get("atol_overrides", atol))
             tolerance.append((p, float(values[0]), float(values[1])))
-        entry = lines.get((None, "rtol_default"), _Scanned("rtol_default", None, None))
+        entry = lines.get((None, "rtol_default"), Scanned("rtol_default", None, None))
         default = self.pattern(".*", entry.line, "rtol_default, atol_default", None)
         tolerance.append((default, float(rtol), float(atol)))
         return PatternLists([], [], tolerance, [])
@@ -528,88 +675,15 @@ def _is_count(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
 
-def _commented_lines(text: str, mark: str) -> Iterator[tuple[int, str, str | None]]:
-    """The lines of ``text`` that hold something, with the comment block above the run
-    of lines they belong to (a run ends at a blank line or a comment)."""
-    heading: list[str] = []
-    in_comment = False
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            heading, in_comment = [], False
-        elif line.startswith(mark):
-            comment = line.lstrip(mark).strip()
-            heading = [*heading, comment] if in_comment else [comment]
-            in_comment = True
-        else:
-            in_comment = False
-            yield number, line, " ".join(heading) or None
-
-
-@dataclass(frozen=True)
-class _Scanned:
-    value: Any
-    line: int | None
-    reason: str | None
-    group: str | None = None
-
-
-_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
-_KEY: Final = re.compile(r'\s*("(?:[^"\\]|\\.)*")\s*:\s*(.*)')
-
-
-def _scan_jsonc(text: str, *, keys: bool = False) -> dict[str, list[_Scanned]]:
-    """Where each entry of a JSONC file's lists is (its line) and its comment (the one
-    on its line, else the block above its run, else the list's): by list name, in order.
-    With ``keys``, the keys of objects instead, all under ``""`` with their object's name
-    as ``group``."""
-    lines = text.splitlines()
-    out: dict[str, list[_Scanned]] = {"": []}
-    group: str | None = None
-    group_reason: str | None = None
-    for number, raw in enumerate(lines, 1):
-        code, slashes, comment = raw.partition("//")
-        code = code.strip()
-        if not code:
-            continue
-        trailing = comment.strip() if slashes and comment.strip() else None
-        key = _KEY.match(code)
-        if key is not None:
-            name = json.loads(key[1])
-            if key[2].startswith(("[", "{")):
-                group, group_reason = name, _above(lines, number)
-                out.setdefault(name, [])
-            elif keys:
-                out[""].append(_Scanned(name, number, trailing or _above(lines, number), group))
-            continue
-        if code.startswith(("]", "}")):
-            group = None
-            continue
-        if keys or group is None:
-            continue
-        values = [json.loads(s) for s in _STRING.findall(code)]
-        if values:
-            why = trailing or _above(lines, number) or group_reason
-            value = values if code.startswith("[") else values[0]
-            out[group].append(_Scanned(value, number, why, group))
-    return out
-
-
-def _above(lines: list[str], number: int) -> str | None:
-    """The comment block above the run of entries that line ``number`` belongs to (a run
-    ends at a blank line, a comment, a key or a bracket)."""
-    block: list[str] = []
-    for raw in reversed(lines[: number - 1]):
-        code, _, comment = raw.partition("//")
-        code = code.strip()
-        if code:
-            if block or _KEY.match(code) or code.startswith(("]", "}", "{")):
-                break
-            continue  # an entry of the same run
-        if not raw.strip():
-            break
-        block.append(comment.strip())
-    return " ".join(reversed(block)) or None
+def _ulp(value: str | int) -> int:
+    """A ULP budget of a file (digits, or a whole number of 0 or more) within :data:`MAX_ULP`."""
+    text = str(value)
+    if len(text) > len(str(MAX_ULP)) or int(text) > MAX_ULP:
+        shown = text if len(text) <= 40 else f"{text[:40]}... ({len(text)} digits)"
+        raise CompareError(
+            f"ULP budget {shown} is more than {MAX_ULP}: ULP distances are 64-bit integers"
+        )
+    return int(text)
 
 
 def parse_tolerance(text: str) -> tuple[str, float, float]:
@@ -646,15 +720,18 @@ def check_tolerance(rtol: float, atol: float) -> None:
 
 
 def check_ulp(max_ulp: int | None, ulp_floor: float = 0.0) -> None:
-    """Refuse a ULP budget that is not a whole number of 0 or more, or a floor that is not
-    a finite number of 0 or more.
+    """Refuse a ULP budget that is not a whole number from 0 to :data:`MAX_ULP`, or a
+    floor that is not a finite number of 0 or more.
 
     Raises
     ------
     CompareError
         Saying which.
     """
-    if max_ulp is not None and not _is_count(max_ulp):
-        raise CompareError(f"max_ulp is {max_ulp!r}; give a whole number of 0 or more")
+    if max_ulp is not None and not (_is_count(max_ulp) and max_ulp <= MAX_ULP):
+        raise CompareError(
+            f"max_ulp is {max_ulp!r}; give a whole number from 0 to {MAX_ULP} "
+            "(ULP distances are 64-bit integers)"
+        )
     if not (_is_number(ulp_floor) and 0 <= ulp_floor < np.inf):
         raise CompareError(f"ulp_floor is {ulp_floor!r}; give a finite number of 0 or more")

@@ -32,6 +32,7 @@ from onnx_arrow.compare.expectation_files import (
     Pattern,
     check_tolerance,
     check_ulp,
+    compile_pattern,
     highest_opset,
     holds,
     parse_tolerance,
@@ -165,7 +166,7 @@ class Expectations:
         patterns = (*self.skip, *self.xfail, *(t[0] for t in self.tolerance))
         for pattern in (*patterns, *(u[0] for u in self.ulp)):
             try:
-                re.compile(pattern)
+                compile_pattern(pattern)
             except re.error as exc:
                 raise CompareError(
                     f"pattern {pattern!r} is not a regular expression ({exc})"

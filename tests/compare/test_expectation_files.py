@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import onnx
 import onnx.defs
 import pytest
 from compare_helpers import cli
+from hostile.harness import Case, Expect, run_cases
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.compare.expectation_files import (
@@ -332,3 +336,200 @@ def test_onnxruntimes_files_drive_onnxruntime_over_a_few_cases(store: Store) -> 
         row = rows[case]
         assert (row.status, row.tolerance) == ("match", "pattern '.*'")
     assert (rows["node/test_abs"].rtol, rows["node/test_abs"].atol) == (1e-3, 1e-5)
+
+
+# --- limits, linear reading, strict text ----------------------------------------------------
+
+
+def _real_entries() -> list[str]:
+    """The entry lines of onnxruntime's real filters file (its regexes, commas dropped)."""
+    lines = FILTERS.read_text().splitlines()
+    return [line.split("//")[0].strip().rstrip(",") for line in lines if line.strip()[:2] == '"^']
+
+
+def _filters(path: Path, n: int) -> Path:
+    """A legal filters file of ``n`` entries in one run of one list: the real entries,
+    numbered apart, under a comment block."""
+    real = _real_entries()
+    entries = [f'{real[i % len(real)][:-1]}_{i}"' for i in range(n)]
+    path.write_text(
+        '{\n    // what fails\n    // and why\n    "current_failing_tests": [\n        '
+        + ",\n        ".join(entries)
+        + "\n    ]\n}\n"
+    )
+    return path
+
+
+def _calls(read: Callable[[], object]) -> int:
+    """How many calls (of Python and C functions) ``read`` makes: its work, counted."""
+    count = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        count += event in ("call", "c_call")
+
+    sys.setprofile(profile)
+    try:
+        read()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def test_reading_a_filters_file_takes_work_linear_in_its_entries(tmp_path: Path) -> None:
+    """The work of reading 2N entries is twice that of N, not four times (the comment
+    above an entry's run was found by walking back over the run from each entry)."""
+    work = {}
+    for n in (1000, 2000):
+        path = _filters(tmp_path / f"{n}.jsonc", n)
+        work[n] = _calls(lambda path=path: read_patterns(path))
+        assert len(read_patterns(path).skip) == n + 1
+    assert work[2000] < 2.3 * work[1000], work
+
+
+def test_a_comment_block_is_joined_once_for_its_run(tmp_path: Path) -> None:
+    """Every entry below a block shares its reason, one string: a block of B lines over a
+    run of N entries is B + N work, not B * N."""
+    block = "".join(f"# reason line {i}\n" for i in range(3000))
+    lines = tmp_path / "lines.txt"
+    lines.write_text(block + "".join(f"skip ^test_{i}$\n" for i in range(3000)))
+    jsonc = _filters(tmp_path / "f.jsonc", 3000)
+    for path, reason in ((lines, "reason line 0 reason line 1 "), (jsonc, "what fails and why")):
+        reasons = [p.reason for p in read_patterns(path).skip if p.where]
+        assert len(reasons) == 3000
+        assert str(reasons[0]).startswith(reason)
+        assert len({id(r) for r in reasons}) == 1
+
+
+def test_hostile_expectation_files_end_in_time(store: Store, tmp_path: Path) -> None:
+    """Files that took minutes or hours (a 1.5 MB line, 12,000 entries) end in a child
+    process under the hostile suite's memory cap and a minute's timeout (four times what
+    the slowest, compare over the 12,000 patterns, takes on a loaded machine): read, or
+    refused by line."""
+
+    def file(name: str, text: str) -> Callable[[Path], dict[str, Any]]:
+        def build(root: Path) -> dict[str, Any]:
+            (root / name).write_text(text)
+            argv = ["compare", str(store.path), "--case", "test_abs", "--patterns"]
+            return {"argv": [*argv, str(root / name)]}
+
+        return build
+
+    n = 1_500_000
+    cases = [
+        Case("patterns", name, "cli", build, Expect(rc=rc, where=where))
+        for name, build, rc, where in (
+            ("spaces", file("spaces.txt", "skip x" + " " * n + "y\n"), 1, "spaces.txt: line 1"),
+            ("whens", file("whens.txt", "skip x" + " when" * (n // 5) + "\n"), 1, "whens.txt"),
+            ("comments", file("comments.txt", "#\n" * 700_000 + "skip x\n"), 0, None),
+            (
+                "filters",
+                lambda root: file("f.jsonc", _filters(root / "f0", 12_000).read_text())(root),
+                0,
+                None,
+            ),
+        )
+    ]
+    outcomes = run_cases(cases, tmp_path, timeout=60)
+    problems = {k: o.problem for k, o in outcomes.items() if o.problem}
+    assert not problems
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("skip ^test_t{1,99999999999}$\n", "repetition count 99999999999 is more than the 1000"),
+        ("skip ^test_t{1001}\n", "repetition count 1001 is more than the 1000"),
+        ("xfail x{2,3000}y\n", "repetition count 3000"),
+        ("skip " + "(" * 5000 + ")" * 5000 + "\n", "is not a regular expression (it nests"),
+        ("skip " + "a" * 16_385 + "\n", "is 16385 characters long, more than the 16384"),
+        ("tolerance x ulp=1180591620717411303424\n", "ULP budget 1180591620717411303424 is more"),
+        ("tolerance x ulp=" + "9" * 5000 + "\n", "(5000 digits) is more than 9223372036854775807"),
+        ("skip x when onnx<1.x.y\n", "condition 'onnx<1.x.y': onnx's value must be a release"),
+        ("skip x when onnx>=1.16-rc1\n", "condition 'onnx>=1.16-rc1'"),
+        ("skip x when opset>=1_8\n", "opset's value must be a whole number, not '1_8'"),
+        ("skip x when opset>=٣\n", "opset's value must be a whole number"),
+        ("skip x when bits=16\n", "bits's value must be 32 or 64"),
+        ("skip x when provider=DML<\n", "provider's value must be a provider name"),
+        ("skip x when version=3\n", "condition 'version=3': expected opset, onnx"),
+        ("skip x when opset~(\n", "condition 'opset~(': regular expression '(' is not a regular"),
+        ('{"skip": ["a{1,99999}"]}', "skip: 'a{1,99999}': repetition count 99999"),
+        ('{"xfail": ["a", "("]}', "xfail: '(' is not a regular expression"),
+        ('{"tolerance": {"x": {"ulp": 1180591620717411303424}}}', "ULP budget 1180591620717"),
+        ('{"current_failing_tests": [["opset{1,5000}", "x"]]}', "opset pattern 'opset{1,5000}'"),
+        ('{\n  "skip": ["a"],\n  "xfail": [],\n  "skip": ["b"]\n}', "line 4: key 'skip' appears"),
+        (
+            '{\n  "rtol_default": 0, "atol_default": 0,\n  "rtol_overrides": {"t": 1},\n'
+            '  "atol_overrides": {\n    "t": 1,\n    "u": 1,\n    "t": 2\n  }\n}',
+            "line 7: key 't' appears twice in one object",
+        ),
+    ],
+    ids=lambda v: repr(v)[:24],
+)
+def test_what_passes_a_limit_or_a_form_is_a_located_error(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / ("x.jsonc" if text.startswith("{") else "x.txt")
+    path.write_text(text)
+    with pytest.raises(cmp.CompareError, match=re.escape(message)) as err:
+        read_patterns(path)
+    assert str(err.value).startswith(f"{path}: ")
+    if not text.startswith("{"):
+        assert str(err.value).startswith(f"{path}: line 1: ")
+
+
+def test_a_filters_file_with_a_list_twice_is_refused_at_the_second(tmp_path: Path) -> None:
+    path = tmp_path / "filters.jsonc"
+    lines = FILTERS.read_text().splitlines()
+    second = next(i for i, line in enumerate(lines) if '"unsupported_usages"' in line)
+    lines[second] = lines[second].replace("unsupported_usages", "current_failing_tests")
+    path.write_text("\n".join(lines))
+    with pytest.raises(cmp.CompareError, match="key 'current_failing_tests' appears twice"):
+        read_patterns(path)
+    with pytest.raises(cmp.CompareError, match=f"line {second + 1}: key"):
+        read_patterns(path)
+
+
+@pytest.mark.parametrize("suffix", ["txt", "json", "jsonc"])
+def test_a_file_that_is_not_utf8_is_refused_at_its_line(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"x.{suffix}"
+    good = {"txt": b"skip a\nskip b\n", "json": b'{"skip": [\n"a",\n"b"]}', "jsonc": b""}
+    data = FILTERS.read_bytes() if suffix == "jsonc" else good[suffix]
+    at = data.index(b"b", data.index(b"\n", data.index(b"\n") + 1) if suffix == "jsonc" else 0)
+    path.write_bytes(data[:at] + b"\xff" + data[at:])
+    with pytest.raises(cmp.CompareError, match=r"byte b'\\xff' is not UTF-8") as err:
+        read_patterns(path)
+    line = data.count(b"\n", 0, at) + 1
+    assert str(err.value).startswith(f"{path}: line {line}: ")
+
+
+def test_a_file_past_the_size_or_entry_limit_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "x.txt"
+    path.write_text("skip x\n" + "#" * (4 << 20))
+    with pytest.raises(cmp.CompareError, match="bytes exceed the limit of 4194304") as err:
+        read_patterns(path)
+    assert str(err.value).startswith(f"{path}: ")
+    path.write_text("".join(f"skip {i}\n" for i in range(100_001)))
+    with pytest.raises(cmp.CompareError, match="line 100001: more than 100000 entries"):
+        read_patterns(path)
+    for lists in ('{"skip": [%s]}', '{"current_failing_tests": [%s]}'):
+        path.write_text(lists % ",\n".join(f'"{i}"' for i in range(100_001)))
+        with pytest.raises(cmp.CompareError, match="more than 100000 entries") as err:
+            read_patterns(path)
+        assert str(err.value).startswith(f"{path}: ")
+    # the real files are far inside the limits
+    assert 100 * len(_real_entries()) < 100_000
+    assert 50 * FILTERS.stat().st_size < 4 << 20
+
+
+def test_a_pattern_given_in_code_or_as_an_option_is_checked_too(store: Store) -> None:
+    for skip in ("^test_t{1,99999999999}$", "^test_t{1,2000}$"):
+        with pytest.raises(cmp.CompareError, match=r"pattern '\^test_t\{1,\d+\}\$': repetition"):
+            cmp.Expectations(skip=[skip])
+    with pytest.raises(cmp.CompareError, match="max_ulp is 1180591620717411303424; give"):
+        cmp.Expectations(ulp=[("x", 2**70)])
+    code, _, err = cli("compare", str(store.path), "--case", "test_abs", "--skip", "x{99999}")
+    assert code == 1
+    assert "pattern 'x{99999}': repetition count 99999 is more than the 1000" in err
+    assert "Traceback" not in err
+    assert cmp.Expectations(skip=["^test_(abs|neg){1,2}[{]9999}$"]).skip  # a count of 2
