@@ -143,13 +143,13 @@ def _processes(
                 yield result
                 continue
             case = numbered[task]
-            if result.ending is not None:
-                message = f"the worker process running the case died ({result.ending})"
-            else:
+            if result.silent is not None and timeout is not None:
                 message = (
                     f"the backend did not return within {timeout:g} s + {GRACE:g} s "
                     "(stuck outside Python); its worker process was stopped"
                 )
+            else:
+                message = result.message("case")
             yield case, Lost(case, message)
 
 

@@ -12,9 +12,9 @@ silence costs, and how the pool ends, on Ctrl-C too.
 * Fork-safety is handled here once: workers are forked (:func:`process_context`) with
   Ctrl-C held, so that none dies of one before it ignores it, and each starts by leaving
   Ctrl-C to the parent and tying its life to the parent's
-  (:mod:`onnx_arrow._interrupt`).  A worker forked in place of a lost one is forked only
-  where the caller asks (``respawn``): forking again runs while the parent's threads
-  (a store writer's) may hold locks.
+  (:mod:`onnx_arrow._interrupt`).  A worker is forked in place of a lost one only where
+  the caller asks (``respawn``): compare and run, whose backends may crash on one case,
+  ask; import and export, which stop at their first lost task, fork once, at the start.
 * The parent stops its pool itself, whatever stopped it: every worker is told to end,
   or killed, and waited for before the pool's block is left, so that no worker outlives
   the call, none is left waiting for work, and none holds a file the call is abandoning.
@@ -41,7 +41,7 @@ from typing import Any, Final
 from onnx_arrow._interrupt import child_started, deferred_interrupt, forking
 from onnx_arrow.errors import CaseLostError
 
-__all__ = ["Pool", "TaskLost", "ending", "heartbeat", "process_context"]
+__all__ = ["WORKER_NAME", "Pool", "TaskLost", "ending", "heartbeat", "process_context"]
 
 #: Seconds the workers of a pool left normally may take to end before they are killed.
 _END_WAIT: Final = 10.0
@@ -76,17 +76,16 @@ class TaskLost:
     ending: str | None = None
     silent: float | None = None
 
-    @property
-    def message(self) -> str:
-        """Why, in words."""
+    def message(self, unit: str = "task") -> str:
+        """Why, in words, calling the task ``unit`` (a case, say)."""
         if self.ending is not None:
-            return f"the worker process running the task died ({self.ending})"
+            return f"the worker process running the {unit} died ({self.ending})"
         if self.silent is not None:
             return (
-                f"the worker process running the task sent nothing for {self.silent:g} s "
+                f"the worker process running the {unit} sent nothing for {self.silent:g} s "
                 "(stuck outside Python); it was stopped"
             )
-        return "no worker process was left to run the task (each died; none replaces them)"
+        return f"no worker process was left to run the {unit} (each died; none replaces them)"
 
 
 # --- in a worker ------------------------------------------------------------------------
@@ -250,7 +249,7 @@ class Pool:
         if kind == "raised":
             raise value
         if kind == "lost":
-            raise CaseLostError(f"{value.message}; nothing was kept")
+            raise CaseLostError(f"{value.message()}; nothing was kept")
         return value
 
     def completed(self) -> Iterator[tuple[int, Any]]:

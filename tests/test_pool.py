@@ -167,7 +167,7 @@ def test_respawn_replaces_a_lost_worker_and_the_tasks_go_on() -> None:
         got = dict(pool.completed())
         assert [type(got[t]) for t in tasks] == [TaskLost, int, TaskLost, int]
         assert got[tasks[0]] == got[tasks[2]] == TaskLost(ending="SIGKILL")
-        assert got[tasks[0]].message == "the worker process running the task died (SIGKILL)"
+        assert got[tasks[0]].message() == "the worker process running the task died (SIGKILL)"
         pids = [got[tasks[1]], got[tasks[3]]]
         assert len({*first, *pids}) == 3  # a new worker after each death
         assert pool.pids == [pids[1]]
@@ -179,7 +179,7 @@ def test_without_respawn_the_tasks_no_worker_is_left_for_are_lost_saying_so() ->
         killed, waiting = pool.submit(_kill_self), pool.submit(os.getpid)
         got = dict(pool.completed())
         assert got == {killed: TaskLost(ending="SIGKILL"), waiting: TaskLost()}
-        assert "no worker process was left" in got[waiting].message
+        assert "no worker process was left" in got[waiting].message()
         assert pool.pids == []
 
 
@@ -203,7 +203,7 @@ def test_a_silent_worker_is_stopped_at_the_timeout_and_the_next_task_runs() -> N
         stuck, after = pool.submit(time.sleep, 3600), pool.submit(os.getpid)
         got = dict(pool.completed())
         assert got[stuck] == TaskLost(silent=0.5)
-        assert "sent nothing for 0.5 s" in got[stuck].message
+        assert "sent nothing for 0.5 s" in got[stuck].message()
         assert got[after] not in (pid, os.getpid())
     assert time.monotonic() - start < 20
     assert _all_gone([pid])
