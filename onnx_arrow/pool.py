@@ -305,6 +305,8 @@ class Pool:
             except (EOFError, OSError):  # it can no longer answer
                 self._lose(worker, TaskLost(ending=ending(worker.process)))
                 return
+            except Exception as exc:  # a reply read whole that does not unpickle here
+                kind, payload = "raised", exc
             if kind == "beat":
                 worker.since = time.monotonic()
                 continue
@@ -346,6 +348,9 @@ class Pool:
             except OSError:  # a worker that died between tasks: the task waits on
                 self._waiting.appendleft((task, func, args))
                 self._lose(idle, TaskLost())
+                continue
+            except Exception as exc:  # a task that does not pickle (nothing was sent)
+                self._done[task] = ("raised", exc)
                 continue
             idle.task, idle.since = task, time.monotonic()
 

@@ -105,6 +105,30 @@ def test_completed_gives_every_task_once_and_raises_what_a_task_raised() -> None
             list(pool.completed())
 
 
+class _Unreadable(Exception):
+    """An exception that pickles in the worker and does not unpickle in the parent."""
+
+    def __init__(self, what: str, *, why: str) -> None:
+        super().__init__(what)
+
+
+def _raise_unreadable() -> None:
+    raise _Unreadable("x", why="y")
+
+
+def test_a_task_or_reply_that_does_not_pickle_is_that_tasks_error() -> None:
+    with Pool(1) as pool:
+        (pid,) = pool.pids
+        local = pool.submit(lambda: 1)  # a local function does not pickle
+        unreadable = pool.submit(_raise_unreadable)
+        after = pool.submit(os.getpid)
+        with pytest.raises(AttributeError, match="local object"):
+            pool.result(local)
+        with pytest.raises(TypeError, match="why"):
+            pool.result(unreadable)
+        assert pool.result(after) == pid
+
+
 def test_an_initializer_that_raises_is_raised_by_every_task() -> None:
     with Pool(1, initializer=_raise_corpus_error, initargs=("start",)) as pool:
         for _ in range(2):
