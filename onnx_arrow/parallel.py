@@ -5,7 +5,7 @@ on Ray, with the results in the order of the cases wherever they ran.
 ``--engine``.  Every task opens the store itself (its footers only, once per worker
 process) and takes whole cases, so a task reads only the row groups that hold them.
 
-* ``processes`` (``jobs`` local worker processes of :mod:`onnx_arrow.pool`, forked): a
+* ``processes`` (``jobs`` local worker processes of ``onnx_arrow.pool``, forked): a
   case at a time per worker.  A worker that dies on a case (a crash in native code) is
   replaced and the case is reported lost; with a ``timeout``, so is a worker that stops
   answering for ``timeout`` + :data:`GRACE` seconds after the last data set it started
