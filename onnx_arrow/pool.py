@@ -289,7 +289,7 @@ class Pool:
         if self._timeout is not None:
             now = time.monotonic()
             for worker in list(self._workers):
-                if worker.task is not None and now - worker.since > self._timeout:
+                if worker.task is not None and now - worker.since >= self._timeout:
                     worker.process.kill()
                     self._lose(worker, TaskLost(silent=self._timeout))
         self._hand_out()
