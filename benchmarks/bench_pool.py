@@ -4,8 +4,9 @@ source trees of onnx-arrow (a change to its worker processes against the code be
 Each round runs every command once under each tree, the trees' order alternating from
 round to round; each run is a fresh interpreter with the tree first on ``PYTHONPATH``,
 timed around ``onnx_arrow.cli.main`` (the interpreter's start and imports left out).
-Printed: every round's times, the medians and their ratio (second tree over first), and
-the machine's load (``uptime``) before and after.  A first round, not counted, warms the
+Printed: every round's times, wall and CPU (the command's process and the workers it
+waited for), their medians and ratios (second tree over first), and the machine's load
+(``uptime``) before and after.  A first round, not counted, warms the
 file cache.  The stores and reports are checked to hold as many rows under both trees,
 and the commands to exit with the same status (the node suite's random operators draw
 new data at each import, so a store is not the same bytes twice).
@@ -29,15 +30,22 @@ from _report import workdir
 
 #: One command, timed in a fresh interpreter: argv in; seconds, exit status and rows out.
 _TIMED = """
-import json, sys, time
+import json, os, resource, sys, time
 import pyarrow.parquet as pq
 from onnx_arrow.cli import main
+
+def cpu():
+    # this process and the workers it waited for
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in used)
+
 argv, out = json.loads(sys.argv[1]), sys.argv[2]
-start = time.perf_counter()
+start, before = time.perf_counter(), cpu()
 status = main(argv)  # compare: 1 when an output does not pass, as on the node suite
-wall = time.perf_counter() - start
+wall, used = time.perf_counter() - start, cpu() - before
+assert os.path.exists(out), "the output was not written"
 rows = pq.ParquetFile(out).metadata.num_rows
-print(json.dumps({"wall": wall, "status": status, "rows": rows}))
+print(json.dumps({"wall": wall, "cpu": used, "status": status, "rows": rows}))
 """
 
 
@@ -47,6 +55,7 @@ def _uptime() -> str:
 
 def _timed(tree: Path, argv: list[str], out: Path) -> dict[str, float | str | int]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    out.unlink(missing_ok=True)  # each run writes its output anew, or fails
     done = subprocess.run(
         [sys.executable, "-c", _TIMED, json.dumps(argv), str(out)],
         env=env,
@@ -85,6 +94,7 @@ def main() -> int:
         # the store compared: the node suite, imported once by the baseline
         _timed(trees["before"], commands[f"import --jobs {jobs}"](store), store)
         times: dict[tuple[str, str], list[float]] = {}
+        cpus: dict[tuple[str, str], list[float]] = {}
         outputs: dict[tuple[str, str], set[tuple[int, int]]] = {}
         for r in range(-1, args.rounds):  # round -1 warms the caches, and is not counted
             order = list(trees) if r % 2 == 0 else list(reversed(trees))
@@ -96,20 +106,24 @@ def main() -> int:
                     if r < 0:
                         continue
                     times.setdefault((command, name), []).append(float(got["wall"]))
+                    cpus.setdefault((command, name), []).append(float(got["cpu"]))
                     # the node suite's random operators draw new data at each import, and
                     # a report holds its times: the rows and exit status must agree
                     outcome = (int(got["rows"]), int(got["status"]))
                     outputs.setdefault((command, name), set()).add(outcome)
                     line.append(f"{command} {name} {float(got['wall']):.2f} s")
+                    line[-1] += f" (CPU {float(got['cpu']):.2f} s)"
             if r >= 0:
                 print(f"round {r + 1}: " + "; ".join(line), flush=True)
         print(f"load after: {_uptime()}")
-        print(f"\n{'command':<20} {'before (median)':>16} {'after (median)':>16} {'ratio':>7}")
+        print(f"\n{'median of':<28} {'before':>10} {'after':>10} {'ratio':>7}")
         same = True
         for command in commands:
-            before = statistics.median(times[(command, "before")])
-            after = statistics.median(times[(command, "after")])
-            print(f"{command:<20} {before:>14.2f} s {after:>14.2f} s {after / before:>6.3f}x")
+            for what, measured in (("wall", times), ("CPU", cpus)):
+                before = statistics.median(measured[(command, "before")])
+                after = statistics.median(measured[(command, "after")])
+                label = f"{command} {what}"
+                print(f"{label:<28} {before:>8.2f} s {after:>8.2f} s {after / before:>6.3f}x")
             if outputs[(command, "before")] != outputs[(command, "after")]:
                 same = False
                 print(f"  {command}: before {outputs[(command, 'before')]}")
