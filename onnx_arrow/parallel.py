@@ -5,11 +5,12 @@ on Ray, with the results in the order of the cases wherever they ran.
 ``--engine``.  Every task opens the store itself (its footers only, once per worker
 process) and takes whole cases, so a task reads only the row groups that hold them.
 
-* ``processes`` (``jobs`` local worker processes, forked): a case at a time per
-  worker.  A worker that dies on a case (a crash in native code) is replaced and the
-  case is reported lost; with a ``timeout``, so is a worker that stops answering for
-  ``timeout`` + :data:`GRACE` seconds after the last data set it started (a backend
-  stuck in native code that a timeout inside the worker cannot stop).
+* ``processes`` (``jobs`` local worker processes of ``onnx_arrow.pool``, forked): a
+  case at a time per worker.  A worker that dies on a case (a crash in native code) is
+  replaced and the case is reported lost; with a ``timeout``, so is a worker that stops
+  answering for ``timeout`` + :data:`GRACE` seconds after the last data set it started
+  (:func:`heartbeat`: a backend stuck in native code that a timeout inside the worker
+  cannot stop).
 * ``dask``: tasks of consecutive cases on the current ``distributed`` client, or a
   ``LocalCluster`` of ``jobs`` single-threaded workers started for the run.
 * ``ray``: tasks of consecutive cases on the running Ray, or a local one of ``jobs``
@@ -25,17 +26,12 @@ from __future__ import annotations
 
 import importlib
 import math
-import multiprocessing as mp
-import os
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any, Final
 
-from onnx_arrow._interrupt import child_started, forking
-from onnx_arrow.corpus.workers import ending
 from onnx_arrow.errors import BackendUnavailableError, EngineError
+from onnx_arrow.pool import Pool, TaskLost, heartbeat
 
 if TYPE_CHECKING:
     from onnx_arrow.corpus import Store
@@ -113,136 +109,48 @@ def _in_order(
             following = next(order, None)
 
 
-# --- heartbeats ------------------------------------------------------------------------
-
-#: The pipe to the supervisor, in a ``processes`` worker only.
-_beat: list[Connection] = []
-
-
-def heartbeat() -> None:
-    """Tell the supervising process the worker is alive and starts a new step (a data set):
-    its silence deadline starts again.  Does nothing outside a ``processes`` worker."""
-    for conn in _beat:
-        conn.send(("beat", None))
-
-
 # --- local processes ---------------------------------------------------------------------
 
-
-class _Worker:
-    """A forked worker process taking one case at a time over a pipe."""
-
-    def __init__(self, context: Any, func: CaseFunction, parts: tuple[str, ...]) -> None:
-        self.conn, child = context.Pipe()
-        self.process = context.Process(
-            target=_serve, args=(child, os.getpid(), func, parts), daemon=True
-        )
-        try:
-            with forking():  # a Ctrl-C meanwhile is raised once the worker can be stopped
-                self.process.start()
-        except BaseException:
-            self.stop()
-            raise
-        finally:
-            child.close()
-        self.case: str | None = None
-        self.since = 0.0
-
-    def give(self, case: str) -> None:
-        self.case, self.since = case, time.monotonic()
-        self.conn.send(case)
-
-    def stop(self) -> None:
-        if self.process.pid is not None:  # started
-            if self.process.is_alive():
-                self.process.kill()
-            self.process.join()
-        self.conn.close()
-
-    def why_lost(self) -> str:
-        return f"the worker process running the case died ({ending(self.process)})"
+#: In a ``processes`` worker: the case function and the store, given once per worker.
+_task: list[tuple[CaseFunction, Store]] = []
 
 
-def _serve(conn: Connection, parent: int, func: CaseFunction, parts: tuple[str, ...]) -> None:
-    """A worker's loop: a case in, its result out, until told to stop."""
-    child_started(parent)  # Ctrl-C is the supervisor's to handle; it ends with the supervisor
-    _beat[:] = [conn]
-    store = _open_store(parts)
-    while (case := conn.recv()) is not None:
-        try:
-            conn.send(("done", (case, func(store, case))))
-        except BaseException as exc:  # handed over, raised in the supervisor
-            conn.send(("raised", exc))
+def _case_worker(func: CaseFunction, parts: tuple[str, ...]) -> None:
+    _task[:] = [(func, _open_store(parts))]
+
+
+def _run_case(case: str) -> tuple[str, Any]:
+    func, store = _task[0]
+    return case, func(store, case)
 
 
 def _processes(
     func: CaseFunction, store: Store, cases: list[str], jobs: int, timeout: float | None
 ) -> Iterator[tuple[str, Any]]:
-    context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    if not cases:
+        return
     parts = tuple(map(str, store.parts))
-    pending = list(reversed(cases))
-    workers: list[_Worker] = []
-
-    def assign(i: int) -> None:
-        """Hand worker ``i`` the next case; one that died idle is replaced first."""
-        if not pending:
-            return
-        try:
-            workers[i].give(pending[-1])
-        except OSError:  # the pipe of a worker that died between cases
-            workers[i].stop()
-            workers[i] = _Worker(context, func, parts)
-            workers[i].give(pending[-1])
-        pending.pop()
-
-    try:
-        for _ in range(min(jobs, len(cases))):
-            workers.append(_Worker(context, func, parts))
-        for i in range(len(workers)):
-            assign(i)
-        while any(w.case is not None for w in workers):
-            busy = {w.conn: w for w in workers if w.case is not None}
-            ready = wait(list(busy), timeout=1.0)
-            for conn in ready:
-                worker = busy[conn]
-                try:
-                    kind, payload = worker.conn.recv()
-                except (EOFError, OSError):
-                    case, message = worker.case, worker.why_lost()
-                    worker.stop()
-                    workers[workers.index(worker)] = worker = _Worker(context, func, parts)
-                    assert case is not None
-                    yield case, Lost(case, message)
-                else:
-                    if kind == "beat":
-                        worker.since = time.monotonic()
-                        continue
-                    if kind == "raised":
-                        raise payload
-                    worker.case = None
-                    yield payload
-                assign(workers.index(worker))
-            if timeout is not None:
-                limit = timeout + GRACE
-                for i, worker in enumerate(workers):
-                    if worker.case is not None and time.monotonic() - worker.since > limit:
-                        case = worker.case
-                        worker.stop()
-                        workers[i] = _Worker(context, func, parts)
-                        yield (
-                            case,
-                            Lost(
-                                case,
-                                f"the backend did not return within {timeout:g} s + {GRACE:g} s "
-                                "(stuck outside Python); its worker process was stopped",
-                            ),
-                        )
-                        assign(i)
-        for worker in workers:
-            worker.conn.send(None)
-    finally:
-        for worker in workers:
-            worker.stop()
+    with Pool(
+        min(jobs, len(cases)),
+        initializer=_case_worker,
+        initargs=(func, parts),
+        respawn=True,  # a case that kills its worker is that case's error, not the run's
+        timeout=None if timeout is None else timeout + GRACE,
+    ) as pool:
+        numbered = {pool.submit(_run_case, case): case for case in cases}
+        for task, result in pool.completed():
+            if not isinstance(result, TaskLost):
+                yield result
+                continue
+            case = numbered[task]
+            if result.silent is not None and timeout is not None:
+                message = (
+                    f"the backend did not return within {timeout:g} s + {GRACE:g} s "
+                    "(stuck outside Python); its worker process was stopped"
+                )
+            else:
+                message = result.message("case")
+            yield case, Lost(case, message)
 
 
 # --- Dask and Ray ------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from onnx_arrow.corpus.tree import (
     tree_writer,
     write_tree,
 )
-from onnx_arrow.corpus.workers import WorkerPool, process_context
+from onnx_arrow.pool import Pool, process_context
 
 __all__ = ["export_store"]
 
@@ -65,7 +65,7 @@ def export_store(
     stop = process_context().Event()  # set on an error or Ctrl-C: workers stop between files
     with (
         tree_writer(dest, force=force, where=where) as writer,
-        WorkerPool(
+        Pool(
             min(jobs, groups), initializer=_export_worker, initargs=(stop,), grace=_STOP_WAIT
         ) as pool,
     ):

@@ -38,8 +38,8 @@ from onnx_arrow.corpus.parquet import StoreFile
 from onnx_arrow.corpus.rows import RowBuilder, contradictions
 from onnx_arrow.corpus.sources import Case, CaseRef, case_refs, checked_cases
 from onnx_arrow.corpus.tree import atomic_file
-from onnx_arrow.corpus.workers import WorkerPool
 from onnx_arrow.errors import DeclarationWarning, UnsupportedTypeError
+from onnx_arrow.pool import Pool
 
 __all__ = [
     "TASK_CASES",
@@ -147,7 +147,7 @@ def _parallel(
     pa.array([], pa.int64())
     # leaving the block, by an error, Ctrl-C or the generator closed, stops the workers:
     # they only compute, so what they were handed is dropped, not waited for
-    with WorkerPool(jobs) as pool:
+    with Pool(jobs) as pool:
         pending: collections.deque[tuple[list[Case | CaseRef], int]] = collections.deque()
         tasks = _tasks(refs)
         while True:

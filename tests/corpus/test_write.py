@@ -488,3 +488,55 @@ def test_a_row_group_that_fails_to_prepare_stops_the_writing_after_those_before_
         feed()
     background.abandon()  # as write_rows does on an error: every thread has ended
     assert written == [0, 1, 2, 3, 4]
+
+
+def test_ctrl_c_while_finish_waits_for_room_in_the_queue_waits_for_the_writer(ctrl_c: None) -> None:
+    """A Ctrl-C while ``finish`` waits to queue its end (a row group written, another
+    queued) is raised only once the writer thread has left the file, and the queued row
+    group is not written: the file is never closed under the writer's feet."""
+    inside, left = threading.Event(), threading.Event()
+    written: list[RowGroup] = []
+
+    def write(group: RowGroup) -> None:
+        inside.set()
+        time.sleep(0.6)  # a row group being encoded, the GIL released
+        written.append(group)
+        left.set()
+
+    background = BackgroundWriter(write)
+    first, second = RowGroup(), RowGroup()
+    background.write(first)
+    assert inside.wait(10)
+    background.write(second)  # the queue is full now: finish() waits for room
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        background.finish()
+    timer.join()
+    assert left.is_set()
+    time.sleep(0.7)
+    assert written == [first]
+
+
+def test_a_second_ctrl_c_while_the_writing_is_abandoned_waits_too(ctrl_c: None) -> None:
+    inside = threading.Event()
+    written: list[RowGroup] = []
+
+    def write(group: RowGroup) -> None:
+        inside.set()
+        time.sleep(0.6)
+        written.append(group)
+
+    background = BackgroundWriter(write)
+    background.write(RowGroup())
+    assert inside.wait(10)
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        background.abandon()  # the Ctrl-C is raised after, not in the middle
+    timer.join()
+    assert len(written) == 1
