@@ -105,11 +105,20 @@ def test_completed_gives_every_task_once_and_raises_what_a_task_raised() -> None
             list(pool.completed())
 
 
+def _refuse_unpickling() -> Exception:
+    raise TypeError("why: this exception does not unpickle")
+
+
 class _Unreadable(Exception):
-    """An exception that pickles in the worker and does not unpickle in the parent."""
+    """An exception that pickles in the worker and does not unpickle in the parent (by its
+    own ``__reduce__``: libraries that install exception pickling, such as tblib through
+    Dask or Ray, would otherwise make it unpickle)."""
 
     def __init__(self, what: str, *, why: str) -> None:
         super().__init__(what)
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return _refuse_unpickling, ()
 
 
 def _raise_unreadable() -> None:

@@ -21,32 +21,41 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
-    "DuplicateKeyError",
     "Scanned",
     "commented_lines",
-    "distinct_pairs",
     "key_line",
+    "repeated_key",
     "scan_jsonc",
 ]
 
 
-class DuplicateKeyError(Exception):
-    """A JSON object gives ``key`` twice (raised by :func:`distinct_pairs`)."""
-
+class _RepeatedKey(Exception):
     def __init__(self, key: str) -> None:
         self.key = key
 
 
-def distinct_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object's pairs as a dict, refusing a key given twice."""
+def _distinct_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     found = dict(pairs)
     if len(found) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise DuplicateKeyError(key)
+                raise _RepeatedKey(key)
             seen.add(key)
     return found
+
+
+def repeated_key(code: str) -> str | None:
+    """The first key a JSON object of ``code`` (JSON that parses) gives twice, else None.
+
+    >>> repeated_key('{"a": {"x": 1, "x": 2}}'), repeated_key('{"x": {"x": 1}}')
+    ('x', None)
+    """
+    try:
+        json.loads(code, object_pairs_hook=_distinct_pairs)
+    except _RepeatedKey as repeated:
+        return repeated.key
+    return None
 
 
 def key_line(text: str, key: str) -> str:

@@ -27,7 +27,6 @@ naming the file and the line.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -38,11 +37,10 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from onnx_arrow.compare.commented_text import (
-    DuplicateKeyError,
     Scanned,
     commented_lines,
-    distinct_pairs,
     key_line,
+    repeated_key,
     scan_jsonc,
 )
 from onnx_arrow.core.model import load_json, read_regular_file
@@ -522,14 +520,13 @@ class _Reader:
                 raise
             code = "\n".join(line.partition("//")[0] for line in text.splitlines())
             doc = load_json(code, what="the patterns file", where=self.where, error=CompareError)
-        try:
-            json.loads(code, object_pairs_hook=distinct_pairs)
-        except DuplicateKeyError as exc:
+        key = repeated_key(code)
+        if key is not None:
             raise CompareError(
-                f"{key_line(text, exc.key)}key {exc.key!r} appears twice in one object; "
+                f"{key_line(text, key)}key {key!r} appears twice in one object; "
                 "JSON keys must be distinct",
                 where=self.where,
-            ) from None
+            )
         if not isinstance(doc, dict):
             raise CompareError(_KINDS, where=self.where)
         try:
