@@ -21,11 +21,13 @@ rows), each by the worst verdict of its outputs there: ``error`` (the backend ra
 ``xfail``, ``pass`` (``match``, ``xpass``), ``skip``; and the largest ``max_ulp`` of its
 outputs.  Each backend's column heads with its counts of cases per verdict, and of float
 outputs all of whose elements are within 0 (bit-exact), 1, 4 and 16 ULP
-(:data:`ULP_BANDS`, read from the ``ulp_histogram`` column).  An error's cause is its
-exception type and the first words of its message, the
-specific ones (numbers, names in quotes, paths, op versions) left out as ``…``, so that
-"Could not find an implementation for Add(14)" and "... for Mul(14)" are one cause.
-onnxruntime's ``[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED :`` prefix is left out.
+(:data:`ULP_BANDS`, read from the ``ulp_histogram`` column).  An error's cause is
+:func:`~onnx_arrow.compare.failures.error_cause`: the exception type and the first words
+of the message of the line that says it (of a runner's error, the last exception line
+of the command's stderr, not the first line of its traceback), the specific words
+(numbers, names in quotes, paths, op versions) left out as ``…``, so that "Could not
+find an implementation for Add(14)" and "... for Mul(14)" are one cause.  onnxruntime's
+``[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED :`` prefix is left out.
 
 The Markdown and the JSON hold no time and list everything in a fixed order, so the same
 reports give the same bytes.
@@ -46,10 +48,12 @@ import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 
 from onnx_arrow.compare.distribution import ULP_BINS
+from onnx_arrow.compare.failures import error_cause
 from onnx_arrow.compare.report import check_made, check_report, read_report
 from onnx_arrow.core.model import DTYPES
 from onnx_arrow.errors import CompareError
 from onnx_arrow.reports import Report
+from onnx_arrow.text import printable
 
 __all__ = ["FORMATS", "ULP_BANDS", "VERDICTS", "Scoreboard", "error_cause", "scoreboard"]
 
@@ -71,44 +75,10 @@ FORMATS: Final = ("md", "html", "json")
 #: The version of the JSON a scoreboard renders (its ``format``).
 _JSON_FORMAT: Final = 1
 
-#: Words of an error's message a cause keeps (besides the ``…`` of specific ones).
-_CAUSE_WORDS: Final = 10
-_ORT_PREFIX: Final = re.compile(r"^\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*")
-#: A word of a message too specific for its cause: a number, a name in quotes, a path, a
-#: call or version in brackets, a qualified name (``ai.onnx.ml:Foo``, ``a::b``).
-_SPECIFIC: Final = re.compile(r"""\d|^['"`<]|['"`>]$|[/()\[\]{}<>=]|\w[:.]\w""")
 _ELEMENT: Final = re.compile(r"tensor\((\w+)\)")
 _EXPANDED: Final = re.compile(r"^(.*)_expanded(_ver\d+)?$")
 #: Element types in the order of ONNX's enum (FLOAT first); others after, by name.
 _TYPE_ORDER: Final = {row.name: row.onnx for row in DTYPES.values()}
-
-
-def error_cause(error: str) -> str:
-    """The cause of an error (``"TypeName: message"``, as a report's ``error`` column has
-    it): its type and the first words of its message, specific words as ``…``.
-
-    >>> error_cause("NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not "
-    ...             "find an implementation for Add(14) node with name ''")
-    'NotImplemented: Could not find an implementation for … node with name …'
-    >>> error_cause("RuntimeError: Numpy_type 256 can't be converted to MLDataType.")
-    "RuntimeError: Numpy_type … can't be converted to MLDataType."
-    """
-    kind, sep, message = error.partition(": ")
-    if not sep:
-        kind, message = "", error
-    words: list[str] = []
-    general = 0
-    for word in _ORT_PREFIX.sub("", message.strip()).split():
-        if general == _CAUSE_WORDS:
-            break
-        if _SPECIFIC.search(word):
-            if not words or words[-1] != "…":
-                words.append("…")
-            continue
-        words.append(word)
-        general += 1
-    text = " ".join(words) or "(no message)"
-    return f"{kind}: {text}" if kind else text
 
 
 @dataclass(frozen=True)
@@ -497,7 +467,7 @@ def _facts(board: Scoreboard) -> list[tuple[str, list[str | int]]]:
 
 
 def _md(text: Any) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return printable(str(text)).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _markdown(board: Scoreboard) -> str:

@@ -14,8 +14,10 @@ from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, MAX_LISTED, print_e
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.cli.work.run import backend
+from onnx_arrow.compare.failures import error_cause, failing, failure_line
 from onnx_arrow.corpus import Store
 from onnx_arrow.corpus.releases import is_release, open_release_store
+from onnx_arrow.text import printable
 
 __all__ = ["run"]
 
@@ -47,6 +49,31 @@ def _print_unneeded(
         print(f"  {row.where or '(given)'}{group} {row.kind} {row.pattern!r}: {row.why}", file=out)
     if not ran and len(patterns.skip):
         print("  (skip entries that find cases are judged with --run-skipped)", file=out)
+
+
+def _print_failures(df: pd.DataFrame, args: argparse.Namespace, out: TextIO) -> None:
+    """The first ``--show`` failing outputs, a line each, and the errors by cause."""
+    failed = failing(df, strict=args.strict)
+    if args.show and len(failed):
+        shown = failed.head(args.show)
+        print(f"\nfailing outputs (the first {len(shown)} of {len(failed)}):", file=out)
+        for _, row in shown.iterrows():
+            print(f"  {failure_line(row)}", file=out)
+        more = len(failed) - len(shown)
+        if more:
+            where = "--out FILE" if args.out is None else args.out
+            print(f"  and {more} more ({where} for all)", file=out)
+    errors = failed[failed["error"].notna()]
+    if len(errors):
+        causes = errors.assign(cause=errors["error"].map(error_cause))
+        grouped = causes.groupby("cause", sort=False)["case"]
+        table = grouped.agg(outputs="size", cases="nunique", example="first").reset_index()
+        table = table.sort_values(["outputs", "cause"], ascending=[False, True], kind="stable")
+        print(f"\nerrors by cause (up to {MAX_LISTED}):", file=out)
+        for row in table.head(MAX_LISTED).itertuples():
+            outputs = f"{row.outputs} output{'s' if row.outputs != 1 else ''}"
+            cases = f"{row.cases} case{'s' if row.cases != 1 else ''}"
+            print(printable(f"  {outputs} of {cases}: {row.cause}  e.g. {row.example}"), file=out)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -113,6 +140,7 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     if left_out:
         lines.append(("left out", f"{left_out} expected cases not in ACTUAL (--all-cases: errors)"))
     print_fields(lines, out)
+    _print_failures(df, args, out)
     table = compare.summary(df)
     table = table[table["non_match"] > 0].head(MAX_LISTED)
     if len(table):
