@@ -4,7 +4,12 @@ errors grouped by cause; as Markdown to commit, HTML to read in a browser, or JS
 
 Each report is one column (its backend, named from what the report says it was made
 with: the backend, then what it runs, the onnx version and the file when that is needed
-to tell two apart).  A row is an operator and an element type:
+to tell two apart; of a report of ``compare --actual``, the backend the actual store says
+made its outputs).  The column heads say what each backend runs, the onnx release of the
+corpus (from its store's provenance) and the onnx of the comparison; no absolute path of
+the machine is written (a runner's command with its paths relative to the working folder,
+or their last names; a report and its store by their file names).  A row is an operator
+and an element type:
 
 * the operator of a case is the op type of its model when it has one; a function's
   expansion (``test_softmax_axis_0_expanded``, ``..._expanded_ver18``) is its base case's
@@ -47,6 +52,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 
+from onnx_arrow.compare.backends import portable_command
 from onnx_arrow.compare.distribution import ULP_BINS
 from onnx_arrow.compare.failures import error_cause
 from onnx_arrow.compare.report import check_made, check_report, read_report
@@ -86,7 +92,10 @@ class Scoreboard:
     """Compare reports side by side (made by :func:`scoreboard`).
 
     ``backends`` has a row per report, in the order given: ``backend`` (the column's
-    label), ``name``, ``runs``, ``onnx_version``, ``report`` (its file name, or None),
+    label), ``name``, ``runs`` (a runner's command with its paths relative to the
+    working folder, or their last names), ``corpus`` (the onnx release of the corpus, as
+    its store's provenance says: ``onnx 1.14.1 (wheel onnx-1.14.1-...whl)``),
+    ``onnx_version`` (the onnx of the comparison), ``report`` (its file name, or None),
     ``store`` (its store's file names), and the counts of its cases per verdict.
     ``cells`` has a row per operator, element type and backend (only where the backend
     has a case): ``operator``, ``element_type``, ``backend``, a count per verdict of
@@ -246,7 +255,7 @@ def _labels(
         provider = made.get("provider") or made.get("providers")
         return [
             str(backend.get("name") or f"report {k + 1}"),
-            str(backend.get("runs") or ""),
+            _runs(backend) or "",
             "" if provider is None else str(provider),
             f"onnx {made['onnx_version']}" if made.get("onnx_version") else "",
             str(made.get("_file") or ""),
@@ -259,6 +268,32 @@ def _labels(
         if len(set(names)) == len(names):
             return names
     raise AssertionError("the report's number makes every label distinct")  # pragma: no cover
+
+
+def _runs(backend: dict[str, Any]) -> str | None:
+    """What a backend runs, a runner's command without the paths of the machine it ran on
+    (:func:`~onnx_arrow.compare.backends.portable_command`)."""
+    runs = backend.get("runs")
+    if runs is None:
+        return None
+    return portable_command(str(runs)) if backend.get("name") == "runner" else str(runs)
+
+
+def _corpus(made: dict[str, Any]) -> str | None:
+    """The onnx release of the corpus a report compared against, and where its store's
+    data came from (``installed``, a ``wheel`` by its file name, a ``folder``), as its
+    store's provenance says; the store's onnx version alone for a store without one."""
+    prov = made.get("store_provenance")
+    if isinstance(prov, dict) and prov.get("onnx"):
+        wheel = prov.get("wheel")
+        source = (
+            f"wheel {wheel.get('file')}"
+            if isinstance(wheel, dict) and wheel.get("file")
+            else str(prov.get("source") or "")
+        )
+        return f"onnx {prov['onnx']}" + (f" ({source})" if source else "")
+    version = made.get("store_onnx_version")
+    return None if version is None else f"onnx {version}"
 
 
 def _backend_of(made: dict[str, Any]) -> dict[str, Any]:
@@ -363,7 +398,8 @@ def _backends(
             {
                 "backend": name,
                 "name": backend.get("name"),
-                "runs": backend.get("runs"),
+                "runs": _runs(backend),
+                "corpus": _corpus(made),
                 "onnx_version": made.get("onnx_version"),
                 "report": made.get("_file"),
                 "store": [Path(p).name for p in made.get("store") or []],
@@ -458,6 +494,7 @@ def _facts(board: Scoreboard) -> list[tuple[str, list[str | int]]]:
 
     return [
         ("runs", shown(b["runs"].tolist())),
+        ("corpus", shown(b["corpus"].tolist())),
         ("onnx", shown(b["onnx_version"].tolist())),
         ("store", [", ".join(s) for s in b["store"]]),
         ("cases", shown(b["cases"].tolist())),

@@ -51,6 +51,14 @@ def _print_unneeded(
         print("  (skip entries that find cases are judged with --run-skipped)", file=out)
 
 
+def _made_by(made: dict[str, object]) -> str:
+    """What made the actual outputs, in words: the backend and what it runs."""
+    backend = made.get("backend")
+    if isinstance(backend, dict):
+        return printable(f"{backend.get('name')} ({backend.get('runs')})")
+    return "not recorded in ACTUAL (a store 'onnx-arrow run' wrote before stores said it)"
+
+
 def _print_failures(df: pd.DataFrame, args: argparse.Namespace, out: TextIO) -> None:
     """The first ``--show`` failing outputs, a line each, and the errors by cause."""
     failed = failing(df, strict=args.strict)
@@ -134,7 +142,8 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     df = report.to_pandas()
     counts = compare.status_counts(df)
     total = len(df)
-    lines: list[tuple[str, object]] = [("outputs", total)]
+    lines: list[tuple[str, object]] = [("backend", _made_by(report.provenance or {}))]
+    lines.append(("outputs", total))
     lines += [(f"  {status}", n) for status, n in counts.items()]
     left_out = int((report.provenance or {}).get("left_out") or 0)
     if left_out:
