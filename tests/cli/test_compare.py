@@ -7,8 +7,10 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_helpers import run_cli
+from onnx import TensorProto, helper, numpy_helper
 
 #: A runner that gives each input back as the output: Abs of [-1, 2] is [-1, 2], a mismatch.
 IDENTITY = (
@@ -123,3 +125,27 @@ def test_control_characters_of_the_data_never_reach_the_terminal(
     lines = _section(done.stdout, "failing outputs")
     assert lines[0].endswith("error  ValueError: bad [31mred[0m value")
     assert not any(c in done.stdout for c in "\x1b\x07")
+
+
+def test_control_characters_of_names_in_the_models_never_reach_the_terminal(
+    tmp_path: Path,
+) -> None:
+    """A case folder and an op type with an escape sequence in their names."""
+    case = tmp_path / "src" / "node" / "test_\x1b[2Jodd"
+    (case / "test_data_set_0").mkdir(parents=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y\x1b[31m", TensorProto.FLOAT, [2])
+    node = helper.make_node("Odd\x1b[5m", ["x"], ["y\x1b[31m"], domain="my.domain")
+    graph = helper.make_graph([node], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("my.domain", 1)])
+    (case / "model.onnx").write_bytes(model.SerializeToString())
+    for stem in ("input_0", "output_0"):
+        tensor = numpy_helper.from_array(np.array([1.0, 2.0], np.float32), stem[0])
+        (case / "test_data_set_0" / f"{stem}.pb").write_bytes(tensor.SerializeToString())
+    store = tmp_path / "odd.parquet"
+    assert run_cli("import", str(tmp_path / "src"), str(store)).returncode == 0
+    done = run_cli("compare", str(store), "--runner", _runner(tmp_path, CONTROLS))
+    assert done.returncode == 1
+    assert "node/test_[2Jodd  data set 0  output 0 (y[31m)  error  " in done.stdout
+    assert "Odd[5m" in done.stdout  # the op types' table
+    assert "\x1b" not in done.stdout

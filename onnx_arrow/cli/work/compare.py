@@ -158,7 +158,8 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
         columns = ["op_type", "total", "non_match"] + [
             s for s in compare.STATUSES if s not in compare.PASSING and table[s].any()
         ]
-        print(table[columns].to_string(index=False), file=out)
+        text = table[columns].to_string(index=False)  # op types come from the models
+        print("\n".join(printable(line) for line in text.splitlines()), file=out)
     if patterns is not None:
         _print_unneeded(df, patterns, store.metadata.get("onnx_version"), args.run_skipped, out)
     if args.out is not None:
