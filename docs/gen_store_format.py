@@ -69,7 +69,12 @@ METADATA_TEXT: Final = {
     "`onnx`, `source` (`wheel`, `wheel+generated`, `installed` or `folder`), `wheel` "
     "(`file`, `sha256`, `url`), `kinds`, `generated` and `generator` (the onnx, numpy, "
     "protobuf, ml_dtypes, Pillow and Python versions that built a generated suite), `path` (a "
-    "folder's), `onnx_arrow`, `format_version` and `imported_at` (see Frozen corpora)",
+    "folder's), `onnx_arrow`, `format_version` and `imported_at` (see Frozen corpora); of "
+    "a store of actual outputs `run` wrote, `source` `run`, `onnx` (the release of the "
+    "store its models and inputs came from), `backend` (`name`, and `runs`: what it runs, "
+    "with its version, or a runner's command), `expected` (that store's file names as "
+    "`store`, `store_digest`, `onnx`), `onnx_arrow`, `python`, `format_version` and "
+    "`run_at`",
 }
 
 INTRO: Final = """\

@@ -7,14 +7,31 @@ out.
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Final
 
 import numpy as np
 
 from onnx_arrow.core.model import DECODED_FLOATS, ArrowKind, dtype_of_numpy, tensor_statistics
 from onnx_arrow.errors import OnnxArrowError
 
-__all__ = ["dtype_name", "number", "numeric", "size", "statistics"]
+__all__ = ["dtype_name", "number", "numeric", "printable", "size", "statistics"]
+
+#: Characters a terminal acts on rather than shows: C0 and C1 controls, DEL, and the
+#: bidirectional overrides and isolates that reorder what follows them.
+_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_SPACES: Final = re.compile("[\t\n\r]+")
+
+
+def printable(text: str) -> str:
+    r"""``text`` safe to print on one line of a terminal: tabs and line breaks as one
+    space, other control characters (an escape sequence's ESC, a bell, a bidirectional
+    override) left out.
+
+    >>> printable("node/test\x1b[2Jx\tA\nB")
+    'node/test[2Jx A B'
+    """
+    return _CONTROL.sub("", _SPACES.sub(" ", text))
 
 
 def dtype_name(dtype: np.dtype[Any]) -> str:

@@ -1,10 +1,14 @@
 """Helpers of the command line's tests (tests/cli/): its one-line errors, its ``key  value``
-reports, a tree's bytes, and a terminal for the progress line."""
+reports, a tree's bytes, a terminal for the progress line, and the command run as a
+process."""
 
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 
@@ -29,3 +33,19 @@ def field_lines(out: str) -> dict[str, str]:
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``onnx-arrow ARGS`` run as a user runs it: a process of its own (``python -m
+    onnx_arrow``), its stdout and stderr not a terminal; ``env`` added to this one's."""
+    return subprocess.run(
+        [sys.executable, "-m", "onnx_arrow", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )

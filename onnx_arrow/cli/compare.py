@@ -9,12 +9,14 @@ import argparse
 from typing import Any, Final
 
 from onnx_arrow.cli._shared import (
+    MAX_LISTED,
     Command,
     add_command,
     backend_options,
     offline_option,
     onnxruntime_options,
     rule_options,
+    whole_number,
 )
 from onnx_arrow.cli.run import runner_option
 
@@ -88,8 +90,9 @@ def register(commands: Any) -> None:
         "compare a backend's outputs with a store's expected outputs",
         "Run a backend over STORE (or take the outputs of a store written by 'onnx-arrow "
         "run' with --actual) and compare every output with the expected one, as onnx's "
-        "backend test runner does.  Prints the outputs by status, then the 20 op types with "
-        "the most outputs that do not match.",
+        "backend test runner does.  Prints what made the actual outputs and the outputs by "
+        "status, then the first failing outputs (--show), the errors by cause and the 20 op "
+        "types with the most outputs that do not match.",
         _EPILOG,
     )
     cmp.add_argument(
@@ -175,6 +178,14 @@ def register(commands: Any) -> None:
         cmp,
         rtol_default_of="a case that states none of its own (onnx's TestCase, data.json) "
         "and that no --tolerance finds",
+    )
+    cmp.add_argument(
+        "--show",
+        type=whole_number(0),
+        default=MAX_LISTED,
+        metavar="N",
+        help="print the first N failing outputs, a line each: case, output, status, worst "
+        "element (expected, actual, ULPs) or the error's cause (default: %(default)s; 0: none)",
     )
     cmp.add_argument(
         "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"

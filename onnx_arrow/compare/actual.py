@@ -5,16 +5,27 @@ and :func:`compare_stores` compares such a store with the expected one (``compar
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import os
+import platform
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Final, Unpack
 
-from onnx_arrow.compare.backends import Backend, BackendLike, resolve_backend
+import onnx
+
+import onnx_arrow
+from onnx_arrow.compare.backends import Backend, BackendLike, describe_backend, resolve_backend
 from onnx_arrow.compare.deadlines import check_timeout
 from onnx_arrow.compare.plans import Plan, PlanSettings, plan_of, plan_provenance, select_cases
-from onnx_arrow.compare.report import output_rows, provenance, report_table, skipped_row
+from onnx_arrow.compare.report import (
+    output_rows,
+    provenance,
+    report_table,
+    skipped_row,
+    store_digest,
+)
 from onnx_arrow.compare.runs import (
     DataSetRun,
     data_sets_of,
@@ -25,6 +36,7 @@ from onnx_arrow.compare.runs import (
 )
 from onnx_arrow.compare.serialize import serialized
 from onnx_arrow.corpus.case import StoredCase
+from onnx_arrow.corpus.format import FORMAT_VERSION
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Case, CorpusFile
@@ -34,7 +46,7 @@ from onnx_arrow.errors import CompareError
 from onnx_arrow.parallel import Lost
 from onnx_arrow.reports import Report
 
-__all__ = ["compare_stores", "write_actual"]
+__all__ = ["compare_stores", "made_by", "run_provenance", "write_actual"]
 
 
 _ERROR_SUFFIX: Final = ".error.txt"
@@ -51,7 +63,8 @@ def write_actual(
     jobs: int = 1,
     engine: str | None = None,
 ) -> dict[str, int]:
-    """Run ``backend`` over ``store`` and write a store of what it gives, atomically.
+    """Run ``backend`` over ``store`` and write a store of what it gives, atomically,
+    recording what made it as the store's provenance (:func:`run_provenance`).
 
     Each case that ran keeps its model and input files (byte for byte); each expected
     output file is replaced by the backend's output at the same path, serialized as
@@ -89,12 +102,43 @@ def write_actual(
     # starts its writer thread: a fork beside a running thread may copy a held lock
     first = next(results, None)
     ordered = itertools.chain([] if first is None else [first], results)
-    summary = write_store(
-        _actual_cases(store, ordered, counts), out, options=WriteOptions(keep_undecodable=True)
-    )
+    options = WriteOptions(keep_undecodable=True, provenance=run_provenance(store, backend))
+    summary = write_store(_actual_cases(store, ordered, counts), out, options=options)
     counts["cases"] = summary["cases"]
     counts["kept_as_bytes"] = len(summary["warnings"])
     return {**counts, "bytes": summary["bytes"]}
+
+
+def run_provenance(store: Store, backend: Backend) -> dict[str, Any]:
+    """The provenance a store of actual outputs records (``source`` ``run``): the
+    ``backend`` that made its outputs and the version of what it runs
+    (:func:`~onnx_arrow.compare.backends.describe_backend`: a runner's command), the
+    store its models and inputs come from (its file names, digest and onnx release, the
+    store's ``onnx`` too), and the onnx-arrow, Python and time of the run."""
+    return {
+        "source": "run",
+        "onnx": str(store.metadata.get("onnx_version") or onnx.__version__),
+        "backend": describe_backend(backend),
+        "expected": {
+            "store": [p.name for p in store.parts],
+            "store_digest": store_digest(store),
+            "onnx": store.metadata.get("onnx_version"),
+        },
+        "onnx_arrow": onnx_arrow.__version__,
+        "python": platform.python_version(),
+        "format_version": FORMAT_VERSION,
+        "run_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def made_by(actual: Store) -> dict[str, Any] | None:
+    """The backend a store of actual outputs says made it (``name``, ``runs``), None for
+    a store that does not say (written before stores recorded it, or not by ``run``)."""
+    made = actual.metadata.get("provenance")
+    backend = (
+        made.get("backend") if isinstance(made, dict) and made.get("source") == "run" else None
+    )
+    return dict(backend) if isinstance(backend, dict) else None
 
 
 @dataclass(frozen=True)
@@ -189,7 +233,8 @@ def compare_stores(
 ) -> Report:
     """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
 
-    The same report as :func:`compare`.  A case that ``actual`` does not hold (a run
+    The same report as :func:`compare`, its ``backend`` the one ``actual`` says made its
+    outputs (:func:`made_by`; None if it does not say).  A case that ``actual`` does not hold (a run
     of some cases only) is left out, and counted in its provenance's ``left_out``; with
     ``missing="error"`` each of its outputs is an ``error`` instead.  An output missing
     from a data set is an ``error``; an ``output_K.error.txt`` file in ``actual`` gives
@@ -254,6 +299,7 @@ def compare_stores(
             progress(case)
     made = provenance(
         expected,
+        backend=made_by(actual),
         actual=[str(p) for p in actual.parts],
         actual_created_by=actual.metadata.get("created_by"),
         actual_provenance=actual.metadata.get("provenance"),

@@ -14,6 +14,8 @@ runs, for a report.
 from __future__ import annotations
 
 import inspect
+import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeAlias
 
@@ -31,6 +33,7 @@ __all__ = [
     "BackendLike",
     "backend_named",
     "describe_backend",
+    "portable_command",
     "reference_backend",
     "resolve_backend",
 ]
@@ -203,3 +206,33 @@ def describe_backend(backend: Backend) -> dict[str, Any]:
         "name": name if isinstance(name, str) else where,
         "runs": str(describe()) if callable(describe) else "a backend of the caller's",
     }
+
+
+def portable_command(command: str, cwd: str | os.PathLike[str] | None = None) -> str:
+    """A command line (a runner's, as :func:`describe_backend` gives it) with no absolute
+    path of this machine, for a scoreboard to share: each absolute path in a word
+    (``--model=/a/b`` too) relative to ``cwd`` (the working folder) when it lies under it,
+    else its last name (a program's name, for a program found on PATH).
+
+    >>> portable_command("/usr/bin/node /work/runners/run.js {model}", cwd="/work")
+    "node runners/run.js '{model}'"
+    >>> portable_command("tract --nnef=/opt/nnef {model} 'a b'", cwd="/work")
+    "tract --nnef=nnef '{model}' 'a b'"
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    here = os.path.abspath(os.getcwd() if cwd is None else cwd)
+    return shlex.join(_portable_word(word, here) for word in words)
+
+
+def _portable_word(word: str, here: str) -> str:
+    prefix, sep, path = (
+        word.partition("=") if "=" in word and word.startswith("-") else ("", "", word)
+    )
+    if not os.path.isabs(path):
+        return word
+    inside = os.path.commonpath([here, os.path.abspath(path)]) == here
+    mapped = os.path.relpath(path, here) if inside else os.path.basename(path.rstrip("/"))
+    return f"{prefix}{sep}{mapped or '.'}"

@@ -4,7 +4,12 @@ errors grouped by cause; as Markdown to commit, HTML to read in a browser, or JS
 
 Each report is one column (its backend, named from what the report says it was made
 with: the backend, then what it runs, the onnx version and the file when that is needed
-to tell two apart).  A row is an operator and an element type:
+to tell two apart; of a report of ``compare --actual``, the backend the actual store says
+made its outputs).  The column heads say what each backend runs, the onnx release of the
+corpus (from its store's provenance) and the onnx of the comparison; no absolute path of
+the machine is written (a runner's command with its paths relative to the working folder,
+or their last names; a report and its store by their file names).  A row is an operator
+and an element type:
 
 * the operator of a case is the op type of its model when it has one; a function's
   expansion (``test_softmax_axis_0_expanded``, ``..._expanded_ver18``) is its base case's
@@ -21,11 +26,13 @@ rows), each by the worst verdict of its outputs there: ``error`` (the backend ra
 ``xfail``, ``pass`` (``match``, ``xpass``), ``skip``; and the largest ``max_ulp`` of its
 outputs.  Each backend's column heads with its counts of cases per verdict, and of float
 outputs all of whose elements are within 0 (bit-exact), 1, 4 and 16 ULP
-(:data:`ULP_BANDS`, read from the ``ulp_histogram`` column).  An error's cause is its
-exception type and the first words of its message, the
-specific ones (numbers, names in quotes, paths, op versions) left out as ``…``, so that
-"Could not find an implementation for Add(14)" and "... for Mul(14)" are one cause.
-onnxruntime's ``[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED :`` prefix is left out.
+(:data:`ULP_BANDS`, read from the ``ulp_histogram`` column).  An error's cause is
+:func:`~onnx_arrow.compare.failures.error_cause`: the exception type and the first words
+of the message of the line that says it (of a runner's error, the last exception line
+of the command's stderr, not the first line of its traceback), the specific words
+(numbers, names in quotes, paths, op versions) left out as ``…``, so that "Could not
+find an implementation for Add(14)" and "... for Mul(14)" are one cause.  onnxruntime's
+``[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED :`` prefix is left out.
 
 The Markdown and the JSON hold no time and list everything in a fixed order, so the same
 reports give the same bytes.
@@ -45,11 +52,14 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 
+from onnx_arrow.compare.backends import portable_command
 from onnx_arrow.compare.distribution import ULP_BINS
+from onnx_arrow.compare.failures import error_cause
 from onnx_arrow.compare.report import check_made, check_report, read_report
 from onnx_arrow.core.model import DTYPES
 from onnx_arrow.errors import CompareError
 from onnx_arrow.reports import Report
+from onnx_arrow.text import printable
 
 __all__ = ["FORMATS", "ULP_BANDS", "VERDICTS", "Scoreboard", "error_cause", "scoreboard"]
 
@@ -71,44 +81,10 @@ FORMATS: Final = ("md", "html", "json")
 #: The version of the JSON a scoreboard renders (its ``format``).
 _JSON_FORMAT: Final = 1
 
-#: Words of an error's message a cause keeps (besides the ``…`` of specific ones).
-_CAUSE_WORDS: Final = 10
-_ORT_PREFIX: Final = re.compile(r"^\[ONNXRuntimeError\]\s*:\s*\d+\s*:\s*\w+\s*:\s*")
-#: A word of a message too specific for its cause: a number, a name in quotes, a path, a
-#: call or version in brackets, a qualified name (``ai.onnx.ml:Foo``, ``a::b``).
-_SPECIFIC: Final = re.compile(r"""\d|^['"`<]|['"`>]$|[/()\[\]{}<>=]|\w[:.]\w""")
 _ELEMENT: Final = re.compile(r"tensor\((\w+)\)")
 _EXPANDED: Final = re.compile(r"^(.*)_expanded(_ver\d+)?$")
 #: Element types in the order of ONNX's enum (FLOAT first); others after, by name.
 _TYPE_ORDER: Final = {row.name: row.onnx for row in DTYPES.values()}
-
-
-def error_cause(error: str) -> str:
-    """The cause of an error (``"TypeName: message"``, as a report's ``error`` column has
-    it): its type and the first words of its message, specific words as ``…``.
-
-    >>> error_cause("NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not "
-    ...             "find an implementation for Add(14) node with name ''")
-    'NotImplemented: Could not find an implementation for … node with name …'
-    >>> error_cause("RuntimeError: Numpy_type 256 can't be converted to MLDataType.")
-    "RuntimeError: Numpy_type … can't be converted to MLDataType."
-    """
-    kind, sep, message = error.partition(": ")
-    if not sep:
-        kind, message = "", error
-    words: list[str] = []
-    general = 0
-    for word in _ORT_PREFIX.sub("", message.strip()).split():
-        if general == _CAUSE_WORDS:
-            break
-        if _SPECIFIC.search(word):
-            if not words or words[-1] != "…":
-                words.append("…")
-            continue
-        words.append(word)
-        general += 1
-    text = " ".join(words) or "(no message)"
-    return f"{kind}: {text}" if kind else text
 
 
 @dataclass(frozen=True)
@@ -116,7 +92,10 @@ class Scoreboard:
     """Compare reports side by side (made by :func:`scoreboard`).
 
     ``backends`` has a row per report, in the order given: ``backend`` (the column's
-    label), ``name``, ``runs``, ``onnx_version``, ``report`` (its file name, or None),
+    label), ``name``, ``runs`` (a runner's command with its paths relative to the
+    working folder, or their last names), ``corpus`` (the onnx release of the corpus, as
+    its store's provenance says: ``onnx 1.14.1 (wheel onnx-1.14.1-...whl)``),
+    ``onnx_version`` (the onnx of the comparison), ``report`` (its file name, or None),
     ``store`` (its store's file names), and the counts of its cases per verdict.
     ``cells`` has a row per operator, element type and backend (only where the backend
     has a case): ``operator``, ``element_type``, ``backend``, a count per verdict of
@@ -276,7 +255,7 @@ def _labels(
         provider = made.get("provider") or made.get("providers")
         return [
             str(backend.get("name") or f"report {k + 1}"),
-            str(backend.get("runs") or ""),
+            _runs(backend) or "",
             "" if provider is None else str(provider),
             f"onnx {made['onnx_version']}" if made.get("onnx_version") else "",
             str(made.get("_file") or ""),
@@ -289,6 +268,32 @@ def _labels(
         if len(set(names)) == len(names):
             return names
     raise AssertionError("the report's number makes every label distinct")  # pragma: no cover
+
+
+def _runs(backend: dict[str, Any]) -> str | None:
+    """What a backend runs, a runner's command without the paths of the machine it ran on
+    (:func:`~onnx_arrow.compare.backends.portable_command`)."""
+    runs = backend.get("runs")
+    if runs is None:
+        return None
+    return portable_command(str(runs)) if backend.get("name") == "runner" else str(runs)
+
+
+def _corpus(made: dict[str, Any]) -> str | None:
+    """The onnx release of the corpus a report compared against, and where its store's
+    data came from (``installed``, a ``wheel`` by its file name, a ``folder``), as its
+    store's provenance says; the store's onnx version alone for a store without one."""
+    prov = made.get("store_provenance")
+    if isinstance(prov, dict) and prov.get("onnx"):
+        wheel = prov.get("wheel")
+        source = (
+            f"wheel {wheel.get('file')}"
+            if isinstance(wheel, dict) and wheel.get("file")
+            else str(prov.get("source") or "")
+        )
+        return f"onnx {prov['onnx']}" + (f" ({source})" if source else "")
+    version = made.get("store_onnx_version")
+    return None if version is None else f"onnx {version}"
 
 
 def _backend_of(made: dict[str, Any]) -> dict[str, Any]:
@@ -393,7 +398,8 @@ def _backends(
             {
                 "backend": name,
                 "name": backend.get("name"),
-                "runs": backend.get("runs"),
+                "runs": _runs(backend),
+                "corpus": _corpus(made),
                 "onnx_version": made.get("onnx_version"),
                 "report": made.get("_file"),
                 "store": [Path(p).name for p in made.get("store") or []],
@@ -488,6 +494,7 @@ def _facts(board: Scoreboard) -> list[tuple[str, list[str | int]]]:
 
     return [
         ("runs", shown(b["runs"].tolist())),
+        ("corpus", shown(b["corpus"].tolist())),
         ("onnx", shown(b["onnx_version"].tolist())),
         ("store", [", ".join(s) for s in b["store"]]),
         ("cases", shown(b["cases"].tolist())),
@@ -497,7 +504,7 @@ def _facts(board: Scoreboard) -> list[tuple[str, list[str | int]]]:
 
 
 def _md(text: Any) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return printable(str(text)).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _markdown(board: Scoreboard) -> str:

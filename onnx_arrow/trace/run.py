@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Unpack
@@ -111,6 +111,7 @@ def trace(
     chunk: int = DEFAULT_CHUNK,
     repro: str | os.PathLike[str] | None = None,
     plan: Plan | None = None,
+    progress: Callable[[str], None] | None = None,
     **settings: Unpack[PlanSettings],
 ) -> Trace:
     """Trace ``case`` of ``store`` on ``backend`` (A) against ``against`` (B, the
@@ -140,6 +141,8 @@ def trace(
         :class:`~onnx_arrow.compare.Plan`, or its settings as keywords: ``rtol``,
         ``atol``, ``max_ulp``, ``ulp_floor``, tolerance and ULP patterns); its skip,
         xfail and keep_actual settings do not apply to a trace.
+    progress
+        Called with ``chunk K of N`` as each chunk of values is traced.
 
     Returns
     -------
@@ -175,6 +178,7 @@ def trace(
         summaries = _trace_chunks(
             nodes, feed, (side_a, name_a["name"]), (side_b, name_b["name"]), writer,
             case=case, data_set=run.data_set, chunk=chunk, rule=(rtol, atol, budget, ulp_floor),
+            progress=progress,
         )  # fmt: skip
         verdict = find_verdict(nodes, summaries)
         chunks = sum(1 for _ in nodes.chunks(chunk))
@@ -234,6 +238,7 @@ def _trace_chunks(
     data_set: int | None,
     chunk: int,
     rule: tuple[float, float, tuple[int, str] | None, float],
+    progress: Callable[[str], None] | None,
 ) -> dict[str, ValueSummary]:
     rtol, atol, budget, ulp_floor = rule
     max_ulp = None if budget is None else budget[0]
@@ -288,6 +293,8 @@ def _trace_chunks(
                 rows.append(TracedValue(fields, value))
         writer.write(rows)
         del got_a, got_b, rows
+        if progress is not None:
+            progress(f"chunk {k + 1} of {len(chunks)}")
     return summaries
 
 

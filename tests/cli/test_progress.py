@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import Terminal
+from cli_helpers import Terminal, error_line, run_cli
 
 import onnx_arrow
 import onnx_arrow.cli.work.progress
@@ -67,3 +68,62 @@ def test_progress_line_says_how_long_is_left() -> None:
     unknown = onnx_arrow.cli.work.progress.Progress("importing", "cases", total=lambda: None)
     unknown.step("a")
     assert unknown.line("a") == "importing: 1 cases  a"
+
+
+def _lines(stderr: str, verb: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith(f"{verb}: ")]
+
+
+def test_progress_lines_in_a_log_never_the_rewritten_line(corpus: Path, tmp_path: Path) -> None:
+    """Off a terminal every long command prints plain lines at the interval the variable
+    sets (0: one per case or file), run as a process whose stderr is a pipe, as in CI."""
+    for n in range(2):
+        shutil.copytree(corpus / "node" / "test_tiny", corpus / "node" / f"test_tiny_{n}")
+    every = {onnx_arrow.cli.work.progress.LOG_INTERVAL_VARIABLE: "0"}
+    store, actual = tmp_path / "corpus.parquet", tmp_path / "actual.parquet"
+    commands = {
+        "importing": ["import", str(corpus), str(store)],
+        "exporting": ["export", str(store), str(tmp_path / "dest")],
+        "running": ["run", str(store), str(actual)],
+        "comparing": ["compare", str(store), "--actual", str(actual)],
+        "tracing": ["trace", str(store), "--case", "node/test_tiny", "--backend", "reference",
+                    "--out", str(tmp_path / "tiny.trace.parquet")],
+    }  # fmt: skip
+    files = sum(1 for p in corpus.rglob("*") if p.is_file())
+    for verb, args in commands.items():
+        done = run_cli(*args, env=every)
+        assert done.returncode == 0, done.stderr
+        assert "\r" not in done.stderr
+        lines = _lines(done.stderr, verb)
+        total = {"exporting": files, "tracing": 1}.get(verb, 3)
+        assert len(lines) == total, done.stderr
+        unit = {"exporting": "files", "tracing": "chunks"}.get(verb, "cases")
+        assert re.match(rf"^{verb}: 1 (of {total} )?{unit}  \S", lines[0]), lines
+        if total > 1:
+            assert re.match(rf"^{verb}: {total} of {total} {unit}, [\d.]+/s  \S", lines[-1])
+    assert _lines(run_cli(*commands["comparing"]).stderr, "comparing") == []  # 30 s apart
+    quiet = run_cli(*commands["comparing"], env={"ONNX_ARROW_PROGRESS_INTERVAL": "10"})
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+def test_a_bad_progress_interval_is_a_located_error(store: Path) -> None:
+    done = run_cli("compare", str(store), env={"ONNX_ARROW_PROGRESS_INTERVAL": "soon"})
+    assert done.returncode == 1
+    assert error_line(done.stderr) == (
+        "onnx-arrow: error: ONNX_ARROW_PROGRESS_INTERVAL='soon': not a number of seconds of 0 "
+        "or more; give the seconds between two progress lines in a log (default 30)"
+    )
+
+
+def test_progress_names_lose_their_control_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    progress = onnx_arrow.cli.work.progress.Progress("importing", "cases")
+    progress.step("node/test_\x1b[2Jx")
+    assert "\x1b" not in terminal.getvalue()
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    monkeypatch.setenv("ONNX_ARROW_PROGRESS_INTERVAL", "0")
+    progress = onnx_arrow.cli.work.progress.Progress("importing", "cases")
+    progress.step("node/test_\x1b[2Jx")
+    assert log.getvalue() == "importing: 1 cases  node/test_[2Jx\n"

@@ -228,3 +228,61 @@ def test_the_report_command(reports: tuple[Path, Path], tmp_path: Path) -> None:
     code, _, err = cli("report", str(tmp_path / "missing.parquet"))
     assert code == 1
     assert "missing.parquet: cannot open the report" in err
+
+
+def test_runner_errors_group_on_the_last_exception_line_of_their_stderr() -> None:
+    def crash(tail: str) -> str:
+        return (
+            "RunnerError: the command exited with status 1; its stderr ends:\n"
+            "Traceback (most recent call last):\n"
+            '  File "/home/me/run.py", line 3, in <module>\n'
+            f"    kernel(op)\n{tail}"
+        )
+
+    rows = [
+        {"case": "node/test_gradient", "op_types": ("Gradient",), "status": "error",
+         "error": crash("NotImplementedError: no kernel for 'Gradient'")},
+        {"case": "node/test_adam", "op_types": ("Adam",), "status": "error",
+         "error": crash("NotImplementedError: no kernel for 'Adam'")},
+        {"case": "node/test_abs", "op_types": ("Abs",), "status": "error",
+         "error": crash("ValueError: bad \x1b[31mred\x1b[0m input")},
+        {"case": "node/test_add", "op_types": ("Add",), "status": "error",
+         "error": "RunnerError: cannot start 'pyhton': No such file or directory"},
+    ]  # fmt: skip
+    board = scoreboard([report_frame(rows)], labels=["runner"])
+    assert board.causes[["cause", "cases"]].to_numpy().tolist() == [
+        ["NotImplementedError: no kernel for …", 2],
+        ["RunnerError: cannot start … No such file or directory", 1],
+        ["ValueError: bad … input", 1],
+    ]
+    text = board.render("md")
+    assert "| NotImplementedError: no kernel for … | 2 | node/test_adam |" in text
+    assert "Traceback" not in text
+    escaped = scoreboard([report_frame(rows[2:3])], labels=["<b>"]).render("html")
+    assert "<th>&lt;b&gt;</th>" in escaped
+    named = [{**rows[2], "case": "node/test_\x1b[2Jx", "error": "ValueError: \x07 bad"}]
+    assert not any(c in scoreboard([report_frame(named)]).render("md") for c in "\x1b\x07")
+
+
+def test_the_corpus_release_from_its_provenance_and_no_path_of_the_machine() -> None:
+    rows = [{"case": "node/test_abs", "op_types": ("Abs",), "status": "match"}]
+    wheel = {"file": "onnx-1.14.1-cp311-cp311-manylinux_2_17_x86_64.whl", "sha256": "ab"}
+    made = {
+        "kind": "compare", "onnx_version": "1.17.0", "store": ["/home/me/onnx-1.14.1.parquet"],
+        "store_onnx_version": "1.14.1",
+        "store_provenance": {"onnx": "1.14.1", "source": "wheel", "wheel": wheel},
+        "backend": {"name": "runner",
+                    "runs": "/usr/local/bin/tract /home/me/run.sh --nnef=/opt/x '{model}'"},
+    }  # fmt: skip
+    frame = report_frame(rows)
+    frame.attrs["onnx_arrow"] = made
+    board = scoreboard([frame])
+    row = board.backends.iloc[0]
+    assert row.corpus == f"onnx 1.14.1 (wheel {wheel['file']})"
+    assert row.runs == "tract run.sh --nnef=x '{model}'"
+    for format in FORMATS:
+        assert "/home/me" not in board.render(format)
+        assert "/usr/local" not in board.render(format)
+    older = report_frame(rows)
+    older.attrs["onnx_arrow"] = {"kind": "compare", "store_onnx_version": "1.16.0"}
+    assert scoreboard([older]).backends.corpus.tolist() == ["onnx 1.16.0"]

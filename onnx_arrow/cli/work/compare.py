@@ -14,8 +14,10 @@ from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, MAX_LISTED, print_e
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.cli.work.run import backend
+from onnx_arrow.compare.failures import error_cause, failing, failure_line
 from onnx_arrow.corpus import Store
 from onnx_arrow.corpus.releases import is_release, open_release_store
+from onnx_arrow.text import printable
 
 __all__ = ["run"]
 
@@ -47,6 +49,39 @@ def _print_unneeded(
         print(f"  {row.where or '(given)'}{group} {row.kind} {row.pattern!r}: {row.why}", file=out)
     if not ran and len(patterns.skip):
         print("  (skip entries that find cases are judged with --run-skipped)", file=out)
+
+
+def _made_by(made: dict[str, object]) -> str:
+    """What made the actual outputs, in words: the backend and what it runs."""
+    backend = made.get("backend")
+    if isinstance(backend, dict):
+        return printable(f"{backend.get('name')} ({backend.get('runs')})")
+    return "not recorded in ACTUAL (a store 'onnx-arrow run' wrote before stores said it)"
+
+
+def _print_failures(df: pd.DataFrame, args: argparse.Namespace, out: TextIO) -> None:
+    """The first ``--show`` failing outputs, a line each, and the errors by cause."""
+    failed = failing(df, strict=args.strict)
+    if args.show and len(failed):
+        shown = failed.head(args.show)
+        print(f"\nfailing outputs (the first {len(shown)} of {len(failed)}):", file=out)
+        for _, row in shown.iterrows():
+            print(f"  {failure_line(row)}", file=out)
+        more = len(failed) - len(shown)
+        if more:
+            where = "--out FILE" if args.out is None else args.out
+            print(f"  and {more} more ({where} for all)", file=out)
+    errors = failed[failed["error"].notna()]
+    if len(errors):
+        causes = errors.assign(cause=errors["error"].map(error_cause))
+        grouped = causes.groupby("cause", sort=False)["case"]
+        table = grouped.agg(outputs="size", cases="nunique", example="first").reset_index()
+        table = table.sort_values(["outputs", "cause"], ascending=[False, True], kind="stable")
+        print(f"\nerrors by cause (up to {MAX_LISTED}):", file=out)
+        for row in table.head(MAX_LISTED).itertuples():
+            outputs = f"{row.outputs} output{'s' if row.outputs != 1 else ''}"
+            cases = f"{row.cases} case{'s' if row.cases != 1 else ''}"
+            print(printable(f"  {outputs} of {cases}: {row.cause}  e.g. {row.example}"), file=out)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -107,12 +142,14 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     df = report.to_pandas()
     counts = compare.status_counts(df)
     total = len(df)
-    lines: list[tuple[str, object]] = [("outputs", total)]
+    lines: list[tuple[str, object]] = [("backend", _made_by(report.provenance or {}))]
+    lines.append(("outputs", total))
     lines += [(f"  {status}", n) for status, n in counts.items()]
     left_out = int((report.provenance or {}).get("left_out") or 0)
     if left_out:
         lines.append(("left out", f"{left_out} expected cases not in ACTUAL (--all-cases: errors)"))
     print_fields(lines, out)
+    _print_failures(df, args, out)
     table = compare.summary(df)
     table = table[table["non_match"] > 0].head(MAX_LISTED)
     if len(table):
@@ -121,7 +158,8 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
         columns = ["op_type", "total", "non_match"] + [
             s for s in compare.STATUSES if s not in compare.PASSING and table[s].any()
         ]
-        print(table[columns].to_string(index=False), file=out)
+        text = table[columns].to_string(index=False)  # op types come from the models
+        print("\n".join(printable(line) for line in text.splitlines()), file=out)
     if patterns is not None:
         _print_unneeded(df, patterns, store.metadata.get("onnx_version"), args.run_skipped, out)
     if args.out is not None:

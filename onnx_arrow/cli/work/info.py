@@ -46,7 +46,7 @@ from onnx_arrow.corpus.sources import (
     value_slots,
 )
 from onnx_arrow.errors import DeclarationWarning, ExternalDataError, OnnxArrowError
-from onnx_arrow.text import statistics
+from onnx_arrow.text import printable, statistics
 
 __all__ = ["run"]
 
@@ -350,9 +350,31 @@ def _info_store(path: Path, out: TextIO) -> int:
                 "(kept as they are; the declared column says what is declared)",
             )
         )
-    lines += provenance_lines(store.metadata.get("provenance"))
+    made = store.metadata.get("provenance")
+    if isinstance(made, dict) and made.get("source") == "run":
+        lines += _run_lines(made)
+    else:
+        lines += provenance_lines(made)
     print_fields(lines, out)
     return EXIT_OK
+
+
+def _run_lines(made: dict[str, Any]) -> list[tuple[str, object]]:
+    """What made a store of actual outputs (``run``): its backend, the store of its
+    models and inputs, and the run."""
+    backend = made.get("backend")
+    backend = backend if isinstance(backend, dict) else {}
+    expected = made.get("expected")
+    expected = expected if isinstance(expected, dict) else {}
+    stores = ", ".join(str(p) for p in expected.get("store") or []) or "(not recorded)"
+    return [
+        ("provenance", "run (the outputs of a backend, the models and inputs of a store)"),
+        ("  backend", printable(f"{backend.get('name')} ({backend.get('runs')})")),
+        ("  store", f"{stores}, onnx {expected.get('onnx')}"),
+        ("  store digest", expected.get("store_digest")),
+        ("  run by", f"onnx-arrow {made.get('onnx_arrow')}, Python {made.get('python')}"),
+        ("  run at", made.get("run_at")),
+    ]
 
 
 def _info_case(folder: Path, out: TextIO) -> int:

@@ -1,8 +1,10 @@
-"""The progress line of a long command: a count on stderr, rewritten in place, with the
-rate and the time left; silent unless stderr is a terminal."""
+"""The progress line of a long command: a count on stderr with the rate and the time
+left, rewritten in place on a terminal; off a terminal (a CI log, a pipe) a plain line at
+most every :data:`LOG_INTERVAL` seconds, as cases complete."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import time
@@ -10,9 +12,36 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Final, TextIO
 
-__all__ = ["Progress"]
+from onnx_arrow.cli.work._shared import DataError
+from onnx_arrow.text import printable
+
+__all__ = ["LOG_INTERVAL", "LOG_INTERVAL_VARIABLE", "Progress"]
 
 _PROGRESS_INTERVAL: Final = 0.1  # seconds between progress updates: at most 10 a second
+#: Seconds between two progress lines off a terminal, unless :data:`LOG_INTERVAL_VARIABLE`
+#: says otherwise: a line a CI log keeps, a run of 15 minutes in 30 lines.
+LOG_INTERVAL: Final = 30.0
+#: The environment variable that sets the seconds between two progress lines off a
+#: terminal (0: a line per case or file).
+LOG_INTERVAL_VARIABLE: Final = "ONNX_ARROW_PROGRESS_INTERVAL"
+
+
+def _log_interval() -> float:
+    """The seconds between two lines off a terminal: :data:`LOG_INTERVAL_VARIABLE`'s, or
+    :data:`LOG_INTERVAL`."""
+    text = os.environ.get(LOG_INTERVAL_VARIABLE, "").strip()
+    if not text:
+        return LOG_INTERVAL
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise DataError(
+            f"{LOG_INTERVAL_VARIABLE}={text!r}: not a number of seconds of 0 or more; give "
+            f"the seconds between two progress lines in a log (default {LOG_INTERVAL:g})"
+        )
+    return seconds
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -23,10 +52,11 @@ def _is_terminal(stream: TextIO) -> bool:
 
 
 class Progress:
-    """A count on stderr, rewritten in place at most ten times a second.
-
-    Silent unless stderr is a terminal, so logs and pipes get nothing.  The line
-    is cleared on the way out, also on an error or Ctrl-C.
+    """A count on stderr: on a terminal one line rewritten in place at most ten times a
+    second, cleared on the way out (also on an error or Ctrl-C); elsewhere (a CI log, a
+    pipe) a plain line of its own when a case or file completes at least
+    :data:`LOG_INTERVAL` seconds after the last line (or the start), never a rewritten
+    one, so that a short command prints none.
     """
 
     def __init__(
@@ -43,8 +73,10 @@ class Progress:
         self.total = total
         self.stream = sys.stderr
         self.enabled = _is_terminal(self.stream)
+        #: Seconds between plain lines off a terminal (None on a terminal).
+        self.log_interval = None if self.enabled else _log_interval()
         self.count = 0
-        self._last = 0.0
+        self._last = 0.0 if self.enabled else time.monotonic()
         self._width = 0
         self._first = 0.0  # when the first step came: the rate counts from there
 
@@ -70,6 +102,10 @@ class Progress:
             self._first = time.monotonic()
         if self.enabled and time.monotonic() - self._last >= _PROGRESS_INTERVAL:
             self._show(name)
+        elif self.log_interval is not None and time.monotonic() - self._last >= self.log_interval:
+            self.stream.write(printable(self.line(name)) + "\n")
+            self.stream.flush()
+            self._last = time.monotonic()
 
     def line(self, name: str, *, count: bool = True) -> str:
         """The progress line: ``importing: 120 of 2042 cases, 85/s, 23 s left  node/test_abs``."""
@@ -88,7 +124,7 @@ class Progress:
 
     def _show(self, name: str, *, count: bool = True) -> None:
         columns = shutil.get_terminal_size().columns
-        text = self.line(name, count=count)[: max(columns - 1, 1)]
+        text = printable(self.line(name, count=count))[: max(columns - 1, 1)]
         self.stream.write("\r" + text.ljust(self._width))
         self.stream.flush()
         self._width = len(text)

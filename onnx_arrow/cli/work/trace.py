@@ -10,6 +10,7 @@ from typing import TextIO
 
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
+from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.compare import BackendSpecError, Plan, resolve_backend
 from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
@@ -41,17 +42,21 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     default = args.case.strip("/").replace("/", "_") + ".trace.parquet"
     out_path = Path(args.out or default)
     check_file_target(out_path, force=args.force, what="the trace", reading=[store.path])
-    found = trace(
-        store,
-        args.case,
-        side_a,
-        out_path,
-        against=side_b,
-        data_set=args.data_set,
-        chunk=args.chunk,
-        repro=args.repro,
-        plan=Plan(rtol=args.rtol, atol=args.atol, max_ulp=args.max_ulp, ulp_floor=args.ulp_floor),
-    )
+    with Progress("tracing", "chunks", start=f"running {args.case}") as progress:
+        found = trace(
+            store,
+            args.case,
+            side_a,
+            out_path,
+            against=side_b,
+            data_set=args.data_set,
+            chunk=args.chunk,
+            repro=args.repro,
+            plan=Plan(
+                rtol=args.rtol, atol=args.atol, max_ulp=args.max_ulp, ulp_floor=args.ulp_floor
+            ),
+            progress=progress.step,
+        )
     meta = found.metadata
     fed = (
         "inputs made as onnx's runner makes them"
