@@ -28,9 +28,10 @@ from onnx_arrow.core._json import load_json
 from onnx_arrow.core.arrow_input import arrow_column, arrow_schema, arrow_table, arrow_type_arg
 from onnx_arrow.core.extension_types import describe_type
 from onnx_arrow.core.storage_form import Data, portable_type, retyped, storage_type, stored, typed
-from onnx_arrow.core.value_digests import DIGEST_COLUMN_SUFFIX, check_row_digests, row_digests
+from onnx_arrow.core.value_digests import DIGEST_COLUMN_SUFFIX, check_digests, digests_of
+from onnx_arrow.core.values import from_arrow_serialized
 from onnx_arrow.core.walk import child_arrays, child_fields
-from onnx_arrow.errors import ArrowLayoutError
+from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError
 
 __all__ = [
     "PORTABLE_KEY",
@@ -170,12 +171,22 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
         for name in columns:
             column = name + DIGEST_COLUMN_SUFFIX
             _free(table, column, f"hold the digests of column {name!r}")
-            plain = plain.append_column(
-                column, row_digests(table.column(name), where=f"column {name!r}")
-            )
+            plain = plain.append_column(column, _row_digests(table.column(name), name))
     metadata = dict(table.schema.metadata or {})
     metadata[PORTABLE_KEY] = json.dumps({"version": PORTABLE_VERSION, "columns": columns})
     return plain.replace_schema_metadata(metadata)
+
+
+def _serialized(column: pa.ChunkedArray, name: str) -> list[bytes]:
+    """Each row's value of column ``name``, as one serialized message."""
+    try:
+        return from_arrow_serialized(column)[1]
+    except OnnxArrowError as exc:
+        raise exc.at(f"column {name!r}") from None
+
+
+def _row_digests(column: pa.ChunkedArray, name: str) -> pa.Array:
+    return digests_of(_serialized(column, name))
 
 
 def _free(table: pa.Table, column: str, what: str) -> None:
@@ -263,7 +274,8 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         else:
             back, field = _typed_back(f.name, column, source[0].type), source[0]
         if f.name in digest_columns:
-            check_row_digests(back, table.column(digest_columns[f.name]), name=f.name)
+            digests = table.column(digest_columns[f.name])
+            check_digests(_serialized(back, f.name), digests, where=f"column {f.name!r}")
         columns.append(back)
         fields.append(field)
     metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}

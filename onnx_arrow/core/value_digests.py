@@ -18,18 +18,19 @@ so it speaks of the values, not of the Arrow layout an engine chose for them.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any, Final
 
 import pyarrow as pa
 
-from onnx_arrow.core.values import from_arrow_serialized
-from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError
+from onnx_arrow.errors import ArrowLayoutError
 
 __all__ = [
     "DIGEST_COLUMN_SUFFIX",
     "DIGEST_TYPE",
-    "check_row_digests",
-    "row_digests",
+    "DIGEST_TYPES",
+    "check_digests",
+    "digests_of",
     "value_digest",
 ]
 
@@ -37,8 +38,11 @@ __all__ = [
 #: name: ``x`` has ``x__onnx_arrow_digest``.
 DIGEST_COLUMN_SUFFIX: Final = "__onnx_arrow_digest"
 
-#: The Arrow type of a digest column as written (engines may read it back as ``binary``).
+#: The Arrow type of a digest column as written.
 DIGEST_TYPE: Final = pa.binary(16)
+
+#: The types digests are read in: as written, and as engines give them back.
+DIGEST_TYPES: Final = (DIGEST_TYPE, pa.binary(), pa.large_binary(), pa.binary_view())
 
 #: The trap a changed digest most likely comes from, and the routes that keep the bits.
 ENGINE_WRITER_TRAP: Final = (
@@ -55,50 +59,33 @@ def value_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def row_digests(column: Any, *, where: str = "") -> pa.Array:
-    """The digest of each row's value of ``column`` (an onnx-arrow value column, in either
-    form), as a ``fixed_size_binary(16)`` array.
-
-    Raises
-    ------
-    UnsupportedTypeError
-        If ``column`` is not the Arrow form of ONNX values.
-    OnnxArrowError
-        If a row's value cannot be given as a message (located at the row).
-    """
-    try:
-        _, serialized = from_arrow_serialized(column)
-    except OnnxArrowError as exc:
-        raise (exc.at(where) if where else exc) from None
+def digests_of(serialized: Sequence[bytes]) -> pa.Array:
+    """The digest of each serialized value, as a ``fixed_size_binary(16)`` array."""
     return pa.array([value_digest(b) for b in serialized], DIGEST_TYPE)
 
 
-def check_row_digests(column: Any, recorded: Any, *, name: str) -> None:
-    """Check each row's value of ``column`` (column ``name`` of a table) against the digest
-    ``recorded`` for it when the table was written (``binary`` of any layout).
+def check_digests(serialized: Sequence[bytes], recorded: Any, *, where: str) -> None:
+    """Check each row's value, serialized, against the digest ``recorded`` for it when it
+    was written (an array or chunked array of one of :data:`DIGEST_TYPES`); ``where``
+    locates the column (empty: a column on its own).
 
     Raises
     ------
     ArrowLayoutError
         At the first row whose value's bytes are not those the digest was taken of (or
         that records none), naming the column, the row, how many rows differ and the
-        engine-writer trap with the routes that keep the bits.
+        engine-writer trap with the routes that keep the bits; or if ``recorded`` is no
+        binary.
     """
-    where = f"column {name!r}"
-    got = row_digests(column, where=where).to_pylist()
     if isinstance(recorded, pa.ChunkedArray):
-        recorded = pa.concat_arrays(recorded.chunks) if recorded.num_chunks else pa.array([])
-    if not (
-        pa.types.is_binary(recorded.type)
-        or pa.types.is_large_binary(recorded.type)
-        or pa.types.is_binary_view(recorded.type)
-        or pa.types.is_fixed_size_binary(recorded.type)
-    ):
+        chunks = recorded.chunks
+        recorded = pa.concat_arrays(chunks) if chunks else pa.array([], recorded.type)
+    if recorded.type not in DIGEST_TYPES:
         raise ArrowLayoutError(
-            f"the digest column {name + DIGEST_COLUMN_SUFFIX!r} is {recorded.type}, not "
-            "binary; write the table with onnx_arrow.to_portable",
+            f"the digests are {recorded.type}, not binary; write the values with onnx_arrow",
             where=where,
         )
+    got = [value_digest(b) for b in serialized]
     wanted = recorded.to_pylist()
     bad = [i for i, (g, w) in enumerate(zip(got, wanted, strict=True)) if g != w]
     if not bad:
@@ -112,7 +99,7 @@ def check_row_digests(column: Any, recorded: Any, *, name: str) -> None:
             f"differ (BLAKE2b-128 {got[i].hex()}, recorded {bytes(wanted[i]).hex()})"
         )
     raise ArrowLayoutError(
-        f"{differs}, and so do {len(bad)} of the {len(got)} rows: the values changed after "
-        f"the table was written; {ENGINE_WRITER_TRAP}",
-        where=f"{where}, row {i}",
+        f"{differs} ({len(bad)} of the {len(got)} rows differ): the values changed after "
+        f"they were written; {ENGINE_WRITER_TRAP}",
+        where=f"{where}, row {i}" if where else f"row {i}",
     )

@@ -15,8 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 import onnx_arrow
 from onnx_arrow.core.value_digests import (
     DIGEST_COLUMN_SUFFIX,
-    check_row_digests,
-    row_digests,
+    check_digests,
+    digests_of,
     value_digest,
 )
 from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
@@ -72,11 +72,12 @@ def test_value_digest_is_the_stores_file_digest() -> None:
 
 def test_a_row_digest_is_of_the_rows_message() -> None:
     messages = nan_tensors(3)
-    column = onnx_arrow.to_arrow(messages)
-    digests = row_digests(column)
+    serialized = _serialized(onnx_arrow.from_arrow(onnx_arrow.to_arrow(messages)))
+    digests = digests_of(serialized)
     assert digests.type == pa.binary(16)
-    want = [value_digest(b) for b in _serialized(onnx_arrow.from_arrow(column))]
-    assert digests.to_pylist() == want
+    assert digests.to_pylist() == [value_digest(b) for b in serialized]
+    portable = onnx_arrow.to_portable(pa.table({"x": onnx_arrow.to_arrow(messages)}), digest=True)
+    assert portable["x" + DIGEST_COLUMN_SUFFIX].to_pylist() == digests.to_pylist()
 
 
 @pytest.mark.parametrize("make", [nan_tensors, bfloat16_nan_tensors])
@@ -158,16 +159,18 @@ def test_a_null_or_non_binary_digest_is_refused() -> None:
         onnx_arrow.from_portable(nulled)
     assert caught.value.where == "column 'x', row 1"
     numbers = portable.set_column(i, "x" + DIGEST_COLUMN_SUFFIX, pa.array([1, 2, 3]))
-    with pytest.raises(ArrowLayoutError, match=r"is int64, not binary"):
+    with pytest.raises(ArrowLayoutError, match=r"are int64, not binary"):
         onnx_arrow.from_portable(numbers)
 
 
 def test_digests_as_engines_read_them_back() -> None:
     """Engines give the fixed-size digests back as binary, large binary or views."""
-    column = onnx_arrow.to_arrow(nan_tensors(3))
-    digests = row_digests(column)
+    serialized = _serialized(nan_tensors(3))
+    digests = digests_of(serialized)
     for t in (pa.binary(), pa.large_binary(), pa.binary_view()):
-        check_row_digests(column, pa.chunked_array([digests.cast(t)]), name="x")
+        check_digests(serialized, pa.chunked_array([digests.cast(t)]), where="column 'x'")
+        with pytest.raises(ArrowLayoutError, match=r"1 of the 3 rows differ"):
+            check_digests([*serialized[:2], b""], digests.cast(t), where="column 'x'")
 
 
 def test_a_digest_column_name_taken_is_an_error() -> None:
@@ -188,3 +191,43 @@ def test_a_typed_column_of_no_onnx_values_takes_no_digest() -> None:
         onnx_arrow.to_portable(pa.table({"b": bools}), digest=True)
     assert caught.value.where is not None
     assert caught.value.where.startswith("column 'b'")
+
+
+def test_the_exact_form_carries_digests_that_from_arrow_checks(tmp_path: Path) -> None:
+    messages = [numpy_helper.from_array(NAN_BITS.view(np.float32), f"t{i}") for i in range(20)]
+    column = onnx_arrow.to_arrow(messages, exact=True, digest=True)
+    assert column.type.storage_type.names == ["value", "envelope", "digest"]
+    assert column.digest.to_pylist() == [value_digest(b) for b in _serialized(messages)]
+    assert _serialized(onnx_arrow.from_arrow(column)) == _serialized(messages)
+    path = tmp_path / "exact.parquet"
+    pq.write_table(pa.table({"x": column}), path)  # pyarrow and Polars keep the bits
+    assert _serialized(onnx_arrow.from_arrow(pq.read_table(path)["x"])) == _serialized(messages)
+    pl = pytest.importorskip("polars")
+    assert _serialized(onnx_arrow.from_arrow(pl.read_parquet(path)["x"])) == _serialized(messages)
+    # DuckDB's COPY, the column in a portable table without a digest column of its own:
+    # the digests inside the column refuse it
+    read = _through(onnx_arrow.to_portable(pa.table({"x": column})), tmp_path, "duckdb")
+    back = onnx_arrow.from_portable(read)
+    with pytest.raises(ArrowLayoutError, match="NaN payloads and signs") as caught:
+        onnx_arrow.from_arrow(back["x"])
+    assert caught.value.where == "row 0"
+
+
+def test_digests_need_the_exact_form() -> None:
+    with pytest.raises(UnsupportedTypeError, match="needs exact=True") as caught:
+        onnx_arrow.to_arrow(nan_tensors(1), digest=True)
+    assert caught.value.where == "digest"
+
+
+def test_a_message_type_with_a_digest_of_another_type_is_refused() -> None:
+    column = onnx_arrow.to_arrow(nan_tensors(2), exact=True, digest=True)
+    storage = column.storage
+    numbers = pa.StructArray.from_arrays(
+        [storage.field("value"), storage.field("envelope"), pa.array([1, 2])],
+        names=["value", "envelope", "digest"],
+    )
+    read = type(column.type).__arrow_ext_deserialize__(
+        numbers.type, column.type.__arrow_ext_serialize__()
+    )  # kept as read (a file stays readable), refused where the column is converted
+    with pytest.raises(ArrowLayoutError, match="with a digest: fixed_size_binary"):
+        onnx_arrow.from_arrow(pa.ExtensionArray.from_storage(read, numbers))
