@@ -595,3 +595,97 @@ if __name__ == "__main__":
     for engine in sorted({e for e, _ in counts}):
         print(f"{engine:28}" + "".join(f"{counts[(engine, k)]:>14}" for k in kinds))
     print("silently wrong:", sum(n for (_, k), n in counts.items() if k == "wrong"))
+
+
+#: Cases of a small store for fastparquet: float, float16, a sequence, an optional, uint32.
+FASTPARQUET_CASES = (
+    "node/test_abs",
+    "node/test_cast_FLOAT_to_FLOAT16",
+    "node/test_sequence_insert_at_back",
+    "node/test_optional_has_element_empty_optional_input",
+    "node/test_bitshift_right_uint32",
+)
+
+
+@pytest.fixture(scope="module")
+def fastparquet_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The small store written with each float encoding fixed."""
+    import fnmatch
+
+    from onnx_arrow.corpus import NodeSuiteSource, WriteOptions, write_store
+
+    cases = [
+        c
+        for c in NodeSuiteSource()
+        if any(fnmatch.fnmatchcase(c.name, p) for p in FASTPARQUET_CASES)
+    ]
+    assert len(cases) == len(FASTPARQUET_CASES)
+    root = tmp_path_factory.mktemp("fastparquet")
+    out = {}
+    for encoding in ("PLAIN", "BYTE_STREAM_SPLIT"):
+        out[encoding] = root / f"{encoding}.parquet"
+        write_store(cases, out[encoding], options=WriteOptions(float_encoding=encoding))
+    return out
+
+
+def _same_cells(got: Any, want: pa.ChunkedArray) -> list[int]:
+    """The rows where fastparquet's cells (pandas objects) are not pyarrow's values: floats
+    by their bits, a null as NaN or NA in either."""
+    import pandas as pd
+
+    bad = []
+    for i, (g, w) in enumerate(zip(got, want.to_pylist(), strict=True)):
+        if w is None:
+            ok = g is None or g is pd.NA or (isinstance(g, float) and np.isnan(g))
+        elif isinstance(w, list):
+            element = want.type.value_type
+            expected = pa.array(w, element).to_numpy(zero_copy_only=False)
+            values = np.asarray(g, dtype=expected.dtype)
+            ok = values.shape == expected.shape and values.tobytes() == expected.tobytes()
+        elif isinstance(w, float) and np.isnan(w):
+            ok = isinstance(g, float) and np.isnan(g)
+        else:
+            ok = g == w
+        if not ok:
+            bad.append(i)
+    return bad
+
+
+def test_fastparquet_reads_a_store_written_plain(fastparquet_stores: dict[str, Path]) -> None:
+    """``import --float-encoding PLAIN``: fastparquet reads every column of every row group,
+    every value the same as pyarrow's, bit for bit; uint32 tensor elements come as int32
+    (the same bits: fastparquet drops the unsigned annotation inside a list)."""
+    fastparquet = pytest.importorskip("fastparquet")
+    path = fastparquet_stores["PLAIN"]
+    frame = fastparquet.ParquetFile(str(path)).to_pandas()
+    table = pq.read_table(path)
+    assert list(frame.columns) == table.column_names
+    for name in table.column_names:
+        assert _same_cells(frame[name], table.column(name)) == [], name
+    uint32 = [
+        v for v, w in zip(frame["data_uint32"], table["data_uint32"], strict=True) if w.is_valid
+    ]
+    assert uint32
+    assert {np.asarray(v).dtype for v in uint32} == {np.dtype(np.int32)}
+
+
+def test_fastparquet_refuses_byte_stream_split(fastparquet_stores: dict[str, Path]) -> None:
+    """fastparquet 2026.9 has no decoder for BYTE_STREAM_SPLIT (Parquet encoding 9): a
+    float column in it is refused, the rest of the store reads."""
+    fastparquet = pytest.importorskip("fastparquet")
+    path = fastparquet_stores["BYTE_STREAM_SPLIT"]
+    store = fastparquet.ParquetFile(str(path))
+    table = pq.read_table(path)
+    refused = {}
+    for name in table.column_names:
+        try:
+            store.to_pandas(columns=[name])
+        except NotImplementedError as exc:
+            refused[name] = str(exc)
+    assert set(refused.values()) == {"Encoding 9"}
+    assert "data_float" in refused
+    assert all(name.startswith("data_") for name in refused)
+    rest = [n for n in table.column_names if n not in refused]
+    frame = store.to_pandas(columns=rest)
+    for name in rest:
+        assert _same_cells(frame[name], table.column(name)) == [], name
