@@ -100,8 +100,8 @@ store byte for byte.  This page is the format, version
   each chunk compressed whole) smaller: `BYTE_STREAM_SPLIT` (at zstd level
   {float_level}; noise and smooth values) or `PLAIN` (an activation's output, whose values
   repeat its input's); `import --float-encoding` fixes one.  Any encoding is valid, and
-  encodings may differ from row group to row group, as Parquet allows (pyarrow, DuckDB,
-  Polars, DataFusion and Spark read them).
+  encodings may differ from row group to row group, as Parquet allows; which engines read
+  which encodings is in [Engines and encodings](#engines-and-encodings).
 * **Or a dataset store**: a folder whose `.parquet` files (at any depth, not hidden, not
   starting with `_`) are its parts, each one such file with the same schema and format
   version; a reader refuses parts that disagree.  onnx-arrow names them
@@ -138,6 +138,23 @@ store byte for byte.  This page is the format, version
   readers skip row groups that cannot hold a case.
 * **Paths** are relative to the corpus root, `/`-separated, without `.` or `..` parts.
   A reader writing files must refuse any other path.
+
+## Engines and encodings
+
+Which engines read the store's float encodings (measured: `tests/test_engines.py`,
+`tests/corpus/test_spark.py`):
+
+| engine | `PLAIN` | `BYTE_STREAM_SPLIT` |
+|---|---|---|
+| pyarrow, DuckDB, Polars, DataFusion, Spark | every value the same | every value the same |
+| fastparquet 2026.9 | the same; `data_uint32`'s elements int32 | refused (`Encoding 9`) |
+
+fastparquet (pandas' `engine="fastparquet"`) has no decoder for `BYTE_STREAM_SPLIT`
+(Parquet encoding 9): it refuses such a column (`NotImplementedError: Encoding 9`), one
+column at a time, and reads every other.  It reads the elements of `data_uint32` as int32,
+with the same bits (view them as uint32).  For fastparquet, write the store with
+`import --float-encoding PLAIN` (`WriteOptions(float_encoding="PLAIN")`): the default
+(`auto`) may choose `BYTE_STREAM_SPLIT` for any float column.
 
 ## Roles
 

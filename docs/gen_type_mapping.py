@@ -19,6 +19,7 @@ from onnx_arrow.core.dlpack import DLPACK_CODES
 from onnx_arrow.core.dtypes import DTYPES, DType, TypedEncoding, UlpKind
 from onnx_arrow.core.element_types import element_type
 from onnx_arrow.core.storage import PORTABLE_KEY, PORTABLE_VERSION, TYPE_COLUMN_SUFFIX
+from onnx_arrow.core.value_digests import DIGEST_COLUMN_SUFFIX
 
 PAGE: Final = Path(__file__).resolve().with_name("type-mapping.md")
 
@@ -140,6 +141,11 @@ the same base64 text}}}}`.  `from_portable` takes each column's type from the sc
 given, else from that metadata, else from the type column, and refuses, naming the row and
 both types, any row whose recorded type is another: the rows of files of different types
 read as one table, by engines that give every row the first file's type.
+With `to_portable(table, digest=True)` each such column `x` also has a column
+`x{digest_suffix}`, `fixed_size_binary(16)`: on every row the BLAKE2b-128 of the row's value
+as one serialized ONNX message, which `from_portable` checks (engines may give it back as
+`binary`); `to_arrow(values, exact=True, digest=True)` puts the same digests in a third
+field of the `onnx.message` struct, `digest`, which `from_arrow` checks.
 
 ## Element types
 
@@ -247,6 +253,7 @@ def type_mapping_markdown() -> str:
     intro = INTRO.format(
         count=len(DTYPES),
         suffix=TYPE_COLUMN_SUFFIX,
+        digest_suffix=DIGEST_COLUMN_SUFFIX,
         key=PORTABLE_KEY.decode(),
         version=PORTABLE_VERSION,
     )

@@ -15,9 +15,18 @@ Each cell has one measured outcome (:func:`expected`), as in ``tests/test_interc
     the engine raises (or panics) before onnx-arrow sees the data: the route that works is
     pinned beside it (the portable form, or an engine option).
 
-No cell may be silently wrong.  The full matrix is slow (``pytest -m slow``); by default a
-row of it per engine runs.  ``PYTHONPATH=.:tests python tests/test_engines.py`` prints the
-matrix as measured, with the interchange matrix's counts beside it.
+The writer round trips (:func:`measure_writer`): each (column, form), written to Parquet by
+pyarrow, written again by an engine's own Parquet writer (DuckDB's ``COPY ... TO``, Polars'
+``write_parquet``, Spark's ``write.parquet``) and read back by pyarrow, the forms including
+the digests (``to_arrow(exact=True, digest=True)``, ``to_portable(digest=True)``), and a
+column of 20 FLOAT tensors ``[NaN, -NaN, 1.0]``, whose NaN bits DuckDB's and Spark's writers
+rewrite: there the portable form without digests (the default) is the one cell that is
+silently wrong, the trap the digests are for, and with them a located error.
+
+No cell may be silently wrong but that one.  The full matrix is slow (``pytest -m slow``);
+by default a row of it per engine runs (for the writers: the NaN column).
+``PYTHONPATH=.:tests python tests/test_engines.py`` prints the matrix as measured, with the
+interchange matrix's counts beside it.
 
 Dask's ``read_parquet`` fails in Dask itself on the exact form, bool tensors, sequences,
 maps and sparse tensors: it builds its metadata from an empty table, which pyarrow 26
@@ -35,6 +44,7 @@ onnx-arrow accepts.
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 import tempfile
 import warnings
@@ -173,6 +183,76 @@ def _messages(column: Any) -> list[bytes]:
     return [m.SerializeToString() for m in onnx_arrow.from_arrow(column)]
 
 
+WRITERS = ("duckdb_copy", "polars_write", "spark_write")
+WRITER_FORMS = ("canonical", "exact", "exact_digest", "portable", "portable_digest")
+#: 20 FLOAT tensors [NaN (0x7fc00000), -NaN (0xffc00000), 1.0]: the bits engines' writers
+#: rewrite (DuckDB's COPY once it dictionary-encodes, at 20 rows; Spark's writer always).
+NAN_BITS = np.array([0x7FC00000, 0xFFC00000, 0x3F800000], np.uint32)
+WRITER_COLUMNS: dict[str, Callable[[], list[Any]]] = {
+    **COLUMNS,
+    "nan_bits": lambda: [numpy_helper.from_array(NAN_BITS.view(np.float32), "n")] * 20,
+}
+
+
+def _writer_table(column: str, form: str) -> pa.Table:
+    exact = form.startswith("exact")
+    values = WRITER_COLUMNS[column]()
+    table = pa.table(
+        {column: onnx_arrow.to_arrow(values, exact=exact, digest=form == "exact_digest")}
+    )
+    if form.startswith("portable"):
+        return onnx_arrow.to_portable(table, digest=form == "portable_digest")
+    return table
+
+
+def _writer_reference(column: str, form: str) -> list[bytes]:
+    values = WRITER_COLUMNS[column]()
+    if form.startswith("exact"):
+        return [m.SerializeToString() for m in values]
+    return _messages(onnx_arrow.to_arrow(values))
+
+
+def _rewritten(writer: str, path: Path, folder: Path, spark: Any) -> pa.Table:
+    """``path`` read and written again by ``writer``'s own Parquet writer, read back by
+    pyarrow."""
+    out = folder / f"{writer}.parquet"
+    if writer == "duckdb_copy":
+        duckdb = pytest.importorskip("duckdb")
+        duckdb.sql(f"COPY (SELECT * FROM '{path}') TO '{out}' (FORMAT parquet)")
+    elif writer == "polars_write":
+        pl = pytest.importorskip("polars")
+        pl.read_parquet(path).write_parquet(out)
+    else:
+        assert writer == "spark_write"
+        spark.read.parquet(str(path)).write.parquet(str(out))
+    return pq.read_table(out)
+
+
+def measure_writer(writer: str, column: str, form: str, folder: Path, spark: Any = None) -> Outcome:
+    """What comes back of a (column, form) written to Parquet by pyarrow, written again by
+    ``writer``, and read by pyarrow (``from_portable`` first for the portable forms)."""
+    path = folder / "data.parquet"
+    pq.write_table(_writer_table(column, form), path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            read = _rewritten(writer, path, folder, spark)
+    except pytest.skip.Exception:
+        raise
+    except Exception as exc:
+        return Outcome("engine-fails", type(exc).__name__, str(exc))
+    try:
+        if form.startswith("portable"):
+            read = onnx_arrow.from_portable(read)
+        got = _messages(read.column(column))
+    except OnnxArrowError as exc:
+        return Outcome("error", type(exc).__name__, str(exc))
+    except Exception as exc:
+        return Outcome("leaks", type(exc).__name__, str(exc))
+    want = _writer_reference(column, form)
+    return Outcome("same") if got == want else Outcome("wrong", "", f"{len(got)} rows differ")
+
+
 @dataclass(frozen=True)
 class Expect:
     kind: str
@@ -209,6 +289,79 @@ def expected(engine: str, column: str, form: str) -> Expect:
             return SAME  # nested extension types survive
         return STORAGE_ONLY
     return SAME  # dask_from_map, datafusion_metadata (skip_metadata=False), polars
+
+
+def expected_writer(writer: str, column: str, form: str) -> Expect:
+    """The outcome of a writer round trip, measured with duckdb 2.0, polars 2.1 and pyspark
+    4.3 (pyarrow 26)."""
+    if writer == "polars_write":
+        return SAME  # Polars keeps the extension types and every bit
+    if writer == "spark_write" and column == "float16":
+        return Expect("engine-fails", "AnalysisException", "FLOAT16")  # refuses the file
+    if not form.startswith("portable"):  # the writers keep storage only: to_portable works
+        return Expect("error", "UnsupportedTypeError", r"onnx_arrow\.to_portable")
+    if column == "nan_bits":  # the writers rewrite every NaN to 0x7fc00000
+        if form == "portable":
+            # the trap the digests are for: without them (the default) the bits change
+            # unseen; to_portable(table, digest=True) is the route (the next cell)
+            return Expect("wrong")
+        return Expect("error", "ArrowLayoutError", r"row 0: .*NaN payloads and signs")
+    return SAME
+
+
+def _writer_cells(writers: tuple[str, ...], default_only: bool) -> list[Any]:
+    """Every writer cell; by default the NaN column, in every form."""
+    out = []
+    for writer in writers:
+        for column in WRITER_COLUMNS:
+            if default_only and column != "nan_bits":
+                continue
+            for form in WRITER_FORMS:
+                out.append(pytest.param(writer, column, form, id=f"{writer}-{column}-{form}"))
+    return out
+
+
+def _check_writer(writer: str, column: str, form: str, tmp_path: Path, spark: Any = None) -> None:
+    got = measure_writer(writer, column, form, tmp_path, spark)
+    want = expected_writer(writer, column, form)
+    assert (got.kind, got.detail if want.detail else "") == (want.kind, want.detail), got
+    if want.match:
+        assert re.search(want.match, got.message, re.DOTALL), got.message
+
+
+@pytest.mark.parametrize(
+    ("writer", "column", "form"), _writer_cells(("duckdb_copy", "polars_write"), True)
+)
+def test_writer(writer: str, column: str, form: str, tmp_path: Path) -> None:
+    _check_writer(writer, column, form, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("writer", "column", "form"), _writer_cells(("duckdb_copy", "polars_write"), False)
+)
+def test_writer_matrix(writer: str, column: str, form: str, tmp_path: Path) -> None:
+    _check_writer(writer, column, form, tmp_path)
+
+
+@pytest.mark.slow
+def test_spark_writer_matrix(tmp_path: Path) -> None:
+    """Spark's own Parquet writer, every cell in one session (its start takes most of it)."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs a Java runtime: no `java` on PATH")
+    from pyspark.sql import SparkSession
+    from spark_helpers import end_spark_jvm
+
+    session = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+    spark = session.getOrCreate()
+    try:
+        for k, (column, form) in enumerate((c, f) for c in WRITER_COLUMNS for f in WRITER_FORMS):
+            folder = tmp_path / str(k)
+            folder.mkdir()
+            _check_writer("spark_write", column, form, folder, spark)
+    finally:
+        end_spark_jvm()
 
 
 def _cells(default_only: bool) -> list[Any]:
@@ -426,6 +579,15 @@ if __name__ == "__main__":
             counts[(engine, label)] += 1
             if got.kind != expected(engine, column, form).kind:
                 print(f"differs from the pinned outcome: {engine} {column} {form}: {got}")
+        for k, (writer, column, form) in enumerate(
+            (w, c, f) for w in WRITERS[:2] for c in WRITER_COLUMNS for f in WRITER_FORMS
+        ):
+            folder = Path(tmp) / f"writer-{k}"
+            folder.mkdir()
+            got = measure_writer(writer, column, form, folder)
+            counts[(writer, got.kind)] += 1
+            if got.kind != expected_writer(writer, column, form).kind:
+                print(f"differs from the pinned outcome: {writer} {column} {form}: {got}")
     for (_, _, route), want in INTERCHANGE_EXPECTED.items():
         counts[(f"interchange:{route}", want.kind)] += 1
     kinds = ("same", "error", "engine-fails", "leaks", "wrong")
@@ -433,3 +595,97 @@ if __name__ == "__main__":
     for engine in sorted({e for e, _ in counts}):
         print(f"{engine:28}" + "".join(f"{counts[(engine, k)]:>14}" for k in kinds))
     print("silently wrong:", sum(n for (_, k), n in counts.items() if k == "wrong"))
+
+
+#: Cases of a small store for fastparquet: float, float16, a sequence, an optional, uint32.
+FASTPARQUET_CASES = (
+    "node/test_abs",
+    "node/test_cast_FLOAT_to_FLOAT16",
+    "node/test_sequence_insert_at_back",
+    "node/test_optional_has_element_empty_optional_input",
+    "node/test_bitshift_right_uint32",
+)
+
+
+@pytest.fixture(scope="module")
+def fastparquet_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The small store written with each float encoding fixed."""
+    import fnmatch
+
+    from onnx_arrow.corpus import NodeSuiteSource, WriteOptions, write_store
+
+    cases = [
+        c
+        for c in NodeSuiteSource()
+        if any(fnmatch.fnmatchcase(c.name, p) for p in FASTPARQUET_CASES)
+    ]
+    assert len(cases) == len(FASTPARQUET_CASES)
+    root = tmp_path_factory.mktemp("fastparquet")
+    out = {}
+    for encoding in ("PLAIN", "BYTE_STREAM_SPLIT"):
+        out[encoding] = root / f"{encoding}.parquet"
+        write_store(cases, out[encoding], options=WriteOptions(float_encoding=encoding))
+    return out
+
+
+def _same_cells(got: Any, want: pa.ChunkedArray) -> list[int]:
+    """The rows where fastparquet's cells (pandas objects) are not pyarrow's values: floats
+    by their bits, a null as NaN or NA in either."""
+    import pandas as pd
+
+    bad = []
+    for i, (g, w) in enumerate(zip(got, want.to_pylist(), strict=True)):
+        if w is None:
+            ok = g is None or g is pd.NA or (isinstance(g, float) and np.isnan(g))
+        elif isinstance(w, list):
+            element = want.type.value_type
+            expected = pa.array(w, element).to_numpy(zero_copy_only=False)
+            values = np.asarray(g, dtype=expected.dtype)
+            ok = values.shape == expected.shape and values.tobytes() == expected.tobytes()
+        elif isinstance(w, float) and np.isnan(w):
+            ok = isinstance(g, float) and np.isnan(g)
+        else:
+            ok = g == w
+        if not ok:
+            bad.append(i)
+    return bad
+
+
+def test_fastparquet_reads_a_store_written_plain(fastparquet_stores: dict[str, Path]) -> None:
+    """``import --float-encoding PLAIN``: fastparquet reads every column of every row group,
+    every value the same as pyarrow's, bit for bit; uint32 tensor elements come as int32
+    (the same bits: fastparquet drops the unsigned annotation inside a list)."""
+    fastparquet = pytest.importorskip("fastparquet")
+    path = fastparquet_stores["PLAIN"]
+    frame = fastparquet.ParquetFile(str(path)).to_pandas()
+    table = pq.read_table(path)
+    assert list(frame.columns) == table.column_names
+    for name in table.column_names:
+        assert _same_cells(frame[name], table.column(name)) == [], name
+    uint32 = [
+        v for v, w in zip(frame["data_uint32"], table["data_uint32"], strict=True) if w.is_valid
+    ]
+    assert uint32
+    assert {np.asarray(v).dtype for v in uint32} == {np.dtype(np.int32)}
+
+
+def test_fastparquet_refuses_byte_stream_split(fastparquet_stores: dict[str, Path]) -> None:
+    """fastparquet 2026.9 has no decoder for BYTE_STREAM_SPLIT (Parquet encoding 9): a
+    float column in it is refused, the rest of the store reads."""
+    fastparquet = pytest.importorskip("fastparquet")
+    path = fastparquet_stores["BYTE_STREAM_SPLIT"]
+    store = fastparquet.ParquetFile(str(path))
+    table = pq.read_table(path)
+    refused = {}
+    for name in table.column_names:
+        try:
+            store.to_pandas(columns=[name])
+        except NotImplementedError as exc:
+            refused[name] = str(exc)
+    assert set(refused.values()) == {"Encoding 9"}
+    assert "data_float" in refused
+    assert all(name.startswith("data_") for name in refused)
+    rest = [n for n in table.column_names if n not in refused]
+    frame = store.to_pandas(columns=rest)
+    for name in rest:
+        assert _same_cells(frame[name], table.column(name)) == [], name

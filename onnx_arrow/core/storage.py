@@ -28,8 +28,10 @@ from onnx_arrow.core._json import load_json
 from onnx_arrow.core.arrow_input import arrow_column, arrow_schema, arrow_table, arrow_type_arg
 from onnx_arrow.core.extension_types import describe_type
 from onnx_arrow.core.storage_form import Data, portable_type, retyped, storage_type, stored, typed
+from onnx_arrow.core.value_digests import DIGEST_COLUMN_SUFFIX, check_digests, digests_of
+from onnx_arrow.core.values import from_arrow_serialized
 from onnx_arrow.core.walk import child_arrays, child_fields
-from onnx_arrow.errors import ArrowLayoutError
+from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError
 
 __all__ = [
     "PORTABLE_KEY",
@@ -104,7 +106,7 @@ PORTABLE_VERSION: Final = 2
 TYPE_COLUMN_SUFFIX: Final = "__onnx_arrow_type"
 
 
-def to_portable(table: Any) -> pa.Table:
+def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
     """A table that engines which keep storage only read with the exact values.
 
     Every column is its storage (:func:`to_storage`: plain lists, structs, maps and
@@ -116,6 +118,15 @@ def to_portable(table: Any) -> pa.Table:
     of files of different types read as one table (a folder through ``pq.read_table``,
     Polars, DuckDB or pandas) are refused by row, never read as the wrong type.  Dask,
     Ray, DuckDB and Spark read such a table as plain Arrow.
+
+    With ``digest=True`` each typed column also gets a digest column (its name and
+    ``__onnx_arrow_digest``): on every row the BLAKE2b-128 of the row's value as one
+    serialized ONNX message (:mod:`onnx_arrow.core.value_digests`), which
+    :func:`from_portable` checks, so that values an engine's Parquet writer changed (NaN
+    payloads and signs, rewritten by Spark's writer or DuckDB's ``COPY``) are refused by
+    row, never read as other values.  It is off by default: it turns every row into its
+    message twice, once here and once in :func:`from_portable` (measured in
+    ``benchmarks/bench_digest.py``).
 
     >>> import numpy as np, onnx_arrow
     >>> from onnx import numpy_helper
@@ -133,7 +144,10 @@ def to_portable(table: Any) -> pa.Table:
     UnsupportedTypeError
         If ``table`` is no Arrow table.
     ArrowLayoutError
-        If the table already has a column of the name a type column would take.
+        If the table already has a column of the name a type or digest column would take.
+    UnsupportedTypeError, OnnxArrowError
+        With ``digest=True``, if a typed column holds no ONNX values, or a row's value is
+        no message (located at the column and row).
     """
     table = arrow_table(table, where="table")
     if isinstance(table, pa.RecordBatch):
@@ -148,19 +162,40 @@ def to_portable(table: Any) -> pa.Table:
             plain = plain.set_column(i, f.name, pa.chunked_array(chunks, type=layout))
     for name, text in columns.items():
         column = name + TYPE_COLUMN_SUFFIX
-        if column in table.column_names:
-            raise ArrowLayoutError(
-                f"the table has a column {column!r}, the name of the column that would "
-                f"record the type of column {name!r}; rename it",
-                where=f"column {column!r}",
-            )
+        _free(table, column, f"record the type of column {name!r}")
         indices = pa.array(np.zeros(len(table), np.int32))
         plain = plain.append_column(
             column, pa.DictionaryArray.from_arrays(indices, pa.array([text], pa.string()))
         )
+    if digest:
+        for name in columns:
+            column = name + DIGEST_COLUMN_SUFFIX
+            _free(table, column, f"hold the digests of column {name!r}")
+            plain = plain.append_column(column, _row_digests(table.column(name), name))
     metadata = dict(table.schema.metadata or {})
     metadata[PORTABLE_KEY] = json.dumps({"version": PORTABLE_VERSION, "columns": columns})
     return plain.replace_schema_metadata(metadata)
+
+
+def _serialized(column: pa.ChunkedArray, name: str) -> list[bytes]:
+    """Each row's value of column ``name``, as one serialized message."""
+    try:
+        return from_arrow_serialized(column)[1]
+    except OnnxArrowError as exc:
+        raise exc.at(f"column {name!r}") from None
+
+
+def _row_digests(column: pa.ChunkedArray, name: str) -> pa.Array:
+    return digests_of(_serialized(column, name))
+
+
+def _free(table: pa.Table, column: str, what: str) -> None:
+    if column in table.column_names:
+        raise ArrowLayoutError(
+            f"the table has a column {column!r}, the name of the column that would {what}; "
+            "rename it",
+            where=f"column {column!r}",
+        )
 
 
 def _type_text(f: pa.Field) -> str:
@@ -177,7 +212,9 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     wrote (files of different types read as one) are a located error, not values read as
     the wrong type.  Each column is checked against the storage of its type too (the large
     and view layouts engines produce are cast to it; anything else is an error naming the
-    column).  The type columns are not in the table given back.
+    column).  Where a column has a digest column (``to_portable(table, digest=True)``),
+    every row's value is checked against its digest.  The type and digest columns are not
+    in the table given back.
 
     ``table`` is any table :func:`to_portable` takes (a Polars ``DataFrame`` too).
 
@@ -193,7 +230,9 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         names the schema to pass); or if a column is not the storage of its type: one
         whose layout an engine changed is cast back only where the cast is exact (a
         ``list<double>`` from a ``fixed_size_list<float>`` holding a double that is no
-        float is refused, never rounded).
+        float is refused, never rounded); or if a row's value is not the one its digest
+        was taken of (named with the column, the row, and the engine-writer trap: NaN
+        payloads and signs rewritten by Spark's or DuckDB's Parquet writer).
     """
     table = arrow_table(table, where="table")
     if schema is not None:
@@ -206,7 +245,13 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         if name.endswith(TYPE_COLUMN_SUFFIX)
         and name[: -len(TYPE_COLUMN_SUFFIX)] in table.column_names
     }
-    recording = set(type_columns.values())
+    digest_columns = {
+        name[: -len(DIGEST_COLUMN_SUFFIX)]: name
+        for name in table.column_names
+        if name.endswith(DIGEST_COLUMN_SUFFIX)
+        and name[: -len(DIGEST_COLUMN_SUFFIX)] in table.column_names
+    }
+    recording = set(type_columns.values()) | set(digest_columns.values())
     recorded = _portable_types(table, schema is None and not type_columns)
     given = {} if schema is None else {f.name: (f, "the schema passed") for f in schema}
     columns, fields = [], []
@@ -225,11 +270,14 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
                 where=f"column {f.name!r}",
             )
         if source is None or storage_type(source[0].type) == source[0].type:
-            columns.append(column)
-            fields.append(f)
-            continue
-        columns.append(_typed_back(f.name, column, source[0].type))
-        fields.append(source[0])
+            back, field = column, f
+        else:
+            back, field = _typed_back(f.name, column, source[0].type), source[0]
+        if f.name in digest_columns:
+            digests = table.column(digest_columns[f.name])
+            check_digests(_serialized(back, f.name), digests, where=f"column {f.name!r}")
+        columns.append(back)
+        fields.append(field)
     metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=metadata or None))
 

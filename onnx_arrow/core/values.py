@@ -41,6 +41,7 @@ from onnx_arrow.core.tensor_codes import null_row_error
 from onnx_arrow.core.tensor_types import tensor_layout
 from onnx_arrow.core.tensors import Tensor, numpy_shape
 from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
+from onnx_arrow.core.value_digests import check_digests, digests_of
 from onnx_arrow.errors import (
     NotRepresentableError,
     OnnxArrowError,
@@ -72,6 +73,7 @@ def to_arrow(
     *,
     base_dir: PathLike | None = None,
     exact: bool = False,
+    digest: bool = False,
 ) -> pa.Array:
     """Convert ONNX value messages into one Arrow array, one row per message.
 
@@ -93,6 +95,13 @@ def to_arrow(
         envelope>``, that also keeps what a value does not hold (names, doc strings,
         which field stored the data), so that :func:`from_arrow` gives every message
         back byte for byte.
+    digest
+        With ``exact=True`` only: the ``onnx.message`` array gets a third field,
+        ``digest: fixed_size_binary(16)``, the BLAKE2b-128 of each row's message as
+        :func:`from_arrow` gives it back (:mod:`onnx_arrow.core.value_digests`), which
+        :func:`from_arrow` checks: values whose bits an engine's Parquet writer changed
+        (NaN payloads and signs) are a located error, never other messages.  Off by
+        default (it serializes every row once more here, and in :func:`from_arrow`).
 
     Returns
     -------
@@ -122,8 +131,17 @@ def to_arrow(
     >>> to_arrow([seq]).type.value_type.extension_name
     'onnx.variable_shape_tensor'
     """
+    if digest and not exact:
+        raise UnsupportedTypeError(
+            "digest=True needs exact=True: a value column has no place for the digests; "
+            "pass exact=True, or keep the column in a table and write "
+            "onnx_arrow.to_portable(table, digest=True)",
+            where="digest",
+        )
     if base_dir is not None:
         base_dir = as_path(base_dir, where="base_dir")
+    if digest:
+        return _with_digests(to_arrow(values, declared, base_dir=base_dir, exact=True))
     if isinstance(values, Message):
         raise UnsupportedTypeError(
             f"values is one {values.DESCRIPTOR.name}, not a sequence of messages; pass a list "
@@ -157,6 +175,19 @@ def to_arrow(
         serialized, kinds[0] if kinds else None, declared, base_dir=base_dir
     )
     return array if exact else array.storage.field("value")
+
+
+def _with_digests(array: pa.Array) -> pa.Array:
+    """An ``onnx.message`` array with each row's digest in a third field."""
+    message_type = array.type
+    _, serialized = _serialized(array, None)
+    storage = array.storage
+    fields = [storage.field("value"), storage.field("envelope"), digests_of(serialized)]
+    with_digest = pa.StructArray.from_arrays(fields, names=["value", "envelope", "digest"])
+    return pa.ExtensionArray.from_storage(
+        MessageType(message_type.value_type, message_type.kind, digest_type=fields[2].type),
+        with_digest,
+    )
 
 
 def _direct_tensors(
@@ -338,6 +369,8 @@ def _serialized(array: pa.Array, type_proto: TypeProto | None) -> tuple[Kind, li
             out.append(encode_value(node, kind, envelope, where=f"row {i}"))
         except OnnxArrowError as exc:
             raise exc if exc.where and exc.where.startswith("row") else exc.at(f"row {i}") from None
+    if isinstance(array.type, MessageType) and array.type.digest_type is not None:
+        check_digests(out, array.storage.field("digest"), where="")
     return kind, out
 
 

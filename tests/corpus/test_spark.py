@@ -162,3 +162,35 @@ def test_rows_spark_hands_back_decode_exactly(spark: SparkSession, tmp_path: Pat
     assert sorted(c.name for c in decoded) == sorted(store.cases())
     for case in decoded:
         assert same(case.data_sets(), store.case_arrays(case.name)), case.name
+
+
+def test_portable_nan_bits_through_sparks_writer_are_refused(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """20 FLOAT tensors [NaN, -NaN, 1.0] in a portable table with digests, written again by
+    Spark's own Parquet writer: the same messages, or a located error, never other bits
+    (Spark's writer rewrites every NaN to 0x7fc00000; this session serves the store's
+    tests too, so no JVM of its own)."""
+    import pyarrow as pa
+
+    import onnx_arrow
+    from onnx_arrow.errors import ArrowLayoutError
+
+    bits = np.array([0x7FC00000, 0xFFC00000, 0x3F800000], np.uint32).view(np.float32)
+    from onnx import numpy_helper
+
+    table = pa.table({"x": onnx_arrow.to_arrow([numpy_helper.from_array(bits)] * 20)})
+    written = [m.SerializeToString() for m in onnx_arrow.from_arrow(table["x"])]
+    for digest in (False, True):
+        first, copied = tmp_path / f"first-{digest}.parquet", tmp_path / f"spark-{digest}"
+        pq.write_table(onnx_arrow.to_portable(table, digest=digest), first)
+        spark.read.parquet(str(first)).write.parquet(str(copied))
+        read = pq.read_table(copied)
+        if not digest:  # the trap itself: other bits, no error
+            back = onnx_arrow.from_arrow(onnx_arrow.from_portable(read)["x"])
+            assert [m.SerializeToString() for m in back] != written
+            continue
+        with pytest.raises(ArrowLayoutError, match="NaN payloads and signs") as caught:
+            onnx_arrow.from_portable(read)
+        assert caught.value.where is not None
+        assert caught.value.where.startswith("column 'x', row ")

@@ -1,0 +1,233 @@
+"""Per-row digests of portable tables: a value whose bits an engine's writer changed is
+refused by row, never read as another value; writers that keep the bits give it back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnx_arrow
+from onnx_arrow.core.value_digests import (
+    DIGEST_COLUMN_SUFFIX,
+    check_digests,
+    digests_of,
+    value_digest,
+)
+from onnx_arrow.errors import ArrowLayoutError, UnsupportedTypeError
+
+#: NaN (0x7fc00000), -NaN (0xffc00000), 1.0: the bits an engine's writer rewrites.
+NAN_BITS = np.array([0x7FC00000, 0xFFC00000, 0x3F800000], np.uint32)
+
+
+def nan_tensors(n: int = 20) -> list[TensorProto]:
+    return [numpy_helper.from_array(NAN_BITS.view(np.float32)) for _ in range(n)]
+
+
+def bfloat16_nan_tensors(n: int = 20) -> list[TensorProto]:
+    bits = np.array([0x7FC0, 0xFFC0, 0x3F80], np.uint16)
+    return [
+        helper.make_tensor("", TensorProto.BFLOAT16, [3], bits.tobytes(), raw=True)
+        for _ in range(n)
+    ]
+
+
+def _serialized(messages: list[Any]) -> list[bytes]:
+    return [m.SerializeToString() for m in messages]
+
+
+def _through(table: pa.Table, path: Path, engine: str) -> pa.Table:
+    """``table`` written to Parquet by pyarrow, copied by ``engine``'s own Parquet writer,
+    and read back with pyarrow."""
+    first = path / "written.parquet"
+    pq.write_table(table, first)
+    copied = path / f"copied-{engine}.parquet"
+    if engine == "duckdb":
+        duckdb = pytest.importorskip("duckdb")
+        duckdb.sql(f"COPY (SELECT * FROM '{first}') TO '{copied}' (FORMAT parquet)")
+    elif engine == "polars":
+        pl = pytest.importorskip("polars")
+        pl.read_parquet(first).write_parquet(copied)
+    else:
+        raise ValueError(engine)
+    return pq.read_table(copied)
+
+
+def messages_back(read: pa.Table) -> list[bytes]:
+    """What a user gets back: from_portable, then from_arrow of the column."""
+    return _serialized(onnx_arrow.from_arrow(onnx_arrow.from_portable(read)["x"]))
+
+
+def test_value_digest_is_the_stores_file_digest() -> None:
+    from onnx_arrow.corpus.digest import file_digest
+
+    for data in (b"", b"\x00" * 7, nan_tensors(1)[0].SerializeToString()):
+        assert value_digest(data) == file_digest(data)
+
+
+def test_a_row_digest_is_of_the_rows_message() -> None:
+    messages = nan_tensors(3)
+    serialized = _serialized(onnx_arrow.from_arrow(onnx_arrow.to_arrow(messages)))
+    digests = digests_of(serialized)
+    assert digests.type == pa.binary(16)
+    assert digests.to_pylist() == [value_digest(b) for b in serialized]
+    portable = onnx_arrow.to_portable(pa.table({"x": onnx_arrow.to_arrow(messages)}), digest=True)
+    assert portable["x" + DIGEST_COLUMN_SUFFIX].to_pylist() == digests.to_pylist()
+
+
+@pytest.mark.parametrize("make", [nan_tensors, bfloat16_nan_tensors])
+def test_duckdb_copy_rewrites_nan_bits_and_the_digest_refuses_it(tmp_path: Path, make: Any) -> None:
+    """The issue's case: 20 tensors [NaN, -NaN, 1.0] through DuckDB's COPY ... TO."""
+    table = pa.table({"x": onnx_arrow.to_arrow(make())})
+    messages = _serialized(onnx_arrow.from_arrow(table["x"]))  # the bits, as written
+    # without digests, the trap: other bits, no error
+    plain = _through(onnx_arrow.to_portable(table), tmp_path, "duckdb")
+    assert messages_back(plain) != messages
+    # with them, a located error that names the column, the row and the trap
+    read = _through(onnx_arrow.to_portable(table, digest=True), tmp_path, "duckdb")
+    with pytest.raises(ArrowLayoutError) as caught:
+        messages_back(read)
+    assert caught.value.where == "column 'x', row 0"
+    message = str(caught.value)
+    assert "20 of the 20 rows" in message
+    assert "NaN payloads and signs" in message
+    assert "Polars" in message
+    assert "integer bit patterns" in message
+
+
+@pytest.mark.parametrize("make", [nan_tensors, bfloat16_nan_tensors])
+def test_writers_that_keep_the_bits_give_the_same_messages(tmp_path: Path, make: Any) -> None:
+    table = pa.table({"x": onnx_arrow.to_arrow(make())})
+    messages = _serialized(onnx_arrow.from_arrow(table["x"]))  # the bits, as written
+    portable = onnx_arrow.to_portable(table, digest=True)
+    path = tmp_path / "pyarrow.parquet"
+    pq.write_table(portable, path)
+    assert messages_back(pq.read_table(path)) == messages
+    assert messages_back(_through(portable, tmp_path, "polars")) == messages
+
+
+def test_digest_columns_are_checked_and_dropped() -> None:
+    messages = nan_tensors(4)
+    table = pa.table({"x": onnx_arrow.to_arrow(messages, exact=True), "n": pa.array([1, 2, 3, 4])})
+    portable = onnx_arrow.to_portable(table, digest=True)
+    assert portable.column_names == ["x", "n", "x__onnx_arrow_type", "x__onnx_arrow_digest"]
+    back = onnx_arrow.from_portable(portable)
+    assert back.schema == table.schema
+    assert back["n"].equals(table["n"])
+    assert _serialized(onnx_arrow.from_arrow(back["x"])) == _serialized(messages)
+    # the default writes no digest column
+    assert "x" + DIGEST_COLUMN_SUFFIX not in onnx_arrow.to_portable(table).column_names
+
+
+def _with_bits(portable: pa.Table, row: int, element: int, bits: int) -> pa.Table:
+    """``portable`` with one float element of column ``x`` given other bits."""
+    values = portable["x"].combine_chunks()
+    floats = np.asarray(values.flatten()).view(np.uint32).copy()
+    floats[row * 3 + element] = bits
+    changed = pa.FixedSizeListArray.from_arrays(pa.array(floats.view(np.float32)), 3)
+    return portable.set_column(0, "x", changed)
+
+
+def test_one_changed_element_is_refused_at_its_row() -> None:
+    portable = onnx_arrow.to_portable(
+        pa.table({"x": onnx_arrow.to_arrow(nan_tensors(5))}), digest=True
+    )
+    changed = _with_bits(portable, 3, 1, 0x7FC00000)  # -NaN made NaN, as engines do
+    with pytest.raises(ArrowLayoutError, match=r"1 of the 5 rows") as caught:
+        onnx_arrow.from_portable(changed)
+    assert caught.value.where == "column 'x', row 3"
+    # the same element with its own bits again reads
+    same = _with_bits(portable, 3, 1, 0xFFC00000)
+    assert messages_back(same) == messages_back(portable)
+
+
+def test_a_null_or_non_binary_digest_is_refused() -> None:
+    portable = onnx_arrow.to_portable(
+        pa.table({"x": onnx_arrow.to_arrow(nan_tensors(3))}), digest=True
+    )
+    i = portable.column_names.index("x" + DIGEST_COLUMN_SUFFIX)
+    digests = portable.column(i).to_pylist()
+    nulled = portable.set_column(
+        i, "x" + DIGEST_COLUMN_SUFFIX, pa.array([digests[0], None, digests[2]], pa.binary())
+    )
+    with pytest.raises(ArrowLayoutError, match=r"records no digest") as caught:
+        onnx_arrow.from_portable(nulled)
+    assert caught.value.where == "column 'x', row 1"
+    numbers = portable.set_column(i, "x" + DIGEST_COLUMN_SUFFIX, pa.array([1, 2, 3]))
+    with pytest.raises(ArrowLayoutError, match=r"are int64, not binary"):
+        onnx_arrow.from_portable(numbers)
+
+
+def test_digests_as_engines_read_them_back() -> None:
+    """Engines give the fixed-size digests back as binary, large binary or views."""
+    serialized = _serialized(nan_tensors(3))
+    digests = digests_of(serialized)
+    for t in (pa.binary(), pa.large_binary(), pa.binary_view()):
+        check_digests(serialized, pa.chunked_array([digests.cast(t)]), where="column 'x'")
+        with pytest.raises(ArrowLayoutError, match=r"1 of the 3 rows differ"):
+            check_digests([*serialized[:2], b""], digests.cast(t), where="column 'x'")
+
+
+def test_a_digest_column_name_taken_is_an_error() -> None:
+    table = pa.table(
+        {
+            "x": onnx_arrow.to_arrow(nan_tensors(2)),
+            "x" + DIGEST_COLUMN_SUFFIX: pa.array([1, 2]),
+        }
+    )
+    assert "x" + DIGEST_COLUMN_SUFFIX in onnx_arrow.to_portable(table).column_names
+    with pytest.raises(ArrowLayoutError, match="hold the digests of column 'x'"):
+        onnx_arrow.to_portable(table, digest=True)
+
+
+def test_a_typed_column_of_no_onnx_values_takes_no_digest() -> None:
+    bools = pa.ExtensionArray.from_storage(pa.bool8(), pa.array([1, 0], pa.int8()))
+    with pytest.raises(UnsupportedTypeError) as caught:
+        onnx_arrow.to_portable(pa.table({"b": bools}), digest=True)
+    assert caught.value.where is not None
+    assert caught.value.where.startswith("column 'b'")
+
+
+def test_the_exact_form_carries_digests_that_from_arrow_checks(tmp_path: Path) -> None:
+    messages = [numpy_helper.from_array(NAN_BITS.view(np.float32), f"t{i}") for i in range(20)]
+    column = onnx_arrow.to_arrow(messages, exact=True, digest=True)
+    assert column.type.storage_type.names == ["value", "envelope", "digest"]
+    assert column.digest.to_pylist() == [value_digest(b) for b in _serialized(messages)]
+    assert _serialized(onnx_arrow.from_arrow(column)) == _serialized(messages)
+    path = tmp_path / "exact.parquet"
+    pq.write_table(pa.table({"x": column}), path)  # pyarrow and Polars keep the bits
+    assert _serialized(onnx_arrow.from_arrow(pq.read_table(path)["x"])) == _serialized(messages)
+    pl = pytest.importorskip("polars")
+    assert _serialized(onnx_arrow.from_arrow(pl.read_parquet(path)["x"])) == _serialized(messages)
+    # DuckDB's COPY, the column in a portable table without a digest column of its own:
+    # the digests inside the column refuse it
+    read = _through(onnx_arrow.to_portable(pa.table({"x": column})), tmp_path, "duckdb")
+    back = onnx_arrow.from_portable(read)
+    with pytest.raises(ArrowLayoutError, match="NaN payloads and signs") as caught:
+        onnx_arrow.from_arrow(back["x"])
+    assert caught.value.where == "row 0"
+
+
+def test_digests_need_the_exact_form() -> None:
+    with pytest.raises(UnsupportedTypeError, match="needs exact=True") as caught:
+        onnx_arrow.to_arrow(nan_tensors(1), digest=True)
+    assert caught.value.where == "digest"
+
+
+def test_a_message_type_with_a_digest_of_another_type_is_refused() -> None:
+    column = onnx_arrow.to_arrow(nan_tensors(2), exact=True, digest=True)
+    storage = column.storage
+    numbers = pa.StructArray.from_arrays(
+        [storage.field("value"), storage.field("envelope"), pa.array([1, 2])],
+        names=["value", "envelope", "digest"],
+    )
+    read = type(column.type).__arrow_ext_deserialize__(
+        numbers.type, column.type.__arrow_ext_serialize__()
+    )  # kept as read (a file stays readable), refused where the column is converted
+    with pytest.raises(ArrowLayoutError, match="with a digest: fixed_size_binary"):
+        onnx_arrow.from_arrow(pa.ExtensionArray.from_storage(read, numbers))
