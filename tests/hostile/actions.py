@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -447,3 +449,39 @@ def read_report(path: str) -> dict:
     from onnx_arrow.compare.report import read_report as read
 
     return {"rows": len(read(path).to_pandas())}
+
+
+# --- runners and the release cache (the folders onnx-arrow owns) ----------------------------
+
+
+def runner(command: str, scratch: str, modes: list[str] | None = None) -> dict:
+    """A :class:`~onnx_arrow.compare.CommandRunner` of ``command`` on an Abs model (its
+    temporary folders in ``scratch``); the modes of ``modes`` after, and the folders it
+    left there (made removable again first: the command may have locked one)."""
+    import subprocess
+    import tempfile
+
+    from onnx import helper
+
+    from onnx_arrow.compare import CommandRunner
+
+    graph = helper.make_graph(
+        [helper.make_node("Abs", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    tempfile.tempdir = scratch
+    try:
+        values = CommandRunner(command, timeout=10)(model, {"x": np.ones(3, np.float32)})
+    finally:
+        tempfile.tempdir = None
+        after = {p: oct(os.stat(p).st_mode & 0o777) for p in modes or []}
+        left = sorted(os.listdir(scratch))
+        subprocess.run(["chattr", "-R", "-i", scratch], capture_output=True, check=False)
+        for name in left:
+            shutil.rmtree(Path(scratch, name), ignore_errors=True)
+        if any(mode != oct(0o755) for mode in after.values()):
+            raise AssertionError(f"the modes changed outside: {after}")
+    return {"outputs": len(values), "left": left}

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hostile import families, readers
+from hostile import families, owned, readers
 from hostile.harness import Case, Expect, Outcome, run_cases
 
-CASES = families.CASES + readers.CASES
+CASES = families.CASES + readers.CASES + owned.CASES
 
 
 def _param(case: Case) -> object:

@@ -1,0 +1,88 @@
+"""Hostile cases against the folders onnx-arrow owns: a runner's temporary folder, whose
+command may put links where onnx-arrow reads or removes, and the release cache.
+
+Each runner case's command is a Python script run as ``--runner`` runs one; an outside
+folder beside the work root is what it must never read, write or change the mode of.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from hostile.families import _float_tensor, _fresh
+from hostile.harness import Case, Expect
+
+CASES: list[Case] = []
+
+
+def _outside(root: Path, name: str) -> Path:
+    """A folder outside, mode 0755, holding an ``output_0.pb`` the model would accept."""
+    out = root / "outside" / name
+    out.mkdir(parents=True, exist_ok=True)
+    out.chmod(0o755)
+    output = _float_tensor((3,), "y").SerializeToString()
+    (out / "output_0.pb").write_bytes(output)
+    (out / "case" / "test_data_set_0").mkdir(parents=True, exist_ok=True)
+    (out / "case" / "test_data_set_0" / "output_0.pb").write_bytes(output)
+    return out
+
+
+def _runner_case(name: str, placeholders: str, body: str, expect: Expect) -> None:
+    """A case running ``body`` (Python; ``OUTSIDE`` is the outside folder, ``argv`` the
+    command's arguments) as the runner ``python SCRIPT {model} PLACEHOLDERS``."""
+
+    def build(root: Path) -> dict[str, Any]:
+        outside = _outside(root, name)
+        script = _fresh(root, f"runners/{name}") / "run.py"
+        script.write_text(
+            "import os, shutil, subprocess, sys\n"
+            f"OUTSIDE = {str(outside)!r}\n"
+            "argv = sys.argv\n" + body
+        )
+        return {
+            "command": f"{sys.executable} {script} {{model}} {placeholders}",
+            "scratch": str(_fresh(root, f"scratch/{name}")),
+            "modes": [str(outside)],
+        }
+
+    CASES.append(Case("confinement", name, "runner", build, expect, guard=(f"outside/{name}",)))
+
+
+_runner_case(
+    "runner-outputs-folder-linked-out",
+    "{outputs}",
+    "os.rmdir(argv[2]); os.symlink(OUTSIDE, argv[2])\n",
+    Expect("RunnerError", "the folder outputs is a link"),
+)
+_runner_case(
+    "runner-data-set-folder-linked-out",
+    "{inputs}",
+    "shutil.rmtree(argv[2]); os.symlink(OUTSIDE, argv[2])\n",
+    Expect("RunnerError", "the folder case/test_data_set_0 is a link"),
+)
+_runner_case(
+    "runner-case-folder-linked-out",
+    "{inputs}",
+    "case = os.path.dirname(argv[2]); shutil.rmtree(case)\nos.symlink(OUTSIDE + '/case', case)\n",
+    Expect("RunnerError", "the folder case is a link"),
+)
+# the first removal fails on a folder the command locked (immutable for root, else
+# read-only); the second must not change the mode of what a link in the folder names
+_runner_case(
+    "runner-removal-through-a-link",
+    "{outputs}",
+    "shutil.copy(OUTSIDE + '/output_0.pb', argv[2])\n"
+    "locked = os.path.join(os.getcwd(), 'locked'); os.mkdir(locked)\n"
+    "os.symlink(OUTSIDE, os.path.join(locked, 'link'))\n"
+    "if subprocess.run(['chattr', '+i', locked], capture_output=True).returncode:\n"
+    "    os.chmod(locked, 0o500)\n",
+    Expect(result={"outputs": 1}),
+)
+_runner_case(
+    "runner-stderr-a-fifo",
+    "{outputs}",
+    "os.unlink('stderr.txt'); os.mkfifo('stderr.txt'); sys.exit(2)\n",
+    Expect("RunnerError", "exited with status 2"),
+)
