@@ -485,3 +485,40 @@ def runner(command: str, scratch: str, modes: list[str] | None = None) -> dict:
         if any(mode != oct(0o755) for mode in after.values()):
             raise AssertionError(f"the modes changed outside: {after}")
     return {"outputs": len(values), "left": left}
+
+
+def release(op: str, cache: str, wheel: str | None = None, name: str | None = None) -> dict:
+    """In the release cache ``cache``: ``store``, the cached store of ``@onnx==9.9.9``;
+    ``wheel``, the cached wheel of onnx 9.9.9; ``fetch``, onnx 9.9.9 fetched from a package
+    index on this machine that serves ``wheel`` under the file name ``name``."""
+    os.environ["ONNX_ARROW_CACHE_DIR"] = cache
+    os.environ["ONNX_ARROW_INDEX_URL"] = "http://127.0.0.1:9/simple"
+    from onnx_arrow.corpus.releases import open_release_store
+    from onnx_arrow.corpus.wheels import fetch_wheel
+
+    if op == "store":
+        with open_release_store("@onnx==9.9.9", offline=True) as path:
+            return {"path": str(path)}
+    if op == "wheel":
+        return {"path": str(fetch_wheel("9.9.9", offline=True).path)}
+    from release_helpers import LocalIndex
+
+    class Renamed(LocalIndex):
+        def page(self) -> tuple[bytes, str]:
+            body, kind = super().page()
+            return body.replace(Path(str(wheel)).name.encode(), str(name).encode(), 1), kind
+
+    index = Renamed()
+    try:
+        index.add(Path(str(wheel)))
+        os.environ["ONNX_ARROW_INDEX_URL"] = index.url
+        return {"path": str(fetch_wheel("9.9.9").path)}
+    finally:
+        index.close()
+
+
+def wheel_data(wheel: str, dest: str) -> dict:
+    """The test data of ``wheel`` extracted into ``dest``."""
+    from onnx_arrow.corpus.wheels import extract_data
+
+    return {"kinds": extract_data(wheel, dest)}

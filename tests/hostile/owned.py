@@ -7,6 +7,9 @@ folder beside the work root is what it must never read, write or change the mode
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -86,3 +89,96 @@ _runner_case(
     "os.unlink('stderr.txt'); os.mkfifo('stderr.txt'); sys.exit(2)\n",
     Expect("RunnerError", "exited with status 2"),
 )
+
+
+# --- the release cache ------------------------------------------------------------------------
+
+
+def _cache(root: Path, name: str) -> Path:
+    return _fresh(root, f"caches/{name}")
+
+
+def _cached_wheel(root: Path, name: str) -> Path:
+    """A cache holding a wheel of onnx 9.9.9 with its sha256, as a fetch leaves it."""
+    from release_helpers import cached_wheel
+
+    cache = _cache(root, name)
+    cached_wheel(cache, _fresh(root, f"wheels/{name}"), "9.9.9")
+    return cache
+
+
+def _store_index_outside(root: Path) -> dict[str, Any]:
+    import importlib.metadata
+
+    cache = _cache(root, "store-index-outside")
+    stores = cache / "releases" / "stores"
+    stores.mkdir(parents=True)
+    outside = _outside(root, "release-store-index-outside")
+    store = outside / "evil.parquet"
+    store.write_bytes(b"PAR1")
+    digest = hashlib.sha256(store.read_bytes()).hexdigest()
+    (outside / "evil.parquet.sha256").write_text(f"{digest}  evil.parquet\n")
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    key = f"9.9.9||{importlib.metadata.version('numpy')}|{python}"
+    name = "../../../../outside/release-store-index-outside/evil.parquet"
+    (stores / "index.json").write_text(json.dumps({key: name}))
+    return {"op": "store", "cache": str(cache)}
+
+
+CASES.append(
+    Case(
+        "confinement",
+        "release-store-index-outside",
+        "release",
+        _store_index_outside,
+        Expect("ReleaseError", "index.json"),
+        guard=("outside/release-store-index-outside",),
+    )
+)
+
+
+def _index_name_climbs(root: Path) -> dict[str, Any]:
+    from release_helpers import make_wheel
+
+    cache = _cache(root, "index-name-climbs")
+    (cache / "releases" / "wheels" / "onnx-9.9.9-x").mkdir(parents=True)
+    _outside(root, "release-index-name-climbs")
+    wheel = make_wheel(_fresh(root, "wheels/index-name-climbs"), "9.9.9")
+    name = "onnx-9.9.9-x/../../../../../outside/release-index-name-climbs/"
+    name += "onnx-9.9.9-py3-none-any.whl"
+    return {"op": "fetch", "cache": str(cache), "wheel": str(wheel), "name": name}
+
+
+CASES.append(
+    Case(
+        "confinement",
+        "release-index-file-name-climbs",
+        "release",
+        _index_name_climbs,
+        Expect("ReleaseError", "not a plain file name"),
+        guard=("outside/release-index-name-climbs",),
+    )
+)
+
+
+def _record_a_fifo(suffix: str) -> Any:
+    def build(root: Path) -> dict[str, Any]:
+        cache = _cached_wheel(root, f"record-fifo{suffix}")
+        record = cache / "releases" / "wheels" / f"onnx-9.9.9-py3-none-any.whl{suffix}"
+        record.unlink(missing_ok=True)
+        os.mkfifo(record)
+        return {"op": "wheel", "cache": str(cache)}
+
+    return build
+
+
+for _suffix in (".sha256", ".url"):
+    CASES.append(
+        Case(
+            "fifo",
+            f"release-cached-wheel{_suffix}",
+            "release",
+            _record_a_fifo(_suffix),
+            Expect("ReleaseError", f"onnx-9.9.9-py3-none-any.whl{_suffix}: a FIFO"),
+        )
+    )
