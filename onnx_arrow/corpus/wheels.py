@@ -43,6 +43,8 @@ from onnx_arrow.errors import CorpusError, ReleaseError
 __all__ = [
     "DATA_PREFIX",
     "INDEX_URL",
+    "MAX_DATA_BYTES",
+    "MAX_DATA_MEMBERS",
     "MAX_RECORD_BYTES",
     "WHEEL_NAME",
     "Wheel",
@@ -412,41 +414,24 @@ def extract_data(wheel: str | os.PathLike[str], dest: str | os.PathLike[str]) ->
     """Write the wheel's ``onnx/backend/test/data`` tree into the folder ``dest``, byte for
     byte; the kind folders it holds, sorted.
 
+    Every member is checked before anything is written: at most :data:`MAX_DATA_MEMBERS`
+    files of test data holding at most :data:`MAX_DATA_BYTES` together (as the archive
+    states them; no member gives more than it states), each a name of its own.
+
     Raises
     ------
     ReleaseError
-        If the file is not a zip archive, holds no test data, or a member whose name
-        would write outside ``dest`` or that is larger than a corpus file may be.
+        If the file is not a zip archive, holds no test data, two members of one name,
+        more test data than the bounds above, or a member whose name would write outside
+        ``dest`` or that is larger than a corpus file may be.
     """
     where = os.fspath(wheel)
     root = Path(dest)
-    kinds: set[str] = set()
     try:
         with zipfile.ZipFile(wheel) as archive:
-            members = [
-                m
-                for m in archive.infolist()
-                if m.filename.startswith(DATA_PREFIX) and not m.is_dir()
-            ]
-            if not members:
-                raise ReleaseError(
-                    f"holds no test data ({DATA_PREFIX}); onnx's wheels ship it from 1.2 on: "
-                    "pass a wheel of onnx itself",
-                    where=where,
-                )
-            for member in members:
-                rel = PurePosixPath(member.filename[len(DATA_PREFIX) :])
-                if rel.is_absolute() or ".." in rel.parts or "\\" in member.filename:
-                    raise ReleaseError(
-                        f"member {member.filename!r} names a file outside the test data",
-                        where=where,
-                    )
-                if member.file_size > MAX_FILE_BYTES:
-                    raise ReleaseError(
-                        f"member {member.filename!r} holds {member.file_size} bytes, more than "
-                        "a corpus file may",
-                        where=where,
-                    )
+            members = _data_members(archive, where)
+            kinds: set[str] = set()
+            for member, rel in members:
                 kinds.add(rel.parts[0] if len(rel.parts) > 1 else "")
                 target = root.joinpath(*rel.parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -455,3 +440,62 @@ def extract_data(wheel: str | os.PathLike[str], dest: str | os.PathLike[str]) ->
     except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
         raise ReleaseError(f"not a wheel (a zip archive): {exc}", where=where) from None
     return sorted(k for k in kinds if k)
+
+
+#: Most files of test data a wheel may hold (onnx's hold a few thousand).
+MAX_DATA_MEMBERS: Final = 100_000
+#: Most bytes of test data a wheel may expand to (onnx's hold some tens of MiB).
+MAX_DATA_BYTES: Final = 1 << 30
+
+
+def _data_members(
+    archive: zipfile.ZipFile, where: str
+) -> list[tuple[zipfile.ZipInfo, PurePosixPath]]:
+    """The members of the test data and their paths below it, every bound checked."""
+    seen: set[str] = set()
+    for member in archive.infolist():
+        if member.filename in seen:
+            raise ReleaseError(
+                f"holds two members named {member.filename!r}; a wheel names each file "
+                "once: pass a wheel of onnx itself",
+                where=where,
+            )
+        seen.add(member.filename)
+    members = [
+        m for m in archive.infolist() if m.filename.startswith(DATA_PREFIX) and not m.is_dir()
+    ]
+    if not members:
+        raise ReleaseError(
+            f"holds no test data ({DATA_PREFIX}); onnx's wheels ship it from 1.2 on: "
+            "pass a wheel of onnx itself",
+            where=where,
+        )
+    if len(members) > MAX_DATA_MEMBERS:
+        raise ReleaseError(
+            f"holds {len(members)} files of test data, more than the {MAX_DATA_MEMBERS} a "
+            "wheel may: pass a wheel of onnx itself",
+            where=where,
+        )
+    total = sum(m.file_size for m in members)
+    if total > MAX_DATA_BYTES:
+        raise ReleaseError(
+            f"its test data expand to {total} bytes, more than the {MAX_DATA_BYTES} a wheel "
+            "may: pass a wheel of onnx itself",
+            where=where,
+        )
+    checked = []
+    for member in members:
+        rel = PurePosixPath(member.filename[len(DATA_PREFIX) :])
+        if rel.is_absolute() or ".." in rel.parts or "\\" in member.filename:
+            raise ReleaseError(
+                f"member {member.filename!r} names a file outside the test data",
+                where=where,
+            )
+        if member.file_size > MAX_FILE_BYTES:
+            raise ReleaseError(
+                f"member {member.filename!r} holds {member.file_size} bytes, more than "
+                "a corpus file may",
+                where=where,
+            )
+        checked.append((member, rel))
+    return checked

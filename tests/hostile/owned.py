@@ -182,3 +182,62 @@ for _suffix in (".sha256", ".url"):
             Expect("ReleaseError", f"onnx-9.9.9-py3-none-any.whl{_suffix}: a FIFO"),
         )
     )
+
+
+# --- wheels that say how much ------------------------------------------------------------------
+
+
+def _wheel(root: Path, name: str, members: Any) -> dict[str, Any]:
+    """A wheel of onnx 9.9.9 whose members are ``members(archive)``'s, and the folder the
+    case must leave empty."""
+    import zipfile
+
+    from onnx_arrow.corpus.wheels import DATA_PREFIX
+
+    folder = _fresh(root, f"wheels/{name}")
+    path = folder / "onnx-9.9.9-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("onnx/__init__.py", "")
+        members(archive, DATA_PREFIX)
+    return {"wheel": str(path), "dest": str(_fresh(root, f"wheel-out/{name}"))}
+
+
+def _bomb(archive: Any, prefix: str) -> None:
+    """Five members of 230 MiB of zeros each: a wheel of about 1 MiB expanding to 1.1 GiB."""
+    block = bytes(1 << 20)
+    for k in range(5):
+        with archive.open(f"{prefix}node/test_zeros/test_data_set_0/input_{k}.pb", "w") as out:
+            for _ in range(230):
+                out.write(block)
+
+
+def _many(archive: Any, prefix: str) -> None:
+    for k in range(100_001):
+        archive.writestr(f"{prefix}node/test_many/test_data_set_0/input_{k}.pb", b"")
+
+
+def _twice(archive: Any, prefix: str) -> None:
+    import warnings
+
+    name = f"{prefix}node/test_twice/test_data_set_0/input_0.pb"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile says it is a duplicate: that is the case
+        archive.writestr(name, b"first")
+        archive.writestr(name, b"second")
+
+
+for _name, _family, _members, _says in (
+    ("wheel-expands-past-the-total", "huge", _bomb, "expand to 1205862400 bytes"),
+    ("wheel-of-too-many-members", "huge", _many, "holds 100001 files of test data"),
+    ("wheel-member-named-twice", "names", _twice, "holds two members named"),
+):
+    CASES.append(
+        Case(
+            _family,
+            _name,
+            "wheel_data",
+            lambda root, n=_name, m=_members: _wheel(root, n, m),
+            Expect("ReleaseError", _says),
+            guard=(f"wheel-out/{_name}",),
+        )
+    )
