@@ -63,6 +63,8 @@ def store(path: str, op: str, case: str | None = None, dest: str | None = None) 
         s.model(name)
     elif op == "case_arrays":
         s.case_arrays(name)
+    elif op == "case_table":
+        s.case_table(name)
     elif op == "export":
         assert dest is not None
         return s.export(dest)

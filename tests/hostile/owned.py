@@ -241,3 +241,80 @@ for _name, _family, _members, _says in (
             guard=(f"wheel-out/{_name}",),
         )
     )
+
+
+# --- rows a store holds (left from the earlier campaigns) ---------------------------------------
+
+
+def _shape(shape: list[int], data: list[float] | None = None) -> Any:
+    """The tensor input's ``shape`` forged (and its elements, where given)."""
+
+    def change(t: Any) -> Any:
+        from hostile.families import _row, _set
+
+        i = _row(t, path_end="input_0.pb")
+        t = _set(t, "shape", i, shape)
+        return t if data is None else _set(t, "data_float", i, data)
+
+    return change
+
+
+def _model_changed(t: Any) -> Any:
+    """The tensor case's model row: a model that parses, of other bytes than the digest's."""
+    from onnx import ModelProto
+
+    from hostile.families import _row, _set
+
+    i = _row(t, path_end="model.onnx", role="model")
+    model = ModelProto.FromString(t.column("content")[i].as_py())
+    model.producer_name = "forged"
+    return _set(t, "content", i, model.SerializeToString())
+
+
+def _forged_case(name: str, change: Any, action: str, args: dict[str, Any], says: str) -> None:
+    def build(root: Path) -> dict[str, Any]:
+        from hostile.families import _dest, _forged
+
+        path = str(_forged(root, name, change))
+        extra = {"dest": _dest(root, name)} if args.get("op") == "export" else {}
+        return {"path": path, **args, **extra}
+
+    CASES.append(
+        Case(
+            "store-forged", name, action, build, Expect("CorpusError", says), guard=("forged-out",)
+        ),
+    )
+
+
+_NEGATIVE = "the tensor row's shape [-2, -3] holds a dim below 0"
+_ZERO = "declares more than 1099511627776 elements along its non-zero dims"
+for _op in ("case_arrays", "case_table", "export"):
+    _forged_case(
+        f"shape-negative-dims-{_op}",
+        _shape([-2, -3]),
+        "store",
+        {"op": _op, "case": "node/test_tensor"},
+        _NEGATIVE,
+    )
+    _forged_case(
+        f"shape-of-zero-elements-past-numpy-{_op}",
+        _shape([1 << 40, 1 << 40, 0], []),
+        "store",
+        {"op": _op, "case": "node/test_tensor"},
+        _ZERO,
+    )
+_forged_case("shape-negative-dims-rows", _shape([-2, -3]), "rows", {}, _NEGATIVE)
+_forged_case(
+    "model-row-changed-rows",
+    _model_changed,
+    "rows",
+    {},
+    "node/test_tensor/model.onnx: the file rebuilt from the rows is not the file imported",
+)
+_forged_case(
+    "model-row-changed-case",
+    _model_changed,
+    "store",
+    {"op": "model", "case": "node/test_tensor"},
+    "node/test_tensor/model.onnx: the file rebuilt from the rows is not the file imported",
+)
