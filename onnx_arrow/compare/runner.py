@@ -27,6 +27,7 @@ from typing import Any, Final
 from onnx import ModelProto
 
 from onnx_arrow._interrupt import deferred_interrupt
+from onnx_arrow.compare.deadlines import MAX_TIMEOUT
 from onnx_arrow.core.model import (
     NO_FOLLOW,
     OPEN_FLAGS,
@@ -123,10 +124,13 @@ for a literal brace)
                 f"the command is a {type(command).__name__}; give it as one string, as a shell line"
             )
         if timeout is not None and not (
-            isinstance(timeout, int | float) and 0 < timeout < float("inf")
+            isinstance(timeout, int | float)
+            and not isinstance(timeout, bool)
+            and 0 < timeout <= MAX_TIMEOUT
         ):
             raise CompareError(
-                f"the runner's timeout is {timeout!r}; give a number of seconds above 0, or None"
+                f"the runner's timeout is {timeout!r}; give a number of seconds above 0 and "
+                f"at most {MAX_TIMEOUT} (a week), or None"
             )
         self.command = command
         self.timeout = timeout

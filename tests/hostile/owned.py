@@ -318,3 +318,31 @@ _forged_case(
     {"op": "model", "case": "node/test_tensor"},
     "node/test_tensor/model.onnx: the file rebuilt from the rows is not the file imported",
 )
+
+
+# --- bounds of what a command line says --------------------------------------------------------
+
+
+def _timeout(value: str, command: str) -> Any:
+    def build(root: Path) -> dict[str, Any]:
+        from hostile.families import store_file
+
+        argv = [command, str(store_file(root)), "--timeout", value, "--case", "node/test_tensor"]
+        if command == "run":
+            argv.append(str(_fresh(root, f"timeout-out/{command}-{value}") / "out.parquet"))
+        return {"argv": argv}
+
+    return build
+
+
+for _command in ("compare", "run"):
+    for _value in ("1e10", "inf"):
+        CASES.append(
+            Case(
+                "bounds",
+                f"{_command}-timeout-{_value}",
+                "cli",
+                _timeout(_value, _command),
+                Expect(rc=1, where="give a number of seconds above 0 and at most 604800"),
+            )
+        )

@@ -75,6 +75,7 @@ def test_every_family_has_cases() -> None:
         "portable",
         "diff",
         "report-files",
+        "bounds",
     }
     assert {c.family for c in readers.MORE} <= families
     every = CASES + readers.MORE
