@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from hostile.families import _float_tensor, _fresh
 from hostile.harness import Case, Expect
 
@@ -344,5 +346,36 @@ for _command in ("compare", "run"):
                 "cli",
                 _timeout(_value, _command),
                 Expect(rc=1, where="give a number of seconds above 0 and at most 604800"),
+            )
+        )
+
+
+def _report_forged(column: str, values: Any) -> Any:
+    def build(root: Path) -> dict[str, Any]:
+        from hostile.readers import _column, _report_table, _report_with
+
+        table = _report_table(root)
+        typed = pa.list_(pa.int64()) if column == "ulp_histogram" else pa.int64()
+        forged = _column(table, column, pa.array(values, typed))
+        return {"path": _report_with(root, f"bounds-{column}-{values}", forged, None)}
+
+    return build
+
+
+for _column_name, _values, _says in (
+    ("n_elements", [-5], "row 0 has a negative n_elements"),
+    ("nan_mismatches", [-1], "row 0 has a negative nan_mismatches"),
+    ("n_beyond_tolerance", [-(1 << 40)], "row 0 has a negative n_beyond_tolerance"),
+    ("ulp_histogram", [[1, 2, 3]], "row 0 has a ulp_histogram whose length is not the 66"),
+    ("ulp_histogram", [[0] * 65 + [-3]], "row 0 has a negative count in its ulp_histogram"),
+):
+    for _action in ("read_report", "report"):
+        CASES.append(
+            Case(
+                "bounds",
+                f"report-{_column_name}-{len(str(_values))}-{_action}",
+                _action,
+                _report_forged(_column_name, _values),
+                Expect("CompareError", _says),
             )
         )
