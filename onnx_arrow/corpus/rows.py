@@ -24,7 +24,6 @@ from onnx import TypeProto
 
 from onnx_arrow.core.model import (
     DTYPES,
-    MAX_ELEMENTS,
     MESSAGE_CLASS,
     STATISTICS,
     TENSOR,
@@ -67,6 +66,7 @@ from onnx_arrow.corpus.format import (
     SCHEMA,
     TOLERANCE_COLUMNS,
     data_column,
+    shape_problem,
     store_order,
 )
 from onnx_arrow.corpus.sources import (
@@ -589,15 +589,8 @@ class _Columns:
         shape = self.plain["shape"][i]
         if dtype_name is None or shape is None:
             raise _damaged("a tensor row has no dtype or shape", where=where)
-        if any(d is None or d < 0 for d in shape):
-            raise _damaged(f"the tensor row's shape {shape} holds a dim below 0", where=where)
-        if math.prod(d for d in shape if d) > MAX_ELEMENTS:
-            # no tensor declares so much, even one of zero elements: numpy indexes none
-            raise _damaged(
-                f"the tensor row's shape {shape} declares more than {MAX_ELEMENTS} elements "
-                "along its non-zero dims",
-                where=where,
-            )
+        if (problem := shape_problem(shape)) is not None:
+            raise _damaged(f"the tensor row's shape {shape} {problem}", where=where)
         try:
             row = dtype_of(dtype_name)
         except OnnxArrowError as exc:
