@@ -524,3 +524,16 @@ def wheel_data(wheel: str, dest: str) -> dict:
     from onnx_arrow.corpus.wheels import extract_data
 
     return {"kinds": extract_data(wheel, dest)}
+
+
+def node_suite_cache(cache: str) -> dict:
+    """The node suite's cases through its cache file in ``cache`` (built as none when the
+    cache has no valid file), and what its file is after."""
+    import stat
+
+    os.environ["ONNX_ARROW_CACHE_DIR"] = cache
+    from onnx_arrow.corpus.cache import _file_name, cached_cases, suite_key
+
+    cases = cached_cases(list)
+    mode = os.lstat(Path(cache, _file_name(suite_key()))).st_mode
+    return {"cases": len(cases), "regular": stat.S_ISREG(mode)}

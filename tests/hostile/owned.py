@@ -379,3 +379,22 @@ for _column_name, _values, _says in (
                 Expect("CompareError", _says),
             )
         )
+
+
+def _node_suite_cache_fifo(root: Path) -> dict[str, Any]:
+    from onnx_arrow.corpus.cache import _file_name, suite_key
+
+    cache = _cache(root, "node-suite-fifo")
+    os.mkfifo(cache / _file_name(suite_key()))
+    return {"cache": str(cache)}
+
+
+CASES.append(
+    Case(
+        "fifo",
+        "node-suite-cache-file",
+        "node_suite_cache",
+        _node_suite_cache_fifo,
+        Expect(result={"cases": 0, "regular": True}),
+    )
+)
