@@ -10,19 +10,33 @@ import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import Final
 
 from onnx_arrow.errors import BackendTimeoutError, CompareError
 
-__all__ = ["check_timeout", "deadline"]
+__all__ = ["MAX_TIMEOUT", "check_timeout", "deadline"]
+
+
+#: The longest timeout of one data set, in seconds (a week): a finite range, which the
+#: timers that keep it (``setitimer``, a thread's ``Timer``) can all hold.
+MAX_TIMEOUT: Final = 7 * 24 * 3600
 
 
 def check_timeout(timeout: float | None) -> None:
-    """Refuse a timeout that is not a number of seconds above 0, or one this system cannot
-    keep (no ``SIGALRM``), before any work; None is no limit."""
+    """Refuse a timeout that is not a number of seconds above 0 and at most
+    :data:`MAX_TIMEOUT`, or one this system cannot keep (no ``SIGALRM``), before any
+    work; None is no limit."""
     if timeout is None:
         return
-    if not timeout > 0:
-        raise CompareError(f"timeout is {timeout}; give a number of seconds above 0")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise CompareError(
+            f"timeout is a {type(timeout).__name__}; give a number of seconds, or None"
+        )
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise CompareError(
+            f"timeout is {timeout}; give a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT} (a week), or no limit (None; --timeout 0)"
+        )
     if not hasattr(signal, "setitimer"):
         raise CompareError("a timeout needs a POSIX system (SIGALRM); pass None")
 

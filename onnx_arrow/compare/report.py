@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import onnx_arrow
+from onnx_arrow.compare.distribution import ULP_BINS
 from onnx_arrow.compare.plans import Rules
 from onnx_arrow.compare.runs import DataSetRun, kept_message, output_name
 from onnx_arrow.compare.serialize import serialized
@@ -459,7 +460,9 @@ def check_report(
 ) -> pa.Table:
     """A compare report as an Arrow table of :data:`REPORT_SCHEMA`, checked: every column
     there, each of its type (see :data:`REPORT_SCHEMA`), every row naming its case with a
-    status of :data:`STATUSES` and no negative ``data_set`` or ``index``; and what the
+    status of :data:`STATUSES`, no negative ``data_set``, ``index`` or count, a
+    ``ulp_histogram`` (where there is one) of :data:`~onnx_arrow.compare.distribution.ULP_BINS`
+    counts of 0 or more; and what the
     report was made from (``metadata``: a DataFrame's ``attrs["onnx_arrow"]``, a file's
     :data:`REPORT_METADATA_KEY` parsed) a JSON object whose ``store``, if any, lists the
     store's files, of a ``report_format`` up to :data:`REPORT_FORMAT` (1 if it says none:
@@ -525,19 +528,26 @@ def _as_table(report: object, where: str) -> pa.Table:
 
 
 def _check_rows(table: pa.Table, where: str) -> None:
-    """Every row names its case, has a known status, no negative data set or output."""
+    """Every row names its case, has a known status, no negative data set, output or
+    count, and a ULP histogram (where it has one) of :data:`ULP_BINS` counts of 0 or
+    more."""
 
     def first(mask: Any) -> int | None:
         hits = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
         return int(hits[0]) if hits.size else None
 
     case, status = table.column("case"), table.column("status")
+    histogram = table.column("ulp_histogram")
     checks = (
         (pc.is_null(case), "has no case"),
         (pc.invert(pc.fill_null(pc.is_in(status, pa.array(STATUSES)), False)),
          f"has a status that is not one of {', '.join(STATUSES)}"),
         (pc.fill_null(pc.less(table.column("data_set"), 0), False), "has a negative data_set"),
         (pc.fill_null(pc.less(table.column("index"), 0), False), "has a negative index"),
+        *((pc.fill_null(pc.less(table.column(name), 0), False), f"has a negative {name}")
+          for name in _COUNT_COLUMNS),
+        (pc.fill_null(pc.not_equal(pc.list_value_length(histogram), ULP_BINS), False),
+         f"has a ulp_histogram whose length is not the {ULP_BINS} bins of a ULP histogram"),
     )  # fmt: skip
     for mask, what in checks:
         row = first(mask)
@@ -545,6 +555,21 @@ def _check_rows(table: pa.Table, where: str) -> None:
             raise CompareError(
                 f"row {row} {what}; the report was changed after it was written", where=where
             )
+    negative = first(pc.fill_null(pc.less(pc.list_flatten(histogram), 0), False))
+    if negative is not None:
+        row = int(pc.list_parent_indices(histogram)[negative].as_py())
+        raise CompareError(
+            f"row {row} has a negative count in its ulp_histogram; the report was changed "
+            "after it was written",
+            where=where,
+        )
+
+
+#: The columns that count (elements, NaN, data): none of them is below 0.
+_COUNT_COLUMNS: Final = (
+    "n_beyond_tolerance", "nan_expected", "nan_actual", "ulp_budget", "n_elements",
+    "nan_mismatches", "inf_mismatches",
+)  # fmt: skip
 
 
 def check_made(made: object, *, where: str) -> dict[str, Any]:

@@ -10,10 +10,12 @@ process or on an engine (it pickles as its command and timeout).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shlex
 import shutil
 import signal
+import stat
 import string
 import subprocess
 import sys
@@ -25,7 +27,10 @@ from typing import Any, Final
 from onnx import ModelProto
 
 from onnx_arrow._interrupt import deferred_interrupt
+from onnx_arrow.compare.deadlines import MAX_TIMEOUT
 from onnx_arrow.core.model import (
+    NO_FOLLOW,
+    OPEN_FLAGS,
     decode_value,
     graph_values,
     kind_of_type,
@@ -119,10 +124,13 @@ for a literal brace)
                 f"the command is a {type(command).__name__}; give it as one string, as a shell line"
             )
         if timeout is not None and not (
-            isinstance(timeout, int | float) and 0 < timeout < float("inf")
+            isinstance(timeout, int | float)
+            and not isinstance(timeout, bool)
+            and 0 < timeout <= MAX_TIMEOUT
         ):
             raise CompareError(
-                f"the runner's timeout is {timeout!r}; give a number of seconds above 0, or None"
+                f"the runner's timeout is {timeout!r}; give a number of seconds above 0 and "
+                f"at most {MAX_TIMEOUT} (a week), or None"
             )
         self.command = command
         self.timeout = timeout
@@ -157,7 +165,7 @@ for a literal brace)
             argv = [word.format(**{k: str(v) for k, v in places.items()}) for word in self.words]
             stderr = folder / "stderr.txt"
             self._run(argv, folder, stderr)
-            return _read_outputs(model, places["outputs"], stderr)
+            return _read_outputs(model, folder, places["outputs"].relative_to(folder), stderr)
 
     def _run(self, argv: list[str], folder: Path, stderr: Path) -> None:
         """Run ``argv`` in ``folder`` to its end (or kill its process group)."""
@@ -304,16 +312,81 @@ def _alive(pid: int) -> bool:
 
 
 def _remove(path: Path) -> None:
-    """Remove the folder, what the command left unwritable in it too."""
-    shutil.rmtree(path, ignore_errors=True)
+    """Remove the folder, what the command left unwritable in it too; never through a
+    link (a link put in its place is removed, not what it names), never changing the
+    permissions of anything outside it."""
+    shutil.rmtree(path, ignore_errors=True)  # follows no link (it walks open folders)
+    if path.is_symlink():
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return
     if path.exists():
         with contextlib.suppress(OSError):
-            os.chmod(path, 0o700)
-        for folder, names, _ in os.walk(path):  # top down: a folder opened before its walk
-            for name in names:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(folder, name), 0o700)
+            fd = os.open(path, _FOLDER_FLAGS)
+            try:
+                _unlock(fd, _MAX_DEPTH)
+            finally:
+                os.close(fd)
         shutil.rmtree(path, ignore_errors=True)
+
+
+#: Opening a folder of the runner's: a folder itself, never a link to one.
+_FOLDER_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NO_FOLLOW | getattr(os, "O_CLOEXEC", 0)
+)
+#: How deep :func:`_unlock` goes into what a command left (deeper folders stay).
+_MAX_DEPTH: Final = 64
+
+
+def _unlock(fd: int, depth: int) -> None:
+    """Make the open folder ``fd`` and the folders below it writable by their owner,
+    each opened without following a link, so that no permission outside changes."""
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o700)
+    if depth <= 0:
+        return
+    with contextlib.suppress(OSError), os.scandir(fd) as entries:
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(OSError):
+                inner = os.open(entry.name, _FOLDER_FLAGS, dir_fd=fd)
+                try:
+                    _unlock(inner, depth - 1)
+                finally:
+                    os.close(inner)
+
+
+def _open_below(root: Path, rel: Path) -> int:
+    """The folder ``root / rel`` opened, each folder on the way opened without following
+    a link: what is read through it is below ``root``, whatever the command put there.
+
+    Raises
+    ------
+    OnnxArrowError
+        Naming the first folder on the way that is a link or not a folder.
+    """
+    fd, named = -1, root
+    try:
+        fd = os.open(root, _FOLDER_FLAGS)
+        for n, part in enumerate(rel.parts):
+            named = Path(*rel.parts[: n + 1])
+            inner = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except OSError as exc:
+        if fd != -1:
+            os.close(fd)
+        what = "a link or not a folder" if exc.errno in _NOT_A_FOLDER else exc.strerror
+        raise OnnxArrowError(
+            f"the folder {named} is {what}: the runner's folders are read only as made, "
+            "never through a link; write output_K.pb into the folder {outputs} names"
+        ) from None
+    return fd
+
+
+#: What opening a link or a file as a folder fails with (``O_NOFOLLOW``, ``O_DIRECTORY``).
+_NOT_A_FOLDER: Final = frozenset({errno.ELOOP, errno.ENOTDIR})
 
 
 def _write_case(
@@ -345,22 +418,42 @@ def _write_case(
     return {"model": case / "model.onnx", "inputs": data, "outputs": outputs, "case": case}
 
 
-def _read_outputs(model: ModelProto, folder: Path, stderr: Path) -> list[Any]:
-    """The ``output_K.pb`` files of ``folder`` as the model declares its outputs."""
+def _read_outputs(model: ModelProto, root: Path, rel: Path, stderr: Path) -> list[Any]:
+    """The ``output_K.pb`` files of the folder ``root / rel`` as the model declares its
+    outputs (read below ``root`` only)."""
+    try:
+        folder = _open_below(root, rel)
+    except OnnxArrowError as exc:
+        raise RunnerError(
+            f"the command exited with status 0 but {exc.message}{_tail(stderr)}"
+        ) from None
+    try:
+        return _read_output_files(model, folder, stderr)
+    finally:
+        os.close(folder)
+
+
+def _read_output_files(model: ModelProto, folder: int, stderr: Path) -> list[Any]:
+    """The ``output_K.pb`` files of the open folder ``folder``."""
     values: list[Any] = []
     problems: list[str] = []
     for k, info in enumerate(graph_values(model, "output")):
-        path = folder / f"output_{k}.pb"
-        where = f"output_{k}.pb ({info.name})"
-        if not path.exists() and not path.is_symlink():
+        name = f"output_{k}.pb"
+        where = f"{name} ({info.name})"
+        try:
+            os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
             problems.append(f"{where} is missing")
             continue
+        except OSError:
+            pass  # read_regular_file says what it is
         try:
             data = read_regular_file(
-                str(path),
+                name,
                 max_bytes=MAX_FILE_BYTES,
                 where=where,
                 fix="write each output as a regular file",
+                dir_fd=folder,
             )
         except OnnxArrowError as exc:
             problems.append(str(exc))
@@ -402,11 +495,20 @@ def _ended(status: int) -> str:
 
 
 def _tail(stderr: Path) -> str:
-    """The last lines of the command's stderr, for an error (nothing when it is empty)."""
+    """The last lines of the command's stderr, for an error (nothing when it is empty, or
+    when the command put anything but a regular file of its own in its place)."""
     try:
-        with open(stderr, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - _TAIL_CHARS))
-            text = f.read().decode("utf-8", "replace")
+        folder = os.open(stderr.parent, _FOLDER_FLAGS)
+        try:
+            fd = os.open(stderr.name, OPEN_FLAGS | NO_FOLLOW, dir_fd=folder)
+        finally:
+            os.close(folder)
+        with open(fd, "rb") as f:
+            size = os.fstat(fd).st_size
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return ""
+            f.seek(max(0, size - _TAIL_CHARS))
+            text = f.read(_TAIL_CHARS).decode("utf-8", "replace")
     except OSError:
         return ""
     lines = text.rstrip().splitlines()[-STDERR_TAIL_LINES:]

@@ -79,16 +79,20 @@ def read_regular_file(
     max_bytes: int,
     where: str,
     fix: str = "a corpus holds regular files only: remove it from the corpus",
+    dir_fd: int | None = None,
 ) -> bytes:
     """The bytes of a regular file of at most ``max_bytes``; anything else (FIFO, device,
     symlink) is refused, with ``fix`` saying what to do.
+
+    ``dir_fd``: an open folder that a relative ``path`` is taken in (as ``os.open``
+    takes it), so that no link above the file is followed.
 
     Raises :class:`~onnx_arrow.errors.CorpusError` located at ``where``: the file cannot
     be opened, is not regular, is over the cap, does not fit in memory or shrinks while
     being read.
     """
     try:
-        fd = os.open(path, OPEN_FLAGS | NO_FOLLOW)
+        fd = os.open(path, OPEN_FLAGS | NO_FOLLOW, dir_fd=dir_fd)
     except OSError as exc:
         raise CorpusError(f"cannot open ({exc.strerror}); {fix}", where=where) from None
     try:

@@ -32,10 +32,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
+from onnx_arrow.core.model import read_regular_file
+from onnx_arrow.errors import OnnxArrowError
+
 __all__ = ["cache_folder", "cached_cases", "suite_key"]
 
 _MAGIC: Final = b"onnx-arrow node-suite cache 2\n"
 _LENGTH_BYTES: Final = 8
+#: The largest cache file read (onnx's node suite takes some tens of MiB).
+_MAX_BYTES: Final = 4 << 30
 _OFF: Final = frozenset({"off", "0", "no", "false", ""})
 
 #: What a case is built from and gives back: (name, kind, [(path, bytes)], model path, and
@@ -90,10 +95,12 @@ def _digest(data: bytes | memoryview) -> str:
 
 
 def _read(path: Path, key: dict[str, Any]) -> list[CaseParts] | None:
-    """The cases of a cache file, or None if it is missing or fails any check."""
+    """The cases of a cache file, or None if it is missing or fails any check (a FIFO, a
+    link or anything but a regular file in its place too: opened without blocking, it is
+    replaced by the file written next)."""
     try:
-        blob = path.read_bytes()
-    except OSError:
+        blob = read_regular_file(str(path), max_bytes=_MAX_BYTES, where=str(path))
+    except OnnxArrowError:
         return None
     head = len(_MAGIC) + _LENGTH_BYTES
     if len(blob) < head or not blob.startswith(_MAGIC):

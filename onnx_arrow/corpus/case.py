@@ -27,6 +27,7 @@ from onnx import ModelProto
 
 from onnx_arrow.core.model import graph_values
 from onnx_arrow.corpus.arguments import check_model, checked_items
+from onnx_arrow.corpus.digest import check_digest
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
 from onnx_arrow.corpus.rows import StoredValue, contradictions
 from onnx_arrow.corpus.sources import (
@@ -374,15 +375,21 @@ def parse_model_row(rows: pa.Table, row: int, *, where: str) -> ModelProto:
     """The model of row ``row`` of a case's rows (``path`` and ``content``), parsed;
     ``where`` is the case (``STORE: CASE``), errors name the model's path after it.
 
+    Where the rows have a ``digest`` column, the model's bytes are checked against it as
+    a value's file is, so that a model changed after the store was written is refused.
+
     Raises
     ------
     CorpusError
-        If the row has no content, or it does not parse.
+        If the row has no content, it is not the file imported (its digest), or it does
+        not parse.
     """
     content = rows.column("content")[row].as_py()
     path = rows.column("path")[row].as_py()
     if content is None:
         raise CorpusError("the model row has no content", where=f"{where}: {path}")
+    if "digest" in rows.column_names:
+        check_digest(content, rows.column("digest")[row].as_py(), where=f"{where}: {path}")
     try:
         return ModelProto.FromString(content)
     except Exception as exc:  # protobuf's DecodeError

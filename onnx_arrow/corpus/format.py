@@ -8,13 +8,21 @@ the docs page is generated from them.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import pyarrow as pa
 
-from onnx_arrow.core.model import DTYPES, DType, element_type, load_json, storage_type
+from onnx_arrow.core.model import (
+    DTYPES,
+    MAX_ELEMENTS,
+    DType,
+    element_type,
+    load_json,
+    storage_type,
+)
 from onnx_arrow.corpus.sources import CorpusError, CorpusFile, Slot
 
 __all__ = [
@@ -33,6 +41,7 @@ __all__ = [
     "data_storage_dtype",
     "format_schemas",
     "parse_metadata",
+    "shape_problem",
     "store_order",
 ]
 
@@ -286,3 +295,14 @@ def store_order(files: Sequence[CorpusFile], slots: Mapping[str, Slot]) -> list[
         else:
             keys.append((first.setdefault(slot.data_set, i), slot.io != "output", i))
     return [files[k[2]] for k in sorted(keys)]
+
+
+def shape_problem(shape: Sequence[int | None]) -> str | None:
+    """What is wrong with a tensor row's ``shape`` column, or None: a dim that is null or
+    below 0, or non-zero dims that declare more than ``MAX_ELEMENTS`` elements (no tensor
+    declares so many; numpy gives no array of such a shape, even one of 0 elements)."""
+    if any(d is None or d < 0 for d in shape):
+        return "holds a dim below 0"
+    if math.prod(d for d in shape if d) > MAX_ELEMENTS:
+        return f"declares more than {MAX_ELEMENTS} elements along its non-zero dims"
+    return None

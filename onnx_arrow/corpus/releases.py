@@ -45,7 +45,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 import onnx_arrow
@@ -67,9 +67,11 @@ from onnx_arrow.corpus.wheels import (
     checked_digest,
     extract_data,
     fetch_wheel,
+    read_record,
     record_digest,
     releases_folder,
     sha256_of,
+    write_record,
 )
 from onnx_arrow.errors import ReleaseError, UnsupportedTypeError
 
@@ -499,23 +501,46 @@ def _store_key(release: Release) -> str:
 def _index_store(folder: Path, release: Release, path: Path) -> None:
     index = folder / "index.json"
     try:
-        known = json.loads(index.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        known = json.loads(read_record(index) or "{}")
+    except (ReleaseError, ValueError):
+        known = {}  # written anew in its place
+    if not isinstance(known, dict):
         known = {}
     known[_store_key(release)] = path.name
-    index.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_record(index, json.dumps(known, indent=1, sort_keys=True) + "\n")
 
 
 def _cached_store(folder: Path, release: Release) -> Path | None:
-    """The cached store of a release, its digest checked; None if none was built."""
+    """The cached store of a release, its digest checked; None if none was built.
+
+    Raises
+    ------
+    ReleaseError
+        The index names anything but a plain file name of the folder (``../..``), or is
+        not a regular file (a FIFO); the store's digest differs.
+    """
+    index = folder / "index.json"
     try:
-        known = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        known = json.loads(read_record(index) or "{}")
+    except ValueError:
         return None
     name = known.get(_store_key(release)) if isinstance(known, dict) else None
-    if not isinstance(name, str) or not (folder / name).is_file():
+    if not isinstance(name, str):
         return None
+    if (
+        name != PurePosixPath(name).name
+        or name in ("", ".", "..")
+        or any(c in name for c in "/\\\0")
+        or not name.endswith(".parquet")
+    ):
+        raise ReleaseError(
+            f"names the store {name!r}, not a file of the cache's stores folder; delete "
+            "it, and the stores are indexed again as they are built",
+            where=str(index),
+        )
     path = folder / name
+    if not path.exists() and not path.is_symlink():
+        return None
     checked_digest(path)
     return path
 

@@ -66,6 +66,7 @@ from onnx_arrow.corpus.format import (
     SCHEMA,
     TOLERANCE_COLUMNS,
     data_column,
+    shape_problem,
     store_order,
 )
 from onnx_arrow.corpus.sources import (
@@ -588,6 +589,8 @@ class _Columns:
         shape = self.plain["shape"][i]
         if dtype_name is None or shape is None:
             raise _damaged("a tensor row has no dtype or shape", where=where)
+        if (problem := shape_problem(shape)) is not None:
+            raise _damaged(f"the tensor row's shape {shape} {problem}", where=where)
         try:
             row = dtype_of(dtype_name)
         except OnnxArrowError as exc:

@@ -416,7 +416,9 @@ class Store:
 
     def model(self, case: str) -> ModelProto:
         """The model of a case (parsed as :meth:`case` parses it, its values not read)."""
-        table = self.read_case(case, ["path", "role", "content"])
+        part = self._case_part.get(case) if isinstance(case, str) else None
+        checked = part is not None and "digest" not in self._parts[part].missing
+        table = self.read_case(case, ["path", "role", "content", *(["digest"] * checked)])
         roles = table.column("role").to_pylist()
         if "model" not in roles:
             raise CorpusError("the case has no model", where=f"{self.path}: {case}")

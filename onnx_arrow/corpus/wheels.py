@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import urllib.error
 import urllib.parse
@@ -33,24 +34,30 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
+from onnx_arrow.core.model import NO_FOLLOW, OPEN_FLAGS, file_kind, read_regular_file
 from onnx_arrow.corpus.cache import cache_folder
 from onnx_arrow.corpus.pip_index import PYPI, pip_index_url
 from onnx_arrow.corpus.sources import MAX_FILE_BYTES
-from onnx_arrow.errors import ReleaseError
+from onnx_arrow.errors import CorpusError, ReleaseError
 
 __all__ = [
     "DATA_PREFIX",
     "INDEX_URL",
+    "MAX_DATA_BYTES",
+    "MAX_DATA_MEMBERS",
+    "MAX_RECORD_BYTES",
     "WHEEL_NAME",
     "Wheel",
     "checked_digest",
     "extract_data",
     "fetch_wheel",
     "index_url",
+    "read_record",
     "record_digest",
     "releases_folder",
     "sha256_of",
     "version_key",
+    "write_record",
 ]
 
 #: Where a wheel holds the test data.
@@ -206,24 +213,80 @@ def version_key(version: str) -> tuple[tuple[int, str], ...]:
 
 
 def sha256_of(path: Path) -> str:
+    """The sha256 of the regular file ``path`` (opened without blocking and without
+    following a final link: a FIFO or a link in its place is an error that names it)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    try:
+        fd = os.open(path, OPEN_FLAGS | NO_FOLLOW)
+    except OSError as exc:
+        raise ReleaseError(
+            f"cannot open ({exc.strerror}); give or keep a regular file", where=str(path)
+        ) from None
+    with open(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ReleaseError(
+                f"{file_kind(mode)}, not a regular file; delete it, and it is fetched or "
+                "built again",
+                where=str(path),
+            )
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
+#: Largest file of the cache read whole: a ``.sha256``, ``.url`` or ``index.json`` file.
+MAX_RECORD_BYTES: Final = 1 << 20
+
+
+def read_record(path: Path) -> str | None:
+    """The text of a small file of the cache (UTF-8); None if there is none.  Anything but
+    a regular file (a FIFO, a link, a folder) is an error that names it, never a wait.
+
+    Raises
+    ------
+    ReleaseError
+        Located at ``path``: not a regular file, larger than :data:`MAX_RECORD_BYTES`, not
+        UTF-8.
+    """
+    if not path.exists() and not path.is_symlink():
+        return None
+    fix = "the cache holds regular files only: delete it, and it is fetched or built again"
+    try:
+        data = read_regular_file(str(path), max_bytes=MAX_RECORD_BYTES, where=str(path), fix=fix)
+        return data.decode("utf-8")
+    except CorpusError as exc:
+        raise ReleaseError(exc.message, where=str(path)) from None
+    except UnicodeDecodeError:
+        raise ReleaseError(f"not UTF-8 text; {fix}", where=str(path)) from None
+
+
+def write_record(path: Path, text: str) -> None:
+    """Write a small file of the cache whole or not at all, in place of whatever is there
+    (a FIFO or a link is replaced, never written through)."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+        tmp = ""
+    finally:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
 def checked_digest(path: Path) -> str:
     """The sha256 of a cached file, checked against the one recorded beside it."""
     record = path.with_name(path.name + ".sha256")
-    try:
-        recorded = record.read_text(encoding="ascii").split()[0]
-    except (OSError, IndexError, UnicodeDecodeError):
+    text = read_record(record)
+    recorded = text.split()[0] if text is not None and text.split() else None
+    if recorded is None:
         raise ReleaseError(
             f"no digest recorded beside it ({record.name}); delete it, and it is fetched or "
             "built again",
             where=str(path),
-        ) from None
+        )
     got = sha256_of(path)
     if got != recorded:
         raise ReleaseError(
@@ -235,7 +298,25 @@ def checked_digest(path: Path) -> str:
 
 
 def record_digest(path: Path, sha256: str) -> None:
-    path.with_name(path.name + ".sha256").write_text(f"{sha256}  {path.name}\n", encoding="ascii")
+    write_record(path.with_name(path.name + ".sha256"), f"{sha256}  {path.name}\n")
+
+
+def _plain_name(name: str, url: str) -> str:
+    """``name``, a wheel's file name as the index states it, if it is a plain file name
+    (nothing that names a folder, ``..``, a separator or a control character)."""
+    if (
+        not WHEEL_NAME.fullmatch(name)
+        or name != PurePosixPath(name).name
+        or any(c in name for c in "/\\\0")
+        or any(ord(c) < 32 for c in name)
+        or name.startswith(".")
+    ):
+        raise ReleaseError(
+            f"the package index names a wheel {name!r}, not a plain file name of a wheel; "
+            "point ONNX_ARROW_INDEX_URL at an index that serves onnx's own wheels",
+            where=url,
+        )
+    return name
 
 
 def fetch_wheel(version: str, *, offline: bool = False) -> Wheel:
@@ -260,7 +341,8 @@ def fetch_wheel(version: str, *, offline: bool = False) -> Wheel:
             f"it: run once without --offline, or pass a wheel: @onnx=PATH/onnx-{version}-....whl"
         )
     chosen = min(_index_files(version), key=lambda f: (f.get("size") or 0, f["filename"]))
-    name, url = chosen["filename"], chosen.get("url")
+    name = _plain_name(chosen["filename"], f"{index_url()}/onnx/")
+    url = chosen.get("url")
     expected = (chosen.get("hashes") or {}).get("sha256")
     if not isinstance(url, str) or not isinstance(expected, str):
         raise ReleaseError(f"the index states no url or sha256 of {name}; cannot check it")
@@ -270,7 +352,7 @@ def fetch_wheel(version: str, *, offline: bool = False) -> Wheel:
     path = target_folder / name
     got = _download(url, path, expected)
     record_digest(path, got)
-    path.with_name(name + ".url").write_text(url + "\n", encoding="utf-8")
+    write_record(path.with_name(name + ".url"), url + "\n")
     return Wheel(path, version, got, url)
 
 
@@ -324,51 +406,32 @@ def _download(url: str, path: Path, expected: str) -> str:
 
 
 def _recorded_url(path: Path) -> str | None:
-    try:
-        return path.with_name(path.name + ".url").read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
+    text = read_record(path.with_name(path.name + ".url"))
+    return None if text is None else text.strip() or None
 
 
 def extract_data(wheel: str | os.PathLike[str], dest: str | os.PathLike[str]) -> list[str]:
     """Write the wheel's ``onnx/backend/test/data`` tree into the folder ``dest``, byte for
     byte; the kind folders it holds, sorted.
 
+    Every member is checked before anything is written: at most :data:`MAX_DATA_MEMBERS`
+    files of test data holding at most :data:`MAX_DATA_BYTES` together (as the archive
+    states them; no member gives more than it states), each a name of its own.
+
     Raises
     ------
     ReleaseError
-        If the file is not a zip archive, holds no test data, or a member whose name
-        would write outside ``dest`` or that is larger than a corpus file may be.
+        If the file is not a zip archive, holds no test data, two members of one name,
+        more test data than the bounds above, or a member whose name would write outside
+        ``dest`` or that is larger than a corpus file may be.
     """
     where = os.fspath(wheel)
     root = Path(dest)
-    kinds: set[str] = set()
     try:
         with zipfile.ZipFile(wheel) as archive:
-            members = [
-                m
-                for m in archive.infolist()
-                if m.filename.startswith(DATA_PREFIX) and not m.is_dir()
-            ]
-            if not members:
-                raise ReleaseError(
-                    f"holds no test data ({DATA_PREFIX}); onnx's wheels ship it from 1.2 on: "
-                    "pass a wheel of onnx itself",
-                    where=where,
-                )
-            for member in members:
-                rel = PurePosixPath(member.filename[len(DATA_PREFIX) :])
-                if rel.is_absolute() or ".." in rel.parts or "\\" in member.filename:
-                    raise ReleaseError(
-                        f"member {member.filename!r} names a file outside the test data",
-                        where=where,
-                    )
-                if member.file_size > MAX_FILE_BYTES:
-                    raise ReleaseError(
-                        f"member {member.filename!r} holds {member.file_size} bytes, more than "
-                        "a corpus file may",
-                        where=where,
-                    )
+            members = _data_members(archive, where)
+            kinds: set[str] = set()
+            for member, rel in members:
                 kinds.add(rel.parts[0] if len(rel.parts) > 1 else "")
                 target = root.joinpath(*rel.parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -377,3 +440,62 @@ def extract_data(wheel: str | os.PathLike[str], dest: str | os.PathLike[str]) ->
     except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
         raise ReleaseError(f"not a wheel (a zip archive): {exc}", where=where) from None
     return sorted(k for k in kinds if k)
+
+
+#: Most files of test data a wheel may hold (onnx's hold a few thousand).
+MAX_DATA_MEMBERS: Final = 100_000
+#: Most bytes of test data a wheel may expand to (onnx's hold some tens of MiB).
+MAX_DATA_BYTES: Final = 1 << 30
+
+
+def _data_members(
+    archive: zipfile.ZipFile, where: str
+) -> list[tuple[zipfile.ZipInfo, PurePosixPath]]:
+    """The members of the test data and their paths below it, every bound checked."""
+    seen: set[str] = set()
+    for member in archive.infolist():
+        if member.filename in seen:
+            raise ReleaseError(
+                f"holds two members named {member.filename!r}; a wheel names each file "
+                "once: pass a wheel of onnx itself",
+                where=where,
+            )
+        seen.add(member.filename)
+    members = [
+        m for m in archive.infolist() if m.filename.startswith(DATA_PREFIX) and not m.is_dir()
+    ]
+    if not members:
+        raise ReleaseError(
+            f"holds no test data ({DATA_PREFIX}); onnx's wheels ship it from 1.2 on: "
+            "pass a wheel of onnx itself",
+            where=where,
+        )
+    if len(members) > MAX_DATA_MEMBERS:
+        raise ReleaseError(
+            f"holds {len(members)} files of test data, more than the {MAX_DATA_MEMBERS} a "
+            "wheel may: pass a wheel of onnx itself",
+            where=where,
+        )
+    total = sum(m.file_size for m in members)
+    if total > MAX_DATA_BYTES:
+        raise ReleaseError(
+            f"its test data expand to {total} bytes, more than the {MAX_DATA_BYTES} a wheel "
+            "may: pass a wheel of onnx itself",
+            where=where,
+        )
+    checked = []
+    for member in members:
+        rel = PurePosixPath(member.filename[len(DATA_PREFIX) :])
+        if rel.is_absolute() or ".." in rel.parts or "\\" in member.filename:
+            raise ReleaseError(
+                f"member {member.filename!r} names a file outside the test data",
+                where=where,
+            )
+        if member.file_size > MAX_FILE_BYTES:
+            raise ReleaseError(
+                f"member {member.filename!r} holds {member.file_size} bytes, more than "
+                "a corpus file may",
+                where=where,
+            )
+        checked.append((member, rel))
+    return checked

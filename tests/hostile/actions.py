@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,8 @@ def store(path: str, op: str, case: str | None = None, dest: str | None = None) 
         s.model(name)
     elif op == "case_arrays":
         s.case_arrays(name)
+    elif op == "case_table":
+        s.case_table(name)
     elif op == "export":
         assert dest is not None
         return s.export(dest)
@@ -447,3 +451,89 @@ def read_report(path: str) -> dict:
     from onnx_arrow.compare.report import read_report as read
 
     return {"rows": len(read(path).to_pandas())}
+
+
+# --- runners and the release cache (the folders onnx-arrow owns) ----------------------------
+
+
+def runner(command: str, scratch: str, modes: list[str] | None = None) -> dict:
+    """A :class:`~onnx_arrow.compare.CommandRunner` of ``command`` on an Abs model (its
+    temporary folders in ``scratch``); the modes of ``modes`` after, and the folders it
+    left there (made removable again first: the command may have locked one)."""
+    import subprocess
+    import tempfile
+
+    from onnx import helper
+
+    from onnx_arrow.compare import CommandRunner
+
+    graph = helper.make_graph(
+        [helper.make_node("Abs", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    tempfile.tempdir = scratch
+    try:
+        values = CommandRunner(command, timeout=10)(model, {"x": np.ones(3, np.float32)})
+    finally:
+        tempfile.tempdir = None
+        after = {p: oct(os.stat(p).st_mode & 0o777) for p in modes or []}
+        left = sorted(os.listdir(scratch))
+        subprocess.run(["chattr", "-R", "-i", scratch], capture_output=True, check=False)
+        for name in left:
+            shutil.rmtree(Path(scratch, name), ignore_errors=True)
+        if any(mode != oct(0o755) for mode in after.values()):
+            raise AssertionError(f"the modes changed outside: {after}")
+    return {"outputs": len(values), "left": left}
+
+
+def release(op: str, cache: str, wheel: str | None = None, name: str | None = None) -> dict:
+    """In the release cache ``cache``: ``store``, the cached store of ``@onnx==9.9.9``;
+    ``wheel``, the cached wheel of onnx 9.9.9; ``fetch``, onnx 9.9.9 fetched from a package
+    index on this machine that serves ``wheel`` under the file name ``name``."""
+    os.environ["ONNX_ARROW_CACHE_DIR"] = cache
+    os.environ["ONNX_ARROW_INDEX_URL"] = "http://127.0.0.1:9/simple"
+    from onnx_arrow.corpus.releases import open_release_store
+    from onnx_arrow.corpus.wheels import fetch_wheel
+
+    if op == "store":
+        with open_release_store("@onnx==9.9.9", offline=True) as path:
+            return {"path": str(path)}
+    if op == "wheel":
+        return {"path": str(fetch_wheel("9.9.9", offline=True).path)}
+    from release_helpers import LocalIndex
+
+    class Renamed(LocalIndex):
+        def page(self) -> tuple[bytes, str]:
+            body, kind = super().page()
+            return body.replace(Path(str(wheel)).name.encode(), str(name).encode(), 1), kind
+
+    index = Renamed()
+    try:
+        index.add(Path(str(wheel)))
+        os.environ["ONNX_ARROW_INDEX_URL"] = index.url
+        return {"path": str(fetch_wheel("9.9.9").path)}
+    finally:
+        index.close()
+
+
+def wheel_data(wheel: str, dest: str) -> dict:
+    """The test data of ``wheel`` extracted into ``dest``."""
+    from onnx_arrow.corpus.wheels import extract_data
+
+    return {"kinds": extract_data(wheel, dest)}
+
+
+def node_suite_cache(cache: str) -> dict:
+    """The node suite's cases through its cache file in ``cache`` (built as none when the
+    cache has no valid file), and what its file is after."""
+    import stat
+
+    os.environ["ONNX_ARROW_CACHE_DIR"] = cache
+    from onnx_arrow.corpus.cache import _file_name, cached_cases, suite_key
+
+    cases = cached_cases(list)
+    mode = os.lstat(Path(cache, _file_name(suite_key()))).st_mode
+    return {"cases": len(cases), "regular": stat.S_ISREG(mode)}

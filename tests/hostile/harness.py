@@ -271,10 +271,10 @@ def main() -> None:
     import tempfile
 
     from hostile import families as first
-    from hostile import readers
+    from hostile import owned, readers
 
     families = set(sys.argv[1:])
-    every = first.CASES + readers.CASES + readers.MORE
+    every = first.CASES + readers.CASES + readers.MORE + owned.CASES
     chosen = [c for c in every if not families or c.family in families]
     with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
         outcomes = run_cases(chosen, Path(tmp))

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hostile import families, readers
+from hostile import families, owned, readers
 from hostile.harness import Case, Expect, Outcome, run_cases
 
-CASES = families.CASES + readers.CASES
+CASES = families.CASES + readers.CASES + owned.CASES
 
 
 def _param(case: Case) -> object:
@@ -75,6 +75,7 @@ def test_every_family_has_cases() -> None:
         "portable",
         "diff",
         "report-files",
+        "bounds",
     }
     assert {c.family for c in readers.MORE} <= families
     every = CASES + readers.MORE
