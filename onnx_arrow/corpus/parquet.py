@@ -224,10 +224,14 @@ class StoreFile:
             self._path,
             self._schema,
             compression=options.compression,
+            # snappy, lz4 and none take no level, and pyarrow refuses one given them
             compression_level={
                 p: _float_level(options, floats[p]) if p in floats else options.compression_level
                 for p in _LEAVES
-            },
+            }
+            if options.compression.lower() != "none"
+            and pa.Codec.supports_compression_level(options.compression)
+            else None,
             # dictionaries of tensor data defeat zstd: repeated tensors compress to nothing
             # only while their bytes stay in one long page
             use_dictionary=[name for name in SCHEMA.names if name not in DATA_COLUMNS],

@@ -186,6 +186,19 @@ def test_every_column_is_compressed(tmp_path):
     }
 
 
+@pytest.mark.parametrize("compression", ["snappy", "gzip", "brotli", "lz4", "none"])
+def test_a_store_takes_every_compression(tmp_path, compression):
+    """Codecs with levels and without (snappy, lz4, none take none)."""
+    out = tmp_path / "store.parquet"
+    case = float_case("node/test_f", 1000)
+    write_store([case], out, options=WriteOptions(compression=compression))
+    group = pq.ParquetFile(out).metadata.row_group(0)
+    codecs = {group.column(j).compression for j in range(group.num_columns)}
+    assert codecs == {"UNCOMPRESSED" if compression == "none" else compression.upper()}
+    got = Store(out).case_files("node/test_f")
+    assert {f.path: f.data for f in got} == {f.path: f.data for f in case.files}
+
+
 def test_what_holds_values():
     lists = pa.list_(pa.float32())
     assert not _holds_values(pa.chunked_array([pa.array([None, None], lists)]))
