@@ -41,7 +41,17 @@ def _deterministic(df: pd.DataFrame) -> pd.DataFrame:
     return df[keep].reset_index(drop=True)
 
 
-@pytest.mark.parametrize(("engine", "jobs"), [(None, 2), ("processes", 2), ("dask", 2), ("ray", 2)])
+@pytest.mark.parametrize(
+    ("engine", "jobs"),
+    [
+        (None, 2),
+        ("processes", 2),
+        # the node suite on Dask's and Ray's clusters: 7 to 13 s each; both engines keep
+        # their default tests below (a crashed worker, the timeout)
+        pytest.param("dask", 2, marks=pytest.mark.slow),
+        pytest.param("ray", 2, marks=pytest.mark.slow),
+    ],
+)
 def test_a_parallel_compare_of_the_node_suite_is_the_serial_one(
     node_store: Path, serial: pd.DataFrame, engine: str | None, jobs: int
 ) -> None:

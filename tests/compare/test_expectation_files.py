@@ -401,6 +401,7 @@ def test_a_comment_block_is_joined_once_for_its_run(tmp_path: Path) -> None:
         assert len({id(r) for r in reasons}) == 1
 
 
+@pytest.mark.slow  # compare in four child processes; the linear work is counted above
 def test_hostile_expectation_files_end_in_time(store: Store, tmp_path: Path) -> None:
     """Files that took minutes or hours (a 1.5 MB line, 12,000 entries) end in a child
     process under the hostile suite's memory cap and a minute's timeout (four times what
