@@ -117,6 +117,7 @@ from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
 from onnx_arrow.core.tensors import MAX_ELEMENTS, NUMPY_MAX_RANK, Tensor
 from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
 from onnx_arrow.core.ulp import FLOATING, UlpDistance, ulp_distance
+from onnx_arrow.core.value_digests import value_digest
 from onnx_arrow.core.values import unwrap
 from onnx_arrow.core.walk import child_fields, children, map_type, walk
 
@@ -230,6 +231,7 @@ __all__ = [
     "ulp_distance",
     "unpack",
     "unwrap",
+    "value_digest",
     "value_message",
     "value_rows",
     "walk",

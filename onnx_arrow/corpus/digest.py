@@ -12,11 +12,11 @@ rewrote, say) are refused with the case and path, never read as other values.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Protocol
 
 import numpy as np
 
+from onnx_arrow.core.model import value_digest
 from onnx_arrow.corpus.sources import CorpusError
 from onnx_arrow.errors import OnnxArrowError
 
@@ -29,9 +29,9 @@ class Decoded(Protocol):
     def to_numpy(self) -> Any: ...
 
 
-def file_digest(data: bytes) -> bytes:
-    """The ``digest`` of a file's bytes: BLAKE2b-128, as the store's writer records it."""
-    return hashlib.blake2b(data, digest_size=16).digest()
+#: The ``digest`` of a file's bytes, as the store's writer records it: the one digest of
+#: exact bytes the core gives values too (BLAKE2b-128).
+file_digest = value_digest
 
 
 def damaged(message: str, *, where: str) -> CorpusError:
