@@ -34,6 +34,7 @@ from typing import Any, Final
 import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
 
+from onnx_arrow.core.model import load_json
 from onnx_arrow.errors import CompareError, UnsupportedTypeError
 
 __all__ = [
@@ -100,13 +101,10 @@ class Report:
         raw = (self.table.schema.metadata or {}).get(REPORT_METADATA_KEY.encode())
         if raw is None:
             return None
-        try:
-            made = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise CompareError(
-                f"what the report was made from is not JSON ({exc}); its metadata was changed",
-                where="Report.provenance",
-            ) from None
+        # the project's one JSON gate: its size cap, depth guard and located errors
+        made = load_json(
+            raw, what="what the report was made from", where="Report.provenance", error=CompareError
+        )
         if not isinstance(made, dict):
             raise CompareError(
                 "what the report was made from is not a JSON object; its metadata was changed",
