@@ -77,6 +77,26 @@ def rewrite(src: Path, dst: Path, change: Any) -> None:
     pq.write_table(table, dst)
 
 
+def scattered_store(tmp_path: Path) -> tuple[Path, Path, list[int]]:
+    """A store of :func:`small_corpus` (and a case ``node`` of one loose file) written by
+    onnx-arrow, the same rows with one row of ``node/test_tiny`` first, then the other
+    case, then the rest of ``node/test_tiny`` (a store onnx-arrow did not write), and the
+    rows of ``node/test_tiny`` in the first: ``(store, scattered, tiny)``."""
+    import pyarrow.parquet as pq
+
+    from onnx_arrow.corpus import FolderSource, write_store
+
+    root = small_corpus(tmp_path / "src")
+    (root / "node" / "loose.txt").write_text("a case of its own: node\n")
+    path, scattered = tmp_path / "store.parquet", tmp_path / "scattered.parquet"
+    write_store(FolderSource(root), path)
+    table = pq.read_table(path)
+    tiny = [i for i, c in enumerate(table.column("test_case").to_pylist()) if c != "node"]
+    other = [i for i in range(table.num_rows) if i not in tiny]
+    rewrite(path, scattered, lambda t: t.take(tiny[:1] + other + tiny[1:]))
+    return path, scattered, tiny
+
+
 def float_case(name: str, elements: int) -> Any:
     """A case of one float tensor of ``elements`` elements, fed through an empty graph."""
     from onnx_arrow.corpus import Case, CorpusFile

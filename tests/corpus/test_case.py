@@ -300,18 +300,9 @@ def test_every_case_reads_the_same_from_the_store_and_from_rows(
 
 def test_a_case_whose_rows_are_not_together_reads_the_same(tmp_path: Path) -> None:
     """A store onnx-arrow did not write, a case's rows apart: the same case."""
-    from store_helpers import rewrite, small_corpus
+    from store_helpers import scattered_store
 
-    from onnx_arrow.corpus import FolderSource
-
-    root = small_corpus(tmp_path / "src")
-    (root / "node" / "loose.txt").write_text("a case of its own: node\n")
-    path, scattered = tmp_path / "store.parquet", tmp_path / "scattered.parquet"
-    write_store(FolderSource(root), path)
-    table = pq.read_table(path)
-    tiny = [i for i, c in enumerate(table.column("test_case").to_pylist()) if c != "node"]
-    other = [i for i in range(table.num_rows) if i not in tiny]
-    rewrite(path, scattered, lambda t: t.take(tiny[:1] + other + tiny[1:]))
+    path, scattered, _ = scattered_store(tmp_path)
     for case in ("node", "node/test_tiny"):
         got, want = Store(scattered).case(case), Store(path).case(case)
         assert _shape(got) == _shape(want)

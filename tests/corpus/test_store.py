@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from onnx import TensorProto
-from store_helpers import rewrite, small_corpus, tree_bytes
+from store_helpers import rewrite, scattered_store, small_corpus, tree_bytes
 
 from onnx_arrow.corpus import (
     CorpusError,
@@ -136,15 +136,7 @@ def test_a_damaged_element_is_reported_with_its_own_file(tmp_path):
 
 
 def test_read_case_finds_rows_that_are_not_together(tmp_path):
-    root = small_corpus(tmp_path / "src")
-    (root / "node" / "loose.txt").write_text("a case of its own: node\n")
-    path, scattered = tmp_path / "store.parquet", tmp_path / "scattered.parquet"
-    write_store(FolderSource(root), path)
-    table = pq.read_table(path)
-    tiny = [i for i, c in enumerate(table.column("test_case").to_pylist()) if c != "node"]
-    other = [i for i in range(table.num_rows) if i not in tiny]
-    # one row of node/test_tiny first, then the other case, then the rest of node/test_tiny
-    rewrite(path, scattered, lambda t: t.take(tiny[:1] + other + tiny[1:]))
+    path, scattered, tiny = scattered_store(tmp_path)
     for case in ("node", "node/test_tiny"):
         assert Store(scattered).read_case(case).equals(Store(path).read_case(case))
     assert Store(scattered).read_case("node/test_tiny", ["path"]).num_rows == len(tiny)
