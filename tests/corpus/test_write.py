@@ -150,6 +150,17 @@ def test_an_interrupt_while_writing_leaves_no_store(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def _ctrl_c_during_finish(background: BackgroundWriter) -> None:
+    """Send this process a Ctrl-C 0.2 s into ``background.finish()``, which raises it."""
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        background.finish()
+    timer.join()
+
+
 def test_ctrl_c_while_waiting_for_the_writer_thread_waits_until_it_is_out_of_the_writer(ctrl_c):
     # On Python 3.11 a Thread.join() interrupted by KeyboardInterrupt marks the thread as
     # stopped while it still runs: the file would be closed under the writer's feet.
@@ -163,13 +174,7 @@ def test_ctrl_c_while_waiting_for_the_writer_thread_waits_until_it_is_out_of_the
     background = BackgroundWriter(write)
     background.write(RowGroup())
     assert inside.wait(10)
-    main = threading.main_thread().ident
-    assert main is not None
-    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        background.finish()
-    timer.join()
+    _ctrl_c_during_finish(background)
     assert left.is_set()
 
 
@@ -508,13 +513,7 @@ def test_ctrl_c_while_finish_waits_for_room_in_the_queue_waits_for_the_writer(ct
     background.write(first)
     assert inside.wait(10)
     background.write(second)  # the queue is full now: finish() waits for room
-    main = threading.main_thread().ident
-    assert main is not None
-    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        background.finish()
-    timer.join()
+    _ctrl_c_during_finish(background)
     assert left.is_set()
     time.sleep(0.7)
     assert written == [first]
