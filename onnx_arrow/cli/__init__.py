@@ -6,7 +6,8 @@ corpus survives the round trip byte for byte, ``generate`` the node suite as a
 folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``;
 ``run`` a backend over a store, writing its outputs as a store, and ``compare``
 a backend's outputs (or such a store) with the expected ones (exit 1 if any
-output does not match), and ``report`` compare reports as a scoreboard.
+output does not match), ``report`` compare reports as a scoreboard, and ``coverage`` what a
+corpus tests of the ONNX specification.
 
 Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
 read, an output it will not overwrite, a round trip that differs; one line on
@@ -34,6 +35,7 @@ import onnx_arrow
 from onnx_arrow._startup import interrupted, work_ended, work_starts
 from onnx_arrow.cli import (
     compare,
+    coverage,
     diff,
     example,
     export,
@@ -73,6 +75,7 @@ COMMANDS: Final[dict[str, CommandModule]] = {
     "diff": diff,
     "example": example,
     "report": report,
+    "coverage": coverage,
     "trace": trace,
 }
 
