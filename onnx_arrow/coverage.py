@@ -26,14 +26,17 @@ The rules, in one place:
   (deprecated ones left out), at the version that opset resolves to (``in_spec`` true).
   A case whose model imports an older opset exercises an older version of an operator: its
   own row, ``in_spec`` false.  Domains no model imports are not counted.
-* **Types.** A node's input and output types are, in this order: the types of the values
-  the case stores for a graph input or output (what it really feeds and expects; every
-  data set's), else the model's declared types (graph inputs and outputs, ``value_info``,
-  initializers), else what onnx's type inference gives (``type_source`` says which).  A
-  type a case exercises that its constraint does not allow is kept (``allowed`` false).
-  Formal parameters of a fixed type (Reshape's ``shape``) give no pair: the schema leaves
-  no choice.  ``dtype`` is the element type of the innermost tensor (``float`` for
-  ``seq(tensor(float))``).
+* **Types.** A node's input and output types are, in this order: the model's declared
+  types (graph inputs and outputs, ``value_info``, initializers), which the runtime
+  prepares the model with; for a graph input or output the model declares no element
+  type for, the types of the values the case stores there (every data set's); else what
+  onnx's type inference gives.  ``type_source`` says which (``declared``, ``values``,
+  ``inferred``; null where none gives one, the row kept).  A value that contradicts its
+  declaration (a frozen corpus's ``bfloat16`` stored as ``uint16``) does not change the
+  type: the store's ``declared`` column and ``info`` say so.  A type a case exercises that
+  its constraint does not allow is kept (``allowed`` false).  Formal parameters of a
+  fixed type (Reshape's ``shape``) give no pair: the schema leaves no choice.  ``dtype``
+  is the element type of the innermost tensor (``float`` for ``seq(tensor(float))``).
 * **Unknown operators.** A node whose schema the installed onnx does not know (a custom
   domain, an operator of a model-local function) is listed, never dropped: ``schema`` is
   ``local function`` (the model defines it) or ``unknown``, its version and types null.
@@ -277,12 +280,12 @@ def _case_rows(
     """The rows of ``case``: for each node (subgraphs and local functions included), its
     schema and each type constraint's types."""
     types = _graph_types(model.graph, "declared")
-    types.update(_inferred(model, types))
     for io in ("input", "output"):
         for index, value in enumerate(graph_values(model, io)):
             found = stored.get((io, index))
-            if found:
+            if found and value.name not in types:
                 types[value.name] = [(t, "values") for t in sorted(found)]
+    types.update(_inferred(model, types))
     opsets = _imports(model.opset_import)
     functions = {(_domain(f.domain), f.name): f for f in model.functions}
     rows: list[dict[str, Any]] = []

@@ -21,7 +21,7 @@ from store_helpers import one_data_set_case
 from onnx_arrow.cli import main
 from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
 from onnx_arrow.coverage import CASE_SCHEMA, OPERATOR_SCHEMA, TYPE_SCHEMA, Coverage, coverage
-from onnx_arrow.errors import CorpusError, OnnxArrowWarning
+from onnx_arrow.errors import CorpusError, DeclarationWarning, OnnxArrowWarning
 
 #: Node cases whose nodes read and write graph inputs and outputs only (a variadic input,
 #: two type constraints among them).
@@ -56,10 +56,12 @@ def _made_cases() -> list[Any]:
         {"": 21, "local.fn": 1},
         functions=[body],
     )
-    # an intermediate name nothing declares: its type is onnx's inference's
+    # an intermediate name nothing declares (its type is onnx's inference's), an output
+    # declared without a type (its type is its stored values')
     chain = _model(
         [helper.make_node("Abs", ["x"], ["h"]), helper.make_node("Neg", ["h"], ["y"])], {"": 21}
     )
+    chain.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None))
     older = _model([helper.make_node("Abs", ["x"], ["y"])], {"": 6})
     return [
         one_data_set_case("made/test_custom", custom, x, y),
@@ -75,7 +77,8 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, onn
     assert sorted(c.name for c in cases) == sorted(NODE_CASES)
     cases += _made_cases()
     path = tmp_path_factory.mktemp("coverage") / "small.parquet"
-    write_store(cases, path)
+    with pytest.warns(DeclarationWarning, match=r"test_chain/.*undefined"):
+        write_store(cases, path)
     models = {c.name: onnx.load_from_string(c.files[0].data) for c in cases}
     return path, models
 
@@ -159,7 +162,7 @@ def test_node_cases_exercise_their_schemas_types(
         for r in table.to_pylist()
     }
     assert got == expected
-    assert set(table.column("type_source").to_pylist()) == {"values"}
+    assert set(table.column("type_source").to_pylist()) == {"declared"}
     assert set(table.column("allowed").to_pylist()) == {True}
     assert set(table.column("schema").to_pylist()) == {"onnx"}
     # each pair of the types table lists exactly the cases that exercise it
@@ -252,11 +255,11 @@ def test_a_model_local_function_and_its_body(found: Coverage) -> None:
     assert op["cases"] == ["made/test_local_function"]
 
 
-def test_types_nothing_declares_come_from_inference(found: Coverage) -> None:
+def test_types_come_from_declarations_then_values_then_inference(found: Coverage) -> None:
     rows = [r for r in found.cases.to_pylist() if r["case"] == "made/test_chain"]
     sources = {(r["op_type"], r["type_param"], r["type"], r["type_source"]) for r in rows}
     assert sources == {
-        ("Abs", "T", "tensor(float)", "values"),
+        ("Abs", "T", "tensor(float)", "declared"),
         ("Abs", "T", "tensor(float)", "inferred"),
         ("Neg", "T", "tensor(float)", "inferred"),
         ("Neg", "T", "tensor(float)", "values"),
