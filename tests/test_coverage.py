@@ -346,3 +346,60 @@ def test_the_command_refuses_what_is_not_a_store(tmp_path: Path, capsys: Any) ->
     err = capsys.readouterr().err
     assert "bad.parquet" in err
     assert err.count("\n") == 1
+
+
+def test_the_cases_table_joins_a_compare_report(small: tuple[Path, Any], found: Coverage) -> None:
+    from onnx_arrow.compare import compare
+
+    report = compare(small[0], cases=["node/test_add", "made/test_custom"])
+    verdicts = report.table.select(["case", "status"])
+    joined = verdicts.join(found.cases.select(["case", "op_type", "type"]), "case")
+    assert set(joined.column("case").to_pylist()) == {"node/test_add", "made/test_custom"}
+    adds = joined.filter(pc.equal(joined.column("op_type"), "Add")).to_pylist()
+    assert {(r["case"], r["status"], r["type"]) for r in adds} == {
+        ("node/test_add", "match", "tensor(float)")
+    }
+
+
+# --- the node suite of the installed onnx --------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_node_suite(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cases = list(NodeSuiteSource())
+    path = tmp_path / "node.parquet"
+    write_store(cases, path)
+    found = coverage(path)
+    operators = {
+        (r["domain"], r["op_type"], r["since_version"]): set(r["cases"])
+        for r in found.operators.to_pylist()
+    }
+    # every node of every main graph, resolved here from onnx.defs, lists its case
+    for case in cases:
+        model = onnx.load_from_string(next(f.data for f in case.files if f.path == case.model_path))
+        imports = {o.domain or "ai.onnx": o.version for o in model.opset_import}
+        for node in model.graph.node:
+            domain = node.domain or "ai.onnx"
+            schema = defs.get_schema(node.op_type, imports[domain], node.domain)
+            assert case.name in operators[(domain, node.op_type, schema.since_version)]
+    summary = found.summary()
+    opsets = summary["opsets"]
+    in_spec = {
+        k for k, r in zip(operators, found.operators.to_pylist(), strict=True) if r["in_spec"]
+    }
+    expected = {("ai.onnx", n, s) for n, s in _spec("", opsets["ai.onnx"])}
+    expected |= {("ai.onnx.ml", n, s) for n, s in _spec("ai.onnx.ml", opsets["ai.onnx.ml"])}
+    assert {k for k in in_spec if k[0] in ("ai.onnx", "ai.onnx.ml")} == expected
+    assert summary["operators_covered"] == sum(1 for k in in_spec if operators[k])
+    assert summary["unknown_operators"] == []
+    # the command prints the same figures, as a user runs it
+    done = subprocess.run(
+        [sys.executable, "-m", "onnx_arrow", "coverage", str(path), "--format", "json"],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    printed = json.loads(done.stdout)
+    for key in ("operators", "operators_covered", "pairs", "pairs_covered", "uncovered_pairs"):
+        assert printed[key] == summary[key]
