@@ -37,6 +37,7 @@ API_MODULES = (
     "onnx_arrow.corpus",
     "onnx_arrow.pandas",
     "onnx_arrow.diff",
+    "onnx_arrow.coverage",
     "onnx_arrow.trace",
 )
 
