@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -403,3 +404,49 @@ def test_the_node_suite(tmp_path: Path) -> None:
     printed = json.loads(done.stdout)
     for key in ("operators", "operators_covered", "pairs", "pairs_covered", "uncovered_pairs"):
         assert printed[key] == summary[key]
+    # the installed onnx's corpus as a release (its store made in a temporary folder): the
+    # node suite and the model tests of its wheel, so all the node suite covers and more
+    env = {**os.environ, "ONNX_ARROW_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "onnx_arrow", "coverage", "@onnx", "--format", "json"],
+        capture_output=True, text=True, check=True, timeout=600, env=env,
+    )  # fmt: skip
+    release = json.loads(done.stdout)
+    assert release["operators"] == summary["operators"]
+    assert release["pairs"] == summary["pairs"]
+    assert set(release["uncovered_operators"]) < set(summary["uncovered_operators"])
+    assert set(release["uncovered_pairs"]) <= set(summary["uncovered_pairs"])
+
+
+def test_a_domain_the_model_does_not_import(tmp_path: Path) -> None:
+    model = _model([helper.make_node("Other", ["x"], ["y"], domain="com.other")], {"": 21})
+    x = np.array([-1.0, 2.0], np.float32)
+    path = tmp_path / "s.parquet"
+    write_store([one_data_set_case("made/test_unimported", model, x, x)], path)
+    (row,) = coverage(path).cases.to_pylist()
+    assert (row["domain"], row["opset"], row["since_version"], row["schema"]) == (
+        "com.other", None, None, "unknown",
+    )  # fmt: skip
+
+
+def test_a_forged_model_row_is_a_located_error(small: tuple[Path, Any], tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(small[0])
+    forged = [
+        b"\xff\xff garbage" if (case, role) == ("node/test_add", "model") else content
+        for case, role, content in zip(
+            table.column("test_case").to_pylist(),
+            table.column("role").to_pylist(),
+            table.column("content").to_pylist(),
+            strict=True,
+        )
+    ]
+    index = table.schema.get_field_index("content")
+    column = pa.array(forged, table.schema.field(index).type)
+    bad = tmp_path / "forged.parquet"
+    pq.write_table(
+        table.set_column(index, table.schema.field(index), column), bad, row_group_size=10**6
+    )
+    with pytest.raises(CorpusError, match="node/test_add"):
+        coverage(bad)
