@@ -64,7 +64,9 @@ import onnx
 import pyarrow as pa
 from onnx import FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, defs
 
+from onnx_arrow.compare.plans import select_cases
 from onnx_arrow.core.model import graph_values, onnx_type_string
+from onnx_arrow.corpus.sources import check_patterns
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import OnnxArrowWarning
 
@@ -212,26 +214,36 @@ def _op_name(row: Mapping[str, Any]) -> str:
     return name if row["since_version"] is None else f"{name}-{row['since_version']}"
 
 
-def coverage(store: Store | str | os.PathLike[str]) -> Coverage:
+def coverage(
+    store: Store | str | os.PathLike[str], *, cases: Iterable[str] | None = None
+) -> Coverage:
     """What ``store``'s cases exercise of the specification (see the module for the rules).
 
     Parameters
     ----------
     store
         A :class:`~onnx_arrow.corpus.Store`, or what it opens (a path).
+    cases
+        Only the cases matching these glob patterns (``node/*``, ``test_add*``), as
+        :func:`~onnx_arrow.compare.compare` selects them; every case unless given.  The
+        specification is then taken at the opsets of these cases' models.
 
     Raises
     ------
     CorpusError
         If the store cannot be read, a case's model does not parse or is not the one
         imported (its digest).
+    CompareError
+        If a pattern of ``cases`` matches no case.
     """
     opened = as_store(store, where="coverage(store)")
+    patterns = check_patterns(cases, where="coverage(cases)")
+    selected = select_cases(opened, patterns)
     stored = _stored_types(opened)
     with_model = set(opened.read_columns(["test_case"], roles=["model"]).column(0).to_pylist())
     exercised: list[dict[str, Any]] = []
     imported: dict[str, int] = {}
-    for case in opened.cases():
+    for case in selected:
         if case not in with_model:
             continue  # files only: no operator to count
         model = opened.model(case)

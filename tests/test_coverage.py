@@ -450,3 +450,14 @@ def test_a_forged_model_row_is_a_located_error(small: tuple[Path, Any], tmp_path
     )
     with pytest.raises(CorpusError, match="node/test_add"):
         coverage(bad)
+
+
+def test_cases_select_the_cases_counted(small: tuple[Path, Any], capsys: Any) -> None:
+    node = coverage(small[0], cases=["node/*"])
+    assert set(node.cases.column("case").to_pylist()) == set(NODE_CASES)
+    assert not [r for r in node.operators.to_pylist() if r["schema"] != "onnx"]
+    assert set(node.made_from["opsets"]) == {"ai.onnx"}
+    assert main(["coverage", str(small[0]), "--case", "test_abs", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cases"] == 1
+    assert main(["coverage", str(small[0]), "--case", "nothing*"]) == 1
+    assert "no case matches 'nothing*'" in capsys.readouterr().err

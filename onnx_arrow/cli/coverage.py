@@ -17,8 +17,9 @@ examples:
   onnx-arrow coverage corpus.parquet
       operators covered / in the specification, (operator, type) pairs covered /
       allowed, and what no case exercises
-  onnx-arrow coverage @onnx==1.14.1
-      a frozen corpus of an older release (its store, built once and cached)
+  onnx-arrow coverage @onnx==1.14.1 --case 'node/*'
+      the node suite of a frozen corpus of an older release (its store, built once
+      and cached)
   onnx-arrow coverage corpus.parquet --format csv -o coverage.csv
       a row per (operator, type constraint, type) with its cases
   onnx-arrow coverage corpus.parquet --format json -o coverage.json
@@ -48,6 +49,13 @@ def register(commands: Any) -> None:
         "store",
         metavar="STORE",
         help="a store (.parquet, or a dataset store's folder) or a release, @onnx==VERSION",
+    )
+    cov.add_argument(
+        "--case",
+        action="append",
+        metavar="PATTERN",
+        help="only the cases matching this glob (node/*, node/test_add*, or test_add* "
+        "without the kind folder, as compare --case); repeat for more",
     )
     offline_option(cov)
     cov.add_argument(

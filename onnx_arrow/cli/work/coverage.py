@@ -36,10 +36,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             open_release_store(args.store, offline=args.offline) as store_path,
             reading(store_path),
         ):
-            found = coverage(store_path)
+            found = coverage(store_path, cases=args.case)
     else:
         with reading(args.store):
-            found = coverage(args.store)
+            found = coverage(args.store, cases=args.case)
     text = render(found, args.format)
     if args.out is None:
         out.write(text)
