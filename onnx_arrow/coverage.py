@@ -159,8 +159,19 @@ class Coverage:
         return made
 
     def summary(self) -> dict[str, Any]:
-        """The figures: operators covered and in the specification, (operator, type)
-        pairs covered and allowed, the unknown operators, and what no case exercises."""
+        """The figures, as a dict JSON writes (``coverage --format json`` prints it).
+
+        Its keys: :attr:`made_from`'s (``corpus_onnx``, ``schemas_onnx``, ``opsets``);
+        ``cases`` (the cases with a node); ``operators`` and ``operators_covered`` (the
+        operator versions of the specification, and those a case exercises); ``pairs``
+        and ``pairs_covered`` (its (operator, type) pairs, likewise);
+        ``uncovered_operators`` (``Sin-22``, ``ai.onnx.ml::ZipMap-1``) and
+        ``uncovered_pairs`` (``Abs-13 T tensor(int8)``); ``other_versions`` (for an
+        uncovered operator, the older versions cases exercise); ``unknown_operators``
+        (``{"operator", "schema", "cases"}`` of each operator without an onnx schema);
+        ``disallowed_types`` (the pairs cases exercise that their constraint does not
+        allow).
+        """
         ops = self.operators.to_pylist()
         pairs = self.types.to_pylist()
         spec_ops = [o for o in ops if o["in_spec"]]
