@@ -52,6 +52,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -396,10 +397,7 @@ def _node_rows(
         kind = "local function" if (domain, node.op_type) in functions else "unknown"
         return [{**base, "since_version": None, "schema": kind, "scope": scope}]
     base.update(since_version=schema.since_version, schema="onnx", scope=scope)
-    allowed = {
-        c.type_param_str: {_canonical(t) for t in c.allowed_type_strs}
-        for c in schema.type_constraints
-    }
+    allowed = _allowed(schema)
     rows = []
     for param, name in _formal_names(schema, node):
         if param not in allowed:
@@ -445,6 +443,25 @@ def _distinct(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # --- schemas -------------------------------------------------------------------------------
 
 
+def _allowed(schema: defs.OpSchema) -> dict[str, frozenset[str]]:
+    """Each type constraint of ``schema`` and the types it allows, in one spelling."""
+    key = (schema.domain, schema.name, schema.since_version)
+    found = _ALLOWED.get(key)
+    if found is None:
+        found = {
+            c.type_param_str: frozenset(_canonical(t) for t in c.allowed_type_strs)
+            for c in schema.type_constraints
+        }
+        _ALLOWED[key] = found
+    return found
+
+
+#: The allowed types of each schema met, by (domain, name, since_version): the installed
+#: onnx's, fixed while it runs.
+_ALLOWED: dict[tuple[str, str, int], dict[str, frozenset[str]]] = {}
+
+
+@functools.lru_cache(maxsize=4096)
 def _schema(op_type: str, opset: int | None, domain: str) -> defs.OpSchema | None:
     """The schema of ``op_type`` at ``opset`` of ``domain``, None if onnx has none."""
     if opset is None:
