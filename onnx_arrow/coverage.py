@@ -268,10 +268,9 @@ def coverage(
         "schemas_onnx": onnx.__version__,
         "opsets": dict(sorted(imported.items())),
     }
-    cases = _table(exercised, CASE_SCHEMA, made)
     spec = list(_spec_schemas(imported))
     return Coverage(
-        cases=cases,
+        cases=_table(exercised, CASE_SCHEMA, made),
         operators=_operators(spec, exercised, made),
         types=_types(spec, exercised, made),
     )
