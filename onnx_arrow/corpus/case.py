@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
 
-from onnx_arrow.core.model import graph_values
+from onnx_arrow.core.model import graph_values, lfs_pointer
 from onnx_arrow.corpus.arguments import check_model, checked_items
 from onnx_arrow.corpus.digest import check_digest
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
@@ -159,6 +159,14 @@ class StoredCase:
             raise CorpusError("the case has no model", where=self.name)
         model = self.model
         return [data_set.arrays(model) for data_set in self.sets]
+
+    @property
+    def no_model(self) -> str:
+        """Why the case has no model, in words (the case is skipped)."""
+        for kept in self.kept:
+            if kept.path.endswith(".onnx") and lfs_pointer(kept.content) is not None:
+                return f"its model {kept.reason}"
+        return "the case has no model"
 
     @property
     def model_file(self) -> CorpusFile | None:
@@ -296,8 +304,11 @@ def complete_case(head: CaseHead, values: list[StoredValue]) -> StoredCase:
             why = f"{path} is paired with none of the model's {slot.io}s{said}"
             kept.append(KeptFile(path, why, _buffer(content, i)))
         else:
+            pointer = lfs_pointer(_buffer(content, i))
             why = (
-                "the case has no model to type its values"
+                pointer
+                if pointer is not None
+                else "the case has no model to type its values"
                 if model is None
                 else "not a value file of a data set (test_data_set_N/input_K.pb, "
                 "output_K.pb, or NAME_input_K.pb beside a light/ model NAME.onnx)"
