@@ -4,12 +4,15 @@ files beside the cases."""
 
 from __future__ import annotations
 
+import io
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from cli_helpers import field_lines
+from numpy.lib import format as npy_format
 from onnx import TensorProto, helper, numpy_helper
 
 from onnx_arrow.cli import main
@@ -36,9 +39,9 @@ def _layer(folder: Path, *, relu_out: np.ndarray | None = None) -> Path:
     model.ir_version = 8
     (folder / "model.onnx").write_bytes(model.SerializeToString())
     out = np.maximum(X, 0) if relu_out is None else relu_out
-    for name, value, io in (("x", X, "input"), ("y", out, "output")):
+    for name, value, role in (("x", X, "input"), ("y", out, "output")):
         data = numpy_helper.from_array(value, name).SerializeToString()
-        (folder / "test_data_set_0" / f"{io}_0.pb").write_bytes(data)
+        (folder / "test_data_set_0" / f"{role}_0.pb").write_bytes(data)
     return folder
 
 
@@ -148,3 +151,62 @@ def test_files_beside_the_cases_are_left_out_with_one_warning(tmp_path: Path) ->
     (only_notes / "readme.txt").write_text("not a corpus\n")
     with pytest.raises(CorpusError, match=r"no case \(no model.onnx, NAME.onnx, data.json"):
         list(FolderSource(only_notes).refs())
+
+
+def _tract_case(folder: Path, **arrays: np.ndarray) -> Path:
+    """A case as tract keeps them: the Relu model beside ``io.npz`` (no ``.pb`` at all)."""
+    _layer(folder)
+    for child in (folder / "test_data_set_0").iterdir():
+        child.unlink()
+    (folder / "test_data_set_0").rmdir()
+    np.savez(folder / "io.npz", **arrays)
+    return folder
+
+
+def test_a_bundle_beside_the_model_is_a_data_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "corpus"
+    _tract_case(root / "relu_ok", x=X, y=np.maximum(X, 0), scratch=np.zeros(2))
+    _tract_case(root / "relu_bad", x=X, y=np.abs(X))
+    store = tmp_path / "c.parquet"
+    assert main(["import", str(root), str(store)]) == 0
+    assert main(["verify", str(root)]) == 0  # the bundle back byte for byte
+    capsys.readouterr()
+    case = Store(store).case("relu_ok")
+    (data_set,) = case.data_sets()
+    np.testing.assert_array_equal(data_set["inputs"]["x"], X)
+    np.testing.assert_array_equal(data_set["outputs"]["y"], np.maximum(X, 0))
+    (kept,) = case.kept
+    assert kept.reason.endswith("its arrays of no input or output: scratch")
+    assert main(["compare", str(store), "--backend", "reference"]) == 1
+    fields = field_lines(capsys.readouterr().out)
+    assert (fields["match"], fields["mismatch"]) == ("1", "1")
+
+
+@pytest.mark.parametrize(
+    ("bundle", "said"),
+    [
+        (b"PK\x03\x04 not a zip", "not a numpy bundle"),
+        ("pickle", "holds Python objects"),
+        ("lies", "its header declares 8000000000000 bytes"),
+    ],
+)
+def test_a_hostile_bundle_is_a_located_error(tmp_path: Path, bundle: object, said: str) -> None:
+    folder = _tract_case(tmp_path / "corpus" / "relu", x=X, y=X)
+    if bundle == "pickle":
+        np.savez(folder / "io.npz", x=np.array([{"a": 1}], dtype=object))
+    elif bundle == "lies":  # a header of 10**12 float64 over a member of a few bytes
+        header = io.BytesIO()
+        npy_format.write_array_header_1_0(
+            header, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)}
+        )
+        with zipfile.ZipFile(folder / "io.npz", "w") as archive:
+            archive.writestr("x.npy", header.getvalue() + b"\0" * 8)
+    else:
+        assert isinstance(bundle, bytes)
+        (folder / "io.npz").write_bytes(bundle)
+    store = tmp_path / "c.parquet"
+    write_store(FolderSource(tmp_path / "corpus"), store)  # stored as the file it is
+    with pytest.raises(CorpusError, match=f"^relu/io.npz.*{said}"):
+        Store(store).case("relu")
