@@ -78,7 +78,7 @@ def rewrite(src: Path, dst: Path, change: Any) -> None:
 
 
 def scattered_store(tmp_path: Path) -> tuple[Path, Path, list[int]]:
-    """A store of :func:`small_corpus` (and a case ``node`` of one loose file) written by
+    """A store of :func:`small_corpus` (and a case ``node`` of one loose ``.pb`` file) written by
     onnx-arrow, the same rows with one row of ``node/test_tiny`` first, then the other
     case, then the rest of ``node/test_tiny`` (a store onnx-arrow did not write), and the
     rows of ``node/test_tiny`` in the first: ``(store, scattered, tiny)``."""
@@ -87,7 +87,7 @@ def scattered_store(tmp_path: Path) -> tuple[Path, Path, list[int]]:
     from onnx_arrow.corpus import FolderSource, write_store
 
     root = small_corpus(tmp_path / "src")
-    (root / "node" / "loose.txt").write_text("a case of its own: node\n")
+    (root / "node" / "loose.pb").write_text("a case of its own: node\n")
     path, scattered = tmp_path / "store.parquet", tmp_path / "scattered.parquet"
     write_store(FolderSource(root), path)
     table = pq.read_table(path)

@@ -120,9 +120,7 @@ def data_sets_of(store: Store, case: str) -> Iterator[DataSetRun]:
     stored = store.case(case)
     model = stored.model
     if model is None:
-        yield DataSetRun(
-            case, (), None, skipped="the case has no model", tolerance=stored.tolerance
-        )
+        yield DataSetRun(case, (), None, skipped=stored.no_model, tolerance=stored.tolerance)
         return
     ops = op_types(model)
     names = tuple(o.name for o in model.graph.output)

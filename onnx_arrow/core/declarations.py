@@ -27,14 +27,24 @@ from dataclasses import dataclass
 from typing import Final
 
 import pyarrow as pa
+from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError
-from onnx import ModelProto, TypeProto, ValueInfoProto
+from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.arrays import infer_arrow_type
 from onnx_arrow.core.containers import decode_value
+from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.core.graph import declared_type_text, graph_values, onnx_type_string
-from onnx_arrow.core.kinds import MAP, OPTIONAL, SEQUENCE, SPARSE_TENSOR, TENSOR, Kind
+from onnx_arrow.core.kinds import (
+    MAP,
+    MESSAGE_CLASS,
+    OPTIONAL,
+    SEQUENCE,
+    SPARSE_TENSOR,
+    TENSOR,
+    Kind,
+)
 from onnx_arrow.core.nodes import Node
 from onnx_arrow.core.types import fit_declared, kind_of_type, onnx_type
 from onnx_arrow.errors import OnnxArrowError
@@ -44,12 +54,16 @@ __all__ = [
     "Pairing",
     "contradiction",
     "contradiction_message",
+    "declared_kind",
     "diagnosis",
+    "foreign_fields",
     "holds_model",
     "kind_words",
+    "lfs_pointer",
     "message_name",
     "other_kind",
     "pair_files",
+    "undeclared_tensor_type",
 ]
 
 #: The field number of the name of each kind's message (a sparse tensor's values' name).
@@ -289,6 +303,98 @@ def other_kind(data: bytes | memoryview, declared: str) -> tuple[str, str | None
     return (named or found)[0] if found else None
 
 
+#: The first line of a Git LFS pointer file (and of the pointers of its first releases).
+_LFS_VERSIONS: Final = (b"version https://git-lfs.github.com/spec/", b"version https://hawser.")
+#: Git LFS pointers are under 1024 bytes (its specification).
+_LFS_MAX_BYTES: Final = 1024
+
+
+def lfs_pointer(data: bytes | memoryview) -> str | None:
+    """A Git LFS pointer file in words (what a checkout without Git LFS holds in place of
+    a large file), None for any other bytes.
+
+    >>> lfs_pointer(b"version https://git-lfs.github.com/spec/v1\\noid sha256:"
+    ...             + b"4d7a" * 16 + b"\\nsize 1048576\\n")
+    'it is a Git LFS pointer to a file of 1048576 bytes, not the file: run git lfs pull'
+    """
+    head = bytes(data[:_LFS_MAX_BYTES])
+    if len(data) >= _LFS_MAX_BYTES or not head.startswith(_LFS_VERSIONS):
+        return None
+    fields = dict(line.partition(b" ")[::2] for line in head.splitlines() if line)
+    size = fields.get(b"size", b"")
+    of = f" to a file of {int(size)} bytes" if size.isdigit() and len(size) < 20 else ""
+    return f"it is a Git LFS pointer{of}, not the file: run git lfs pull"
+
+
+#: The wire types a field of each protobuf type is written with (packed repeated scalars
+#: are length-delimited too).
+_WIRE_TYPES: Final = {
+    **dict.fromkeys((FD.TYPE_DOUBLE, FD.TYPE_FIXED64, FD.TYPE_SFIXED64), _wire.I64),
+    **dict.fromkeys((FD.TYPE_FLOAT, FD.TYPE_FIXED32, FD.TYPE_SFIXED32), _wire.I32),
+    **dict.fromkeys((FD.TYPE_STRING, FD.TYPE_BYTES, FD.TYPE_MESSAGE), _wire.LEN),
+}
+_DATA_TYPE_FIELD: Final = 2
+_WIRE_NAMES: Final = {
+    _wire.VARINT: "an integer",
+    _wire.I64: "8 fixed bytes",
+    _wire.LEN: "length-delimited bytes",
+    _wire.I32: "4 fixed bytes",
+}
+
+
+def foreign_fields(data: bytes | memoryview, kind: str) -> str | None:
+    """Why bytes that parse as protobuf are no message of ``kind`` at all: a top-level
+    field the message does not have, one of another wire type than the message's field
+    of that number, a packed field of fixed-width numbers whose length is not a multiple
+    of their width, or a tensor without ``data_type`` (a TensorFlow ``GraphDef``,
+    another program's protobuf); None when every field fits (the decoder's own error
+    then says what is wrong).
+
+    >>> print(foreign_fields(bytes([0x12, 0x01, 0x00]), "tensor"))  # field 2 as bytes
+    field 2 holds length-delimited bytes where a TensorProto has data_type, an integer: it is no ONNX value (another program's protobuf, such as a TensorFlow GraphDef?)
+    """  # noqa: E501
+    descriptor = MESSAGE_CLASS[kind].DESCRIPTOR  # type: ignore[attr-defined]
+    seen = set()
+    try:
+        for found in _wire.iter_fields(memoryview(bytes(data)), what="file"):
+            seen.add(found.number)
+            field = descriptor.fields_by_number.get(found.number)
+            if field is None:
+                return _foreign(f"field {found.number} is none of {kind_words(kind)}'s")
+            wire = _WIRE_TYPES.get(field.type, _wire.VARINT)
+            width = {_wire.I32: 4, _wire.I64: 8}.get(wire, 1)
+            if found.wire_type == _wire.LEN and _repeated(field) and wire != _wire.LEN:
+                if found.value % width == 0:
+                    continue
+                return _foreign(
+                    f"field {found.number} ({field.name}) holds {found.value} bytes, not "
+                    f"numbers of {width} bytes each"
+                )
+            if found.wire_type != wire:
+                held = _WIRE_NAMES.get(found.wire_type, f"wire type {found.wire_type}")
+                return _foreign(
+                    f"field {found.number} holds {held} where {kind_words(kind)} has "
+                    f"{field.name}, {_WIRE_NAMES[wire]}"
+                )
+    except OnnxArrowError:
+        return None
+    if kind == TENSOR and data and _DATA_TYPE_FIELD not in seen:
+        return _foreign("it has no data_type (field 2), which every TensorProto has")
+    return None
+
+
+def _foreign(why: str) -> str:
+    return (
+        f"{why}: it is no ONNX value (another program's protobuf, such as a TensorFlow GraphDef?)"
+    )
+
+
+def _repeated(field: FD) -> bool:
+    """Whether a field is repeated (``is_repeated`` since protobuf 6, ``label`` before)."""
+    found = getattr(field, "is_repeated", None)
+    return bool(found) if found is not None else field.label == FD.LABEL_REPEATED
+
+
 def holds_model(data: bytes | memoryview) -> bool:
     """Whether the bytes are an ONNX model (``ModelProto``): a graph, an IR version and an
     opset, which no value message also is."""
@@ -306,6 +412,50 @@ def holds_model(data: bytes | memoryview) -> bool:
     )
 
 
+def declared_kind(type_proto: TypeProto | None, where: str) -> tuple[Kind, str] | None:
+    """The kind and type text (``seq(tensor(float))``) of a declared type, None for none;
+    an error at ``where`` for a type no value can have."""
+    if type_proto is None:
+        return None
+    try:
+        return _declared_of(type_proto.SerializeToString())
+    except OnnxArrowError:  # the same checks again, for an error that names the file
+        return kind_of_type(type_proto, where=where), onnx_type_string(type_proto)
+
+
+@functools.lru_cache(maxsize=4096)  # the same types recur across the cases of a corpus
+def _declared_of(serialized: bytes) -> tuple[Kind, str]:
+    type_proto = TypeProto.FromString(serialized)
+    return kind_of_type(type_proto), onnx_type_string(type_proto)
+
+
+#: The ``data_type`` codes of the 28 element types.
+_ELEMENT_CODES: Final = frozenset(row.onnx for row in DTYPES.values())
+
+
+def undeclared_tensor_type(data: bytes | memoryview) -> TypeProto | None:
+    """The type of a value file whose model declares none for it, read as onnx's backend
+    test runner reads such a file: a ``TensorProto`` (its element type, no shape); None
+    when the bytes do not parse as a ``TensorProto`` of one of the 28 element types.
+
+    >>> from onnx import helper
+    >>> t = helper.make_tensor("y", TensorProto.FLOAT, [2], [1.0, 2.0])
+    >>> onnx_type_string(undeclared_tensor_type(t.SerializeToString()))
+    'tensor(float)'
+    >>> undeclared_tensor_type(b"version https://git-lfs.github.com/spec/v1\\n") is None
+    True
+    """
+    try:
+        tensor = TensorProto.FromString(bytes(data))
+    except (DecodeError, ValueError, RuntimeError):
+        return None
+    if tensor.data_type not in _ELEMENT_CODES:
+        return None
+    found = TypeProto()
+    found.tensor_type.elem_type = tensor.data_type
+    return found
+
+
 def kind_words(kind: str) -> str:
     """A kind as its message: ``a SequenceProto``."""
     return f"a {MESSAGE_NAMES.get(kind, kind)}"
@@ -321,6 +471,9 @@ def diagnosis(data: bytes | memoryview, declared: str) -> str | None:
     >>> diagnosis(s.SerializeToString(), "tensor")
     "it is a SequenceProto named 'probabilities', not a TensorProto"
     """
+    pointer = lfs_pointer(data)
+    if pointer is not None:
+        return pointer
     if holds_model(data):
         return (
             "it holds an ONNX model (a ModelProto), not a value: rename it model.onnx (or "
@@ -328,7 +481,7 @@ def diagnosis(data: bytes | memoryview, declared: str) -> str | None:
         )
     other = other_kind(data, declared)
     if other is None:
-        return None
+        return foreign_fields(data, declared)
     kind, name = other
     named = f" named {name!r}" if name is not None else ""
     return f"it is {kind_words(kind)}{named}, not {kind_words(declared)}"

@@ -25,10 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
 
-from onnx_arrow.core.model import graph_values
+from onnx_arrow.core.model import graph_values, lfs_pointer
 from onnx_arrow.corpus.arguments import check_model, checked_items
 from onnx_arrow.corpus.digest import check_digest
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
+from onnx_arrow.corpus.npz import BUNDLE_NAME, read_bundle
 from onnx_arrow.corpus.rows import StoredValue, contradictions
 from onnx_arrow.corpus.sources import (
     Case,
@@ -161,6 +162,14 @@ class StoredCase:
         return [data_set.arrays(model) for data_set in self.sets]
 
     @property
+    def no_model(self) -> str:
+        """Why the case has no model, in words (the case is skipped)."""
+        for kept in self.kept:
+            if kept.path.endswith(".onnx") and lfs_pointer(kept.content) is not None:
+                return f"its model {kept.reason}"
+        return "the case has no model"
+
+    @property
     def model_file(self) -> CorpusFile | None:
         """The model's file byte for byte as stored (the parsed model need not serialize
         back to the same bytes)."""
@@ -273,6 +282,7 @@ def complete_case(head: CaseHead, values: list[StoredValue]) -> StoredCase:
         slots = value_slots(Case(head.name, "", wanted, model_path), model)
     decoded = {(v.data_set, v.io, v.index) for v in values}
     kept: list[KeptFile] = []
+    bundled: list[StoredValue] = []  # the data set of a bundle (io.npz), if the case has one
     by_set: dict[int | None, dict[tuple[str, int], str]] = {}
     for i, path in files.items():
         slot = slots.get(path)
@@ -295,15 +305,25 @@ def complete_case(head: CaseHead, values: list[StoredValue]) -> StoredCase:
             said = f" ({slot.reason})" if slot.reason else ""
             why = f"{path} is paired with none of the model's {slot.io}s{said}"
             kept.append(KeptFile(path, why, _buffer(content, i)))
+        elif model is not None and path == f"{head.name}/{BUNDLE_NAME}":
+            bundle = read_bundle(content[i].as_py(), model, case=head.name, path=path)
+            bundled += [*bundle.inputs.values(), *bundle.expected.values()]
+            why = f"{path} is read as a data set (a bundle, as tract keeps its cases)"
+            if bundle.unused:
+                why += f"; its arrays of no input or output: {', '.join(bundle.unused)}"
+            kept.append(KeptFile(path, why, _buffer(content, i)))
         else:
+            pointer = lfs_pointer(_buffer(content, i))
             why = (
-                "the case has no model to type its values"
+                pointer
+                if pointer is not None
+                else "the case has no model to type its values"
                 if model is None
                 else "not a value file of a data set (test_data_set_N/input_K.pb, "
                 "output_K.pb, or NAME_input_K.pb beside a light/ model NAME.onnx)"
             )
             kept.append(KeptFile(path, f"{path}: {why}", _buffer(content, i)))
-    sets = [] if model is None else _arranged(model, values, by_set, head.name)
+    sets = [] if model is None else _arranged(model, [*values, *bundled], by_set, head.name)
     return StoredCase(
         head.name,
         head.kind,

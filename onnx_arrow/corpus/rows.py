@@ -42,6 +42,7 @@ from onnx_arrow.core.model import (
     codes_to_storage,
     contradiction,
     contradiction_message,
+    declared_kind,
     declared_type,
     decode_tensor_fast,
     decode_value,
@@ -50,12 +51,13 @@ from onnx_arrow.core.model import (
     encode_value,
     flatten,
     holds_model,
-    kind_of_type,
+    lfs_pointer,
     load_json,
     onnx_type_string,
     python_value,
     statistics_by_dtype,
     storage_to_codes,
+    undeclared_tensor_type,
 )
 from onnx_arrow.corpus.digest import check_digest, file_digest
 from onnx_arrow.corpus.digest import damaged as _damaged
@@ -96,6 +98,7 @@ _PLAIN: Final = [
     if name not in STATISTICS and name not in ORDINAL_COLUMNS and name not in TOLERANCE_COLUMNS
 ]
 _TENSOR_KIND: Final = Kind(TENSOR)
+_UNDECLARED: Final = "as the model declares no type for"
 
 
 def _widen(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
@@ -188,13 +191,17 @@ class RowBuilder:
         )
 
     def _add_files(self, case: Case) -> None:
-        model = case.model()
+        model, pointer = case.model(), case.model_pointer
+        if pointer is not None:  # a checkout without Git LFS: its files as they are
+            self.warnings.append(
+                f"{case.model_path}: {pointer}; the case is stored without a model"
+            )
         slots = value_slots(case, model)
         declarations: dict[tuple[str, int], tuple[Kind, str, TypeProto] | None] = {}
         for f in store_order(case.files, slots):
             path, data = f.path, f.data
             self.source_bytes += len(data)
-            if path == case.model_path:
+            if path == case.model_path and pointer is None:
                 self._file_row(case, path, "model", data)
                 continue
             slot = slots.get(path)
@@ -213,14 +220,18 @@ class RowBuilder:
             key = (slot.io, slot.index)
             if key not in declarations:
                 type_proto = declared_type(model, *key)
-                found = _declared(type_proto, path)
+                found = declared_kind(type_proto, path)
                 declarations[key] = (
                     None if found is None or type_proto is None else (*found, type_proto)
                 )
-            declared = declarations[key]
+            declared, said = declarations[key], "the type the model declares for"
+            if declared is None and (found := undeclared_tensor_type(data)) is not None:
+                # read as onnx's runner reads a file the model does not type: a TensorProto
+                declared, said = (_TENSOR_KIND, onnx_type_string(found), found), _UNDECLARED
             if declared is None:
                 self.warnings.append(
-                    f"{path}: the model declares no type for {slot.io} {slot.index}; kept as bytes"
+                    f"{path}: the model declares no type for {slot.what}, and "
+                    f"{lfs_pointer(data) or 'the file is no TensorProto'}; kept as bytes"
                 )
                 self._file_row(case, path, "file", data)
                 continue
@@ -233,7 +244,7 @@ class RowBuilder:
                         f"{path}: the same bytes as a file kept as they are; kept too"
                     )
             else:  # a repeated file (test data repeats a lot) is decoded once
-                what = f"{type_text}, the type the model declares for {slot.what}"
+                what = f"{type_text}, {said} {slot.what}"
                 value = self._decoded[memo] = self._decode(path, data, kind, what, type_proto)
             if value is None:
                 self._file_row(case, path, "file", data)
@@ -305,7 +316,7 @@ class RowBuilder:
             said = diagnosis(data, declared.name)
             if said is not None:  # what it is, not the numbers its bytes make as another
                 exc.message, exc.where = said, path
-            if not self.keep_undecodable:
+            if not self.keep_undecodable and lfs_pointer(data) is None:
                 # the same object, relocated: the traceback keeps the frame that found it
                 detail = said or str(exc).removeprefix(f"{path}: ")
                 exc.where, exc.message = (
@@ -416,22 +427,6 @@ def contradictions(table: pa.Table | pa.RecordBatch) -> list[str]:
         holds = own if shape is None else f"{own} [{', '.join(map(str, shape))}]"
         out.append(contradiction_message(path, holds, declared))
     return out
-
-
-def _declared(type_proto: TypeProto | None, path: str) -> tuple[Kind, str] | None:
-    """The kind and type text of a declared type (the same types recur across cases)."""
-    if type_proto is None:
-        return None
-    try:
-        return _declared_of(type_proto.SerializeToString())
-    except OnnxArrowError:  # the same checks again, for an error that names the file
-        return kind_of_type(type_proto, where=path), onnx_type_string(type_proto)
-
-
-@functools.lru_cache(maxsize=4096)
-def _declared_of(serialized: bytes) -> tuple[Kind, str]:
-    type_proto = TypeProto.FromString(serialized)
-    return kind_of_type(type_proto), onnx_type_string(type_proto)
 
 
 def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.DataType) -> pa.Array:

@@ -13,12 +13,16 @@ A corpus is a tree of files.  Its cases are found by layout:
 * a ``NAME.onnx`` file with ``NAME_input_K.pb`` / ``NAME_output_K.pb`` beside it is
   a case (``light/``).
 
-A case folder owns every file below it, a deeper ``model.onnx`` included; the files of
-other folders form a case named after their folder.  Every file that is not a model or a
-value is kept as it is.  A value file is for the graph input or output whose name its
-message carries, else for the one its number K is (:func:`value_slots`, as onnxruntime's
-runner pairs them); which message a ``.pb`` holds comes from the type the model declares
-there, never from the bytes.
+A case folder owns every file below it, a deeper ``model.onnx`` included; the ``.pb``
+files of other folders form a case named after their folder, and their other files
+(``README.md``, ``run_all.sh`` beside the cases) belong to no case: they are left out,
+with one warning naming them.  Every file of a case that is not a model or a value is
+kept as it is, and so is a model that is a Git LFS pointer (a checkout without Git LFS:
+the case is stored without a model, with a warning).  A value file is for the graph input
+or output whose name its message carries, else for the one its number K is
+(:func:`value_slots`, as onnxruntime's runner pairs them); which message a ``.pb``
+holds comes from the type the model declares there, never from the bytes; where the
+model declares none, it is read as onnx's runner reads it, a ``TensorProto``.
 
 Files are read defensively: regular files only (a FIFO, a device or a symlink is
 refused, so nothing hangs or reads without end), each capped in size.  Symbolic links
@@ -32,7 +36,6 @@ A source can take some of its cases only: those whose names match glob patterns
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import heapq
 import math
@@ -47,8 +50,15 @@ from typing import Any, Final, TypeVar
 
 from onnx import ModelProto
 
-from onnx_arrow.core.model import load_json, pair_files, read_regular_file, value_message
+from onnx_arrow.core.model import (
+    lfs_pointer,
+    load_json,
+    pair_files,
+    read_regular_file,
+    value_message,
+)
 from onnx_arrow.corpus.arguments import check_path, checked_items
+from onnx_arrow.corpus.names import case_matches, check_name, check_patterns, unmatched_patterns
 from onnx_arrow.corpus.options import check_count
 from onnx_arrow.errors import CorpusError, OnnxArrowWarning
 
@@ -134,9 +144,16 @@ class Case:
         """The case itself (a :class:`CaseRef` reads its files here)."""
         return self
 
+    @functools.cached_property
+    def model_pointer(self) -> str | None:
+        """What a model file that is a Git LFS pointer is, in words; None otherwise."""
+        found = (f.data for f in self.files if f.path == self.model_path)
+        return lfs_pointer(next(found, b""))
+
     def model(self) -> ModelProto | None:
-        """The parsed model (without its weights' external data), if the case has one."""
-        if self.model_path is None:
+        """The parsed model (without its weights' external data), if the case has one;
+        None for a Git LFS pointer in its place (see :attr:`model_pointer`)."""
+        if self.model_path is None or self.model_pointer is not None:
             return None
         data = next(f.data for f in self.files if f.path == self.model_path)
         try:
@@ -268,59 +285,6 @@ def _data_set_slot(rel: str) -> tuple[int, str, int] | None:
     return None if m is None else (int(m.group(1)), m.group(2), int(m.group(3)))
 
 
-def check_name(name: str, rel: str) -> None:
-    """Refuse a file or folder name that a store cannot hold or an export cannot write
-    back: not UTF-8 (a store's paths are UTF-8 text), or with a backslash (a folder
-    separator on Windows, refused by every export)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise CorpusError(
-            "the name is not UTF-8; a store's paths are UTF-8 text: rename it", where=shown
-        ) from None
-    if "\\" in name:
-        raise CorpusError(
-            "the name holds a backslash, a folder separator on Windows that no export "
-            "writes back: rename it",
-            where=rel,
-        )
-
-
-def case_matches(name: str, pattern: str) -> bool:
-    """Whether the glob ``pattern`` matches the case ``name``: the whole name
-    (``node/test_abs``, ``node/test_add*``) or the name without its kind folder
-    (``test_abs``), as ``compare --case`` matches.
-
-    >>> case_matches("node/test_add_bcast", "test_add*"), case_matches("node/test_abs", "real/*")
-    (True, False)
-    """
-    return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(
-        name.split("/", 1)[-1], pattern
-    )
-
-
-def check_patterns(patterns: object, *, where: str) -> tuple[str, ...] | None:
-    """``patterns`` (glob patterns of case names, or None for every case) as a tuple, or an
-    error at ``where`` (the argument, as ``FolderSource(cases)``)."""
-    if patterns is None:
-        return None
-    return tuple(checked_items(patterns, str, what="glob patterns (str)", where=where))
-
-
-def _unmatched(patterns: tuple[str, ...], names: Iterable[str], *, where: str | None) -> None:
-    """Refuse a pattern that matches none of ``names``, saying what the names look like."""
-    names = list(names)
-    for pattern in patterns:
-        if not any(case_matches(n, pattern) for n in names):
-            raise CorpusError(
-                f"no case matches {pattern!r}; the corpus's cases are named like {names[0]!r}"
-                if names
-                else f"no case matches {pattern!r}: the corpus holds none",
-                where=where,
-            )
-
-
 def _listed(folder: str, where: str) -> list[os.DirEntry[str]]:
     """The entries of a corpus folder, or an error at ``where`` that says why it cannot be
     listed (no permission, gone since)."""
@@ -412,7 +376,9 @@ class FolderSource:
         self.count: int | None = None
         #: The symbolic links skipped, relative to the root, known once it is listed.
         self.skipped: list[str] = []
-        self._warned = False
+        #: The files beside the cases that belong to none, left out, known once listed.
+        self.left_out: list[str] = []
+        self._warned = self._warned_left_out = False
         if not self.root.is_dir():
             raise CorpusError("not a folder; pass a corpus folder", where=str(root))
 
@@ -451,8 +417,18 @@ class FolderSource:
             }
             named = {f"{name}/{m}": f"{name}/{d}" for m, d in named.items()}
         self._say_skipped(any(_is_case(model, paths) for model, paths, _ in layout.values()))
+        if self.left_out and not self._warned_left_out:  # said once, as the links are
+            count = len(self.left_out)
+            shown = ", ".join(self.left_out[:3]) + (", ..." if count > 3 else "")
+            why = f"({shown}): in a folder that is no case, only models and values make cases"
+            if not layout:
+                no = "no case (no model.onnx, NAME.onnx, data.json or .pb) in the folder, only"
+                raise CorpusError(f"{no} {count} file(s) {why}", where=root)
+            self._warned_left_out = True
+            warn = f"{self.root}: {count} file(s) beside the cases left out {why}"
+            warnings.warn(warn, OnnxArrowWarning, stacklevel=2)
         if self.cases is not None:
-            _unmatched(self.cases, sorted(layout), where=str(self.root))
+            unmatched_patterns(self.cases, sorted(layout), where=str(self.root))
             layout = {
                 name: found
                 for name, found in layout.items()
@@ -527,6 +503,7 @@ class FolderSource:
         """
         out: dict[str, tuple[str | None, list[str], list[str]]] = {}
         skipped: list[str] = []
+        self.left_out = []
 
         def add(name: str, model: str | None, paths: list[str], folders: list[str]) -> None:
             if name not in out:
@@ -575,9 +552,13 @@ class FolderSource:
                     files = [prefix + n, *light.get(stem, [])]
                     add(prefix + stem, prefix + n, files, [])
                     rest.difference_update(f[len(prefix) :] for f in files)
-            if rest:
-                add(rel, None, [prefix + n for n in sorted(rest)], [])
+            # files beside the cases that are neither models nor values (README.md,
+            # run_all.sh) are no case: left out, said once (``left_out``)
+            self.left_out += (prefix + n for n in rest if not n.endswith(".pb"))
+            if values := sorted(n for n in rest if n.endswith(".pb")):
+                add(rel, None, [prefix + n for n in values], [])
         self.skipped = sorted(skipped)
+        self.left_out.sort()
         return out
 
 
@@ -725,7 +706,7 @@ class MergedSource:
                 yield ref
         missing = tuple(p for p in self.cases if p not in matched)
         if missing:
-            _unmatched(missing, [] if first is None else [first], where=None)
+            unmatched_patterns(missing, [] if first is None else [first], where=None)
 
 
 def case_refs(source: Iterable[Case]) -> Iterator[Case | CaseRef]:

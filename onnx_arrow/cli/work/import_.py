@@ -173,7 +173,8 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
         ("  ratio", f"{ratio:.3f} (store size / source bytes)"),
     ]
     if summary["warnings"]:
-        lines.append(("  warnings", f"{len(summary['warnings'])} files kept as bytes (on stderr)"))
+        said = len(summary["warnings"])
+        lines.append(("  warnings", f"{said} file{'s' * (said != 1)}, said on stderr"))
     print(f"imported {described} into {out_path}", file=out)
     print_fields(lines, out)
     return EXIT_OK

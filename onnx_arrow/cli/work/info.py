@@ -34,6 +34,7 @@ from onnx_arrow.core.model import (
     opsets,
     pair_files,
     read_regular_file,
+    undeclared_tensor_type,
 )
 from onnx_arrow.corpus import Case, CorpusFile, Store
 from onnx_arrow.corpus.facts import store_facts
@@ -134,14 +135,19 @@ def _case_folder_type(path: Path) -> tuple[str, TypeProto] | None:
     pairing = pair_files(io, model, siblings)[number]
     index = pairing.index
     type_proto = None if index is None else declared_type(model, io, index)
+    how = "" if pairing.name is None or index == number else ", named by the file"
+    if index is not None and type_proto is None:
+        type_proto = undeclared_tensor_type(siblings[number])
+        how += f", which declares no type for {io} {index}: read as the TensorProto it holds"
     if index is None or type_proto is None:
-        why = pairing.reason or f"the model declares no type for {io} {index}"
+        why = pairing.reason or (
+            f"the model declares no type for {io} {index}, and the file is no TensorProto"
+        )
         raise DataError(
             f"{path}: its case folder's model {model_file}: {why}; pass --model MODEL.onnx "
             "--input K (or --output K) to type it"
         )
     name = graph_values(model, io)[index].name
-    how = "" if pairing.name is None or index == number else ", named by the file"
     return f"{model_file}: {io} {index} {name!r} (its case folder's model{how})", type_proto
 
 
@@ -280,7 +286,11 @@ def _io_lines(model: ModelProto) -> list[tuple[str, object]]:
         left_out = f" (and {weights} initializers listed as inputs)" if weights else ""
         lines.append((f"{io}s", f"{len(infos)}{left_out}"))
         lines += [
-            (f"  {k} {info.name}", declared_type_text(info.type)) for k, info in enumerate(infos)
+            (
+                f"  {k} {info.name}",
+                declared_type_text(info.type) if info.HasField("type") else "no type declared",
+            )
+            for k, info in enumerate(infos)
         ]
     return lines
 
@@ -461,9 +471,11 @@ def _value_text(folder: Path, rel: str, model: ModelProto, io: str, index: int) 
     """The graph name of a value file and its dtype and shape, read as the model declares."""
     type_proto = declared_type(model, io, index)
     infos = graph_values(model, io)
-    if type_proto is None:
-        return "", f"the model declares no {io} {index}: kept as a file"
     path = folder / rel
+    if type_proto is None:  # read as import reads it: the TensorProto it holds, if it is one
+        type_proto = undeclared_tensor_type(_read_file(path))
+        if type_proto is None:
+            return "", f"the model declares no type for {io} {index}, and it is no TensorProto"
     try:
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always", DeclarationWarning)
