@@ -29,6 +29,7 @@ from onnx_arrow.core.model import (
     codes_to_storage,
     dtype_of,
     dtype_of_numpy,
+    load_json,
     storage_to_codes,
     string_bytes,
 )
@@ -244,7 +245,12 @@ def read_trace_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"{os.fspath(path)} is not a trace store (no {TRACE_METADATA_KEY!r} metadata); "
             "write one with 'onnx-arrow trace'"
         )
-    doc: dict[str, Any] = json.loads(raw)
+    doc = load_json(raw, what="trace metadata", where=os.fspath(path), error=CompareError)
+    if not isinstance(doc, dict):
+        raise CompareError(
+            f"{TRACE_METADATA_KEY!r} metadata is JSON of {type(doc).__name__}, not an object",
+            where=os.fspath(path),
+        )
     if doc.get("format") != TRACE_FORMAT or doc.get("format_version") != TRACE_FORMAT_VERSION:
         raise CompareError(
             f"{os.fspath(path)}: format {doc.get('format')!r} version "

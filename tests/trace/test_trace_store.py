@@ -4,6 +4,7 @@ for bit; containers without data; the metadata, and files that are not trace sto
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +94,26 @@ def test_a_file_that_is_not_a_trace_store_is_refused(tmp_path: Path) -> None:
     pq.write_table(pa.table({"x": [1]}).replace_schema_metadata(meta), newer)
     with pytest.raises(CompareError, match="version 99"):
         read_trace_metadata(newer)
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        (b"{", "trace metadata is not JSON"),
+        (b"[1]", "metadata is JSON of list, not an object"),
+        (b'{"format": "onnx-arrow trace", "format": "x"}', "key 'format' appears twice"),
+        (b"[" * 100_000, "nests 100000 levels deep"),
+    ],
+    ids=["not JSON", "a list", "a key twice", "deep"],
+)
+def test_trace_metadata_that_is_not_a_json_object_is_a_located_error(
+    tmp_path: Path, raw: bytes, says: str
+) -> None:
+    path = tmp_path / "forged.parquet"
+    pq.write_table(pa.table({"x": [1]}).replace_schema_metadata({b"onnx_arrow_trace": raw}), path)
+    with pytest.raises(CompareError, match=re.escape(says)) as info:
+        read_trace_metadata(path)
+    assert str(info.value).startswith(f"{path}: ")
 
 
 def test_an_aborted_trace_leaves_no_file_and_the_old_one_as_it_was(tmp_path: Path) -> None:
