@@ -136,6 +136,8 @@ def test_inert_without_a_store(tmp_path: Path) -> None:
         (["--onnx-patterns", "missing.txt"], "missing.txt"),
         (["--onnx-backend", "reference", "--onnx-runner", "true"], "not both"),
         (["--onnx-timeout", "-1"], "--onnx-timeout -1.0: give seconds"),
+        (["--onnx-timeout", "inf"], "timeout is inf; give a number of seconds above 0"),
+        (["--onnx-timeout", "1e10"], "at most 604800 (a week)"),
     ],
 )
 def test_bad_options_are_usage_errors(job: Path, args: list[str], message: str) -> None:
