@@ -227,10 +227,13 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         column's (named with the rows and both types); if a typed column comes without its
         type column (an engine's projection left it out: select it too); if the table
         holds neither metadata nor type columns and no ``schema`` is given (the message
-        names the schema to pass); or if a column is not the storage of its type: one
-        whose layout an engine changed is cast back only where the cast is exact (a
-        ``list<double>`` from a ``fixed_size_list<float>`` holding a double that is no
-        float is refused, never rounded); or if a row's value is not the one its digest
+        names the schema to pass); if a type column or the metadata records a type that
+        is its own storage (to_portable records typed columns alone); or if a column is
+        not the storage of its type: one whose layout an engine changed is cast back only
+        where the cast is exact (a ``list<double>`` from a ``fixed_size_list<float>``
+        holding a double that is no float is refused, never rounded), and elements only
+        from the wider type an engine makes of them (float32 elements recorded as DOUBLE
+        or INT64 are refused, though each would cast exactly); or if a row's value is not the one its digest
         was taken of (named with the column, the row, and the engine-writer trap: NaN
         payloads and signs rewritten by Spark's or DuckDB's Parquet writer).
     """
