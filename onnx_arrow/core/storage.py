@@ -233,9 +233,10 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         where the cast is exact (a ``list<double>`` from a ``fixed_size_list<float>``
         holding a double that is no float is refused, never rounded), and elements only
         from the wider type an engine makes of them (float32 elements recorded as DOUBLE
-        or INT64 are refused, though each would cast exactly); or if a row's value is not the one its digest
-        was taken of (named with the column, the row, and the engine-writer trap: NaN
-        payloads and signs rewritten by Spark's or DuckDB's Parquet writer).
+        or INT64 are refused, though each would cast exactly); or if a row's value is
+        not the one its digest was taken of (named with the column, the row, and the
+        engine-writer trap: NaN payloads and signs rewritten by Spark's or DuckDB's
+        Parquet writer).
     """
     table = arrow_table(table, where="table")
     if schema is not None:
