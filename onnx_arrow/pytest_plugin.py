@@ -137,6 +137,7 @@ class _Run:
     @classmethod
     def from_config(cls, config: pytest.Config) -> _Run:
         from onnx_arrow import compare
+        from onnx_arrow.compare.deadlines import check_timeout
         from onnx_arrow.corpus import Store
         from onnx_arrow.errors import OnnxArrowError
 
@@ -150,6 +151,7 @@ class _Run:
             if timeout is not None and not timeout >= 0:
                 raise pytest.UsageError(f"--onnx-timeout {timeout}: give seconds, 0 or more")
             timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
+            check_timeout(timeout)  # 1e10, inf: an error of the options, before any case
             backend = _backend(config, timeout)
         except OnnxArrowError as exc:
             raise pytest.UsageError(f"onnx-arrow: {exc}") from None

@@ -136,6 +136,9 @@ def test_inert_without_a_store(tmp_path: Path) -> None:
         (["--onnx-patterns", "missing.txt"], "missing.txt"),
         (["--onnx-backend", "reference", "--onnx-runner", "true"], "not both"),
         (["--onnx-timeout", "-1"], "--onnx-timeout -1.0: give seconds"),
+        pytest.param(  # a pytest run of its own (5 s): the range is compare's (tests/cli)
+            ["--onnx-timeout", "inf"], "at most 604800 (a week)", marks=pytest.mark.slow
+        ),
     ],
 )
 def test_bad_options_are_usage_errors(job: Path, args: list[str], message: str) -> None:

@@ -160,13 +160,21 @@ def backend_options(parser: argparse.ArgumentParser) -> Any:
 
 def settle_timeout(args: argparse.Namespace) -> None:
     """--timeout as a backend takes it: :data:`DEFAULT_TIMEOUT` when not given, None (no
-    limit) for 0; anything else but a number of seconds is a usage error."""
+    limit) for 0; anything else but a number of seconds up to a week
+    (:data:`~onnx_arrow.compare.deadlines.MAX_TIMEOUT`) is a usage error."""
+    from onnx_arrow.compare.deadlines import MAX_TIMEOUT  # run after parsing: not light
+
     if args.timeout is None:
         args.timeout = DEFAULT_TIMEOUT
     elif args.timeout == 0:
         args.timeout = None
     elif not args.timeout > 0:
         args.subparser.error(f"--timeout {args.timeout} is not a number of seconds of 0 or more")
+    elif not args.timeout <= MAX_TIMEOUT:  # 1e10, inf
+        args.subparser.error(
+            f"--timeout {args.timeout:g} is more than {MAX_TIMEOUT} seconds (a week); give "
+            "at most that, or 0 for no limit"
+        )
 
 
 def rule_options(parser: argparse.ArgumentParser, *, rtol_default_of: str) -> None:

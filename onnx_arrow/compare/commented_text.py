@@ -1,7 +1,6 @@
 r"""Where the entries of commented expectation files are, and what their comments say,
 read in one pass: lines with ``#`` comments (onnx-arrow's patterns) and JSONC with ``//``
-comments (onnxruntime's filters and overrides files); and JSON objects that give a key
-twice refused.
+comments (onnxruntime's filters and overrides files).
 
 A comment block reaches down the run of entries below it (a run ends at a blank line, a
 comment, a key or a bracket), as onnxruntime's files use it: each entry's reason is its
@@ -23,59 +22,8 @@ from typing import Any, Final
 __all__ = [
     "Scanned",
     "commented_lines",
-    "key_line",
-    "repeated_key",
     "scan_jsonc",
 ]
-
-
-class _RepeatedKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _distinct_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _RepeatedKey(key)
-            seen.add(key)
-    return found
-
-
-def repeated_key(code: str) -> str | None:
-    """The first key a JSON object of ``code`` (JSON that parses) gives twice, else None.
-
-    >>> repeated_key('{"a": {"x": 1, "x": 2}}'), repeated_key('{"x": {"x": 1}}')
-    ('x', None)
-    """
-    try:
-        json.loads(code, object_pairs_hook=_distinct_pairs)
-    except _RepeatedKey as repeated:
-        return repeated.key
-    return None
-
-
-def key_line(text: str, key: str) -> str:
-    """``line N: ``, N the line that gives ``key`` a second time in one object (when keys
-    start their lines), else nothing."""
-    objects, made, seen = [0], 0, set()
-    for number, raw in enumerate(text.splitlines(), 1):
-        code = raw.partition("//")[0]
-        found = _KEY.match(code)
-        if found is not None and json.loads(found[1]) == key:
-            if objects[-1] in seen:
-                return f"line {number}: "
-            seen.add(objects[-1])
-        for c in _STRING.sub('""', code):
-            if c == "{":
-                made += 1
-                objects.append(made)
-            elif c == "}" and len(objects) > 1:
-                objects.pop()
-    return ""
 
 
 def commented_lines(text: str, mark: str) -> Iterator[tuple[int, str, str | None]]:

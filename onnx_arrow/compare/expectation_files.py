@@ -39,8 +39,6 @@ import numpy as np
 from onnx_arrow.compare.commented_text import (
     Scanned,
     commented_lines,
-    key_line,
-    repeated_key,
     scan_jsonc,
 )
 from onnx_arrow.core.model import load_json, read_regular_file
@@ -512,7 +510,6 @@ class _Reader:
         return found
 
     def json(self, text: str) -> PatternLists:
-        code = text
         try:
             doc = load_json(text, what="the patterns file", where=self.where, error=CompareError)
         except CompareError:
@@ -520,13 +517,6 @@ class _Reader:
                 raise
             code = "\n".join(line.partition("//")[0] for line in text.splitlines())
             doc = load_json(code, what="the patterns file", where=self.where, error=CompareError)
-        key = repeated_key(code)
-        if key is not None:
-            raise CompareError(
-                f"{key_line(text, key)}key {key!r} appears twice in one object; "
-                "JSON keys must be distinct",
-                where=self.where,
-            )
         if not isinstance(doc, dict):
             raise CompareError(_KINDS, where=self.where)
         try:

@@ -503,8 +503,19 @@ def _facts(board: Scoreboard) -> list[tuple[str, list[str | int]]]:
     ]
 
 
+#: What a string from a report must not be in a Markdown table cell: HTML (``<``, ``>``,
+#: ``&``, written as entities) and Markdown syntax (backslash-escaped): the cell's ``|``,
+#: code spans, emphasis and strikethrough, links and images, math; an ``_`` only where it
+#: can open or close emphasis (not inside a word, as in ``test_add``).
+_MARKDOWN: Final = re.compile(r"[\\`*\[\]|~$]|(?<!\w)_|_(?!\w)")
+_ENTITIES: Final = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
 def _md(text: Any) -> str:
-    return printable(str(text)).replace("\\", "\\\\").replace("|", "\\|")
+    """``text`` as the text of a Markdown table cell, as it is: on one line, no control
+    characters, and nothing in it read as HTML or Markdown."""
+    plain = re.sub("[<>&]", lambda m: _ENTITIES[m[0]], printable(str(text)))
+    return _MARKDOWN.sub(lambda m: "\\" + m[0], plain)
 
 
 def _markdown(board: Scoreboard) -> str:

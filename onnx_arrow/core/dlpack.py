@@ -4,7 +4,12 @@ included.
 
 :func:`to_dlpack` gives an object with ``__dlpack__`` and ``__dlpack_device__`` (the
 DLPack Python protocol, versions 0.8 and 1.x) over the ndarray :func:`onnx_arrow.to_numpy`
-gives: a dtype numpy has goes zero-copy, over the Arrow buffer itself (read-only); the
+gives: a dtype numpy has goes as a copy unless the consumer asks for none (``copy=False``),
+when it goes over the Arrow buffer itself, flagged read-only (DLPack 1.0's
+``DLPACK_FLAG_BITMASK_READ_ONLY``; a consumer of DLPack 0.x, which cannot be told, is
+refused).  An Arrow buffer is immutable and shared (by other columns, slices, a store
+read once); a consumer that ignores the read-only flag (PyTorch makes a writable tensor
+of it) would write into it, so the copy is the default.  The
 dtypes numpy has not (bfloat16 and the float8s, which onnx-arrow stores widened to
 float32) go as their ONNX codes, bit for bit, under DLPack's own type codes
 (``kDLBfloat``, and the ``kDLFloat8_*`` codes of DLPack 1.1): numpy's own capsule of the
@@ -71,8 +76,10 @@ def to_dlpack(data: Any) -> DLPackTensor:
     ``data`` is what :func:`onnx_arrow.to_numpy` takes: a column whose rows are tensors of
     one shape gives a tensor ``(rows, *shape)``, a scalar its one tensor.  A dtype numpy
     has goes zero-copy where ``to_numpy`` does (a fixed-shape column without nulls, one
-    chunk); bfloat16 and the float8s go as their ONNX codes, bit for bit (a NaN's payload
-    and sign kept), under DLPack's bfloat16 and float8 type codes.
+    chunk) to a consumer that asks for no copy (``from_dlpack(x, copy=False)``), read-only;
+    to the others as a copy, which they may write to; bfloat16 and the float8s go as their
+    ONNX codes, bit for bit (a NaN's payload and sign kept), under DLPack's bfloat16 and
+    float8 type codes.
 
     >>> import ml_dtypes, numpy as np, onnx_arrow, torch
     >>> from onnx import numpy_helper
@@ -154,7 +161,9 @@ class DLPackTensor:
     #: the DLPack ``(type code, bits)``
     code: tuple[int, int]
     #: whether the elements are an Arrow buffer itself, not a copy: a dtype numpy has, a
-    #: fixed-shape column without nulls (the column's own buffer where it has one chunk)
+    #: fixed-shape column without nulls (the column's own buffer where it has one chunk);
+    #: handed over as they are (read-only) to a consumer that asks for no copy, as a copy
+    #: to the others
     zero_copy: bool
 
     @property
@@ -174,7 +183,9 @@ class DLPackTensor:
         copy: bool | None = None,
     ) -> Any:
         """A DLPack capsule of the tensor: versioned (``dltensor_versioned``) where the
-        consumer reads version 1, else the legacy one (``dltensor``).
+        consumer reads version 1, else the legacy one (``dltensor``).  Of an Arrow buffer
+        (:attr:`zero_copy`), a copy unless ``copy=False``, and then the buffer itself,
+        flagged read-only (a legacy capsule cannot say so: numpy refuses it).
 
         Raises
         ------
@@ -185,7 +196,10 @@ class DLPackTensor:
             dtypes it exports (a legacy consumer of a read-only buffer).
         """
         if self.dtype.numpy.type.__module__ == "numpy":
-            # a dtype numpy has: numpy's own capsule, zero-copy where the ndarray is a view
+            # a dtype numpy has: numpy's own capsule, of a copy unless asked for none (its
+            # capsule of a read-only view is flagged read-only, which PyTorch ignores)
+            if self.zero_copy and copy is None:
+                copy = True
             return self.array.__dlpack__(
                 stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
             )

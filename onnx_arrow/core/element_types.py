@@ -8,12 +8,12 @@ for STRING); otherwise ``onnx.<dtype>`` (``onnx.bfloat16``, ``onnx.float8e4m3fn`
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
 
+from onnx_arrow.core._json import load_json
 from onnx_arrow.core.codec import storage_to_codes
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
 from onnx_arrow.core.json_extension import JsonExtensionType, expect_params, expect_storage
@@ -96,7 +96,8 @@ def _rebuild_element(name: str, storage: bytes, blob: bytes) -> pa.DataType:
 def _own_name(serialized: bytes) -> str:
     """The extension name of the dtype whose metadata onnx-arrow wrote as ``serialized``."""
     try:
-        row = DTYPE_BY_NAME[json.loads(serialized)["data_type"]]
+        parsed = load_json(serialized, what="metadata", where=None, error=ValueError)
+        row = DTYPE_BY_NAME[parsed["data_type"]]
     except (ValueError, KeyError, TypeError):
         row = None
     if row is None or row.extension_name is None:

@@ -227,12 +227,16 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         column's (named with the rows and both types); if a typed column comes without its
         type column (an engine's projection left it out: select it too); if the table
         holds neither metadata nor type columns and no ``schema`` is given (the message
-        names the schema to pass); or if a column is not the storage of its type: one
-        whose layout an engine changed is cast back only where the cast is exact (a
-        ``list<double>`` from a ``fixed_size_list<float>`` holding a double that is no
-        float is refused, never rounded); or if a row's value is not the one its digest
-        was taken of (named with the column, the row, and the engine-writer trap: NaN
-        payloads and signs rewritten by Spark's or DuckDB's Parquet writer).
+        names the schema to pass); if a type column or the metadata records a type that
+        is its own storage (to_portable records typed columns alone); or if a column is
+        not the storage of its type: one whose layout an engine changed is cast back only
+        where the cast is exact (a ``list<double>`` from a ``fixed_size_list<float>``
+        holding a double that is no float is refused, never rounded), and elements only
+        from the wider type an engine makes of them (float32 elements recorded as DOUBLE
+        or INT64 are refused, though each would cast exactly); or if a row's value is
+        not the one its digest was taken of (named with the column, the row, and the
+        engine-writer trap: NaN payloads and signs rewritten by Spark's or DuckDB's
+        Parquet writer).
     """
     table = arrow_table(table, where="table")
     if schema is not None:
@@ -272,7 +276,7 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         if source is None or storage_type(source[0].type) == source[0].type:
             back, field = column, f
         else:
-            back, field = _typed_back(f.name, column, source[0].type), source[0]
+            back, field = _typed_back(f.name, column, source), source[0]
         if f.name in digest_columns:
             digests = table.column(digest_columns[f.name])
             check_digests(_serialized(back, f.name), digests, where=f"column {f.name!r}")
@@ -282,9 +286,12 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=metadata or None))
 
 
-def _typed_back(name: str, column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
-    """``column`` as an engine gave it back, cast to the storage of ``target`` where the
-    cast is exact, and typed."""
+def _typed_back(
+    name: str, column: pa.ChunkedArray, source: tuple[pa.Field, str]
+) -> pa.ChunkedArray:
+    """``column`` as an engine gave it back, cast to the storage of its recorded type
+    (``source``: the field, and what recorded it) where the cast is exact, and typed."""
+    target, origin = source[0].type, source[1]
     layout = portable_type(target)
     if pa.types.is_map(column.type) and not pa.types.is_map(layout):
         column = _with_entries(column)  # a map as written before maps were lists of entries
@@ -301,9 +308,8 @@ def _typed_back(name: str, column: pa.ChunkedArray, target: pa.DataType) -> pa.C
         if inexact is not None:
             raise ArrowLayoutError(
                 f"the column is {column.type}, and cast back to the storage of its "
-                f"recorded type {describe_type(target)} it would not hold the same values: "
-                f"{inexact}; the engine changed the column's element type, so read it with "
-                "one that keeps it",
+                f"recorded type {describe_type(target)} (recorded by {origin}) it would not "
+                f"hold the same values: {inexact}",
                 where=f"column {name!r}",
             )
     storage = storage_type(target)
@@ -340,8 +346,9 @@ def _check_rows(
             first.setdefault(text, offset + at)
             counts[text] = counts.get(text, 0) + count
         offset += len(chunk)
-    for text in first:
+    for text, at in first.items():
         texts[text] = _read_type_text(text, where=f"column {name + TYPE_COLUMN_SUFFIX!r}")
+        _check_typed(texts[text].type, where=f"column {name + TYPE_COLUMN_SUFFIX!r}, row {at}")
     if source is None:
         if not texts:
             raise ArrowLayoutError(
@@ -363,6 +370,19 @@ def _check_rows(
                 where=where,
             )
     return source
+
+
+def _check_typed(recorded: pa.DataType, *, where: str) -> None:
+    """Refuse a recorded type that is its own storage: :func:`to_portable` records the
+    types of typed columns alone, so such a record is forged, and would leave the column
+    untyped."""
+    if storage_type(recorded) == recorded:
+        raise ArrowLayoutError(
+            f"the recorded type is {recorded}, a storage with no type of its own; "
+            "to_portable records the types of typed columns alone, so the record is not "
+            "to_portable's",
+            where=where,
+        )
 
 
 def _distinct(chunk: pa.Array, *, where: str) -> dict[str, tuple[int, int]]:
@@ -432,7 +452,7 @@ def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, 
             return _version_one()
         if parsed.get("version") != PORTABLE_VERSION:
             raise ValueError(f"version {parsed.get('version')!r}, not {PORTABLE_VERSION}")
-        return {
+        out = {
             name: (_read_type_text(blob, where="schema metadata").with_name(name), "its metadata")
             for name, blob in parsed["columns"].items()
         }
@@ -450,6 +470,13 @@ def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, 
             "onnx_arrow.to_portable",
             where="schema metadata",
         ) from None
+    return _typed_records(out)
+
+
+def _typed_records(records: dict[str, tuple[pa.Field, str]]) -> dict[str, tuple[pa.Field, str]]:
+    for name, (field, _) in records.items():
+        _check_typed(field.type, where=f"schema metadata, column {name!r}")
+    return records
 
 
 def _version_one() -> dict[str, tuple[pa.Field, str]]:
@@ -488,12 +515,26 @@ def _inexact(source: pa.Array, target: pa.DataType) -> str | None:
     return None
 
 
+def _numbers(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+
+
 def _encodes(t: pa.DataType) -> bool:
     return pa.types.is_dictionary(t) or pa.types.is_run_end_encoded(t)
 
 
 def _inexact_leaf(source: pa.Array, target: pa.DataType) -> str | None:
-    """:func:`_inexact` of a leaf: cast there and back, compared (a NaN stays a NaN)."""
+    """:func:`_inexact` of a leaf: cast there and back, compared (a NaN stays a NaN).  Of
+    numbers, only the element type an engine widens to is cast back (a float column read
+    as double, an int32 as int64): elements narrower than the recorded type, or of
+    another kind (float32 recorded as int64, int32 as float64), were not written as it."""
+    widened = _numbers(source.type) and _numbers(target)
+    if widened and not np.can_cast(target.to_pandas_dtype(), source.type.to_pandas_dtype()):
+        return (
+            f"its elements are {source.type}, which no engine makes of {target} elements "
+            "(it widens them, never narrows them or changes their kind): the recorded type "
+            "is not the one the column was written as"
+        )
     try:
         back = source.cast(target).cast(source.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -507,5 +548,6 @@ def _inexact_leaf(source: pa.Array, target: pa.DataType) -> str | None:
     i = int(pc.index(same, False).as_py())
     return (
         f"its {source.type} element {source[i].as_py()!r} would become "
-        f"{back[i].as_py()!r} as {target}"
+        f"{back[i].as_py()!r} as {target}; the engine changed the column's element type, so "
+        "read it with one that keeps it"
     )

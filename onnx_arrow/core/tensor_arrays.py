@@ -222,6 +222,9 @@ def stacked_codes(array: pa.Array) -> np.ndarray[Any, Any] | None:
     if layout != "fixed" or array.null_count:
         return None
     shape = numpy_shape(
-        (len(array), *array.type.shape), what="an ndarray of the column's rows", where="column"
+        (len(array), *array.type.shape),
+        what="an ndarray of the column's rows",
+        where="column",
+        dtype=np.dtype(row.numpy),
     )
     return fixed_codes(array, row).reshape(shape)

@@ -171,7 +171,11 @@ class OnnxTensorArray(pa.ExtensionArray):  # type: ignore[misc]
         check_readable(self.type)
         if self.null_count:
             raise null_row_error(validity(self).index(False))
-        shape = numpy_shape((len(self), *self.type.shape), what="an ndarray of the rows")
+        shape = numpy_shape(
+            (len(self), *self.type.shape),
+            what="an ndarray of the rows",
+            dtype=np.dtype(self.type.dtype.numpy),
+        )
         return fixed_codes(self, self.type.dtype).reshape(shape)
 
 

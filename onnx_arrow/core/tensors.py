@@ -27,13 +27,23 @@ MAX_ELEMENTS: Final = 1 << 40
 #: made an ndarray.
 NUMPY_MAX_RANK: Final = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
+#: The largest size of a numpy array, in bytes (its ``intp``'s largest value)
+_MAX_BYTES: Final = int(np.iinfo(np.intp).max)
+
 
 def numpy_shape(
-    shape: tuple[int, ...], *, what: str = "the tensor", where: str | None = None
+    shape: tuple[int, ...],
+    *,
+    what: str = "the tensor",
+    where: str | None = None,
+    dtype: np.dtype[Any] | None = None,
 ) -> tuple[int, ...]:
-    """``shape``, checked to be one numpy can give an array: every place that makes an
-    ndarray of a tensor's shape asks here first, so that a rank past numpy's limit is a
-    located error instead of numpy's ``ValueError``.
+    """``shape``, checked to be one numpy can give an array of ``dtype`` (the widest,
+    16 bytes, if not given): every place that makes an ndarray of a tensor's shape asks
+    here first, so that a rank past numpy's limit, or dims whose product numpy cannot
+    hold, is a located error instead of numpy's ``ValueError``.  numpy multiplies the dims
+    other than 0 and the item size, and refuses more than its largest size, even for an
+    empty array (``[2**31-1, 2**31-1, 0]`` of float32).
 
     >>> numpy_shape((2, 3))
     (2, 3)
@@ -48,6 +58,17 @@ arrays have at most 64 dimensions; ...
             f"{what} has rank {len(shape)}, but numpy arrays have at most {NUMPY_MAX_RANK} "
             "dimensions; the Arrow column keeps it (onnx_arrow.to_arrow, from_arrow), "
             "only not as an ndarray",
+            where=where,
+        )
+    size = 16 if dtype is None else dtype.itemsize
+    for dim in shape:
+        size *= dim or 1
+    if size > _MAX_BYTES:
+        raise NotRepresentableError(
+            f"{what} has shape {list(shape)}, whose dims other than 0 and item size multiply "
+            f"to {size} bytes, more than numpy's largest array ({_MAX_BYTES} bytes), so numpy "
+            "has no array of that shape, empty or not; the Arrow column keeps it "
+            "(onnx_arrow.to_arrow, from_arrow), only not as an ndarray",
             where=where,
         )
     return shape
@@ -74,4 +95,4 @@ class Tensor:
         codes = self.codes
         if strings == "str" and self.dtype.arrow_kind is ArrowKind.BINARY:
             codes = decode_strings(codes)
-        return codes.reshape(numpy_shape(self.dims))
+        return codes.reshape(numpy_shape(self.dims, dtype=codes.dtype))

@@ -456,6 +456,7 @@ def to_numpy(data: Any, *, strings: Strings = "str") -> np.ndarray[Any, Any]:
             (len(tensors), *(shapes[0] if shapes else ())),
             what="an ndarray of the column's rows",
             where="column",
+            dtype=np.dtype(row.numpy),
         )
         stacked = (
             np.concatenate([t.codes for t in tensors]).reshape(shape)

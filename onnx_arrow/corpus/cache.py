@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from onnx_arrow.core.model import read_regular_file
+from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["cache_folder", "cached_cases", "suite_key"]
@@ -107,7 +107,9 @@ def _read(path: Path, key: dict[str, Any]) -> list[CaseParts] | None:
         return None
     length = int.from_bytes(blob[len(_MAGIC) : head], "little")
     try:
-        manifest = json.loads(blob[head : head + length])
+        manifest = load_json(
+            blob[head : head + length], what="cache manifest", where=str(path), error=ValueError
+        )
         if manifest["key"] != key:
             return None
         view = memoryview(blob)

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
 
-from onnx_arrow.core.model import graph_values, lfs_pointer
+from onnx_arrow.core.model import contradiction, declared_type, graph_values, lfs_pointer
 from onnx_arrow.corpus.arguments import check_model, checked_items
 from onnx_arrow.corpus.digest import check_digest
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
@@ -332,10 +332,62 @@ def complete_case(head: CaseHead, values: list[StoredValue]) -> StoredCase:
         head.tolerance,
         sets,
         kept,
-        contradictions(rows),
+        _checked_contradictions(head, values),
         model_path,
         None if head.model_row is None else content[head.model_row].as_buffer(),
     )
+
+
+def _checked_contradictions(head: CaseHead, values: list[StoredValue]) -> list[str]:
+    """What the ``declared`` column says each value contradicting its declaration holds,
+    each claim checked: a row that says its value contradicts the model must name the type
+    the model declares for it, and its value must contradict that type.
+
+    Raises
+    ------
+    CorpusError
+        Located at the row's file and the column: a claim the model or the value belies
+        (a forged or damaged ``declared`` column).
+    """
+    rows, model = head.rows, head.model
+    if "declared" not in rows.column_names or rows.column("declared").null_count == len(rows):
+        return []
+    said = {
+        path: declared
+        for path, role, declared in zip(
+            rows.column("path").to_pylist(),
+            head.roles,
+            rows.column("declared").to_pylist(),
+            strict=True,
+        )
+        if declared is not None
+    }
+    for value in values:
+        claim = said.pop(value.path, None)
+        if claim is None:
+            continue
+        type_proto = declared_type(model, value.io, value.index)
+        clash = None if type_proto is None else contradiction(type_proto, value.node, value.kind)
+        if clash is None or clash.declared != claim:
+            truth = (
+                "the value is what the model declares"
+                if clash is None
+                else f"the model declares {clash.declared}"
+            )
+            raise CorpusError(
+                f"column 'declared' says the value contradicts the declared {claim}, but "
+                f"{truth}: the column does not describe this case's data and model (forged, "
+                "or damaged); import the case again",
+                where=f"{head.where}: {value.path}",
+            )
+    if said:  # a claim on a row that is no value
+        raise CorpusError(
+            "column 'declared' holds a declaration on a row that holds no value decoded "
+            "by a model: the column does not describe this case (forged, or damaged); "
+            "import the case again",
+            where=f"{head.where}: {next(iter(said))}",
+        )
+    return contradictions(rows)
 
 
 def _arranged(

@@ -49,6 +49,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 import onnx_arrow
+from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.format import FORMAT_VERSION
 from onnx_arrow.corpus.options import WriteOptions
@@ -62,6 +63,7 @@ from onnx_arrow.corpus.sources import (
     wheel_data_dir,
 )
 from onnx_arrow.corpus.wheels import (
+    MAX_RECORD_BYTES,
     WHEEL_NAME,
     Wheel,
     checked_digest,
@@ -73,7 +75,7 @@ from onnx_arrow.corpus.wheels import (
     sha256_of,
     write_record,
 )
-from onnx_arrow.errors import ReleaseError, UnsupportedTypeError
+from onnx_arrow.errors import OnnxArrowError, ReleaseError, UnsupportedTypeError
 
 __all__ = [
     "Release",
@@ -238,11 +240,31 @@ def _generate(release: Release, wheel: Wheel, dest: Path, *, offline: bool) -> d
             [str(python), node_writer.__file__, tmp],
             what=f"generating the node suite of onnx {wheel.version}",
         )
-        manifest: dict[str, Any] = json.loads(
-            Path(tmp, node_writer.MANIFEST).read_text(encoding="utf-8")
-        )
+        manifest = _manifest(Path(tmp, node_writer.MANIFEST), wheel.version)
         shutil.move(os.path.join(tmp, "node"), dest / "node")
     return manifest
+
+
+def _manifest(path: Path, version: str) -> dict[str, Any]:
+    """The manifest the node writer of onnx ``version`` wrote at ``path``: a JSON object,
+    read through the JSON gate (a regular file within its size, UTF-8, each key once).
+
+    Raises
+    ------
+    ReleaseError
+        Located at ``path``: missing, not a regular file, not JSON, or not an object.
+    """
+    what = f"the manifest of onnx {version}'s node suite generator"
+    try:
+        raw = read_regular_file(str(path), max_bytes=MAX_RECORD_BYTES, where=str(path))
+    except OnnxArrowError as exc:
+        raise ReleaseError(f"{what}: {exc.message}", where=str(path)) from None
+    doc = load_json(raw, what=what, where=str(path), error=ReleaseError)
+    if not isinstance(doc, dict):
+        raise ReleaseError(
+            f"{what} is JSON of {type(doc).__name__}, not an object", where=str(path)
+        )
+    return doc
 
 
 @dataclass(frozen=True)
@@ -501,13 +523,20 @@ def _store_key(release: Release) -> str:
 def _index_store(folder: Path, release: Release, path: Path) -> None:
     index = folder / "index.json"
     try:
-        known = json.loads(read_record(index) or "{}")
-    except (ReleaseError, ValueError):
+        known = _index(read_record(index), index)
+    except ReleaseError:
         known = {}  # written anew in its place
     if not isinstance(known, dict):
         known = {}
     known[_store_key(release)] = path.name
     write_record(index, json.dumps(known, indent=1, sort_keys=True) + "\n")
+
+
+def _index(text: str | None, index: Path) -> Any:
+    """The JSON of the cache's index of stores, through the JSON gate (``{}`` if none)."""
+    return load_json(
+        text or "{}", what="the index of cached stores", where=str(index), error=ReleaseError
+    )
 
 
 def _cached_store(folder: Path, release: Release) -> Path | None:
@@ -520,9 +549,10 @@ def _cached_store(folder: Path, release: Release) -> Path | None:
         not a regular file (a FIFO); the store's digest differs.
     """
     index = folder / "index.json"
+    text = read_record(index)
     try:
-        known = json.loads(read_record(index) or "{}")
-    except ValueError:
+        known = _index(text, index)
+    except ReleaseError:  # not JSON: no store is known, and the next one built is
         return None
     name = known.get(_store_key(release)) if isinstance(known, dict) else None
     if not isinstance(name, str):

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import html.parser
 import http.client
-import json
 import os
 import re
 import shutil
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from onnx_arrow.core.model import NO_FOLLOW, OPEN_FLAGS, file_kind, read_regular_file
+from onnx_arrow.core.model import NO_FOLLOW, OPEN_FLAGS, file_kind, load_json, read_regular_file
 from onnx_arrow.corpus.cache import cache_folder
 from onnx_arrow.corpus.pip_index import PYPI, pip_index_url
 from onnx_arrow.corpus.sources import MAX_FILE_BYTES
@@ -161,7 +160,7 @@ def _index_files(version: str) -> list[dict[str, Any]]:
 def _json_files(url: str, body: bytes) -> list[dict[str, Any]]:
     """The files of a JSON index page (PEP 691)."""
     try:
-        doc = json.loads(body)
+        doc = load_json(body, what="the index page", where=url, error=ValueError)
         return [f for f in doc["files"] if isinstance(f, dict)]
     except (ValueError, KeyError, TypeError, RecursionError):
         raise ReleaseError(

@@ -11,6 +11,7 @@ reads the rows and the metadata, :func:`read_value` one value's data back as num
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +25,13 @@ import pyarrow.parquet as pq
 
 from onnx_arrow.core.model import (
     DTYPES,
+    NUMPY_MAX_RANK,
     ArrowKind,
     DType,
     codes_to_storage,
     dtype_of,
     dtype_of_numpy,
+    load_json,
     storage_to_codes,
     string_bytes,
 )
@@ -244,7 +247,12 @@ def read_trace_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"{os.fspath(path)} is not a trace store (no {TRACE_METADATA_KEY!r} metadata); "
             "write one with 'onnx-arrow trace'"
         )
-    doc: dict[str, Any] = json.loads(raw)
+    doc = load_json(raw, what="trace metadata", where=os.fspath(path), error=CompareError)
+    if not isinstance(doc, dict):
+        raise CompareError(
+            f"{TRACE_METADATA_KEY!r} metadata is JSON of {type(doc).__name__}, not an object",
+            where=os.fspath(path),
+        )
     if doc.get("format") != TRACE_FORMAT or doc.get("format_version") != TRACE_FORMAT_VERSION:
         raise CompareError(
             f"{os.fspath(path)}: format {doc.get('format')!r} version "
@@ -281,13 +289,33 @@ def read_value(path: str | os.PathLike[str], value: str, side: str) -> np.ndarra
     row = dtype_of(dtype)
     cell = rows.column(data_column(row)).combine_chunks()
     flat = pc.list_flatten(cell)
-    shape = tuple(rows.column("shape")[0].as_py())
     where = f"{os.fspath(path)}: {value} ({side})"
     if row.arrow_kind is ArrowKind.BINARY:
-        return np.array(flat.to_pylist(), dtype=object).reshape(shape)
+        strings = np.array(flat.to_pylist(), dtype=object)
+        return strings.reshape(_shape(rows.column("shape")[0].as_py(), strings.size, where))
     if pa.types.is_fixed_size_list(flat.type):
         flat = flat.flatten()
     numbers = flat.to_numpy(zero_copy_only=False)
     if row.store_widens:
         numbers = numbers.astype(row.arrow_storage)
-    return storage_to_codes(numbers, row, where=where).reshape(shape)
+    codes = storage_to_codes(numbers, row, where=where)
+    return codes.reshape(_shape(rows.column("shape")[0].as_py(), codes.size, where))
+
+
+def _shape(shape: list[int] | None, size: int, where: str) -> tuple[int, ...]:
+    """A value's recorded ``shape``, checked to be dims of 0 or more of its ``size``
+    elements that numpy can shape (a store changed after it was written is an error, never
+    a value of another shape: ``[-1, 6]`` reshaped as numpy would)."""
+    if (
+        shape is None
+        or len(shape) > NUMPY_MAX_RANK
+        or any(d < 0 for d in shape)
+        or math.prod(shape) != size
+        or math.prod(d or 1 for d in shape) * 16 > np.iinfo(np.intp).max  # empty, too big
+    ):
+        raise CompareError(
+            f"its shape {shape} is not dims of 0 or more holding its {size} elements (of a "
+            f"rank up to {NUMPY_MAX_RANK}); the trace store was changed after it was written",
+            where=where,
+        )
+    return tuple(shape)

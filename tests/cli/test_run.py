@@ -42,6 +42,9 @@ def test_onnxruntime_backend_module_on_the_command_line(store: Path) -> None:
         (["--backend", "backend_helpers:NOT_A_BACKEND"], "neither a backend"),
         (["--session-option", "intra_op_num_threads=1"], "apply to --backend onnxruntime"),
         (["--providers", "CPUExecutionProvider"], "apply to --backend onnxruntime"),
+        (["--timeout", "1e10"], "--timeout 1e+10 is more than 604800 seconds (a week)"),
+        (["--timeout", "inf"], "--timeout inf is more than 604800 seconds (a week)"),
+        (["--timeout", "nan"], "--timeout nan is not a number of seconds"),
     ],
 )
 def test_a_bad_backend_is_a_usage_error(store: Path, args: list[str], message: str) -> None:

@@ -4,18 +4,12 @@ tell them apart."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
-from onnx_arrow.compare.commented_text import (
-    commented_lines,
-    key_line,
-    repeated_key,
-    scan_jsonc,
-)
+from onnx_arrow.compare.commented_text import commented_lines, scan_jsonc
 
 DATA = Path(__file__).parents[1] / "data"
 JSONC = [
@@ -96,13 +90,3 @@ def test_lines_take_the_block_above_their_run() -> None:
     assert found[0][2].startswith("The cases onnx leaves out")
     assert found[-1][2] is not None
     assert found[-1][2].startswith("Not in that file")
-
-
-def test_a_key_twice_in_one_object_is_found_at_its_line() -> None:
-    text = '{\n  "a": {"x": 1},\n  "b": {\n    "x": 1,\n    "y": 2,\n    "x": 3\n  }\n}'
-    assert repeated_key(text) == "x"
-    assert key_line(text, "x") == "line 6: "
-    assert key_line('{"x": 1, "x": 2}', "x") == ""  # not at the start of lines
-    code = "\n".join(line.partition("//")[0] for line in MADE[1].splitlines())
-    assert repeated_key(code) is None
-    assert json.loads(code)["k"] == {"t": 1, "u": 2, "v": 3}

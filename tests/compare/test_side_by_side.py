@@ -286,3 +286,23 @@ def test_the_corpus_release_from_its_provenance_and_no_path_of_the_machine() -> 
     older = report_frame(rows)
     older.attrs["onnx_arrow"] = {"kind": "compare", "store_onnx_version": "1.16.0"}
     assert scoreboard([older]).backends.corpus.tolist() == ["onnx 1.16.0"]
+
+
+def test_markdown_escapes_html_and_table_syntax_in_every_string_from_a_report() -> None:
+    """A case name, an error and a label holding HTML, ``|``, a line break, backticks,
+    emphasis or a link are shown as they are: one cell each, no element of their own."""
+    markdown = pytest.importorskip("markdown")
+    hostile = "<img src=x onerror=alert(1)>|x\n| y `z` *b* _e_ [l](u) ~~s~~ &amp;"
+    rows = [
+        {"case": f"node/test_a{hostile}", "op_types": (f"Op{hostile}",), "status": "error",
+         "error": f"ValueError: {hostile}"},
+    ]  # fmt: skip
+    text = scoreboard([report_frame(rows)], labels=[f"lab{hostile}"]).render("md")
+    page = markdown.markdown(text, extensions=["tables"])
+    for tag in ("<img", "<code", "<em", "<strong", "<a ", "<del"):
+        assert tag not in page
+    tables = page.split("<table>")[1:]
+    widths = {row.count("<td") + row.count("<th") for t in tables for row in t.split("<tr>")[1:]}
+    assert widths == {2, 3}  # facts: what | backend; matrix and causes: 3 cells a row
+    assert "onerror=alert(1)" in page  # shown as text
+    assert all(s in text for s in ("&lt;img", "&amp;amp;", "\\|x", "\\`z\\`"))

@@ -22,13 +22,16 @@ import pytest
 from onnx import numpy_helper
 
 import onnx_arrow
-from onnx_arrow.core.dlpack import DLPACK_CODES, to_dlpack
+from onnx_arrow.core.dlpack import DLPACK_CODES, _capsule_pointer, _VersionedHead, to_dlpack
 from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
 try:
     import torch
 except ImportError:  # not in the test extra: see the module's docs
     torch = None
+
+#: ``DLPACK_FLAG_BITMASK_READ_ONLY`` of ``dlpack.h``
+_READ_ONLY = 1 << 0
 
 needs_torch = pytest.mark.skipif(
     torch is None,
@@ -99,8 +102,8 @@ def test_numpy_dtypes_reach_torch_zero_copy(values: np.ndarray[Any, Any]) -> Non
     column = _column(np.asarray(values))
     handed = to_dlpack(column)
     assert handed.zero_copy
-    tensor = torch.from_dlpack(handed)
-    # the tensor is over the Arrow buffer itself
+    tensor = torch.from_dlpack(handed, copy=False)
+    # asked for no copy, the tensor is over the Arrow buffer itself
     storage = column.storage.values if values.ndim else column.storage
     while pa.types.is_fixed_size_list(storage.type):  # complex: a list of two parts
         storage = storage.values
@@ -109,7 +112,7 @@ def test_numpy_dtypes_reach_torch_zero_copy(values: np.ndarray[Any, Any]) -> Non
     )
     assert np.array_equal(tensor.numpy(), onnx_arrow.to_numpy(column))
     # one value, column[1]: over the same buffer, one row in
-    one = torch.from_dlpack(to_dlpack(column[1]))
+    one = torch.from_dlpack(to_dlpack(column[1]), copy=False)
     assert one.data_ptr() == tensor[1].data_ptr()
     assert np.array_equal(one.numpy(), onnx_arrow.to_numpy(column)[1])
 
@@ -194,10 +197,32 @@ def test_tensors_outlive_their_column_and_the_interpreter() -> None:
 def test_numpy_reads_its_own_dtypes_zero_copy() -> None:
     """numpy, the consumer every install has, reads a float column over its Arrow buffer."""
     column = _column(np.arange(6, dtype=np.float32).reshape(2, 3))
-    got = np.from_dlpack(to_dlpack(column))
+    got = np.from_dlpack(to_dlpack(column), copy=False)
     values = column.storage.values
     assert got.ctypes.data == values.buffers()[1].address + values.offset * 4
+    assert not got.flags.writeable  # the flag of DLPack 1.0, which numpy honours
     assert np.array_equal(got, onnx_arrow.to_numpy(column))
+
+
+@needs_torch
+def test_a_consumer_that_writes_never_writes_into_the_arrow_buffer() -> None:
+    """PyTorch makes a writable tensor of a capsule flagged read-only: by default it gets a
+    copy, which it may write to; asked for none, the buffer itself, flagged read-only."""
+    column = _column(np.arange(6, dtype=np.float32).reshape(2, 3))
+    before = onnx_arrow.to_numpy(column).copy()
+    handed = to_dlpack(column)
+    tensor = torch.from_dlpack(handed)
+    tensor += 100
+    one = torch.from_dlpack(to_dlpack(column[1]))
+    one[0, 0] = -1
+    np.from_dlpack(handed)[0, 0, 0] = 7
+    assert np.array_equal(onnx_arrow.to_numpy(column), before)
+    assert tensor.flatten()[0] == 100
+    capsule = handed.__dlpack__(max_version=(1, 0), copy=False)
+    head = _VersionedHead.from_address(_capsule_pointer(capsule, b"dltensor_versioned"))
+    assert head.flags & _READ_ONLY
+    with pytest.raises(BufferError, match="readonly"):
+        handed.__dlpack__(copy=False)  # a legacy capsule cannot say it is read-only
 
 
 #: The script measuring the resident memory of a process (/proc/self/status) before and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from onnx_arrow.core._json import MAX_JSON_DEPTH, json_depth, load_json
+from onnx_arrow.core._json import MAX_JSON_DEPTH, json_depth, key_line, load_json
 from onnx_arrow.errors import CorpusError
 
 
@@ -44,3 +44,19 @@ def test_brackets_inside_strings_or_a_scalar_are_no_depth() -> None:
     deep_dict = b'{"a": ' * (MAX_JSON_DEPTH + 1) + b"1" + b"}" * (MAX_JSON_DEPTH + 1)
     with pytest.raises(ValueError, match=rf"^m nests {MAX_JSON_DEPTH + 1} levels deep"):
         load_json(deep_dict, what="m", where=None, error=ValueError)
+
+
+def test_a_key_twice_in_one_object_is_refused_at_its_line() -> None:
+    """``json.loads`` keeps the last of two values of one key silently; the gate refuses
+    the text, at the line of the second key where keys start their lines."""
+    text = '{\n  "a": {"x": 1},\n  "b": {\n    "x": 1,\n    "y": 2,\n    "x": 3\n  }\n}'
+    with pytest.raises(CorpusError) as info:
+        load_json(text, what="index", where="i.json", error=CorpusError)
+    assert str(info.value) == (
+        "i.json: index: line 6: key 'x' appears twice in one object; JSON keys must be distinct"
+    )
+    with pytest.raises(ValueError, match=r"^index: key 'x' appears twice"):
+        load_json(b'{"x": 1, "x": 2}', what="index", where=None, error=ValueError)
+    assert key_line('{"x": 1, "x": 2}', "x") == ""  # not at the start of lines
+    assert key_line('{\n "x": {\n  "x": 1\n }\n}', "x") == ""  # two objects
+    assert load_json('{"x": {"x": 1}}', what="m", where=None, error=ValueError) == {"x": {"x": 1}}

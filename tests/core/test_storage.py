@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -405,3 +407,50 @@ def test_a_schema_of_another_type_is_refused_naming_it() -> None:
     for read in (portable, portable.replace_schema_metadata(None)):
         with pytest.raises(ArrowLayoutError, match=r"row 0 .*bfloat16.*\(the schema passed\)"):
             onnx_arrow.from_portable(read, wrong)
+
+
+def _type_text(arrow_type: pa.DataType) -> str:
+    """What a type column records of ``arrow_type``: base64 of its IPC schema."""
+    import base64
+
+    return base64.b64encode(pa.schema([pa.field("x", arrow_type)]).serialize()).decode()
+
+
+@pytest.mark.parametrize(
+    ("recorded", "says"),
+    [
+        ("float64", "its elements are float, which no engine makes of double elements"),
+        ("int64", "its elements are float, which no engine makes of int64 elements"),
+        ("storage", "column 'x__onnx_arrow_type', row 0: the recorded type is fixed_size_list"),
+    ],
+)
+def test_a_type_column_recording_another_dtype_or_an_untyped_storage_is_refused(
+    recorded: str, says: str
+) -> None:
+    """A type column (the metadata dropped, as engines do) that records FLOAT tensors as
+    DOUBLE or INT64 ones (every float32 element casts to them exactly), or as the plain
+    storage (the column would come back untyped), is refused at its column and row."""
+    x = onnx_arrow.to_arrow([numpy_helper.from_array(np.array([1.0, 2.0], "f4"))] * 3)
+    portable = onnx_arrow.to_portable(pa.table({"x": x})).replace_schema_metadata(None)
+    if recorded == "storage":
+        forged = portable.schema.field("x").type
+    else:
+        other = numpy_helper.from_array(np.array([1, 2], recorded))
+        forged = onnx_arrow.to_arrow([other]).type
+    texts = pa.array([_type_text(forged)] * 3).dictionary_encode()
+    table = portable.set_column(1, "x__onnx_arrow_type", texts)
+    with pytest.raises(ArrowLayoutError, match=re.escape(says)) as err:
+        onnx_arrow.from_portable(table)
+    assert str(err.value).startswith("column 'x")
+    if recorded != "storage":
+        assert "(recorded by its row 0)" in str(err.value)
+    metadata = {
+        b"onnx_arrow.portable": json.dumps({"version": 2, "columns": {"x": texts[0].as_py()}})
+    }
+    with pytest.raises(ArrowLayoutError, match="column 'x'"):
+        onnx_arrow.from_portable(
+            table.drop_columns(["x__onnx_arrow_type"]).replace_schema_metadata(metadata)
+        )
+    # an engine's widening (float32 elements read back as double) is still cast back exactly
+    widened = portable.set_column(0, "x", portable.column("x").cast(pa.list_(pa.float64())))
+    assert onnx_arrow.from_portable(widened).column("x").equals(pa.chunked_array([x]))

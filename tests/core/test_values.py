@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pyarrow as pa
@@ -326,6 +328,30 @@ def test_a_rank_numpy_cannot_hold_is_refused_located_and_kept_by_arrow(layout: s
     assert to_pylist(to_arrow([top]))[0].ndim == NUMPY_MAX_RANK
     with pytest.raises(NotRepresentableError, match=f"rank {NUMPY_MAX_RANK + 1}"):
         to_numpy(to_arrow([top]))
+
+
+@pytest.mark.parametrize("layout", ["fixed", "variable"])
+def test_an_empty_shape_numpy_cannot_hold_is_refused_located_and_kept_by_arrow(
+    layout: str, tmp_path: Path
+) -> None:
+    """numpy multiplies the dims other than 0 with the item size even for an empty array:
+    ``[2**31-1, 2**31-1, 0]`` of float32 is a legal, empty ``.pb`` that numpy refuses to
+    shape ("array is too big"); it is a located error, the column keeps it."""
+    huge = TensorProto(data_type=TensorProto.FLOAT, dims=[2**31 - 1, 2**31 - 1, 0])
+    values = [huge] if layout == "fixed" else [huge, helper.make_tensor("y", 1, [0], [])]
+    path = tmp_path / "input_0.pb"
+    path.write_bytes(huge.SerializeToString())
+    assert from_arrow(to_arrow(values, exact=True)) == values
+    for column in (to_arrow(values)[:1], onnx_arrow.read_pb(path)):
+        with pytest.raises(NotRepresentableError, match="more than numpy's largest") as err:
+            to_numpy(column)
+        assert err.value.where == "column"
+        assert "[1, 2147483647, 2147483647, 0]" in str(err.value)
+    with pytest.raises(NotRepresentableError, match=r"^row 0: the tensor has shape \[2147483647"):
+        to_pylist(to_arrow(values))
+    # as large as numpy holds: an empty array of that shape
+    held = TensorProto(data_type=TensorProto.UINT8, dims=[2**31 - 1, 2**31 - 1, 0])
+    assert to_numpy(to_arrow([held])).shape == (1, 2**31 - 1, 2**31 - 1, 0)
 
 
 def test_absent_optionals_of_no_element_type_read_back_as_to_arrow_wrote_them() -> None:

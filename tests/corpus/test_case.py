@@ -3,10 +3,12 @@ tolerance through Store.case, Store.case_arrays, cases_from_rows and compare."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
@@ -313,3 +315,45 @@ def test_a_case_whose_rows_are_not_together_reads_the_same(tmp_path: Path) -> No
     assert same(
         Store(scattered).case_arrays("node/test_tiny"), Store(path).case_arrays("node/test_tiny")
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "claim", "says"),
+    [
+        ("output_0.pb", "tensor(float) [2]", "but the value is what the model declares"),
+        ("input_0.pb", "tensor(int64) [3]", "but the model declares tensor(float) [3]"),
+        ("model.onnx", "tensor(float) []", "holds a declaration on a row that holds no value"),
+    ],
+    ids=["a value that agrees", "another declaration", "the model row"],
+)
+def test_a_forged_declared_column_is_refused_at_its_row(
+    tmp_path: Path, path: str, claim: str, says: str
+) -> None:
+    """The ``declared`` column says which values contradict their model: a claim that the
+    model or the value belies is a located error, never a contradiction reported."""
+    model = _model()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 3
+    files = [
+        CorpusFile("node/test_wide/model.onnx", model.SerializeToString()),
+        CorpusFile("node/test_wide/test_data_set_0/input_0.pb", _tensor("x", [-1.0, 2.0])),
+        CorpusFile("node/test_wide/test_data_set_0/output_0.pb", _tensor("y", [1.0, 2.0])),
+    ]
+    store = tmp_path / "store.parquet"
+    with pytest.warns(DeclarationWarning, match="input_0.pb"):
+        write_store([Case("node/test_wide", "node", files, files[0].path)], store)
+    table = pq.read_table(store)
+    forged_path = f"node/test_wide/test_data_set_0/{path}".replace("test_data_set_0/model", "model")
+    declared = [
+        claim if p == forged_path else d
+        for p, d in zip(table["path"].to_pylist(), table["declared"].to_pylist(), strict=True)
+    ]
+    i = table.schema.get_field_index("declared")
+    forged = tmp_path / "forged.parquet"
+    pq.write_table(
+        table.set_column(i, table.schema.field(i), pa.array(declared, pa.string())), forged
+    )
+    with pytest.raises(CorpusError, match=re.escape(says)) as err:
+        Store(forged).case("node/test_wide")
+    assert f"node/test_wide: {forged_path}: column 'declared'" in str(err.value)
+    with pytest.raises(CorpusError, match=re.escape(says)):
+        _from_rows(forged, "node/test_wide")

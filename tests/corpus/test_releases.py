@@ -4,6 +4,9 @@ the package index answers, from the index itself."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -183,3 +186,48 @@ def test_a_compare_report_carries_the_provenance_of_its_store(tmp_path: Path) ->
     made = report.attrs["onnx_arrow"]
     assert made["store_provenance"]["wheel"]["file"] == wheel.name
     assert made["store_provenance"]["onnx"] == "9.9.9"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (b"Traceback (most recent call last):\n", "is not JSON (Expecting value)"),
+        (b'{"onnx": "1.23.2", "onnx": "9"}', "key 'onnx' appears twice"),
+        (b'{"onnx": "\xff"}', "not UTF-8 text"),
+        (b"[1, 2]", "is JSON of list, not an object"),
+        (None, "not a regular file"),
+    ],
+    ids=["not JSON", "a key twice", "not UTF-8", "a list", "a FIFO"],
+)
+def test_a_generator_manifest_that_is_not_a_json_object_is_a_located_error(
+    tmp_path: Path, text: bytes | None, says: str
+) -> None:
+    """What a release's generator leaves as its manifest is read through the JSON gate:
+    never a traceback, never a wait on a FIFO."""
+    from onnx_arrow.corpus.releases import _manifest
+
+    path = tmp_path / "generated.json"
+    if text is None:
+        os.mkfifo(path)
+    else:
+        path.write_bytes(text)
+    with pytest.raises(ReleaseError, match=re.escape(says)) as info:
+        _manifest(path, "1.23.2")
+    assert str(info.value).startswith(f"{path}: the manifest of onnx 1.23.2's node suite")
+
+
+def test_an_index_of_stores_giving_a_release_twice_is_no_index(
+    release_cache: Path, tmp_path: Path
+) -> None:
+    """A store index whose JSON gives one key twice (the last silently winning, with
+    ``json.loads``) names no store: the store is built again and the index rewritten."""
+    cached_wheel(release_cache, tmp_path, "9.9.9")
+    with open_release_store("@onnx==9.9.9", offline=True) as first:
+        pass
+    index = first.parent / "index.json"
+    (key, name), *_ = json.loads(index.read_text()).items()
+    index.write_text(f'{{"{key}": "elsewhere.parquet", "{key}": "{name}"}}')
+    with open_release_store("@onnx==9.9.9", offline=True) as second:
+        assert second == first
+    assert index.read_text().count(key) == 1
+    assert json.loads(index.read_text()) == {key: name}

@@ -345,7 +345,8 @@ for _command in ("compare", "run"):
                 f"{_command}-timeout-{_value}",
                 "cli",
                 _timeout(_value, _command),
-                Expect(rc=1, where="give a number of seconds above 0 and at most 604800"),
+                # a usage error, as --timeout -1 and nan are
+                Expect(rc=2, where="is more than 604800 seconds (a week)"),
             )
         )
 

@@ -4,6 +4,7 @@ for bit; containers without data; the metadata, and files that are not trace sto
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +96,26 @@ def test_a_file_that_is_not_a_trace_store_is_refused(tmp_path: Path) -> None:
         read_trace_metadata(newer)
 
 
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        (b"{", "trace metadata is not JSON"),
+        (b"[1]", "metadata is JSON of list, not an object"),
+        (b'{"format": "onnx-arrow trace", "format": "x"}', "key 'format' appears twice"),
+        (b"[" * 100_000, "nests 100000 levels deep"),
+    ],
+    ids=["not JSON", "a list", "a key twice", "deep"],
+)
+def test_trace_metadata_that_is_not_a_json_object_is_a_located_error(
+    tmp_path: Path, raw: bytes, says: str
+) -> None:
+    path = tmp_path / "forged.parquet"
+    pq.write_table(pa.table({"x": [1]}).replace_schema_metadata({b"onnx_arrow_trace": raw}), path)
+    with pytest.raises(CompareError, match=re.escape(says)) as info:
+        read_trace_metadata(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
 def test_an_aborted_trace_leaves_no_file_and_the_old_one_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "t.parquet"
     writer = TraceWriter(path)
@@ -105,3 +126,23 @@ def test_an_aborted_trace_leaves_no_file_and_the_old_one_as_it_was(tmp_path: Pat
     path.write_bytes(b"an older file")
     TraceWriter(path).abort()
     assert path.read_bytes() == b"an older file"
+
+
+@pytest.mark.parametrize("shape", [[-1, 6], [4, 4], [2**40, 2**40], [0, 2**62, 2**62], None])
+def test_a_recorded_shape_that_does_not_hold_the_value_is_a_located_error(
+    tmp_path: Path, shape: list[int] | None
+) -> None:
+    """A trace store changed after it was written: ``[-1, 6]`` is never reshaped as numpy
+    would (to ``(1, 6)``), and no other shape is numpy's ValueError."""
+    path = tmp_path / "t.parquet"
+    written(path, {"v": np.arange(6, dtype=np.float32).reshape(2, 3), "s": np.array(["a"])})
+    table = pq.read_table(path)
+    i = table.schema.get_field_index("shape")
+    field = table.schema.field(i)
+    forged = table.set_column(i, field, pa.array([shape] * len(table), field.type))
+    metadata = pq.read_metadata(path).metadata
+    pq.write_table(forged.replace_schema_metadata(metadata), tmp_path / "f.parquet")
+    for value in ("v", "s"):
+        with pytest.raises(CompareError, match=r"is not dims of 0 or more holding its") as err:
+            read_value(tmp_path / "f.parquet", value, "backend")
+        assert str(err.value).startswith(f"{tmp_path / 'f.parquet'}: {value} (backend): its shape")
