@@ -108,14 +108,16 @@ def _located(
             try:
                 run_model(backend, name, plan.chunk_model(part), feed, "")
             except TraceError as exc:
+                if isinstance(exc.__cause__, BackendTimeoutError):
+                    return exc  # halving further would wait out the limit again
                 failing, error = part, exc
                 break
             ran = True
         else:
             return TraceError(
-                f"backend {name} gives each half of {len(names)} values "
-                f"({names[0]!r} .. {names[-1]!r}) but not all of them at once: "
-                f"{_cause(failed)}; try a smaller --chunk"
+                f"backend {name} gives each half of {len(failing)} values "
+                f"({failing[0]!r} .. {failing[-1]!r}) but not all of them at once: "
+                f"{_cause(error)}; try a smaller --chunk"
             )
     value = failing[0]
     own = None if ran else _own_outputs_error(backend, name, plan, feed)
@@ -131,7 +133,7 @@ def _located(
         "and writes it as the value its runtime computed)"
     )
     return TraceError(
-        f"backend {name} cannot give value {value!r} (output {node.outputs.index(value)} "
+        f"backend {name} cannot give value {value!r} (output {list(node.node.output).index(value)} "
         f"of node #{node.position} {node.name} ({node.op_type}), exposed as a graph output "
         f"with {typed}): {_cause(error)}"
     )

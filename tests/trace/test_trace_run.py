@@ -209,6 +209,23 @@ def test_the_value_a_backend_cannot_give_is_named_with_its_node(
         trace(store, LAYER_NORM, never_runs, tmp_path / "t.parquet")
 
 
+def at_most_four(model: ModelProto, inputs: dict[str, Any]) -> list[Any]:
+    """A backend that gives at most four outputs a run."""
+    if len(model.graph.output) > 4:
+        raise MemoryError(f"{len(model.graph.output)} outputs do not fit")
+    return reference_backend(model, inputs)
+
+
+def test_a_chunk_too_big_together_is_said_so(store: Store, tmp_path: Path) -> None:
+    with pytest.raises(TraceError) as info:
+        trace(store, LAYER_NORM, at_most_four, tmp_path / "t.parquet", chunk=1000)
+    said = str(info.value)
+    assert "gives each half of" in said
+    assert "but not all of them at once: MemoryError:" in said
+    assert said.endswith("outputs do not fit; try a smaller --chunk")
+    assert not trace(store, LAYER_NORM, at_most_four, tmp_path / "t.parquet", chunk=4).verdict.found
+
+
 def test_what_cannot_be_traced_is_refused(store: Store, tmp_path: Path) -> None:
     out = tmp_path / "t.parquet"
     with pytest.raises(CompareError, match="data set 7"):
