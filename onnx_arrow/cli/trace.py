@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from onnx_arrow.cli._shared import (
+    DEFAULT_TIMEOUT,
     Command,
     add_command,
     onnxruntime_options,
@@ -29,6 +30,9 @@ examples:
   onnx-arrow import repro/ repro.parquet && onnx-arrow compare repro.parquet \\
         --backend my_package.backend:MyBackend --max-ulp 0
       the divergence again, from the repro alone
+  onnx-arrow trace corpus.parquet --case light/light_squeezenet \\
+        --runner 'node run.js {model} {inputs} {outputs}'
+      a runtime that is not Python, through files (examples/runners/onnxruntime-node)
 
 The model runs on both backends with its nodes' outputs added as graph outputs, --chunk
 of them at a time (peak memory is a chunk's values, not the model's; each chunk is one
@@ -41,8 +45,17 @@ that fuses nodes computes the values as exposed (a fusion is undone where its in
 values are asked for), so another --chunk may give it other bits; --providers and
 --session-option apply to the side (or sides) named onnxruntime.
 
-Exit status 0 if no node diverges, 1 if one does (or the trace cannot be made: the case
-has no model, a backend cannot run the model with its values as outputs), 2 bad usage."""
+The first divergent node is the first, in topological order, whose outputs diverge while
+all its inputs agree and whose divergence reaches an output the case checks (through
+values that diverge too); divergent values that reach none are listed apart.  With
+--runner each chunk is one run of the command: the model's outputs are the chunk's
+values, those shape inference cannot type declared by name alone, and {untyped} names a
+file listing their numbers K.  A backend or runner that cannot give a chunk's values is
+run on halves of it until one value alone fails: the error names that value, its node
+and the cause (of a runner's error, the last exception line of its stderr).
+
+Exit status 0 if no value diverges, 1 if one does (or the trace cannot be made: the case
+has no model, a value is written twice, a backend cannot give a value), 2 bad usage."""
 
 
 def register(commands: Any) -> None:
@@ -54,7 +67,8 @@ def register(commands: Any) -> None:
         "Run a case of STORE on --backend and on --against (onnx's reference evaluator by "
         "default) with every intermediate value exposed, write them to a trace store, and "
         "print the first node, in topological order, whose outputs diverge while all its "
-        "inputs agree, with the worst elements and the later divergences it explains.",
+        "inputs agree and whose divergence reaches an output the case checks, with the "
+        "worst elements and the later divergences it explains.",
         _EPILOG,
     )
     cmd.add_argument("store", metavar="STORE", help="a Parquet store written by import")
@@ -65,12 +79,27 @@ def register(commands: Any) -> None:
         metavar="N",
         help="the data set to feed (test_data_set_N; default: the case's first)",
     )
-    cmd.add_argument(
+    traced = cmd.add_mutually_exclusive_group(required=True)
+    traced.add_argument(
         "--backend",
-        required=True,
         metavar="A",
         help="the backend traced: reference, onnxruntime, or MODULE / MODULE:NAME (onnx's "
         "backend interface, or a callable (model, inputs)), as compare takes it",
+    )
+    traced.add_argument(
+        "--runner",
+        metavar="COMMAND",
+        help="trace COMMAND instead of a backend (any runtime, through files), as compare's "
+        "--runner runs it: {model}, {inputs}, {outputs}, {case}, and {untyped}: a file "
+        "listing the outputs K declared without a type, which it writes as the values its "
+        "runtime computed",
+    )
+    cmd.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"kill --runner's command after SECONDS on one run (default: {DEFAULT_TIMEOUT:g}; "
+        "0: no limit)",
     )
     cmd.add_argument(
         "--against",

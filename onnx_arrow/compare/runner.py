@@ -50,6 +50,8 @@ PLACEHOLDERS: Final[Mapping[str, str]] = {
     "inputs": "the data set's folder of input_K.pb files, CASE/test_data_set_0",
     "outputs": "an empty folder the command writes output_K.pb into",
     "case": "a case folder: model.onnx and test_data_set_0/",
+    "untyped": "a text file of the numbers K, one a line, of the outputs the model "
+    "declares no type for (empty when it declares every type)",
 }
 #: The last lines of the command's stderr an error quotes.
 STDERR_TAIL_LINES: Final = 20
@@ -68,16 +70,19 @@ class CommandRunner:
     there, with its own process group.  It writes ``output_K.pb`` for the model's
     output K into ``{outputs}`` (into the data set folder, beside the inputs, when the
     command names no ``{outputs}``, as the classic layout keeps them); each is read as
-    the model declares that output (regular files only, size-capped), and the folder
-    is removed, whatever happened.
+    the model declares that output (regular files only, size-capped), an output it
+    declares no type for as a TensorProto (as onnx's runner reads one), and the folder
+    is removed, whatever happened.  ``{untyped}`` names a file listing those outputs
+    (``trace`` exposes values that shape inference cannot type so): a command that writes
+    each output by its declared type writes them as the values its runtime computed.
 
     Parameters
     ----------
     command
         The command line, split as a POSIX shell splits words (``shlex.split``) but
-        run without a shell.  ``{model}``, ``{inputs}``, ``{outputs}`` and ``{case}``
-        are replaced in any word (``--model={model}`` too); ``{{`` and ``}}`` are
-        literal braces.  It must name ``{model}`` or ``{case}``.  A word naming an
+        run without a shell.  ``{model}``, ``{inputs}``, ``{outputs}``, ``{case}`` and
+        ``{untyped}`` are replaced in any word (``--model={model}`` too); ``{{`` and
+        ``}}`` are literal braces.  It must name ``{model}`` or ``{case}``.  A word naming an
         existing file or folder by a relative path (``runners/run.js``), and a program
         given with a ``/``, are made absolute now: the command runs in the temporary
         folder.
@@ -114,8 +119,8 @@ class CommandRunner:
     Traceback (most recent call last):
     ...
     onnx_arrow.errors.CompareError: the command 'tract {model} --input-dir {nputs}' names \
-{nputs}; the placeholders are {model}, {inputs}, {outputs} and {case} (write {{ and }} \
-for a literal brace)
+{nputs}; the placeholders are {model}, {inputs}, {outputs}, {case} and {untyped} (write \
+{{ and }} for a literal brace)
     """
 
     def __init__(self, command: str, *, timeout: float | None = None) -> None:
@@ -162,6 +167,8 @@ for a literal brace)
         """Run the command on one data set: the model's outputs in graph order."""
         with _folder() as folder:
             places = _write_case(folder, model, inputs, "outputs" in self.placeholders)
+            if "untyped" in self.placeholders:
+                places["untyped"] = _write_untyped(folder, model)
             argv = [word.format(**{k: str(v) for k, v in places.items()}) for word in self.words]
             stderr = folder / "stderr.txt"
             self._run(argv, folder, stderr)
@@ -416,6 +423,19 @@ def _write_case(
         message = value_message(value, name, info.type)
         (data / f"input_{k}.pb").write_bytes(message.SerializeToString())
     return {"model": case / "model.onnx", "inputs": data, "outputs": outputs, "case": case}
+
+
+def _write_untyped(folder: Path, model: ModelProto) -> Path:
+    """The file ``{untyped}`` names: the numbers of the outputs declared without a type."""
+    path = folder / "untyped.txt"
+    path.write_text(
+        "".join(
+            f"{k}\n"
+            for k, info in enumerate(graph_values(model, "output"))
+            if not info.HasField("type") or info.type.WhichOneof("value") is None
+        )
+    )
+    return path
 
 
 def _read_outputs(model: ModelProto, root: Path, rel: Path, stderr: Path) -> list[Any]:

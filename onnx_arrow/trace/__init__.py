@@ -13,8 +13,14 @@ import this package).
   the trace was made from and with (the store and its digest, the backends, the plan), and
   :meth:`Trace.report` gives the rows with it as a report of kind ``trace``.
 * The verdict (:class:`Verdict`) is the first node in topological order whose outputs
-  diverge while everything it reads agrees, with the worst elements of its inputs and
-  outputs, and the later divergences it explains.
+  diverge while everything it reads agrees and whose divergence reaches a graph output
+  the case checks, with the worst elements of its inputs and outputs, the later
+  divergences it explains, and apart the divergent values that reach no checked output.
+  A value written twice (two nodes, or a node and a graph input) is refused, named.
+* A backend that cannot give a chunk's values is run on halves of it until the value it
+  cannot give is found and named (module ``exposed``); a runner through files
+  (:class:`~onnx_arrow.compare.CommandRunner`) is told the values declared without a
+  type by its ``{untyped}`` file.
 * :func:`write_repro` writes that node as a one-node model with its inputs and B's
   outputs: a classic case folder that ``compare`` (after ``import``) and any runtime's
   file tests take.

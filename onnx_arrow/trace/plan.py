@@ -112,7 +112,9 @@ def plan_trace(model: ModelProto) -> TracePlan:
     ------
     CompareError
         If the main graph's nodes do not form a graph (a node reads a value nothing
-        makes, or the nodes read each other in a circle).
+        makes, or the nodes read each other in a circle), or a value is written twice
+        (by two nodes, twice by one node, or by a node and as a graph input or
+        initializer): a model's values are each written once.
     """
     graph = model.graph
     fed = {i.name for i in graph.input} | {t.name for t in graph.initializer}
@@ -140,10 +142,42 @@ def plan_trace(model: ModelProto) -> TracePlan:
                 f"{node.domain}::{node.op_type} (traced as the call's outputs only)"
             )
         raw.append((node, tuple(inputs), outputs))
+    _check_one_writer(raw, fed)
     order = _topological(raw, fed)
     nodes = [TracedNode(k, raw[i][0], raw[i][1], raw[i][2]) for k, i in enumerate(order)]
     producer = {v: n.position for n in nodes for v in n.outputs}
     return TracePlan(model, nodes, _inferred_types(model), untraced, producer, frozenset(fed))
+
+
+def _check_one_writer(
+    raw: list[tuple[NodeProto, tuple[str, ...], tuple[str, ...]]], fed: set[str]
+) -> None:
+    """Refuse a value of the main graph written more than once, naming it and both
+    writers (a trace would compare one writer's value under the other's name)."""
+    writer: dict[str, int] = {}
+    for k, (node, _, outputs) in enumerate(raw):
+        for name in outputs:
+            first = writer.setdefault(name, k)
+            if name in fed:
+                what = "is fed (a graph input or initializer) and is written by"
+                by = _node_label(node, k)
+            elif first != k:
+                what, by = "is written by two nodes,", f"{_node_label(raw[first][0], first)} and"
+                by += f" {_node_label(node, k)}"
+            elif outputs.count(name) > 1:
+                what, by = "is written twice by", _node_label(node, k)
+            else:
+                continue
+            raise CompareError(
+                f"value {name!r} {what} {by}: a model writes each value once (SSA), so "
+                "the trace could not say whose value it holds; rename one of them"
+            )
+
+
+def _node_label(node: NodeProto, k: int) -> str:
+    """``node 'conv1' (Conv, #3 of the graph's nodes)``."""
+    named = f"{node.name!r} " if node.name else ""
+    return f"node {named}({node.op_type}, #{k} of the graph's nodes)"
 
 
 def _graphs_of(attribute: onnx.AttributeProto) -> list[GraphProto]:

@@ -31,13 +31,13 @@ from onnx_arrow.core.model import graph_values
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import CompareError
 from onnx_arrow.reports import Report
-from onnx_arrow.trace.exposed import run_model
+from onnx_arrow.trace.exposed import run_chunk
 from onnx_arrow.trace.plan import TracePlan, plan_trace
 from onnx_arrow.trace.repro import check_repro_folder, write_repro
 from onnx_arrow.trace.store import TracedValue, TraceWriter, describe_value, read_trace
 from onnx_arrow.trace.verdict import ValueSummary, Verdict, find_verdict
 
-__all__ = ["DEFAULT_CHUNK", "Trace", "case_feed", "checked_chunk", "trace"]
+__all__ = ["DEFAULT_CHUNK", "Trace", "case_feed", "checked_chunk", "checked_outputs", "trace"]
 
 #: Values exposed at once unless ``chunk`` says otherwise.
 DEFAULT_CHUNK = 64
@@ -98,6 +98,17 @@ def case_feed(
     }
     feed.update(run.made_inputs)
     return run, model, feed
+
+
+def checked_outputs(run: DataSetRun, model: ModelProto) -> list[str]:
+    """The graph outputs of ``model`` that the data set ``run`` checks: those it has an
+    expected value for (or a file kept as bytes, an error of its own)."""
+    kept = {k for io, k in run.kept_as_bytes if io == "output"}
+    return [
+        info.name
+        for k, info in enumerate(graph_values(model, "output"))
+        if k in run.expected or k in kept
+    ]
 
 
 def trace(
@@ -180,7 +191,7 @@ def trace(
             case=case, data_set=run.data_set, chunk=chunk, rule=(rtol, atol, budget, ulp_floor),
             progress=progress,
         )  # fmt: skip
-        verdict = find_verdict(nodes, summaries)
+        verdict = find_verdict(nodes, summaries, checked_outputs(run, model))
         chunks = sum(1 for _ in nodes.chunks(chunk))
         metadata = {
             **_provenance(store),
@@ -246,13 +257,12 @@ def _trace_chunks(
     where = {v: (n, k) for n in plan.nodes for k, v in enumerate(n.outputs)}
     chunks = list(plan.chunks(chunk))
     for k, names in enumerate(chunks):
-        model = plan.chunk_model(names)
         what = (
             f"{len(names)} of its values (chunk {k + 1} of {len(chunks)}: "
             f"{names[0]!r} .. {names[-1]!r})"
         )
-        got_a = run_model(a[0], a[1], model, feed, what)
-        got_b = run_model(b[0], b[1], model, feed, what)
+        got_a = run_chunk(a[0], a[1], plan, names, feed, what)
+        got_b = run_chunk(b[0], b[1], plan, names, feed, what)
         rows: list[TracedValue] = []
         for name, value_a, value_b in zip(names, got_a, got_b, strict=True):
             diff = compare_value(value_b, value_a, rtol, atol, max_ulp=max_ulp, ulp_floor=ulp_floor)

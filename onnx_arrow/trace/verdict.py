@@ -1,12 +1,16 @@
 """The verdict of a trace: the first node, in topological order, whose outputs diverge
-while every value it reads agrees (the node where the two backends part ways), its
+while every value it reads agrees (the node where the two backends part ways) and whose
+divergence reaches a graph output the case checks (through values that diverge too), its
 inputs' and outputs' worst elements, the later divergences it explains (values of nodes
-that read one of its divergent outputs, directly or through other divergent values) and
-those it does not (nodes that diverge on their own, and what follows from them).
+that read one of its divergent outputs, directly or through other divergent values),
+those it does not (nodes that diverge on their own, and what follows from them), and,
+apart, the divergent values whose divergence reaches no output the case checks (a
+Dropout mask nothing reads, a value whose difference a later node absorbs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -53,6 +57,14 @@ class Verdict:
     unexplained: list[str] = field(default_factory=list)
     #: Values that diverge in all (the node's own outputs included).
     diverging: int = 0
+    #: Values that diverge but whose divergence reaches no graph output the case checks
+    #: (nothing checked reads them, or what reads them agrees again); not in ``explains``
+    #: or ``unexplained``.
+    unchecked: list[str] = field(default_factory=list)
+    #: The graph outputs the case checks (those its data set has expected values for).
+    checked: list[str] = field(default_factory=list)
+    #: The node making the first value of ``unchecked`` (``#94 conv1 (Relu)``).
+    first_apart: str | None = None
 
     @property
     def found(self) -> bool:
@@ -67,6 +79,9 @@ class Verdict:
     def from_json(cls, doc: dict[str, Any]) -> Verdict:
         """The verdict a trace's metadata keeps."""
         fields = dict(doc)
+        fields.setdefault("unchecked", [])
+        fields.setdefault("checked", [])
+        fields.setdefault("first_apart", None)
         fields["inputs"] = [ValueSummary(**v) for v in doc.get("inputs", [])]
         fields["outputs"] = [ValueSummary(**v) for v in doc.get("outputs", [])]
         return cls(**fields)
@@ -74,12 +89,13 @@ class Verdict:
     def lines(self) -> list[str]:
         """The verdict in words, a line each."""
         if self.position is None:
-            if self.diverging:
-                return [
-                    f"{self.diverging} values diverge, but none on a node whose inputs all "
-                    "agree (see the trace's rows)"
-                ]
-            return ["no value diverges"]
+            if not self.diverging:
+                return ["no value diverges"]
+            outputs = ", ".join(self.checked) or "none"
+            return [
+                f"no divergence reaches an output the case checks ({outputs})",
+                *self._unchecked_lines(),
+            ]
         out = [f"first divergent node: #{self.position} {self.node} ({self.op_type})"]
         for role, values in (("input", self.inputs), ("output", self.outputs)):
             for v in values:
@@ -91,7 +107,22 @@ class Verdict:
         if self.unexplained:
             shown = ", ".join(self.unexplained[:10])
             out.append(f"  does not explain {len(self.unexplained)}: {shown}")
-        return out
+        return out + self._unchecked_lines()
+
+    def _unchecked_lines(self) -> list[str]:
+        if not self.unchecked:
+            return []
+        shown = ", ".join(self.unchecked[:10])
+        more = f" ... {len(self.unchecked) - 10} more" if len(self.unchecked) > 10 else ""
+        return [
+            f"diverging apart, reaching no output the case checks: "
+            f"{_count(len(self.unchecked), 'value')}: {shown}{more}",
+            f"  the first made by node {self.first_apart}",
+        ]
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def _summary_text(v: ValueSummary) -> str:
@@ -110,14 +141,30 @@ def _summary_text(v: ValueSummary) -> str:
     return what
 
 
-def find_verdict(plan: TracePlan, summaries: dict[str, ValueSummary]) -> Verdict:
+def find_verdict(
+    plan: TracePlan,
+    summaries: dict[str, ValueSummary],
+    checked: Sequence[str] | None = None,
+) -> Verdict:
     """The first node of ``plan`` whose outputs diverge while its inputs agree (by
-    ``summaries``, one per traced value), and what it explains: the divergent values of
-    later nodes that read one of its divergent outputs, or a value so explained."""
+    ``summaries``, one per traced value) and whose divergence reaches one of the graph
+    outputs ``checked`` (all the graph's outputs when None), and what it explains: the
+    divergent values of later nodes that read one of its divergent outputs, or a value so
+    explained.  Divergent values that reach no checked output are listed apart."""
+    if checked is None:
+        checked = [o.name for o in plan.model.graph.output]
     diverging = [v for v in plan.values if summaries[v].diverges]
-    verdict = Verdict(diverging=len(diverging))
+    reaching = _reaching(plan, summaries, checked)
+    verdict = Verdict(
+        diverging=len(diverging),
+        checked=list(checked),
+        unchecked=[v for v in diverging if v not in reaching],
+    )
+    if verdict.unchecked:
+        apart = plan.nodes[plan.producer[verdict.unchecked[0]]]
+        verdict.first_apart = f"#{apart.position} {apart.name} ({apart.op_type})"
     for node in plan.nodes:
-        if not any(summaries[o].diverges for o in node.outputs):
+        if not any(o in reaching for o in node.outputs):
             continue
         if any(summaries[i].diverges for i in node.inputs if i in summaries):
             continue
@@ -128,14 +175,26 @@ def find_verdict(plan: TracePlan, summaries: dict[str, ValueSummary]) -> Verdict
         verdict.outputs = [summaries[o] for o in node.outputs]
         tainted = {o for o in node.outputs if summaries[o].diverges}
         for later in plan.nodes[node.position + 1 :]:
-            bad = [o for o in later.outputs if summaries[o].diverges]
+            bad = [o for o in later.outputs if o in reaching]
             if any(i in tainted for i in later.inputs):
                 verdict.explains.extend(bad)
-                tainted.update(bad)
+                tainted.update(o for o in later.outputs if summaries[o].diverges)
             else:
                 verdict.unexplained.extend(bad)
         verdict.unexplained.extend(
-            o for n in plan.nodes[: node.position] for o in n.outputs if summaries[o].diverges
+            o for n in plan.nodes[: node.position] for o in n.outputs if o in reaching
         )
         break
     return verdict
+
+
+def _reaching(
+    plan: TracePlan, summaries: dict[str, ValueSummary], checked: Sequence[str]
+) -> set[str]:
+    """The divergent values whose divergence reaches a value of ``checked``: a checked
+    output that diverges, and the divergent values read by a node that makes one."""
+    reaching = {v for v in checked if v in summaries and summaries[v].diverges}
+    for node in reversed(plan.nodes):
+        if any(o in reaching for o in node.outputs):
+            reaching.update(i for i in node.inputs if i in summaries and summaries[i].diverges)
+    return reaching

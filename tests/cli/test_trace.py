@@ -31,7 +31,7 @@ def test_a_planted_divergence_is_printed_with_exit_status_1(store: Path, tmp_pat
     assert code == 1, err
     assert not err
     assert "rule      ulp, at most 0 (floor 1e-30 against 0)" in text
-    assert "in 6 chunks" in text
+    assert "traced    30 values of 30 nodes, in 6 chunks" in text
     assert "first divergent node: #" in text
     assert "(Sqrt)" in text
     assert "max 3 ULP" in text

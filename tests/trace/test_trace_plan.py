@@ -113,3 +113,16 @@ def test_a_graph_that_is_not_one_is_refused() -> None:
     circle = [helper.make_node("Abs", ["b"], ["a"]), helper.make_node("Neg", ["a"], ["b"])]
     with pytest.raises(CompareError, match="in a circle"):
         plan_trace(model_of(circle, ["a"]))
+
+
+def test_a_value_written_twice_is_refused_with_both_writers() -> None:
+    twice = [
+        helper.make_node("Abs", ["x"], ["a"], name="abs"),
+        helper.make_node("Neg", ["x"], ["a"]),
+    ]
+    with pytest.raises(CompareError, match=r"'a' is written by two nodes, node 'abs' \(Abs, #0"):
+        plan_trace(model_of(twice, ["a"]))
+    with pytest.raises(CompareError, match=r"'x' is fed \(a graph input or initializer\)"):
+        plan_trace(model_of([helper.make_node("Abs", ["x"], ["x"])], ["x"]))
+    with pytest.raises(CompareError, match=r"'a' is written twice by node \(Split, #0"):
+        plan_trace(model_of([helper.make_node("Split", ["x"], ["a", "a"], num_outputs=2)], ["a"]))

@@ -46,14 +46,15 @@ def test_the_first_node_whose_inputs_agree_and_what_it_explains() -> None:
     assert [v.name for v in verdict.inputs] == ["a"]
     assert [v.name for v in verdict.outputs] == ["b"]
     assert verdict.explains == ["c", "f"]
-    assert verdict.unexplained == ["d"]  # Exp diverges on its own
+    assert verdict.unexplained == []
+    assert verdict.unchecked == ["d"]  # Exp diverges on its own, and Log agrees again
     assert verdict.diverging == 4
     assert verdict.lines()[0] == "first divergent node: #1 neg (Neg)"
     assert Verdict.from_json(verdict.to_json()) == verdict
 
 
 def test_a_fed_input_always_agrees() -> None:
-    verdict = find_verdict(chain_plan(), summaries({"a", "b"}))
+    verdict = find_verdict(chain_plan(), summaries({"a", "b", "c", "f"}))
     assert verdict.node == "abs"
     assert verdict.inputs == [ValueSummary("x", "match", False, fed=True)]
     assert "fed (the same on both sides)" in verdict.lines()[1]
@@ -65,3 +66,36 @@ def test_a_divergence_at_the_last_node_explains_nothing() -> None:
     verdict = find_verdict(plan, found)
     assert verdict.node == "add"
     assert verdict.explains == []
+
+
+def test_a_divergence_on_its_own_path_to_the_output_is_not_explained() -> None:
+    verdict = find_verdict(chain_plan(), summaries({"b", "c", "d", "e", "f"}))
+    assert verdict.node == "neg"
+    assert verdict.explains == ["c", "f"]
+    assert verdict.unexplained == ["d", "e"]
+    assert verdict.unchecked == []
+
+
+def test_the_first_divergence_that_reaches_no_checked_output_is_listed_apart() -> None:
+    # Abs diverges first, but Neg agrees again: the node is Log, whose divergence reaches f
+    verdict = find_verdict(chain_plan(), summaries({"a", "e", "f"}))
+    assert (verdict.node, verdict.explains, verdict.unchecked) == ("log", ["f"], ["a"])
+    assert verdict.checked == ["f"]
+    assert verdict.lines()[-2:] == [
+        "diverging apart, reaching no output the case checks: 1 value: a",
+        "  the first made by node #0 abs (Abs)",
+    ]
+    assert Verdict.from_json(verdict.to_json()) == verdict
+
+
+def test_no_divergence_reaching_a_checked_output_names_no_node() -> None:
+    verdict = find_verdict(chain_plan(), summaries({"a", "d"}))
+    assert not verdict.found
+    assert verdict.unchecked == ["a", "d"]
+    assert verdict.lines() == [
+        "no divergence reaches an output the case checks (f)",
+        "diverging apart, reaching no output the case checks: 2 values: a, d",
+        "  the first made by node #0 abs (Abs)",
+    ]
+    # an output the case does not check is not one a divergence must reach
+    assert not find_verdict(chain_plan(), summaries({"a", "b", "c", "f"}), checked=[]).found

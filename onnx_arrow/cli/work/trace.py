@@ -5,13 +5,14 @@ that node written as a case folder."""
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK
+from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, settle_timeout
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
-from onnx_arrow.compare import BackendSpecError, Plan, resolve_backend
+from onnx_arrow.compare import BackendSpecError, CommandRunner, CompareError, Plan, resolve_backend
 from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
 from onnx_arrow.trace import trace
@@ -19,25 +20,45 @@ from onnx_arrow.trace import trace
 __all__ = ["run"]
 
 
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def _traced(meta: dict[str, Any]) -> str:
+    """``106 values of 105 nodes, in 2 chunks``."""
+    return (
+        f"{_plural(meta['values'], 'value')} of {_plural(meta['nodes'], 'node')}, "
+        f"in {_plural(meta['chunks'], 'chunk')}"
+    )
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    """Trace the case, print the verdict; exit status 1 if a node diverges."""
+    """Trace the case, print the verdict; exit status 1 if a value diverges."""
     providers = args.providers  # "A,B": OnnxruntimeBackend splits it
     options = dict(parse_session_option(text) for text in args.session_option)
     ort = providers is not None or bool(options)
-    if ort and "onnxruntime" not in (args.backend.strip(), args.against.strip()):
+    named = args.backend.strip() if args.backend is not None else None
+    if ort and "onnxruntime" not in (named, args.against.strip()):
         args.subparser.error(
             "--providers and --session-option apply to onnxruntime: name it as --backend "
             "or --against"
         )
+    if args.runner is None and args.timeout is not None:
+        args.subparser.error("--timeout applies to --runner")
+    settle_timeout(args)
     try:
         side_a, side_b = (
             resolve_backend(name, providers=providers, session_options=options)
             if ort and name.strip() == "onnxruntime"
             else resolve_backend(name)
-            for name in (args.backend, args.against)
+            for name in (args.backend or "reference", args.against)
         )
+        if args.runner is not None:
+            side_a = CommandRunner(args.runner, timeout=args.timeout)
     except BackendSpecError as exc:
         args.subparser.error(exc.message)
+    except CompareError as exc:  # the runner's command
+        args.subparser.error(f"--runner: {exc.message}")
     store = Store(args.store)
     default = args.case.strip("/").replace("/", "_") + ".trace.parquet"
     out_path = Path(args.out or default)
@@ -75,7 +96,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             ("backend", f"{meta['backend']['name']} ({meta['backend']['runs']})"),
             ("against", f"{meta['against']['name']} ({meta['against']['runs']})"),
             ("rule", rule),
-            ("values", f"{meta['values']} of {meta['nodes']} nodes, in {meta['chunks']} chunks"),
+            ("traced", _traced(meta)),
             ("untyped", f"{len(meta['untyped'])} (declared by name, typed by the backend)"),
             ("untraced", len(meta["untraced"])),
         ],
@@ -87,5 +108,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     for line in found.verdict.lines():
         print(line, file=out)
     if found.repro is not None:
-        print(f"repro: {found.repro} (import it, then compare --backend {args.backend})", file=out)
-    return EXIT_DATA_ERROR if found.verdict.found else EXIT_OK
+        again = (
+            f"--runner {shlex.quote(args.runner)}" if args.runner else f"--backend {args.backend}"
+        )
+        print(f"repro: {found.repro} (import it, then compare {again})", file=out)
+    return EXIT_DATA_ERROR if found.verdict.diverging else EXIT_OK
