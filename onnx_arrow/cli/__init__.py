@@ -41,6 +41,7 @@ from onnx_arrow.cli import (
     import_,
     info,
     report,
+    results,
     run,
     trace,
     verify,
@@ -73,6 +74,7 @@ COMMANDS: Final[dict[str, CommandModule]] = {
     "diff": diff,
     "example": example,
     "report": report,
+    "results": results,
     "trace": trace,
 }
 
