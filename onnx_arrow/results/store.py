@@ -348,11 +348,15 @@ def add(
     unless ``again`` (then it is added as the next ``attempt``).  ``date`` (UTC, now
     unless given) is recorded as the run's.
 
+    The store's parts are checked as :func:`check` checks them (their footers: schema,
+    metadata, the runs they claim), not row by row as :func:`read` reads them.
+
     Raises
     ------
     ResultsError
-        If ``report`` is not a compare report with its provenance, or the store does not
-        read (see :func:`read`); nothing is written then.
+        If ``report`` is not a compare report with its provenance, or a part's footer
+        does not read or contradicts another's (see :func:`check`); nothing is written
+        then.
     """
     runs = _runs_of(report, where)
     path = _folder(results, create=True)
