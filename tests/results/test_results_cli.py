@@ -63,7 +63,7 @@ def test_a_bad_report_adds_nothing(node_store: Store, tmp_path: Path) -> None:
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"not a report")
     store_dir = tmp_path / "results"
-    code, out, err = cli("results", "add", str(good), str(bad), str(store_dir))
+    code, _, err = cli("results", "add", str(good), str(bad), str(store_dir))
     assert code == 1
     assert str(bad) in err
     assert not store_dir.exists()
