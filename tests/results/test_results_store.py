@@ -231,3 +231,13 @@ def test_a_store_that_is_a_file_or_missing(tmp_path: Path, reports: tuple[Report
 def test_runtime_spelling_is_checked_before_any_work(reports: tuple[Report, Report]) -> None:
     with pytest.raises(compare.CompareError, match="spell it NAME==VERSION"):
         compare.compare("/nonexistent.parquet", "reference", runtime="mine 1.0")
+
+
+def test_the_docs_page_has_a_row_per_run_column() -> None:
+    import re
+
+    page = (Path(__file__).parents[2] / "docs" / "results.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]+) \|", page, re.MULTILINE)
+    assert [name for name, _ in rows] == list(results.RUN_COLUMNS)
+    for name, kind in rows:
+        assert str(results.RUN_SCHEMA.field(name).type).startswith(kind.split()[0][:6])
