@@ -39,6 +39,7 @@ API_MODULES = (
     "onnx_arrow.pandas",
     "onnx_arrow.diff",
     "onnx_arrow.trace",
+    "onnx_arrow.results",
 )
 
 

@@ -21,7 +21,6 @@ Examples
 
 from __future__ import annotations
 
-from onnx_arrow.results.changes import CHANGES_SCHEMA, FAILING, PASSES, changes
 from onnx_arrow.results.schema import (
     IDENTITY_COLUMNS,
     OPTION_KEYS,
@@ -32,6 +31,7 @@ from onnx_arrow.results.schema import (
     RUN_SCHEMA,
 )
 from onnx_arrow.results.store import PART_SUFFIX, Added, add, check, part_names, read, runs
+from onnx_arrow.results.version_changes import CHANGES_SCHEMA, FAILING, PASSES, changes
 
 __all__ = [
     "CHANGES_SCHEMA",
