@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -24,6 +25,7 @@ __all__ = [
     "RESULTS_SCHEMA",
     "RUN_COLUMNS",
     "RUN_SCHEMA",
+    "portable_provenance",
     "run_key",
     "run_values",
 ]
@@ -123,6 +125,37 @@ def _provider(backend: Mapping[str, Any]) -> str | None:
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _portable_path(path: object) -> object:
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return path
+    here = os.path.abspath(os.getcwd())
+    inside = os.path.commonpath([here, os.path.abspath(path)]) == here
+    return os.path.relpath(path, here) if inside else os.path.basename(path.rstrip("/"))
+
+
+def portable_provenance(made: Mapping[str, Any]) -> dict[str, Any]:
+    """A report's provenance with no path of this machine, as a part keeps it: the files
+    of its stores (``store``, ``actual``) relative to the working folder where they lie
+    under it, else by name; a runner's command as :func:`portable_command` gives it; a
+    joined report's sources each so."""
+    out = dict(made)
+    for key in ("store", "actual"):
+        if isinstance(out.get(key), list):
+            out[key] = [_portable_path(p) for p in out[key]]
+    backend = out.get("backend")
+    if isinstance(backend, Mapping) and backend.get("name") == "runner":
+        runs = backend.get("runs")
+        out["backend"] = {
+            **backend,
+            "runs": portable_command(runs) if isinstance(runs, str) else runs,
+        }
+    if isinstance(out.get("sources"), list):
+        out["sources"] = [
+            portable_provenance(s) if isinstance(s, Mapping) else s for s in out["sources"]
+        ]
+    return out
 
 
 def run_values(

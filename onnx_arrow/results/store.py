@@ -30,6 +30,7 @@ from onnx_arrow.results.schema import (
     RESULTS_SCHEMA,
     RUN_COLUMNS,
     RUN_SCHEMA,
+    portable_provenance,
     run_key,
     run_values,
 )
@@ -403,7 +404,7 @@ def _write_part(path: Path, values: dict[str, Any], made: dict[str, Any], rows: 
         "run_id": values["run_id"],
         "run_key": values["run_key"],
         "rows": n,
-        "report": made,
+        "report": portable_provenance(made),
     }
     schema = RESULTS_SCHEMA.with_metadata(
         {RESULTS_METADATA_KEY: json.dumps(meta, sort_keys=True, default=str)}

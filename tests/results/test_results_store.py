@@ -241,3 +241,18 @@ def test_the_docs_page_has_a_row_per_run_column() -> None:
     assert [name for name, _ in rows] == list(results.RUN_COLUMNS)
     for name, kind in rows:
         assert str(results.RUN_SCHEMA.field(name).type).startswith(kind.split()[0][:6])
+
+
+def test_a_part_holds_no_path_of_this_machine(
+    tmp_path: Path, reports: tuple[Report, Report], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = dict(reports[0].provenance or {})
+    made["backend"] = {"name": "runner", "runs": f"/usr/bin/node {tmp_path}/run.js {{model}}"}
+    monkeypatch.chdir(tmp_path)
+    (added,) = results.add("r", Report.of(reports[0].table, made))
+    assert added.part is not None
+    part = (tmp_path / "r" / added.part.name).read_bytes()
+    assert str(tmp_path).encode() not in part
+    assert os.path.dirname(str(reports[0].provenance["store"][0])).encode() not in part
+    (run,) = results.runs(results.read("r")).to_pylist()
+    assert run["runner_command"] == "node run.js '{model}'"
