@@ -53,8 +53,8 @@ def register(commands: Any) -> None:
         "paths",
         nargs="+",
         metavar="RESULTS",
-        help="the results store (a folder); or 'add', the reports 'compare --out' wrote, "
-        "then the results store",
+        help="the results store (a folder; one named add: ./add); or 'add', the reports "
+        "'compare --out' wrote, then the results store",
     )
     res.add_argument(
         "--changes",

@@ -233,7 +233,7 @@ def describe_backend(backend: Backend, runtime: str | None = None) -> dict[str, 
     ``runtime_version`` (what a results store records): ``runtime`` (``NAME==VERSION``,
     :func:`parse_runtime`) where given, else the backend's own (``onnx.reference`` and
     onnx's version for the reference evaluator, ``onnxruntime`` and its version, an
-    interface backend's top package and its version), else None."""
+    interface backend's top package and its version), else not said."""
     made = _described(backend)
     if runtime is not None:
         made["runtime"], made["runtime_version"] = parse_runtime(runtime)
@@ -268,8 +268,6 @@ def _described(backend: Backend) -> dict[str, Any]:
     made = {
         "name": name if isinstance(name, str) else where,
         "runs": str(describe()) if callable(describe) else "a backend of the caller's",
-        "runtime": None,
-        "runtime_version": None,
     }
     if isinstance(backend, InterfaceBackend):
         target = backend.target
