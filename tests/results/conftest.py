@@ -3,6 +3,7 @@ versions (the reference evaluator as 1.0, a planted-bug backend as 1.1), made on
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,12 +44,18 @@ def reports(node_store: Store, planted: str) -> tuple[Report, Report]:
     return old, new
 
 
-@pytest.fixture
-def results_dir(tmp_path: Path, reports: tuple[Report, Report]) -> Path:
-    """A results store of both runs."""
+@pytest.fixture(scope="session")
+def both_runs(tmp_path_factory: pytest.TempPathFactory, reports: tuple[Report, Report]) -> Path:
+    """A results store of both runs, made once (tests take a copy)."""
     from onnx_arrow import results
 
-    path = tmp_path / "results"
+    path = tmp_path_factory.mktemp("both") / "results"
     for report in reports:
         results.add(path, report)
     return path
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path, both_runs: Path) -> Path:
+    """A results store of both runs, this test's own."""
+    return Path(shutil.copytree(both_runs, tmp_path / "results"))
