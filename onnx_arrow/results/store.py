@@ -62,18 +62,19 @@ class Added:
 
 def _folder(results: str | os.PathLike[str], *, create: bool) -> Path:
     path = Path(results)
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        if not create:
-            raise ResultsError("no such results store (folder)", where=str(path)) from None
+    if create:
         try:
             path.mkdir()
+        except FileExistsError:  # there already (made by another writer meanwhile too)
+            pass
         except OSError as exc:
             raise ResultsError(
                 f"cannot make the results folder ({exc.strerror})", where=str(path)
             ) from None
-        return path
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ResultsError("no such results store (folder)", where=str(path)) from None
     except OSError as exc:
         raise ResultsError(
             f"cannot open the results store ({exc.strerror})", where=str(path)

@@ -256,3 +256,13 @@ def test_a_part_holds_no_path_of_this_machine(
     assert os.path.dirname(str(reports[0].provenance["store"][0])).encode() not in part
     (run,) = results.runs(results.read("r")).to_pylist()
     assert run["runner_command"] == "node run.js '{model}'"
+
+
+def test_two_writers_at_once_add_a_run_once(tmp_path: Path, reports: tuple[Report, Report]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        added = list(pool.map(lambda _: results.add(tmp_path / "r", reports[0])[0], range(4)))
+    assert sorted(a.present for a in added) == [False, True, True, True]
+    assert len({a.run_id for a in added}) == 1
+    assert len(_parts(tmp_path / "r")) == 1
