@@ -30,7 +30,16 @@ from onnx_arrow.results.schema import (
     RUN_COLUMNS,
     RUN_SCHEMA,
 )
-from onnx_arrow.results.store import PART_SUFFIX, Added, add, check, part_names, read, runs
+from onnx_arrow.results.store import (
+    PART_SUFFIX,
+    Added,
+    add,
+    check,
+    has_run,
+    part_names,
+    read,
+    runs,
+)
 from onnx_arrow.results.version_changes import CHANGES_SCHEMA, FAILING, PASSES, changes
 
 __all__ = [
@@ -49,6 +58,7 @@ __all__ = [
     "add",
     "changes",
     "check",
+    "has_run",
     "part_names",
     "read",
     "runs",

@@ -10,7 +10,7 @@ import json
 import os
 import stat
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -35,7 +35,7 @@ from onnx_arrow.results.schema import (
     run_values,
 )
 
-__all__ = ["PART_SUFFIX", "Added", "add", "check", "part_names", "read", "runs"]
+__all__ = ["PART_SUFFIX", "Added", "add", "check", "has_run", "part_names", "read", "runs"]
 
 #: The suffix of a part; files whose names start with ``.`` or ``_`` are not parts (a part
 #: being written is ``.NAME.XXXX.partial``), as pyarrow, pandas, Polars and DuckDB's
@@ -217,6 +217,25 @@ def check(results: str | os.PathLike[str]) -> int:
             raise ResultsError("the results folder's parent folder does not exist", where=str(path))
         return 0
     return len({f.run_id for f in _footers(_folder(path, create=False))})
+
+
+def has_run(results: str | os.PathLike[str], made: Mapping[str, Any]) -> str | None:
+    """The id of the run of ``results`` whose identity is that of a compare report's
+    provenance ``made`` (its first attempt), None if there is none or no store: what a
+    command that runs many pairs asks before running one again (read from the parts'
+    footers, as :func:`check` reads them).
+
+    Raises
+    ------
+    ResultsError
+        As :func:`check`.
+    """
+    if check(results) == 0:
+        return None
+    now = datetime.datetime.now(datetime.timezone.utc)
+    key = run_values(made, attempt=1, run_id="", date=now)["run_key"]
+    found = [f.run_id for f in _footers(Path(results)) if f.run_key == key]
+    return found[0] if found else None
 
 
 def _read_part(footer: _Footer) -> pa.Table:

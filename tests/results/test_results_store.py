@@ -266,3 +266,14 @@ def test_two_writers_at_once_add_a_run_once(tmp_path: Path, reports: tuple[Repor
     assert sorted(a.present for a in added) == [False, True, True, True]
     assert len({a.run_id for a in added}) == 1
     assert len(_parts(tmp_path / "r")) == 1
+
+
+def test_has_run_finds_a_run_by_what_its_report_says(
+    results_dir: Path, reports: tuple[Report, Report], tmp_path: Path
+) -> None:
+    made = reports[1].provenance or {}
+    ids = {a.runtime_version: a.run_id for a in results.add(results_dir, reports[1])}
+    assert results.has_run(results_dir, made) == ids["1.1"]
+    other = {**made, "backend": {**made["backend"], "runtime_version": "1.2"}}
+    assert results.has_run(results_dir, other) is None
+    assert results.has_run(tmp_path / "none", made) is None
