@@ -39,6 +39,7 @@ __all__ = [
     "OnnxArrowWarning",
     "ProvenanceWarning",
     "ReleaseError",
+    "ResultsError",
     "RunnerError",
     "TraceError",
     "UnsupportedTypeError",
@@ -144,6 +145,12 @@ class ReleaseError(CorpusError):
 
 class CompareError(OnnxArrowError, ValueError):
     """A comparison cannot be made as asked: no case matches, a bad tolerance."""
+
+
+class ResultsError(OnnxArrowError, ValueError):
+    """A results store cannot be read or added to as asked: a part that is not Parquet or
+    not of the store's schema, runs that contradict each other, versions that cannot be
+    ordered."""
 
 
 class BackendUnavailableError(OnnxArrowError, ImportError):

@@ -16,7 +16,7 @@ from spark_helpers import end_spark_jvm
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 #: The pages whose Python blocks run, against a store named STORE in the working folder.
-EXECUTED = ("getting-started.md", "recipes.md", "backend-testing.md")
+EXECUTED = ("getting-started.md", "recipes.md", "backend-testing.md", "results.md")
 STORE = "corpus.parquet"
 #: The pages of the site's nav, in order.
 NAV = (
@@ -25,6 +25,7 @@ NAV = (
     "recipes.md",
     "backend-testing.md",
     "frozen-corpora.md",
+    "results.md",
     "type-mapping.md",
     "store-format.md",
     "cli.md",
@@ -39,6 +40,7 @@ API_MODULES = (
     "onnx_arrow.diff",
     "onnx_arrow.coverage",
     "onnx_arrow.trace",
+    "onnx_arrow.results",
 )
 
 

@@ -6,8 +6,9 @@ corpus survives the round trip byte for byte, ``generate`` the node suite as a
 folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``;
 ``run`` a backend over a store, writing its outputs as a store, and ``compare``
 a backend's outputs (or such a store) with the expected ones (exit 1 if any
-output does not match), ``report`` compare reports as a scoreboard, and ``coverage`` what a
-corpus tests of the ONNX specification.
+output does not match), ``report`` compare reports as a scoreboard, ``coverage`` what a
+corpus tests of the ONNX specification, and ``results``: a results store's runs, where
+their verdicts changed, reports added to it.
 
 Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
 read, an output it will not overwrite, a round trip that differs; one line on
@@ -43,6 +44,7 @@ from onnx_arrow.cli import (
     import_,
     info,
     report,
+    results,
     run,
     trace,
     verify,
@@ -76,6 +78,7 @@ COMMANDS: Final[dict[str, CommandModule]] = {
     "example": example,
     "report": report,
     "coverage": coverage,
+    "results": results,
     "trace": trace,
 }
 

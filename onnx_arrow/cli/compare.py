@@ -18,7 +18,7 @@ from onnx_arrow.cli._shared import (
     rule_options,
     whole_number,
 )
-from onnx_arrow.cli.run import runner_option
+from onnx_arrow.cli.run import runner_option, runtime_option
 
 _EPILOG: Final = """\
 examples:
@@ -41,6 +41,9 @@ examples:
   onnx-arrow compare corpus.parquet --backend onnxruntime --run-skipped --patterns F.jsonc
       onnxruntime's own expectation files (F: onnx_backend_test_series_filters.jsonc,
       and its overrides file, --patterns again), the skips run: which entries can go
+  onnx-arrow compare corpus.parquet --runner 'node run.js {model} {inputs} {outputs}' \
+      --runtime onnxruntime-node==1.22.0 --results results/
+      the run added to a results store, under the runtime and version it ran
   onnx-arrow compare corpus.parquet --max-ulp 0
       bit-exactness: every float equal to the expected one, code for code
   onnx-arrow compare corpus.parquet --max-ulp 4 --ulp-floor 1e-30
@@ -104,6 +107,7 @@ def register(commands: Any) -> None:
     offline_option(cmp)
     which_actual = backend_options(cmp)
     runner_option(which_actual)
+    runtime_option(cmp)
     onnxruntime_options(cmp)
     which_actual.add_argument(
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
@@ -191,6 +195,19 @@ def register(commands: Any) -> None:
         "--out", metavar="REPORT.parquet", help="write the row per output to this Parquet file"
     )
     cmp.add_argument("--force", action="store_true", help="replace REPORT.parquet if it exists")
+    cmp.add_argument(
+        "--results",
+        metavar="RESULTS",
+        help="add the run to this results store (a folder of Parquet parts, made if "
+        "missing; 'onnx-arrow results RESULTS' reads it), atomically; a run of the same "
+        "corpus, runtime, version and options already there is not added again",
+    )
+    cmp.add_argument(
+        "--again",
+        action="store_true",
+        help="with --results: add the run even if one of its "
+        "identity is there (as its next attempt)",
+    )
 
 
 def load() -> Command:

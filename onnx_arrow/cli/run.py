@@ -4,6 +4,7 @@ arguments here; its work in :mod:`onnx_arrow.cli.work.run`, imported only to run
 
 from __future__ import annotations
 
+import argparse
 from typing import Any, Final
 
 from onnx_arrow.cli._shared import Command, add_command, backend_options, onnxruntime_options
@@ -16,6 +17,8 @@ examples:
       onnxruntime (pip install onnxruntime) on the Add cases
   onnx-arrow run corpus.parquet node.parquet --runner 'node run.js {model} {inputs} {outputs}'
       a command per data set, through files (examples/runners/onnxruntime-node)
+  onnx-arrow run corpus.parquet tract.parquet --runner 'tract {model} ...' --runtime tract==0.21.13
+      the runner's runtime and version recorded in OUT (and by 'compare --actual')
   onnx-arrow run --backend my_package.backend:MyBackend corpus.parquet mine.parquet
       a backend with onnx's interface (prepare, and a rep's run), named MODULE:NAME
 
@@ -39,6 +42,7 @@ def register(commands: Any) -> None:
     run.add_argument("store", metavar="STORE", help="a Parquet store written by import")
     run.add_argument("out", metavar="OUT", help="the Parquet store of actual outputs to write")
     runner_option(backend_options(run))
+    runtime_option(run)
     onnxruntime_options(run)
     run.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
@@ -52,6 +56,31 @@ def runner_option(group: Any) -> None:
         "{model} is the model file, {inputs} a folder of input_K.pb, {outputs} an empty "
         "folder it writes output_K.pb into, {case} a folder with model.onnx and "
         "test_data_set_0/; split as a shell does, run without one, in a temporary folder",
+    )
+
+
+def _runtime(text: str) -> str:
+    # imported only once a --runtime is given: --help does not need it
+    from onnx_arrow.compare.backends import parse_runtime
+    from onnx_arrow.errors import CompareError
+
+    try:
+        parse_runtime(text)
+    except CompareError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+    return text
+
+
+def runtime_option(parser: Any) -> None:
+    """--runtime NAME==VERSION (``compare`` has it too)."""
+    parser.add_argument(
+        "--runtime",
+        type=_runtime,
+        metavar="NAME==VERSION",
+        help="the runtime and version that ran, recorded in the provenance and a results "
+        "store's runtime and runtime_version columns: a --runner's (its command says no "
+        "version), or over what a --backend says of itself (default: the backend's own, "
+        "e.g. onnxruntime and its version)",
     )
 
 

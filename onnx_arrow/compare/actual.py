@@ -16,7 +16,13 @@ from typing import Any, Final, Unpack
 import onnx
 
 import onnx_arrow
-from onnx_arrow.compare.backends import Backend, BackendLike, describe_backend, resolve_backend
+from onnx_arrow.compare.backends import (
+    Backend,
+    BackendLike,
+    describe_backend,
+    parse_runtime,
+    resolve_backend,
+)
 from onnx_arrow.compare.deadlines import check_timeout
 from onnx_arrow.compare.plans import Plan, PlanSettings, plan_of, plan_provenance, select_cases
 from onnx_arrow.compare.report import (
@@ -62,6 +68,7 @@ def write_actual(
     progress: Callable[[str], None] | None = None,
     jobs: int = 1,
     engine: str | None = None,
+    runtime: str | None = None,
 ) -> dict[str, int]:
     """Run ``backend`` over ``store`` and write a store of what it gives, atomically,
     recording what made it as the store's provenance (:func:`run_provenance`).
@@ -74,7 +81,8 @@ def write_actual(
     output's file is ``output_K.error.txt`` holding the message.  Skipped cases are
     not written.  :func:`compare_stores` compares the result with ``store``.
     ``backend`` is what :func:`resolve_backend` takes (a name, a spec, an object);
-    ``jobs`` and ``engine`` are as for :func:`compare`: the store written is the same.
+    ``jobs`` and ``engine`` are as for :func:`compare`: the store written is the same;
+    ``runtime`` (``NAME==VERSION``) too, recorded in the store's provenance.
 
     Returns
     -------
@@ -86,6 +94,7 @@ def write_actual(
     """
     check_timeout(timeout)
     backend = resolve_backend(backend)
+    described = describe_backend(backend, runtime)  # a bad runtime: said before any work
     store = as_store(store, where="write_actual(store)")
     counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
     per_case = _ActualCase(backend, timeout)
@@ -102,14 +111,18 @@ def write_actual(
     # starts its writer thread: a fork beside a running thread may copy a held lock
     first = next(results, None)
     ordered = itertools.chain([] if first is None else [first], results)
-    options = WriteOptions(keep_undecodable=True, provenance=run_provenance(store, backend))
+    options = WriteOptions(
+        keep_undecodable=True, provenance=run_provenance(store, backend, described)
+    )
     summary = write_store(_actual_cases(store, ordered, counts), out, options=options)
     counts["cases"] = summary["cases"]
     counts["kept_as_bytes"] = len(summary["warnings"])
     return {**counts, "bytes": summary["bytes"]}
 
 
-def run_provenance(store: Store, backend: Backend) -> dict[str, Any]:
+def run_provenance(
+    store: Store, backend: Backend, described: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The provenance a store of actual outputs records (``source`` ``run``): the
     ``backend`` that made its outputs and the version of what it runs
     (:func:`~onnx_arrow.compare.backends.describe_backend`: a runner's command), the
@@ -118,7 +131,7 @@ def run_provenance(store: Store, backend: Backend) -> dict[str, Any]:
     return {
         "source": "run",
         "onnx": str(store.metadata.get("onnx_version") or onnx.__version__),
-        "backend": describe_backend(backend),
+        "backend": describe_backend(backend) if described is None else described,
         "expected": {
             "store": [p.name for p in store.parts],
             "store_digest": store_digest(store),
@@ -229,6 +242,7 @@ def compare_stores(
     cases: Iterable[str] | None = None,
     progress: Callable[[str], None] | None = None,
     missing: str = "leave_out",
+    runtime: str | None = None,
     **settings: Unpack[PlanSettings],
 ) -> Report:
     """Compare the outputs of two stores (``actual`` from :func:`write_actual`).
@@ -239,11 +253,13 @@ def compare_stores(
     ``missing="error"`` each of its outputs is an ``error`` instead.  An output missing
     from a data set is an ``error``; an ``output_K.error.txt`` file in ``actual`` gives
     the backend's message.  ``plan`` (or its settings as keywords) is as for
-    :func:`compare`.
+    :func:`compare`.  ``runtime`` (``NAME==VERSION``) names the runtime that made
+    ``actual`` over what it says (see :func:`describe_backend`).
     """
     if missing not in ("leave_out", "error"):
         raise CompareError(f"missing is {missing!r}; expected 'leave_out' or 'error'")
     plan = plan_of(plan, settings, where="compare_stores")
+    given = None if runtime is None else parse_runtime(runtime)
     expected = as_store(expected, where="compare_stores(expected)")
     rules = plan.rules(expected.metadata.get("onnx_version"))
     expect = rules.expect
@@ -297,9 +313,13 @@ def compare_stores(
         rows += expect.applied(case, case_rows)
         if progress is not None:
             progress(case)
+    backend = made_by(actual)
+    if given is not None:
+        backend = {**(backend or {"name": None, "runs": None})}
+        backend.update(runtime=given[0], runtime_version=given[1], runtime_given=True)
     made = provenance(
         expected,
-        backend=made_by(actual),
+        backend=backend,
         actual=[str(p) for p in actual.parts],
         actual_created_by=actual.metadata.get("created_by"),
         actual_provenance=actual.metadata.get("provenance"),

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import shlex
+import sys
 from collections.abc import Iterable, Mapping, Sequence
+from types import ModuleType
 from typing import Any, Final, Protocol, TypeAlias
 
 import onnx
@@ -25,7 +28,7 @@ from onnx import ModelProto
 from onnx_arrow.compare.feeds import strings_as_str
 from onnx_arrow.compare.interface import InterfaceBackend, load_spec
 from onnx_arrow.compare.ort import OnnxruntimeBackend, import_onnxruntime, onnxruntime_backend
-from onnx_arrow.errors import BackendSpecError
+from onnx_arrow.errors import BackendSpecError, CompareError
 
 __all__ = [
     "BACKENDS",
@@ -33,6 +36,7 @@ __all__ = [
     "BackendLike",
     "backend_named",
     "describe_backend",
+    "parse_runtime",
     "portable_command",
     "reference_backend",
     "resolve_backend",
@@ -187,25 +191,93 @@ def backend_named(name: str) -> Backend:
     return resolve_backend(name)
 
 
-def describe_backend(backend: Backend) -> dict[str, Any]:
+#: The spelling of ``--runtime NAME==VERSION``: a name as package indexes spell them, and a
+#: version of letters, digits and ``.+!-_`` (any scheme; ``results --changes`` orders
+#: them as :mod:`packaging.version` does, and says which it cannot order).
+_RUNTIME: Final = re.compile(
+    r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)"
+)
+
+
+def parse_runtime(text: str) -> tuple[str, str]:
+    """The runtime's name and version of ``NAME==VERSION`` (``tract==0.21.13``).
+
+    Raises
+    ------
+    CompareError
+        If ``text`` is not spelled so, saying what it got.
+
+    Examples
+    --------
+    >>> parse_runtime("onnxruntime-node==1.22.0")
+    ('onnxruntime-node', '1.22.0')
+    >>> parse_runtime("tract 0.21")
+    Traceback (most recent call last):
+    ...
+    onnx_arrow.errors.CompareError: the runtime is 'tract 0.21'; spell it NAME==VERSION \
+(tract==0.21.13): a name of letters, digits and .-_, a version of letters, digits and .+!-_
+    """
+    found = _RUNTIME.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        raise CompareError(
+            f"the runtime is {text!r:.80}; spell it NAME==VERSION (tract==0.21.13): a name of "
+            "letters, digits and .-_, a version of letters, digits and .+!-_"
+        )
+    return found[1], found[2]
+
+
+def describe_backend(backend: Backend, runtime: str | None = None) -> dict[str, Any]:
     """The backend's name and the version of what it runs, for the report: a backend's own
     ``name`` and ``describe()`` where it has them (as :class:`InterfaceBackend` does),
-    else its qualified name."""
+    else its qualified name; and the runtime it runs as ``runtime`` and
+    ``runtime_version`` (what a results store records): ``runtime`` (``NAME==VERSION``,
+    :func:`parse_runtime`) where given, else the backend's own (``onnx.reference`` and
+    onnx's version for the reference evaluator, ``onnxruntime`` and its version, an
+    interface backend's top package and its version), else not said."""
+    made = _described(backend)
+    if runtime is not None:
+        made["runtime"], made["runtime_version"] = parse_runtime(runtime)
+        made["runtime_given"] = True
+    return made
+
+
+def _described(backend: Backend) -> dict[str, Any]:
     name = next((n for n, b in BACKENDS.items() if b is backend), None)
     if name == "reference":
-        return {"name": name, "runs": f"onnx {onnx.__version__} ReferenceEvaluator"}
-    if name == "onnxruntime":
-        return {"name": name, "runs": f"onnxruntime {import_onnxruntime().__version__}"}
-    if isinstance(backend, OnnxruntimeBackend):
-        return {"name": "onnxruntime", "runs": backend.describe()}
+        return {
+            "name": name,
+            "runs": f"onnx {onnx.__version__} ReferenceEvaluator",
+            "runtime": "onnx.reference",
+            "runtime_version": onnx.__version__,
+        }
+    if name == "onnxruntime" or isinstance(backend, OnnxruntimeBackend):
+        version = import_onnxruntime().__version__
+        runs = f"onnxruntime {version}"
+        providers = None
+        if isinstance(backend, OnnxruntimeBackend):
+            runs, providers = backend.describe(), list(backend.providers)
+        made: dict[str, Any] = {"name": "onnxruntime", "runs": runs, "runtime": "onnxruntime"}
+        made["runtime_version"] = version
+        if providers is not None:
+            made["providers"] = providers
+        return made
     kind = backend if inspect.isfunction(backend) or inspect.isclass(backend) else type(backend)
     where = f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', '?')}"
     name = getattr(backend, "name", None)
     describe = getattr(backend, "describe", None)
-    return {
+    made = {
         "name": name if isinstance(name, str) else where,
         "runs": str(describe()) if callable(describe) else "a backend of the caller's",
     }
+    if isinstance(backend, InterfaceBackend):
+        target = backend.target
+        module = target.__name__ if isinstance(target, ModuleType) else None
+        module = module or (target if inspect.isclass(target) else type(target)).__module__
+        top = module.split(".")[0]
+        version = getattr(sys.modules.get(top), "__version__", None)
+        if isinstance(version, str):
+            made["runtime"], made["runtime_version"] = top, version
+    return made
 
 
 def portable_command(command: str, cwd: str | os.PathLike[str] | None = None) -> str:

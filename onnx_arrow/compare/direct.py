@@ -43,6 +43,7 @@ def compare(
     progress: Callable[[str], None] | None = None,
     jobs: int = 1,
     engine: str | None = None,
+    runtime: str | None = None,
     **settings: Unpack[PlanSettings],
 ) -> Report:
     """Run ``backend`` over ``store`` and compare every output with the expected one.
@@ -67,6 +68,11 @@ def compare(
         (``"processes"``, ``"dask"``, ``"ray"``; see :mod:`onnx_arrow.parallel`).  The
         table is the same as a run in this process; a case whose worker died, or stopped
         answering past the timeout, is an ``error`` on each of its outputs.
+    runtime
+        The runtime the backend runs, ``NAME==VERSION`` (a runner's, whose command says
+        no version), recorded in the provenance's ``backend`` (``runtime``,
+        ``runtime_version``) over what the backend says of itself (see
+        :func:`describe_backend`); checked before anything runs.
     **settings
         The settings of a :class:`Plan` as keywords, instead of ``plan``
         (``compare(store, rtol=1e-4)``); not with ``plan``.
@@ -105,6 +111,7 @@ def compare(
     check_timeout(timeout)
     plan = plan_of(plan, settings, where="compare")  # before the backend is made
     backend = resolve_backend(backend)
+    described = describe_backend(backend, runtime)  # a bad runtime: said before any work
     store = as_store(store, where="compare(store)")
     rules = plan.rules(store.metadata.get("onnx_version"))
     expect = rules.expect
@@ -132,7 +139,7 @@ def compare(
         rows += expect.applied(name, case_rows)
     made = provenance(
         store,
-        backend=describe_backend(backend),
+        backend=described,
         timeout=timeout,
         **plan_provenance(rules, cases),
     )  # not jobs or engine: the report is the same, byte for byte, wherever it ran

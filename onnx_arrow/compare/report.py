@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import stat
+import sys
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
@@ -47,6 +49,7 @@ __all__ = [
     "read_report",
     "report_frame",
     "report_table",
+    "run_platform",
     "skipped_row",
     "status_counts",
     "store_digest",
@@ -257,6 +260,7 @@ def provenance(store: Store, **options: Any) -> dict[str, Any]:
         "onnx_arrow_version": onnx_arrow.__version__,
         "onnx_version": onnx.__version__,
         "numpy_version": np.__version__,
+        "platform": run_platform(),
         "store": [str(p) for p in store.parts],
         "store_digest": store_digest(store),
         "store_onnx_version": store.metadata.get("onnx_version"),
@@ -265,6 +269,12 @@ def provenance(store: Store, **options: Any) -> dict[str, Any]:
         "store_provenance": store.metadata.get("provenance"),
         **options,
     }
+
+
+def run_platform() -> str:
+    """The platform a report is made on, as a results store records it: the operating
+    system and the machine (``linux-x86_64``, ``darwin-arm64``, ``win32-AMD64``)."""
+    return f"{sys.platform}-{platform.machine() or 'unknown'}"
 
 
 def store_digest(store: Store) -> str | None:

@@ -86,7 +86,10 @@ def test_the_report_says_what_it_was_made_from_and_with(store: Store, tmp_path: 
     assert made["backend"] == {
         "name": "reference",
         "runs": f"onnx {onnx.__version__} ReferenceEvaluator",
+        "runtime": "onnx.reference",
+        "runtime_version": onnx.__version__,
     }
+    assert made["platform"]
     assert made["rtol"] == 1e-4
     assert made["skip"] == ["test_add"]
     assert made["store"] == [str(store.path)]

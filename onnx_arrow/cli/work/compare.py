@@ -9,10 +9,11 @@ from typing import TextIO
 
 import pandas as pd
 
-from onnx_arrow import compare
+from onnx_arrow import compare, results
 from onnx_arrow.cli._shared import EXIT_DATA_ERROR, EXIT_OK, MAX_LISTED, print_error
 from onnx_arrow.cli.work._shared import check_file_target, print_fields
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.cli.work.results import added_line
 from onnx_arrow.cli.work.run import backend
 from onnx_arrow.compare.failures import error_cause, failing, failure_line
 from onnx_arrow.corpus import Store
@@ -99,6 +100,10 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
         args.timeout is not None or args.engine is not None or args.jobs > 1
     ):
         args.subparser.error("--timeout, --jobs and --engine apply to a backend, not to --actual")
+    if args.again and args.results is None:
+        args.subparser.error("--again applies to --results")
+    if args.results is not None:
+        results.check(args.results)  # a store that does not read: said before any work
     if args.out is not None:
         reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
         check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
@@ -124,6 +129,7 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
                 progress=progress.step,
                 missing="error" if args.all_cases else "leave_out",
                 plan=plan,
+                runtime=args.runtime,
             )
         else:
             chosen = backend(args)  # first: it settles args.timeout
@@ -136,6 +142,7 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
                 jobs=args.jobs,
                 engine=args.engine,
                 plan=plan,
+                runtime=args.runtime,
             )
     if args.out is not None:
         compare.write_report(report, args.out)
@@ -164,6 +171,9 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
         _print_unneeded(df, patterns, store.metadata.get("onnx_version"), args.run_skipped, out)
     if args.out is not None:
         print(f"\nreport: {args.out} (a row per output)", file=out)
+    if args.results is not None:
+        for added in results.add(args.results, report, again=args.again):
+            print(printable(added_line(added, args.results)), file=out)
     failed = sum(n for status, n in counts.items() if status not in compare.PASSING)
     failed += counts["xpass"] if args.strict else 0
     if total - counts["skipped"] == 0:  # nothing compared is no pass

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             progress=progress.step,
             jobs=args.jobs,
             engine=args.engine,
+            runtime=args.runtime,
         )
     print_fields(
         [
@@ -93,6 +94,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _backend_text(args: argparse.Namespace) -> str:
     """What ran, for the summary: the backend's name, or the runner's command."""
+    runtime = "" if args.runtime is None else f" (runtime {args.runtime})"
     if getattr(args, "runner", None) is not None:
-        return f"runner {args.runner}"
-    return str(args.backend or "reference")
+        return f"runner {args.runner}{runtime}"
+    return f"{args.backend or 'reference'}{runtime}"
