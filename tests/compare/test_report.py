@@ -190,7 +190,7 @@ def test_a_report_of_another_kind_is_refused_where_it_is_read(tmp_path: Path) ->
 
     left = tmp_path / "a"
     (left / "c").mkdir(parents=True)
-    (left / "c" / "README").write_text("x")
+    (left / "c" / "loose.pb").write_bytes(b"x")  # a case without a model
     cmp.write_report(diff(left, left), tmp_path / "diff.parquet")
     with pytest.raises(cmp.CompareError, match=r"diff\.parquet: the report has no column"):
         read_report(tmp_path / "diff.parquet")
