@@ -43,6 +43,13 @@ from onnx_arrow.compare.commented_text import (
     repeated_key,
     scan_jsonc,
 )
+from onnx_arrow.compare.expectation_formats import (
+    Entry,
+    burn_entries,
+    iree_entries,
+    is_iree,
+    looks_like_toml,
+)
 from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.errors import CompareError, CorpusError
 
@@ -340,6 +347,11 @@ def read_patterns(
     reader = _Reader(where, provider, platform_bits() if bits is None else bits)
     if text.lstrip().startswith(("{", "[", "//")):
         return reader.json(text)
+    if looks_like_toml(text):
+        try:
+            return reader.entries(burn_entries(text))
+        except CompareError as exc:
+            raise CompareError(exc.message, where=where) from None
     return reader.lines(text)
 
 
@@ -469,6 +481,15 @@ class _Reader:
             compile_pattern(text, what="")
         return found
 
+    def entries(self, entries: Sequence[Entry]) -> PatternLists:
+        """Another runtime's entries (:mod:`~onnx_arrow.compare.expectation_formats`)."""
+        self.count(len(entries))
+        found = PatternLists([], [], [], [])
+        for entry in entries:
+            p = self.pattern(entry.regex, entry.line, entry.group, entry.reason)
+            (found.skip if entry.kind == "skip" else found.xfail).append(p)
+        return found
+
     def lines(self, text: str) -> PatternLists:
         found = PatternLists([], [], [], [])
         for entries, (number, line, above) in enumerate(commented_lines(text, "#"), 1):
@@ -534,6 +555,8 @@ class _Reader:
                 return self.own_json(doc)
             if set(doc) & {"rtol_default", "atol_default", "rtol_overrides", "atol_overrides"}:
                 return self.overrides(doc, text)
+            if is_iree(doc):
+                return self.entries(iree_entries(doc, scan_jsonc(text)))
             if all(isinstance(v, list) for v in doc.values()):
                 return self.filters(doc, text)
         except CompareError as exc:
@@ -660,7 +683,8 @@ class _Reader:
 _KINDS: Final = (
     "expected onnx-arrow's patterns JSON {skip, xfail, tolerance}, onnxruntime's filters "
     "file (named lists of regexes) or its overrides file (rtol_default, atol_default, "
-    "rtol_overrides, atol_overrides)"
+    "rtol_overrides, atol_overrides), or IREE's config (expected_compile_failures, "
+    "expected_run_failures)"
 )
 
 
