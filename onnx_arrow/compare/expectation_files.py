@@ -1,6 +1,7 @@
 """The expectation files backend projects keep, read as they are: onnx-arrow's own patterns
 (lines or JSON) and onnxruntime's ``onnx_backend_test_series_filters.jsonc`` and
-``onnx_backend_test_series_overrides.jsonc``, told apart by their content.
+``onnx_backend_test_series_overrides.jsonc``, and burn-onnx's and IREE's files
+(:mod:`~onnx_arrow.compare.expectation_formats`), told apart by their content.
 
 Every entry becomes a :class:`Pattern`: the regular expression, with where it came from
 (file and line, and the onnxruntime list), why (the entry's comment) and when it applies
