@@ -31,6 +31,7 @@ from onnx_arrow.compare.expectation_formats import toml_headers
 from onnx_arrow.errors import CompareError
 
 __all__ = [
+    "MAX_VALUE_LINES",
     "TomlTable",
     "code_and_comment",
     "edit_json_lists",
@@ -38,6 +39,10 @@ __all__ = [
     "json_string",
     "toml_string",
 ]
+
+#: Most lines of one TOML value onnx-arrow edits (a key's lines are found by reading
+#: growing runs of lines: the cost grows with the square of this).
+MAX_VALUE_LINES: Final = 200
 
 _STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
 _KEY: Final = re.compile(r'(\s*)("(?:[^"\\]|\\.)*")\s*:\s*(.*)')
@@ -254,7 +259,7 @@ def _keys(lines: Sequence[str], start: int, end: int) -> list[tuple[str, int, in
         if not line or line.startswith("#"):
             k += 1
             continue
-        for j in range(k + 1, end + 1):
+        for j in range(k + 1, min(end, k + MAX_VALUE_LINES) + 1):
             try:
                 doc = tomllib.loads("".join(lines[k:j]))
             except tomllib.TOMLDecodeError:
@@ -263,7 +268,10 @@ def _keys(lines: Sequence[str], start: int, end: int) -> list[tuple[str, int, in
             k = j
             break
         else:
-            raise CompareError(f"line {k + 1}: cannot tell where this key's value ends")
+            raise CompareError(
+                f"line {k + 1}: cannot tell where this key's value ends within "
+                f"{MAX_VALUE_LINES} lines; onnx-arrow edits values of at most that many"
+            )
     return found
 
 

@@ -49,7 +49,7 @@ from onnx_arrow.compare.expectation_formats import (
     burn_entries,
     iree_entries,
     is_iree,
-    looks_like_toml,
+    text_kind,
 )
 from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.errors import CompareError, CorpusError
@@ -346,9 +346,10 @@ def read_patterns(
             where=where,
         ) from None
     reader = _Reader(where, provider, platform_bits() if bits is None else bits)
-    if text.lstrip().startswith(("{", "[", "//")):
+    kind = text_kind(text)
+    if kind == "json":
         return reader.json(text)
-    if looks_like_toml(text):
+    if kind == "toml":
         try:
             return reader.entries(burn_entries(text))
         except CompareError as exc:

@@ -39,6 +39,7 @@ __all__ = [
     "iree_name",
     "is_iree",
     "looks_like_toml",
+    "text_kind",
     "toml_headers",
 ]
 
@@ -132,13 +133,36 @@ _TOML_START: Final = re.compile(r"""\[|[A-Za-z0-9_-]+\s*[=.]|["'][^"']*["']\s*="
 
 
 def looks_like_toml(text: str) -> bool:
-    """Whether ``text``'s first line of content is a TOML table header or ``key =``
-    (never so in onnx-arrow's lines, which start with a word and a space)."""
+    r"""Whether ``text``'s first line of content is a TOML table header or ``key =``
+    (never so in onnx-arrow's lines, which start with a word and a space).
+
+    >>> looks_like_toml("# burn\n[test_abs]\nstatus = 'pass'"), looks_like_toml("skip x")
+    (True, False)
+    """
     for raw in text.splitlines():
         line = raw.strip()
         if line and not line.startswith("#"):
             return _TOML_START.match(line) is not None
     return False
+
+
+def text_kind(text: str) -> str:
+    r"""What an expectation file's text is written in: ``"json"`` (JSON or JSONC: it starts
+    with ``{`` or ``//``, or ``[`` on a line of its own), ``"toml"`` or ``"lines"``.
+
+    >>> text_kind('{"skip": []}'), text_kind("[test_abs]\nstatus = 'pass'"), text_kind("skip x")
+    ('json', 'toml', 'lines')
+    """
+    start = text.lstrip()
+    if start.startswith(("{", "//")):
+        return "json"
+    if start.startswith("[") and not _TOML_HEADER.match(start.partition("\n")[0].strip()):
+        return "json"
+    return "toml" if looks_like_toml(text) else "lines"
+
+
+#: A TOML table header on its line: ``[name]``, ``["quoted.name"]``, with a comment.
+_TOML_HEADER: Final = re.compile(r"""\[\s*(?:[A-Za-z0-9_.-]+|"[^"]*"|'[^']*')\s*\](?:\s*#.*)?""")
 
 
 def toml_headers(text: str) -> list[tuple[int, Any]]:

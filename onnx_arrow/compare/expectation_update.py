@@ -44,7 +44,7 @@ from onnx_arrow.compare.expectation_formats import (
     burn_name,
     iree_name,
     is_iree,
-    looks_like_toml,
+    text_kind,
 )
 from onnx_arrow.compare.failures import failure_line
 from onnx_arrow.compare.plans import Expectations, searched_names
@@ -185,9 +185,10 @@ def update_expectations(
     applied = read.for_corpus(onnx_version)
     outcome = Outcome.of(report, cases, ran_skips=ran_skips)
     try:
-        if text.lstrip().startswith(("{", "[", "//")):
+        kind = text_kind(text)
+        if kind == "json":
             return _json(where, text, read, applied, outcome)
-        if looks_like_toml(text):
+        if kind == "toml":
             return _burn(where, text, outcome)
         return _lines(where, text, applied, outcome)
     except CompareError as exc:

@@ -20,7 +20,12 @@ from onnx import ModelProto
 from onnx.reference import ReferenceEvaluator
 
 from onnx_arrow import compare as cmp
-from onnx_arrow.compare.expectation_edits import TomlTable, edit_json_lists, edit_toml_tables
+from onnx_arrow.compare.expectation_edits import (
+    MAX_VALUE_LINES,
+    TomlTable,
+    edit_json_lists,
+    edit_toml_tables,
+)
 from onnx_arrow.compare.expectation_update import update_expectations, write_update
 from onnx_arrow.corpus import Store
 from onnx_arrow.errors import CompareError
@@ -313,3 +318,16 @@ def test_each_format_updated_then_clean(
     code, out, _ = cli(*args, *ran, "--check")
     assert code == 1
     assert "test_abs" in out
+
+
+def test_a_toml_value_of_too_many_lines_is_refused_not_read_for_ever() -> None:
+    lines = "".join(f'  "{k}",\n' for k in range(MAX_VALUE_LINES + 5))
+    text = f'[test_a]\nstatus = "pass"\nnotes = [\n{lines}]\n'
+    with pytest.raises(CompareError, match=f"within {MAX_VALUE_LINES} lines"):
+        edit_toml_tables(text, {"test_a": TomlTable(set_={"status": "fail-compare"})}, [])
+
+
+def test_a_burn_file_may_start_with_its_first_table(tmp_path: Path) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text('[test_abs]\nstatus = "fail-compare"\nreason = "why"\n')
+    assert cmp.Expectations.read(path).xfail == ["^node/test_abs$"]
