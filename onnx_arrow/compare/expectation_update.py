@@ -22,6 +22,7 @@ do not hold for this run (another provider, another onnx release) are not judged
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -76,23 +77,27 @@ class Outcome:
         """The outcome of ``report`` over a store of ``cases``."""
         df = as_frame(report)
         statuses: dict[str, set[str]] = {}
+        for case, status in zip(df["case"], df["status"], strict=True):
+            statuses.setdefault(str(case), set()).add(str(status))
         causes: dict[str, str] = {}
-        for _, row in df.iterrows():
-            case, status = str(row["case"]), str(row["status"])
-            statuses.setdefault(case, set()).add(status)
-            if status not in PASSING and case not in causes:
-                causes[case] = _reason(failure_line(row), case)
+        for _, row in df[~df["status"].isin(sorted(PASSING))].iterrows():
+            causes.setdefault(str(row["case"]), _reason(failure_line(row), str(row["case"])))
         order = {case: k for k, case in enumerate(cases)}
         failing = sorted(causes, key=lambda c: order.get(c, len(order)))
         return cls(list(cases), statuses, [(c, causes[c]) for c in failing], ran_skips)
+
+    @functools.cached_property
+    def _names(self) -> list[tuple[str, tuple[str, str, str]]]:
+        """Each case with the names a pattern is searched in."""
+        return [(case, searched_names(case)) for case in self.cases]
 
     def verdict(self, regex: str, *, skip: bool = False) -> str | None:
         """Why the entry of ``regex`` can go (``finds no case``, ``its case passes``), or
         None to keep it; ``skip``: a skip entry, judged on its cases only if they ran."""
         search = re.compile(regex).search
-        found = [c for c in self.cases if any(search(n) for n in searched_names(c))]
+        found = [c for c, names in self._names if any(search(n) for n in names)]
         if not found:
-            if any(search(f"{searched_names(c)[1]}_cuda") for c in self.cases):
+            if any(search(f"{names[1]}_cuda") for _, names in self._names):
                 return None  # another device's test
             return "finds no case"
         if skip and not self.ran_skips:
@@ -286,7 +291,7 @@ def _test_regex(case: str) -> str:
 
 def _cpu_test(case: str) -> str:
     """onnxruntime's entry for a case: the name its script gives the CPU test."""
-    return f"^{searched_names(case)[2]}"
+    return f"^{re.escape(searched_names(case)[2])}"
 
 
 def _burn(where: str, text: str, outcome: Outcome) -> Update:
@@ -326,13 +331,14 @@ def _burn(where: str, text: str, outcome: Outcome) -> Update:
 
 def write_update(update: Update) -> None:
     """Write ``update``'s new text over its file, atomically (a temporary file beside it,
-    renamed into place); nothing when the file is not stale."""
+    renamed into place; a symbolic link's target, as it was read); nothing when the file
+    is not stale."""
     if not update.stale:
         return
     from onnx_arrow.corpus.tree import atomic_file
 
     with (
-        atomic_file(update.path, what="the expectation file") as tmp,
+        atomic_file(os.path.realpath(update.path), what="the expectation file") as tmp,
         open(tmp, "w", encoding="utf-8", newline="") as f,
     ):
         f.write(update.new)

@@ -331,3 +331,14 @@ def test_a_burn_file_may_start_with_its_first_table(tmp_path: Path) -> None:
     path = tmp_path / "expectations.toml"
     path.write_text('[test_abs]\nstatus = "fail-compare"\nreason = "why"\n')
     assert cmp.Expectations.read(path).xfail == ["^node/test_abs$"]
+
+
+def test_a_link_is_written_through(store: Store, report: pd.DataFrame, tmp_path: Path) -> None:
+    target = tmp_path / "kept" / "expected.txt"
+    target.parent.mkdir()
+    target.write_text("xfail ^test_add$\n")
+    link = tmp_path / "expected.txt"
+    link.symlink_to(target)
+    write_update(update_expectations(link, report, store.cases()))
+    assert link.is_symlink()
+    assert target.read_text().startswith("xfail ^test_abs$  # ")
