@@ -168,7 +168,8 @@ def register(commands: Any) -> None:
         help="write FILE again with what the run showed: entries that no longer fail or "
         "find no case removed, new failures added with their cause as the reason, the rest "
         "kept byte for byte; FILE is read as --patterns too (onnx-arrow's patterns, "
-        "onnxruntime's filters JSONC, burn-onnx's expectations.toml, IREE's config JSON)",
+        "onnxruntime's filters JSONC, burn-onnx's expectations.toml, IREE's config JSON, "
+        "tract's manifests)",
     )
     cmp.add_argument(
         "--check",

@@ -49,7 +49,9 @@ from onnx_arrow.compare.expectation_formats import (
     burn_entries,
     iree_entries,
     is_iree,
+    is_tract,
     text_kind,
+    tract_entries,
 )
 from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.errors import CompareError, CorpusError
@@ -148,6 +150,9 @@ class PatternLists(NamedTuple):
     xfail: list[str]
     tolerance: list[tuple[str, float, float]]
     ulp: list[tuple[str, int]]
+    #: Allow-lists (tract's manifests): the tests of a kind folder (the pattern's
+    #: ``group``) that run; a test none of them matches whole is skipped.
+    only: tuple[str, ...] = ()
 
 
 #: The script's own exclusion, made for every provider whatever the files say.
@@ -349,11 +354,13 @@ def read_patterns(
     kind = text_kind(text)
     if kind == "json":
         return reader.json(text)
-    if kind == "toml":
-        try:
+    try:
+        if kind == "toml":
             return reader.entries(burn_entries(text))
-        except CompareError as exc:
-            raise CompareError(exc.message, where=where) from None
+        if is_tract(text):
+            return reader.entries(tract_entries(text, os.path.basename(where)))
+    except CompareError as exc:
+        raise CompareError(exc.message, where=where) from None
     return reader.lines(text)
 
 
@@ -487,10 +494,19 @@ class _Reader:
         """Another runtime's entries (:mod:`~onnx_arrow.compare.expectation_formats`)."""
         self.count(len(entries))
         found = PatternLists([], [], [], [])
+        only = []
         for entry in entries:
-            p = self.pattern(entry.regex, entry.line, entry.group, entry.reason)
-            (found.skip if entry.kind == "skip" else found.xfail).append(p)
-        return found
+            try:
+                when = parse_clauses(entry.when) if entry.when else ()
+                p = self.pattern(entry.regex, entry.line, entry.group, entry.reason, when)
+            except CompareError as exc:
+                at = f"line {entry.line}: " if entry.line else ""
+                raise CompareError(f"{at}{exc.message}") from None
+            if entry.kind == "only":
+                only.append(p)
+            else:
+                (found.skip if entry.kind == "skip" else found.xfail).append(p)
+        return found._replace(only=tuple(only))
 
     def lines(self, text: str) -> PatternLists:
         found = PatternLists([], [], [], [])

@@ -1,7 +1,8 @@
 """The expectation files of other runtimes' test suites, and how each names a case:
 burn-onnx's ``expectations.toml`` (a table per node test with its ``status``), IREE's
 test-suite config JSON (``expected_compile_failures``, ``expected_run_failures`` and
-its skip lists of test folders) and the names onnx-arrow writes into them.
+its skip lists of test folders), tract's manifests (allow-lists of test-name regexes)
+and the names onnx-arrow writes into them.
 
 Each reader gives plain :class:`Entry` rows (a skip or xfail regular expression over
 onnx-arrow's case names, its line, its list or status, its reason);
@@ -12,6 +13,12 @@ onnx's node suite, ``[test_abs]``, with ``status`` one of :data:`BURN_STATUSES` 
 optional ``reason``, ``tracking`` and ``wontfix``.  ``pass`` expects the test to pass,
 ``flaky`` is a skip (the runner ignores it), the three others are xfails.  A table
 names the case ``node/<table>``.
+
+tract (``test-rt/suite-onnx/*.txt``): a manifest per folder of onnx's test data
+(:data:`TRACT_SUITES`, told by the file's name), a line per test-name regex that
+runs, matched whole, with options: ``since:N`` and ``until:N`` (the opsets it runs
+at), and others (``input:x``, ``not-nnef``...) onnx-arrow keeps but does not use.  A
+test no line matches is not run: an allow-list (``only``).
 
 IREE (``iree-test-suites``' ``onnx_ops/configs/*.json``): lists of test folders,
 ``onnx/node/generated/test_abs``, the case ``node/test_abs``:
@@ -32,15 +39,19 @@ from onnx_arrow.errors import CompareError
 __all__ = [
     "BURN_STATUSES",
     "IREE_LISTS",
+    "TRACT_SUITES",
     "Entry",
     "burn_entries",
     "burn_name",
     "iree_entries",
     "iree_name",
     "is_iree",
+    "is_tract",
     "looks_like_toml",
     "text_kind",
     "toml_headers",
+    "tract_entries",
+    "tract_line",
 ]
 
 #: burn-onnx's statuses, and what each expects of a test: ``None`` to pass.
@@ -77,6 +88,8 @@ class Entry(NamedTuple):
     line: int | None
     group: str
     reason: str | None
+    #: Conditions on the corpus, as ``when`` takes them (``opset>=13``).
+    when: str = ""
 
 
 def burn_name(case: str) -> str | None:
@@ -129,7 +142,8 @@ def iree_entries(doc: Mapping[str, Any], lines: Mapping[str, Sequence[Any]]) -> 
 
 
 #: The start of a TOML document's first line of content: a table header or a key.
-_TOML_START: Final = re.compile(r"""\[|[A-Za-z0-9_-]+\s*[=.]|["'][^"']*["']\s*=""")
+_TOML_KEY: Final = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
+_TOML_START: Final = re.compile(rf"\[|{_TOML_KEY}(?:\s*\.\s*{_TOML_KEY})*\s*=")
 
 
 def looks_like_toml(text: str) -> bool:
@@ -238,4 +252,71 @@ def burn_entries(text: str) -> list[Entry]:
         found.append(
             Entry(kind, f"^node/{re.escape(test)}$", lines.get(test), status, reason or None)
         )
+    return found
+
+
+#: tract's manifests, by file name, and the folder of onnx's test data each lists.
+TRACT_SUITES: Final[Mapping[str, str]] = {
+    "node.txt": "node",
+    "simple.txt": "simple",
+    "pytorch-operator.txt": "pytorch-operator",
+    "pytorch-converted.txt": "pytorch-converted",
+}
+#: The words of onnx-arrow's own lines.
+_OWN_WORDS: Final = frozenset({"skip", "xfail", "tolerance"})
+
+
+def tract_line(raw: str) -> tuple[str, list[str]] | None:
+    """A manifest line as tract reads it: None for a comment or a line of one character
+    or less, else its regex and options."""
+    line = raw.strip()
+    if len(line) <= 1 or line.startswith("#"):
+        return None
+    words = line.split()
+    return words[0], words[1:]
+
+
+def is_tract(text: str) -> bool:
+    """Whether ``text`` is a tract manifest: its first line of content a test name
+    (``test_...``), not one of onnx-arrow's words."""
+    for raw in text.splitlines():
+        found = tract_line(raw)
+        if found is not None:
+            return found[0] not in _OWN_WORDS and found[0].startswith("test")
+    return False
+
+
+def tract_entries(text: str, name: str) -> list[Entry]:
+    """The allow-list of the tract manifest ``text`` named ``name`` (``node.txt``): an
+    ``only`` entry per line, its group the folder it lists, ``since:N`` / ``until:N`` as
+    conditions on the corpus's opset.
+
+    Raises
+    ------
+    CompareError
+        If the file's name is not one of :data:`TRACT_SUITES`, or an opset is not a
+        whole number.
+    """
+    suite = TRACT_SUITES.get(name)
+    if suite is None:
+        raise CompareError(
+            f"a tract manifest is named for the folder it lists ({', '.join(TRACT_SUITES)}); "
+            f"{name!r} is none of them"
+        )
+    found = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        parsed = tract_line(raw)
+        if parsed is None:
+            continue
+        regex, options = parsed
+        when = []
+        for option in options:
+            key, _, value = option.partition(":")
+            if key in ("since", "until"):
+                if not re.fullmatch(r"[0-9]{1,9}", value):
+                    raise CompareError(
+                        f"line {number}: {option!r}: the opset must be a whole number"
+                    )
+                when.append(f"opset{'>=' if key == 'since' else '<='}{value}")
+        found.append(Entry("only", regex, number, suite, None, " ".join(when)))
     return found

@@ -11,6 +11,8 @@ pattern: :func:`~onnx_arrow.compare.expectation_files.read_patterns`):
 * its cases all ran and all passed (``match`` or ``xpass``): removed (burn-onnx's table
   set to ``pass``); a skip entry only when its cases ran (``--run-skipped``), and never
   a burn-onnx ``flaky`` one;
+* (tract's allow-lists) the line of a failing test made a comment with the cause, and a
+  test left out that passes (with ``--run-skipped``) added;
 * otherwise (a case still fails, or was not run): kept as it is.
 
 A case that failed (a status outside
@@ -46,6 +48,7 @@ from onnx_arrow.compare.expectation_formats import (
     iree_name,
     is_iree,
     text_kind,
+    tract_line,
 )
 from onnx_arrow.compare.failures import failure_line
 from onnx_arrow.compare.plans import Expectations, searched_names
@@ -195,6 +198,8 @@ def update_expectations(
             return _json(where, text, read, applied, outcome)
         if kind == "toml":
             return _burn(where, text, outcome)
+        if read.only:
+            return _tract(where, text, read, applied, outcome)
         return _lines(where, text, applied, outcome)
     except CompareError as exc:
         raise exc.at(where) from None
@@ -327,6 +332,68 @@ def _burn(where: str, text: str, outcome: Outcome) -> Update:
             new.append((name, keys))
             added.append(f"[{name}] status fail-compare: {cause}")
     return Update(where, text, edit_toml_tables(text, edits, new), removed, added)
+
+
+def _tract(
+    where: str, text: str, read: Expectations, applied: Expectations, outcome: Outcome
+) -> Update:
+    """tract's manifests (allow-lists): a line that matches no test of its folder removed,
+    the line of a test that fails made a comment with the cause, and, with the skips run,
+    a test the manifest leaves out that passes added as a line of its own name."""
+    nl = "\r\n" if "\r\n" in text else "\n"
+    lines = text.splitlines(keepends=True)
+    kept = {_line(p) for p in applied.only}
+    suite = getattr(read.only[0], "group", "")
+    tests = [(c, c.rpartition("/")[2]) for c in outcome.cases if c.rpartition("/")[0] == suite]
+    first: dict[int | None, list[str]] = {}  # a line to the cases it is the first to match
+    for case, test in tests:
+        line = next((_line(p) for p in read.only if re.fullmatch(p, test)), None)
+        if line is not None:
+            first.setdefault(line, []).append(case)
+    causes = dict(outcome.failures)
+    edits: dict[int, str] = {}
+    removed, added = [], []
+    for p in read.only:
+        line = _line(p)
+        if line is None:
+            continue
+        if not any(re.fullmatch(p, t) for _, t in tests):
+            edits[line] = ""
+            removed.append(f"line {line}: {str(p)!r} (finds no test of {suite}/)")
+            continue
+        cases = first.get(line, [])
+        failing = [c for c in cases if c in causes]
+        if line not in kept or not failing:
+            continue
+        if len(cases) == 1:
+            raw = lines[line - 1].rstrip("\r\n")
+            edits[line] = f"# {raw.strip()}  (fails: {causes[failing[0]]}){nl}"
+            removed.append(f"line {line}: {str(p)!r} (fails: {causes[failing[0]]})")
+        else:
+            added.append(
+                f"line {line}: {str(p)!r} finds failing {', '.join(failing)} among "
+                f"{len(cases)} tests: not changed; narrow it by hand"
+            )
+    new: list[tuple[int, str]] = []  # (insert before this line, from 1; the text)
+    if outcome.ran_skips:
+        names = [(n, r) for n, raw in enumerate(lines, 1) if (r := tract_line(raw)) is not None]
+        for case, test in tests:
+            if (
+                read.unlisted(case)
+                and outcome.statuses.get(case, set())
+                and (outcome.statuses[case] <= _PASSED)
+            ):
+                at = next((n for n, r in names if r[0] > test), len(lines) + 1)
+                new.append((at, f"{test}{nl}"))
+                added.append(f"{test!r} (passes)")
+    out: list[str] = []
+    for n, raw in enumerate(lines, 1):
+        out += [t for at, t in new if at == n]
+        out.append(edits.get(n, raw))
+    if any(at > len(lines) for at, _ in new) and out and not out[-1].endswith(("\n", "\r")):
+        out[-1] += nl
+    out += [t for at, t in new if at > len(lines)]
+    return Update(where, text, "".join(out), removed, added)
 
 
 def write_update(update: Update) -> None:

@@ -34,6 +34,7 @@ DATA = Path(__file__).parents[1] / "data"
 BURN = DATA / "burn-onnx" / "expectations.toml"
 IREE = DATA / "iree" / "onnx_ops_cpu_llvm_sync.json"
 FILTERS = DATA / "onnxruntime" / "onnx_backend_test_series_filters.jsonc"
+TRACT = DATA / "tract" / "node.txt"
 CASES = ["test_abs", "test_add", RAISES, "test_cast_FLOAT_to_BFLOAT16"]
 #: The planted bug: a backend module whose Abs is off by one.
 PLANTED = """\
@@ -285,8 +286,8 @@ def test_compare_update_then_check(
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "source",
-    [BURN, IREE, FILTERS, None],
-    ids=["burn-onnx", "iree", "onnxruntime", "onnx-arrow"],
+    [BURN, IREE, FILTERS, TRACT, None],
+    ids=["burn-onnx", "iree", "onnxruntime", "tract", "onnx-arrow"],
 )
 def test_each_format_updated_then_clean(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: Path | None
@@ -314,7 +315,7 @@ def test_each_format_updated_then_clean(
     # the bug fixed: the entries the update added no longer fail (onnxruntime's are
     # skips: judged when they run)
     args[3] = "reference"
-    ran = ["--run-skipped"] if source == FILTERS else []
+    ran = ["--run-skipped"] if source in (FILTERS, TRACT) else []
     code, out, _ = cli(*args, *ran, "--check")
     assert code == 1
     assert "test_abs" in out
@@ -342,3 +343,33 @@ def test_a_link_is_written_through(store: Store, report: pd.DataFrame, tmp_path:
     write_update(update_expectations(link, report, store.cases()))
     assert link.is_symlink()
     assert target.read_text().startswith("xfail ^test_abs$  # ")
+
+
+def test_tract_manifest(store: Store, report: pd.DataFrame, tmp_path: Path) -> None:
+    path = tmp_path / "node.txt"
+    path.write_text(TRACT.read_text() + "test_string_concat since:99\n")
+    read = cmp.Expectations.read(path)
+    assert read.only[0] == "test_abs"
+    assert read.skips(f"node/{RAISES}") == f"not in {path}"  # the manifest leaves it out
+    assert read.skips("node/test_add") is None
+    # since:99: not at this corpus's opset, so not run
+    version = store.metadata["onnx_version"]
+    assert read.for_corpus(version).skips("node/test_string_concat") is not None
+    update = update_expectations(path, report, store.cases(), onnx_version=version)
+    gone, came = _changes(path.read_text(), update.new)
+    assert "test_abs\n" in gone
+    assert len(came) == 1
+    assert came[0].startswith("# test_abs  (fails: data set 0 output 0 (y) mismatch at")
+    assert {g.strip() for g in gone} == {
+        "test_abs",
+        "test_acos",
+        "test_acos_example",
+        "test_acosh",
+        "test_acosh_example",
+        "test_and.*",
+        "test_argmax_default_axis_example",
+        "test_argmax_default_axis_example_select_last_index",
+    }
+    (tmp_path / "mine.txt").write_text("test_abs\n")
+    with pytest.raises(CompareError, match="named for the folder it lists"):
+        cmp.Expectations.read(tmp_path / "mine.txt")
