@@ -6,9 +6,13 @@ selects cases), each comparing the backend's outputs with the expected ones as
 ``onnx-arrow compare`` does.  The skip and xfail patterns of ``--onnx-patterns FILE``
 (compare's ``--patterns`` file, read by the same reader) mark the items ``skip`` and
 ``xfail`` (strict as pytest's ``xfail_strict`` says); its tolerances and ULP budgets
-apply.  A failure shows the report's row of each output that does not pass: the status,
-the rule and tolerance used and where it came from, the worst element with the expected
-and actual values, and the backend's error.
+apply; after the run the entries of that file the run shows are not needed are listed,
+as ``compare`` lists them, and ``--onnx-update-expectations FILE`` writes the file again
+as ``compare --update-expectations`` does (``--onnx-check-expectations``: writes
+nothing and fails the session when the file is stale).  A failure shows the report's
+row of each output that does not pass: the status, the rule and tolerance used and where
+it came from, the worst element with the expected and actual values, and the backend's
+error.
 
 ``--onnx-backend`` takes what ``compare --backend`` takes (``reference``, ``onnxruntime``,
 ``MODULE`` or ``MODULE:NAME`` of a backend with onnx's interface); ``--onnx-runner
@@ -33,6 +37,8 @@ __all__ = [
     "pytest_addoption",
     "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
 ]
 
 #: Seconds a backend may spend on one data set unless --onnx-timeout says otherwise (as
@@ -65,6 +71,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run this command per data set instead of a backend, as compare --runner",
     )
     group.addoption(
+        "--onnx-update-expectations",
+        metavar="FILE",
+        help="write FILE again with what the run showed, as compare --update-expectations "
+        "(read as --onnx-patterns too)",
+    )
+    group.addoption(
+        "--onnx-check-expectations",
+        action="store_true",
+        help="with --onnx-update-expectations: write nothing, show what would change, and "
+        "fail the session if FILE is stale",
+    )
+    group.addoption(
         "--onnx-timeout",
         type=float,
         metavar="SECONDS",
@@ -76,12 +94,48 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Check the options and open the store, only when ``--onnx-store`` is given."""
     if config.getoption("onnx_store") is None:
-        for option in ("onnx_backend", "onnx_patterns", "onnx_runner", "onnx_timeout"):
+        for option in (
+            "onnx_backend",
+            "onnx_patterns",
+            "onnx_runner",
+            "onnx_timeout",
+            "onnx_update_expectations",
+        ):
             if config.getoption(option) is not None:
                 flag = "--" + option.replace("_", "-")
                 raise pytest.UsageError(f"{flag} applies to --onnx-store STORE; give a store")
         return
+    if config.getoption("onnx_check_expectations") and not config.getoption(
+        "onnx_update_expectations"
+    ):
+        raise pytest.UsageError("--onnx-check-expectations applies to --onnx-update-expectations")
     config.stash[_RUN] = _Run.from_config(config)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The entries of the patterns file the run shows are not needed, and the file
+    written again (or checked) as asked: after the cases ran, before the summary."""
+    run = session.config.stash.get(_RUN, None)
+    if run is None or run.patterns is None or not run.rows:
+        return
+    from onnx_arrow.errors import OnnxArrowError
+
+    try:
+        run.lines, stale = run.expectations_summary(session.config)
+    except OnnxArrowError as exc:
+        run.lines, stale = [f"onnx-arrow: {exc}"], True
+    if stale and session.exitstatus == 0:
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print what :func:`pytest_sessionfinish` found of the expectation file."""
+    run = terminalreporter.config.stash.get(_RUN, None)
+    if run is None or not run.lines:
+        return
+    terminalreporter.section("onnx-arrow expectations")
+    for line in run.lines:
+        terminalreporter.write_line(line)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: they apply to cases too
@@ -128,11 +182,53 @@ class _CaseFailed(Exception):
 class _Run:
     """What the options ask for: the store, the backend, the patterns, the timeout."""
 
-    def __init__(self, store: Any, backend: Any, expect: Any, timeout: float | None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        backend: Any,
+        expect: Any,
+        timeout: float | None,
+        patterns: str | None = None,
+    ) -> None:
         self.store = store
         self.backend = backend
         self.expect = expect
         self.timeout = timeout
+        self.patterns = patterns
+        self.rows: list[dict[str, Any]] = []  # of the cases run, as compare gives them
+        self.lines: list[str] = []
+
+    def expectations_summary(self, config: pytest.Config) -> tuple[list[str], bool]:
+        """The lines that list the unneeded entries and the update of the file, and
+        whether the session fails for a stale file (with --onnx-check-expectations)."""
+        import pandas as pd
+
+        from onnx_arrow import compare
+        from onnx_arrow.compare.expectation_update import update_expectations, write_update
+
+        df = pd.DataFrame(self.rows)
+        onnx_version = self.store.metadata.get("onnx_version")
+        table = compare.unneeded_entries(df, self.expect, onnx_version)
+        lines = [f"entries that matched no failing case (can be removed): {len(table)}"]
+        for row in table.itertuples():
+            group = f" [{row.group}]" if row.group else ""
+            lines.append(f"  {row.where}{group} {row.kind} {row.pattern!r}: {row.why}")
+        path = config.getoption("onnx_update_expectations")
+        if path is None:
+            return lines, False
+        update = update_expectations(
+            path, df, self.store.cases(), provider="CPU", onnx_version=onnx_version
+        )
+        check = config.getoption("onnx_check_expectations")
+        if not update.stale:
+            return [*lines, f"expectation file {path}: as the run showed, nothing to change"], False
+        lines.append(f"expectation file {path} {'would change' if check else 'changed'}:")
+        lines += [f"  removed {x}" for x in update.removed]
+        lines += [f"  added {x}" for x in update.added]
+        if check:
+            return [*lines, *update.diff().splitlines()], True
+        write_update(update)
+        return lines, False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> _Run:
@@ -144,6 +240,13 @@ class _Run:
         try:
             store = Store(config.getoption("onnx_store"))
             patterns = config.getoption("onnx_patterns")
+            update = config.getoption("onnx_update_expectations")
+            if update is not None and patterns not in (None, update):
+                raise pytest.UsageError(
+                    "--onnx-update-expectations FILE is read as the patterns file: give it "
+                    "alone, or the same file to --onnx-patterns"
+                )
+            patterns = update or patterns
             expect = (
                 compare.Expectations() if patterns is None else compare.Expectations.read(patterns)
             )
@@ -155,7 +258,7 @@ class _Run:
             backend = _backend(config, timeout)
         except OnnxArrowError as exc:
             raise pytest.UsageError(f"onnx-arrow: {exc}") from None
-        return cls(store, backend, expect, timeout)
+        return cls(store, backend, expect, timeout, patterns)
 
     def compare(self, case: str) -> list[dict[str, Any]]:
         """The report's rows of ``case``: the backend run, the outputs compared with the
@@ -171,6 +274,7 @@ class _Run:
             timeout=self.timeout,
         ).to_pandas()
         rows: list[dict[str, Any]] = df[df["case"] == case].to_dict("records")
+        self.rows += self.expect.applied(case, rows)  # as compare's report has them
         return rows
 
 
@@ -211,6 +315,7 @@ class StoreFile(pytest.File):
             item = CaseItem.from_parent(self, name=case)
             if (pattern := expect.skips(case)) is not None:
                 item.add_marker(pytest.mark.skip(reason=f"skip pattern {pattern!r}"))
+                self.run.rows.append({"case": case, "status": "skipped"})  # not run, there
             elif (pattern := xfails.skips(case)) is not None:
                 item.add_marker(pytest.mark.xfail(reason=f"xfail pattern {pattern!r}"))
             yield item

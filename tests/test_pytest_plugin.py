@@ -176,3 +176,25 @@ def test_the_entry_point_names_the_plugin() -> None:
     assert table is not None, "no [project.entry-points.pytest11] in pyproject.toml"
     assert table[1].strip() == 'onnx_arrow = "onnx_arrow.pytest_plugin"'
     importlib.import_module("onnx_arrow.pytest_plugin")
+
+
+@pytest.mark.slow
+def test_stale_entries_listed_and_the_file_updated(job: Path) -> None:
+    """The plugin lists the entries compare lists, writes the file again as compare
+    --update-expectations does, and --onnx-check-expectations fails a stale file."""
+    path = job / "update.txt"
+    path.write_text(PATTERNS)
+    base = ("--onnx-store", "store.parquet")
+    done = _pytest(job, *base, "--onnx-patterns", "update.txt")
+    assert "update.txt:3 xfail 'test_fixed$': its case passes" in done.stdout
+    check = ("--onnx-update-expectations", "update.txt", "--onnx-check-expectations")
+    done = _pytest(job, *base, *check)
+    assert done.returncode == 1
+    assert path.read_text() == PATTERNS  # stale, not written
+    assert "-xfail test_fixed$" in done.stdout
+    done = _pytest(job, *base, "--onnx-update-expectations", "update.txt")
+    assert path.read_text().splitlines()[:2] == ["skip test_skipped", "xfail test_known_bad"]
+    assert path.read_text().splitlines()[2].startswith("xfail ^test_abs_wrong$  # ")
+    done = _pytest(job, *base, *check)
+    assert done.returncode == 0, done.stdout
+    assert "nothing to change" in done.stdout

@@ -66,6 +66,10 @@ Expectation files: the summary lists the entries of --patterns files that matche
 failing case ("can be removed"), by file and line: a pattern that finds no case, an
 xfail pattern (or, with --run-skipped, a skip pattern) whose cases all pass.
 
+Updating an expectation file: --update-expectations FILE writes FILE again as the run
+showed (an entry whose cases all pass or that finds no case removed, a failing case
+added with its cause); --check prints the change as a diff and exits 1 if there is one.
+
 Statuses: match, mismatch (beyond |a - e| <= atol + rtol * |e|; integers and strings
 exactly), nan_mismatch, dtype_mismatch, shape_mismatch, error (the backend raised, or
 an expected value was kept as bytes at import), skipped (a case without a model or
@@ -161,6 +165,21 @@ def register(commands: Any) -> None:
         action="store_true",
         help="run the cases the skip patterns find, as xfail cases, to list the skip "
         "entries that are no longer needed",
+    )
+    cmp.add_argument(
+        "--update-expectations",
+        metavar="FILE",
+        help="write FILE again with what the run showed: entries that no longer fail or "
+        "find no case removed, new failures added with their cause as the reason, the rest "
+        "kept byte for byte; FILE is read as --patterns too (onnx-arrow's patterns, "
+        "onnxruntime's filters JSONC, burn-onnx's expectations.toml, IREE's config JSON, "
+        "tract's manifests)",
+    )
+    cmp.add_argument(
+        "--check",
+        action="store_true",
+        help="with --update-expectations: write nothing, print what would change, and exit "
+        "1 if FILE is stale (for CI)",
     )
     cmp.add_argument(
         "--keep-actual",

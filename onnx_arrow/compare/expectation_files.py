@@ -1,6 +1,7 @@
 """The expectation files backend projects keep, read as they are: onnx-arrow's own patterns
 (lines or JSON) and onnxruntime's ``onnx_backend_test_series_filters.jsonc`` and
-``onnx_backend_test_series_overrides.jsonc``, told apart by their content.
+``onnx_backend_test_series_overrides.jsonc``, and burn-onnx's and IREE's files
+(:mod:`~onnx_arrow.compare.expectation_formats`), told apart by their content.
 
 Every entry becomes a :class:`Pattern`: the regular expression, with where it came from
 (file and line, and the onnxruntime list), why (the entry's comment) and when it applies
@@ -40,6 +41,15 @@ from onnx_arrow.compare.commented_text import (
     Scanned,
     commented_lines,
     scan_jsonc,
+)
+from onnx_arrow.compare.expectation_formats import (
+    Entry,
+    burn_entries,
+    iree_entries,
+    is_iree,
+    is_tract,
+    text_kind,
+    tract_entries,
 )
 from onnx_arrow.core.model import load_json, read_regular_file
 from onnx_arrow.errors import CompareError, CorpusError
@@ -138,6 +148,9 @@ class PatternLists(NamedTuple):
     xfail: list[str]
     tolerance: list[tuple[str, float, float]]
     ulp: list[tuple[str, int]]
+    #: Allow-lists (tract's manifests): the tests of a kind folder (the pattern's
+    #: ``group``) that run; a test none of them matches whole is skipped.
+    only: tuple[str, ...] = ()
 
 
 #: The script's own exclusion, made for every provider whatever the files say.
@@ -336,8 +349,16 @@ def read_patterns(
             where=where,
         ) from None
     reader = _Reader(where, provider, platform_bits() if bits is None else bits)
-    if text.lstrip().startswith(("{", "[", "//")):
+    kind = text_kind(text)
+    if kind == "json":
         return reader.json(text)
+    try:
+        if kind == "toml":
+            return reader.entries(burn_entries(text))
+        if is_tract(text):
+            return reader.entries(tract_entries(text, os.path.basename(where)))
+    except CompareError as exc:
+        raise CompareError(exc.message, where=where) from None
     return reader.lines(text)
 
 
@@ -467,6 +488,24 @@ class _Reader:
             compile_pattern(text, what="")
         return found
 
+    def entries(self, entries: Sequence[Entry]) -> PatternLists:
+        """Another runtime's entries (:mod:`~onnx_arrow.compare.expectation_formats`)."""
+        self.count(len(entries))
+        found = PatternLists([], [], [], [])
+        only = []
+        for entry in entries:
+            try:
+                when = parse_clauses(entry.when) if entry.when else ()
+                p = self.pattern(entry.regex, entry.line, entry.group, entry.reason, when)
+            except CompareError as exc:
+                at = f"line {entry.line}: " if entry.line else ""
+                raise CompareError(f"{at}{exc.message}") from None
+            if entry.kind == "only":
+                only.append(p)
+            else:
+                (found.skip if entry.kind == "skip" else found.xfail).append(p)
+        return found._replace(only=tuple(only))
+
     def lines(self, text: str) -> PatternLists:
         found = PatternLists([], [], [], [])
         for entries, (number, line, above) in enumerate(commented_lines(text, "#"), 1):
@@ -524,6 +563,8 @@ class _Reader:
                 return self.own_json(doc)
             if set(doc) & {"rtol_default", "atol_default", "rtol_overrides", "atol_overrides"}:
                 return self.overrides(doc, text)
+            if is_iree(doc):
+                return self.entries(iree_entries(doc, scan_jsonc(text)))
             if all(isinstance(v, list) for v in doc.values()):
                 return self.filters(doc, text)
         except CompareError as exc:
@@ -650,7 +691,8 @@ class _Reader:
 _KINDS: Final = (
     "expected onnx-arrow's patterns JSON {skip, xfail, tolerance}, onnxruntime's filters "
     "file (named lists of regexes) or its overrides file (rtol_default, atol_default, "
-    "rtol_overrides, atol_overrides)"
+    "rtol_overrides, atol_overrides), or IREE's config (expected_compile_failures, "
+    "expected_run_failures)"
 )
 
 

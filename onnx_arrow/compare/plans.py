@@ -156,6 +156,11 @@ class Expectations:
     tolerance: Sequence[tuple[str, float, float]] = ()
     #: ULP budgets: pattern to the ULPs the floats of the cases it finds may be off.
     ulp: Sequence[tuple[str, int]] = ()
+    #: Allow-lists (tract's manifests): patterns, each of a kind folder (its ``group``),
+    #: matched against a test name whole; a case of a folder they list that none of
+    #: them matches is skipped (run as an xfail with ``only_ran``).
+    only: Sequence[str] = ()
+    only_ran: bool = False
 
     def __post_init__(self) -> None:
         for pattern, budget in self.ulp:
@@ -163,7 +168,7 @@ class Expectations:
                 check_ulp(budget)
             except CompareError as exc:
                 raise CompareError(f"ulp budget of pattern {pattern!r}: {exc}") from None
-        patterns = (*self.skip, *self.xfail, *(t[0] for t in self.tolerance))
+        patterns = (*self.skip, *self.xfail, *(t[0] for t in self.tolerance), *self.only)
         for pattern in (*patterns, *(u[0] for u in self.ulp)):
             try:
                 compile_pattern(pattern)
@@ -207,7 +212,7 @@ class Expectations:
         """
         found = read_patterns(path, provider=provider, bits=bits)
         try:
-            return cls(found.skip, found.xfail, found.tolerance, found.ulp)
+            return cls(found.skip, found.xfail, found.tolerance, found.ulp, found.only)
         except CompareError as exc:
             raise exc.at(os.fspath(path)) from None
 
@@ -229,6 +234,7 @@ class Expectations:
                 *self.xfail,
                 *(t[0] for t in self.tolerance),
                 *(u[0] for u in self.ulp),
+                *self.only,
             )
             if isinstance(p, Pattern) and p.when
         ]
@@ -253,13 +259,17 @@ class Expectations:
             [p for p in self.xfail if applies(p)],
             [t for t in self.tolerance if applies(t[0])],
             [u for u in self.ulp if applies(u[0])],
+            [p for p in self.only if applies(p)],
+            self.only_ran,
         )
 
     def running_skips(self) -> Expectations:
         """The same patterns with every skip pattern an xfail one (first, in order): the
         cases they skip are run, so that a report shows which of them still fail and
         which pass (see :func:`~onnx_arrow.compare.unneeded.unneeded_entries`)."""
-        return Expectations([], [*self.skip, *self.xfail], self.tolerance, self.ulp)
+        return Expectations(
+            [], [*self.skip, *self.xfail], self.tolerance, self.ulp, self.only, only_ran=True
+        )
 
     def __add__(self, other: Expectations) -> Expectations:
         """Both sets of patterns, ``self``'s first (so they win where both find a case)."""
@@ -268,6 +278,8 @@ class Expectations:
             [*self.xfail, *other.xfail],
             [*self.tolerance, *other.tolerance],
             [*self.ulp, *other.ulp],
+            [*self.only, *other.only],
+            self.only_ran or other.only_ran,
         )
 
     @staticmethod
@@ -278,9 +290,22 @@ class Expectations:
         )
 
     def skips(self, case: str) -> str | None:
-        """The skip pattern ``case`` matches, if any."""
+        """The skip pattern ``case`` matches, if any (or what says an allow-list leaves
+        it out)."""
         i = self._first(self.skip, case)
-        return None if i is None else self.skip[i]
+        if i is not None:
+            return self.skip[i]
+        return None if self.only_ran else self.unlisted(case)
+
+    def unlisted(self, case: str) -> str | None:
+        """What says that the allow-lists (:attr:`only`) of ``case``'s kind folder leave
+        it out (``not in node.txt``), or None."""
+        kind, _, test = case.rpartition("/")
+        lists = [p for p in self.only if getattr(p, "group", None) == kind]
+        if not lists or any(re.fullmatch(p, test) for p in lists):
+            return None
+        where = getattr(lists[0], "where", None) or "the allow-list"
+        return f"not in {where.rpartition(':')[0] or where}"
 
     def tolerance_for(
         self, case: str, own: Tolerance | None, rtol: float, atol: float
@@ -319,9 +344,11 @@ class Expectations:
         """A case's rows, its failures ``xfail`` if an xfail pattern matches it, or all its
         rows ``xpass`` if it matches one and nothing failed."""
         i = self._first(self.xfail, case)
-        if i is None:
+        pattern = None if i is None else self.xfail[i]
+        if pattern is None and self.only_ran:
+            pattern = self.unlisted(case)
+        if pattern is None:
             return rows
-        pattern = self.xfail[i]
         failed = [r for r in rows if r["status"] not in ("match", "skipped")]
         if not failed:
             note = f"passed, but xfail pattern {pattern!r} expects it to fail"
@@ -648,6 +675,7 @@ def plan_provenance(plan: Rules, cases: Iterable[str] | None) -> dict[str, Any]:
         "tolerance": [list(t) for t in expect.tolerance],
         "keep_actual": plan.keep_actual,
         "ulp": [list(u) for u in expect.ulp],
+        **({"only": list(expect.only)} if expect.only else {}),
         "max_ulp": plan.max_ulp,
         "ulp_floor": plan.ulp_floor,
     }

@@ -52,6 +52,38 @@ def _print_unneeded(
         print("  (skip entries that find cases are judged with --run-skipped)", file=out)
 
 
+def _update(args: argparse.Namespace, df: pd.DataFrame, store: Store, out: TextIO) -> bool:
+    """Write (or with --check, show) the expectation file as the run showed; whether it
+    was stale."""
+    from onnx_arrow.compare.expectation_update import update_expectations, write_update
+
+    update = update_expectations(
+        args.update_expectations,
+        df,
+        store.cases(),
+        ran_skips=args.run_skipped,
+        provider=args.provider,
+        onnx_version=store.metadata.get("onnx_version"),
+    )
+    path = printable(args.update_expectations)
+    verb = "would change" if args.check else "changed"
+    if not update.stale:
+        print(f"\nexpectation file {path}: as the run showed, nothing to change", file=out)
+        return False
+    print(f"\nexpectation file {path} {verb}:", file=out)
+    for line in update.removed:
+        print(printable(f"  removed {line}"), file=out)
+    for line in update.added:
+        print(printable(f"  added {line}"), file=out)
+    if args.check:
+        print("", file=out)
+        out.write("".join(printable(x) + "\n" for x in update.diff().splitlines()))
+        print(f"(--check: {path} not written; run without --check to write it)", file=out)
+    else:
+        write_update(update)
+    return True
+
+
 def _made_by(made: dict[str, object]) -> str:
     """What made the actual outputs, in words: the backend and what it runs."""
     backend = made.get("backend")
@@ -107,6 +139,10 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     if args.out is not None:
         reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
         check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
+    if args.check and args.update_expectations is None:
+        args.subparser.error("--check applies to --update-expectations FILE")
+    if args.update_expectations is not None and args.update_expectations not in args.patterns:
+        args.patterns = [*args.patterns, args.update_expectations]
     patterns = _patterns(args)
     plan = compare.Plan(
         skip=[] if args.run_skipped else args.skip,
@@ -174,6 +210,9 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     if args.results is not None:
         for added in results.add(args.results, report, again=args.again):
             print(printable(added_line(added, args.results)), file=out)
+    stale = args.update_expectations is not None and _update(args, df, store, out)
+    if stale and args.check:
+        return EXIT_DATA_ERROR
     failed = sum(n for status, n in counts.items() if status not in compare.PASSING)
     failed += counts["xpass"] if args.strict else 0
     if total - counts["skipped"] == 0:  # nothing compared is no pass
