@@ -28,7 +28,14 @@ from onnx_arrow.core._json import load_json
 from onnx_arrow.core.arrow_input import arrow_column, arrow_schema, arrow_table, arrow_type_arg
 from onnx_arrow.core.extension_types import describe_type
 from onnx_arrow.core.storage_form import Data, portable_type, retyped, storage_type, stored, typed
-from onnx_arrow.core.value_digests import DIGEST_COLUMN_SUFFIX, check_digests, digests_of
+from onnx_arrow.core.value_digests import (
+    DIGEST_COLUMN_SUFFIX,
+    FLOAT_DIGEST_COLUMN_SUFFIX,
+    check_digests,
+    check_float_digests,
+    digests_of,
+    float_digests_of,
+)
 from onnx_arrow.core.values import from_arrow_serialized
 from onnx_arrow.core.walk import child_arrays, child_fields
 from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError
@@ -119,14 +126,21 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
     Polars, DuckDB or pandas) are refused by row, never read as the wrong type.  Dask,
     Ray, DuckDB and Spark read such a table as plain Arrow.
 
-    With ``digest=True`` each typed column also gets a digest column (its name and
+    Engines' own Parquet writers rewrite the bits of some floats (every NaN's payload and
+    sign: Spark's writer, DuckDB's ``COPY`` once it dictionary-encodes).  So each typed
+    column that holds a NaN or a negative zero also gets a float digest column (its name
+    and ``__onnx_arrow_float_digest``): on each row that holds one, the BLAKE2b-128 of the
+    place and bits of each such float, null on the others
+    (:mod:`onnx_arrow.core.value_digests`), which :func:`from_portable` checks, so that
+    such a change is refused by row, never read as other values.  Finding them is one
+    pass over each float buffer, no message built: this check is always on.
+
+    With ``digest=True`` each typed column instead gets a digest column (its name and
     ``__onnx_arrow_digest``): on every row the BLAKE2b-128 of the row's value as one
-    serialized ONNX message (:mod:`onnx_arrow.core.value_digests`), which
-    :func:`from_portable` checks, so that values an engine's Parquet writer changed (NaN
-    payloads and signs, rewritten by Spark's writer or DuckDB's ``COPY``) are refused by
-    row, never read as other values.  It is off by default: it turns every row into its
-    message twice, once here and once in :func:`from_portable` (measured in
-    ``benchmarks/bench_digest.py``).
+    serialized ONNX message, which :func:`from_portable` checks: every bit of every value,
+    not only the floats engines are known to rewrite.  It is off by default: it turns every
+    row into its message twice, once here and once in :func:`from_portable` (both checks
+    measured in ``benchmarks/bench_digest.py``).
 
     >>> import numpy as np, onnx_arrow
     >>> from onnx import numpy_helper
@@ -145,6 +159,8 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
         If ``table`` is no Arrow table.
     ArrowLayoutError
         If the table already has a column of the name a type or digest column would take.
+    UnsupportedTypeError
+        If a typed column holds floats inside a union (no float digest for them).
     UnsupportedTypeError, OnnxArrowError
         With ``digest=True``, if a typed column holds no ONNX values, or a row's value is
         no message (located at the column and row).
@@ -167,11 +183,20 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
         plain = plain.append_column(
             column, pa.DictionaryArray.from_arrays(indices, pa.array([text], pa.string()))
         )
-    if digest:
-        for name in columns:
+    for name in columns:
+        if digest:
             column = name + DIGEST_COLUMN_SUFFIX
             _free(table, column, f"hold the digests of column {name!r}")
             plain = plain.append_column(column, _row_digests(table.column(name), name))
+            continue
+        try:
+            floats = float_digests_of(table.column(name))
+        except OnnxArrowError as exc:
+            raise exc.at(f"column {name!r}") from None
+        if floats is not None:  # a NaN or a negative zero: their bits are at risk
+            column = name + FLOAT_DIGEST_COLUMN_SUFFIX
+            _free(table, column, f"hold the float digests of column {name!r}")
+            plain = plain.append_column(column, floats)
     metadata = dict(table.schema.metadata or {})
     metadata[PORTABLE_KEY] = json.dumps({"version": PORTABLE_VERSION, "columns": columns})
     return plain.replace_schema_metadata(metadata)
@@ -212,9 +237,11 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     wrote (files of different types read as one) are a located error, not values read as
     the wrong type.  Each column is checked against the storage of its type too (the large
     and view layouts engines produce are cast to it; anything else is an error naming the
-    column).  Where a column has a digest column (``to_portable(table, digest=True)``),
-    every row's value is checked against its digest.  The type and digest columns are not
-    in the table given back.
+    column).  Where a column has a float digest column (written where it held a NaN or a
+    negative zero), every row's NaNs and negative zeros are checked against it; where it
+    has a digest column (``to_portable(table, digest=True)``), every row's value is
+    checked against its digest.  Tables written without either are read as they are.  The
+    type and digest columns are not in the table given back.
 
     ``table`` is any table :func:`to_portable` takes (a Polars ``DataFrame`` too).
 
@@ -231,27 +258,21 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         whose layout an engine changed is cast back only where the cast is exact (a
         ``list<double>`` from a ``fixed_size_list<float>`` holding a double that is no
         float is refused, never rounded); or if a row's value is not the one its digest
-        was taken of (named with the column, the row, and the engine-writer trap: NaN
-        payloads and signs rewritten by Spark's or DuckDB's Parquet writer).
+        was taken of, or its NaNs and negative zeros not those of its float digest (named
+        with the column, the row, and the engine-writer trap: NaN payloads and signs
+        rewritten by Spark's or DuckDB's Parquet writer).
     """
     table = arrow_table(table, where="table")
     if schema is not None:
         schema = arrow_schema(schema, where="schema")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    type_columns = {  # a column's type column: beside it, with its name and the suffix
-        name[: -len(TYPE_COLUMN_SUFFIX)]: name
-        for name in table.column_names
-        if name.endswith(TYPE_COLUMN_SUFFIX)
-        and name[: -len(TYPE_COLUMN_SUFFIX)] in table.column_names
-    }
-    digest_columns = {
-        name[: -len(DIGEST_COLUMN_SUFFIX)]: name
-        for name in table.column_names
-        if name.endswith(DIGEST_COLUMN_SUFFIX)
-        and name[: -len(DIGEST_COLUMN_SUFFIX)] in table.column_names
-    }
-    recording = set(type_columns.values()) | set(digest_columns.values())
+    type_columns = _siblings(table, TYPE_COLUMN_SUFFIX)  # beside it, with its name and the suffix
+    digest_columns = _siblings(table, DIGEST_COLUMN_SUFFIX)
+    float_columns = _siblings(table, FLOAT_DIGEST_COLUMN_SUFFIX)
+    recording = (
+        set(type_columns.values()) | set(digest_columns.values()) | set(float_columns.values())
+    )
     recorded = _portable_types(table, schema is None and not type_columns)
     given = {} if schema is None else {f.name: (f, "the schema passed") for f in schema}
     columns, fields = [], []
@@ -276,10 +297,22 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         if f.name in digest_columns:
             digests = table.column(digest_columns[f.name])
             check_digests(_serialized(back, f.name), digests, where=f"column {f.name!r}")
+        if f.name in float_columns:
+            floats = table.column(float_columns[f.name])
+            check_float_digests(back, floats, where=f"column {f.name!r}")
         columns.append(back)
         fields.append(field)
     metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=metadata or None))
+
+
+def _siblings(table: pa.Table, suffix: str) -> dict[str, str]:
+    """The columns beside another that record something of it: by that column's name."""
+    return {
+        name[: -len(suffix)]: name
+        for name in table.column_names
+        if name.endswith(suffix) and name[: -len(suffix)] in table.column_names
+    }
 
 
 def _typed_back(name: str, column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:

@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 import onnx_arrow
 from onnx_arrow.core.value_digests import (
     DIGEST_COLUMN_SUFFIX,
+    FLOAT_DIGEST_COLUMN_SUFFIX,
     check_digests,
     digests_of,
     value_digest,
@@ -85,26 +86,31 @@ def test_duckdb_copy_rewrites_nan_bits_and_the_digest_refuses_it(tmp_path: Path,
     """The issue's case: 20 tensors [NaN, -NaN, 1.0] through DuckDB's COPY ... TO."""
     table = pa.table({"x": onnx_arrow.to_arrow(make())})
     messages = _serialized(onnx_arrow.from_arrow(table["x"]))  # the bits, as written
-    # without digests, the trap: other bits, no error
-    plain = _through(onnx_arrow.to_portable(table), tmp_path, "duckdb")
-    assert messages_back(plain) != messages
-    # with them, a located error that names the column, the row and the trap
-    read = _through(onnx_arrow.to_portable(table, digest=True), tmp_path, "duckdb")
-    with pytest.raises(ArrowLayoutError) as caught:
-        messages_back(read)
-    assert caught.value.where == "column 'x', row 0"
-    message = str(caught.value)
-    assert "20 of the 20 rows" in message
-    assert "NaN payloads and signs" in message
-    assert "Polars" in message
-    assert "integer bit patterns" in message
+    # without a check (a table written before float digests), the trap: other bits, no error
+    unchecked = onnx_arrow.to_portable(table).drop_columns(["x" + FLOAT_DIGEST_COLUMN_SUFFIX])
+    assert messages_back(_through(unchecked, tmp_path, "duckdb")) != messages
+    # by default (float digests) and with full digests, a located error that names the
+    # column, the row and the trap
+    for digest in (False, True):
+        read = _through(onnx_arrow.to_portable(table, digest=digest), tmp_path, "duckdb")
+        with pytest.raises(ArrowLayoutError) as caught:
+            messages_back(read)
+        assert caught.value.where == "column 'x', row 0"
+        message = str(caught.value)
+        assert "20 of the 20 rows" in message
+        assert "NaN payloads and signs" in message
+        assert "Polars" in message
+        assert "integer bit patterns" in message
 
 
 @pytest.mark.parametrize("make", [nan_tensors, bfloat16_nan_tensors])
-def test_writers_that_keep_the_bits_give_the_same_messages(tmp_path: Path, make: Any) -> None:
+@pytest.mark.parametrize("digest", [False, True])
+def test_writers_that_keep_the_bits_give_the_same_messages(
+    tmp_path: Path, make: Any, digest: bool
+) -> None:
     table = pa.table({"x": onnx_arrow.to_arrow(make())})
     messages = _serialized(onnx_arrow.from_arrow(table["x"]))  # the bits, as written
-    portable = onnx_arrow.to_portable(table, digest=True)
+    portable = onnx_arrow.to_portable(table, digest=digest)
     path = tmp_path / "pyarrow.parquet"
     pq.write_table(portable, path)
     assert messages_back(pq.read_table(path)) == messages
@@ -204,10 +210,11 @@ def test_the_exact_form_carries_digests_that_from_arrow_checks(tmp_path: Path) -
     assert _serialized(onnx_arrow.from_arrow(pq.read_table(path)["x"])) == _serialized(messages)
     pl = pytest.importorskip("polars")
     assert _serialized(onnx_arrow.from_arrow(pl.read_parquet(path)["x"])) == _serialized(messages)
-    # DuckDB's COPY, the column in a portable table without a digest column of its own:
-    # the digests inside the column refuse it
-    read = _through(onnx_arrow.to_portable(pa.table({"x": column})), tmp_path, "duckdb")
-    back = onnx_arrow.from_portable(read)
+    # DuckDB's COPY, the column in a portable table without a check column of its own (as
+    # written before float digests): the digests inside the column refuse it
+    portable = onnx_arrow.to_portable(pa.table({"x": column}))
+    unchecked = portable.drop_columns(["x" + FLOAT_DIGEST_COLUMN_SUFFIX])
+    back = onnx_arrow.from_portable(_through(unchecked, tmp_path, "duckdb"))
     with pytest.raises(ArrowLayoutError, match="NaN payloads and signs") as caught:
         onnx_arrow.from_arrow(back["x"])
     assert caught.value.where == "row 0"
