@@ -112,6 +112,18 @@ PORTABLE_VERSION: Final = 2
 #: through an engine that drops the schema metadata.
 TYPE_COLUMN_SUFFIX: Final = "__onnx_arrow_type"
 
+#: The field metadata key, in a column's recorded type, that names the check of its bits
+#: written beside it (``float_digest`` or ``digest``), so that a table an engine's
+#: projection left it out of is refused, not read unchecked.  Tables written before
+#: checks record none, and read as they are.
+CHECK_KEY: Final = b"onnx_arrow.check"
+
+#: Each check: the suffix of its column, and what it holds.
+_CHECKS: Final = {
+    "float_digest": (FLOAT_DIGEST_COLUMN_SUFFIX, "float digests"),
+    "digest": (DIGEST_COLUMN_SUFFIX, "digests"),
+}
+
 
 def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
     """A table that engines which keep storage only read with the exact values.
@@ -168,7 +180,12 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
     table = arrow_table(table, where="table")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    columns = {f.name: _type_text(f) for f in table.schema if storage_type(f.type) != f.type}
+    checks = _checks(table, digest)
+    columns = {
+        f.name: _type_text(f, checks[f.name][0] if f.name in checks else None)
+        for f in table.schema
+        if storage_type(f.type) != f.type
+    }
     plain = stored(table)
     for i, f in enumerate(table.schema):
         layout = portable_type(f.type)
@@ -183,23 +200,31 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
         plain = plain.append_column(
             column, pa.DictionaryArray.from_arrays(indices, pa.array([text], pa.string()))
         )
-    for name in columns:
-        if digest:
-            column = name + DIGEST_COLUMN_SUFFIX
-            _free(table, column, f"hold the digests of column {name!r}")
-            plain = plain.append_column(column, _row_digests(table.column(name), name))
-            continue
-        try:
-            floats = float_digests_of(table.column(name))
-        except OnnxArrowError as exc:
-            raise exc.at(f"column {name!r}") from None
-        if floats is not None:  # a NaN or a negative zero: their bits are at risk
-            column = name + FLOAT_DIGEST_COLUMN_SUFFIX
-            _free(table, column, f"hold the float digests of column {name!r}")
-            plain = plain.append_column(column, floats)
+    for name, (check, data) in checks.items():
+        suffix, what = _CHECKS[check]
+        _free(table, name + suffix, f"hold the {what} of column {name!r}")
+        plain = plain.append_column(name + suffix, data)
     metadata = dict(table.schema.metadata or {})
     metadata[PORTABLE_KEY] = json.dumps({"version": PORTABLE_VERSION, "columns": columns})
     return plain.replace_schema_metadata(metadata)
+
+
+def _checks(table: pa.Table, digest: bool) -> dict[str, tuple[str, pa.Array]]:
+    """The check of each typed column's bits, by column: its name and its column."""
+    out = {}
+    for f in table.schema:
+        if storage_type(f.type) == f.type:
+            continue
+        if digest:
+            out[f.name] = ("digest", digests_of(_serialized(table.column(f.name), f.name)))
+            continue
+        try:
+            floats = float_digests_of(table.column(f.name))
+        except OnnxArrowError as exc:
+            raise exc.at(f"column {f.name!r}") from None
+        if floats is not None:  # a NaN or a negative zero: their bits are at risk
+            out[f.name] = ("float_digest", floats)
+    return out
 
 
 def _serialized(column: pa.ChunkedArray, name: str) -> list[bytes]:
@@ -208,10 +233,6 @@ def _serialized(column: pa.ChunkedArray, name: str) -> list[bytes]:
         return from_arrow_serialized(column)[1]
     except OnnxArrowError as exc:
         raise exc.at(f"column {name!r}") from None
-
-
-def _row_digests(column: pa.ChunkedArray, name: str) -> pa.Array:
-    return digests_of(_serialized(column, name))
 
 
 def _free(table: pa.Table, column: str, what: str) -> None:
@@ -223,7 +244,9 @@ def _free(table: pa.Table, column: str, what: str) -> None:
         )
 
 
-def _type_text(f: pa.Field) -> str:
+def _type_text(f: pa.Field, check: str | None) -> str:
+    if check is not None:
+        f = f.with_metadata({**(f.metadata or {}), CHECK_KEY: check.encode()})
     return base64.b64encode(pa.schema([f]).serialize().to_pybytes()).decode("ascii")
 
 
@@ -240,8 +263,9 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     column).  Where a column has a float digest column (written where it held a NaN or a
     negative zero), every row's NaNs and negative zeros are checked against it; where it
     has a digest column (``to_portable(table, digest=True)``), every row's value is
-    checked against its digest.  Tables written without either are read as they are.  The
-    type and digest columns are not in the table given back.
+    checked against its digest.  The recorded type names the check written, so a column
+    read without its check column is refused; tables written before checks are read as
+    they are.  The type and digest columns are not in the table given back.
 
     ``table`` is any table :func:`to_portable` takes (a Polars ``DataFrame`` too).
 
@@ -252,7 +276,9 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     ArrowLayoutError
         If the metadata or a type column is unreadable; if a row's recorded type is not the
         column's (named with the rows and both types); if a typed column comes without its
-        type column (an engine's projection left it out: select it too); if the table
+        type column, or without the digest or float digest column its recorded type says
+        was written beside it (an engine's projection left it out: select it too); if the
+        table
         holds neither metadata nor type columns and no ``schema`` is given (the message
         names the schema to pass); or if a column is not the storage of its type: one
         whose layout an engine changed is cast back only where the cast is exact (a
@@ -282,7 +308,9 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         source = given.get(f.name) or recorded.get(f.name)
         if f.name in type_columns:
             rows = table.column(type_columns[f.name])
-            source = _check_rows(f.name, rows, source)
+            source, checks = _check_rows(f.name, rows, source)
+            for check in checks:
+                _check_column(table, f.name, check)
         elif source is not None and storage_type(source[0].type) != source[0].type:
             raise ArrowLayoutError(
                 f"the column comes without its type column {f.name + TYPE_COLUMN_SUFFIX!r}, "
@@ -304,6 +332,19 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         fields.append(field)
     metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=metadata or None))
+
+
+def _check_column(table: pa.Table, name: str, check: str) -> None:
+    """Refuse a column whose recorded type names a check of its bits that is not beside
+    it."""
+    suffix, what = _CHECKS[check]
+    if name + suffix not in table.column_names:
+        raise ArrowLayoutError(
+            f"the column comes without its column of {what} {name + suffix!r}, which its "
+            "recorded type says was written beside it to check its bits (an engine's "
+            "projection may have left it out): select it with the column",
+            where=f"column {name!r}",
+        )
 
 
 def _siblings(table: pa.Table, suffix: str) -> dict[str, str]:
@@ -360,11 +401,13 @@ def _with_entries(column: pa.ChunkedArray) -> pa.ChunkedArray:
 
 def _check_rows(
     name: str, rows: pa.ChunkedArray, source: tuple[pa.Field, str] | None
-) -> tuple[pa.Field, str]:
+) -> tuple[tuple[pa.Field, str], set[str]]:
     """The field of column ``name`` (``source``, or the one its rows record where none is
-    given), every row's recorded type checked to be its type."""
+    given), every row's recorded type checked to be its type; and the checks of the
+    column's bits that any row's recorded type names."""
     where = f"column {name!r}"
     texts: dict[str, pa.Field] = {}
+    checks: set[str] = set()
     first: dict[str, int] = {}
     counts: dict[str, int] = {}
     offset = 0
@@ -374,7 +417,8 @@ def _check_rows(
             counts[text] = counts.get(text, 0) + count
         offset += len(chunk)
     for text in first:
-        texts[text] = _read_type_text(text, where=f"column {name + TYPE_COLUMN_SUFFIX!r}")
+        texts[text], check = _read_type_text(text, where=f"column {name + TYPE_COLUMN_SUFFIX!r}")
+        checks.update([check] if check else [])
     if source is None:
         if not texts:
             raise ArrowLayoutError(
@@ -395,7 +439,7 @@ def _check_rows(
                 "with from_portable for each",
                 where=where,
             )
-    return source
+    return source, checks
 
 
 def _distinct(chunk: pa.Array, *, where: str) -> dict[str, tuple[int, int]]:
@@ -429,9 +473,10 @@ def _distinct(chunk: pa.Array, *, where: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _read_type_text(text: str, *, where: str) -> pa.Field:
+def _read_type_text(text: str, *, where: str) -> tuple[pa.Field, str | None]:
+    """The field a recorded type holds, and the check of the column's bits it names."""
     try:
-        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True))).field(0)
+        field = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True))).field(0)
     except (ValueError, IndexError, TypeError, OSError, pa.ArrowException) as exc:
         # OSError: what pyarrow raises for an IPC message that is no flatbuffer
         raise ArrowLayoutError(
@@ -439,6 +484,19 @@ def _read_type_text(text: str, *, where: str) -> pa.Field:
             "onnx_arrow.to_portable",
             where=where,
         ) from None
+    metadata = dict(field.metadata or {})
+    raw = metadata.pop(CHECK_KEY, None)
+    if raw is None:
+        return field, None
+    check = raw.decode("utf-8", "replace")
+    if check not in _CHECKS:
+        raise ArrowLayoutError(
+            f"the recorded type names a check of the column's bits, {check[:40]!r}, that "
+            f"this onnx-arrow does not know (it knows {', '.join(_CHECKS)}): the table was "
+            "written by a newer onnx-arrow; read it with that one",
+            where=where,
+        )
+    return field.with_metadata(metadata) if metadata else field.remove_metadata(), check
 
 
 def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, str]]:
@@ -466,7 +524,10 @@ def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, 
         if parsed.get("version") != PORTABLE_VERSION:
             raise ValueError(f"version {parsed.get('version')!r}, not {PORTABLE_VERSION}")
         return {
-            name: (_read_type_text(blob, where="schema metadata").with_name(name), "its metadata")
+            name: (
+                _read_type_text(blob, where="schema metadata")[0].with_name(name),
+                "its metadata",
+            )
             for name, blob in parsed["columns"].items()
         }
     except _VersionOne:
