@@ -4,7 +4,6 @@ refused by row, never read as another value; writers that keep the bits give it 
 from __future__ import annotations
 
 import base64
-
 from pathlib import Path
 from typing import Any
 
