@@ -196,8 +196,6 @@ def _found(array: pa.Array) -> list[_Found]:
         return _found(array.storage)
     if pa.types.is_floating(t):
         return [_leaf(array)]
-    if not pa.types.is_nested(t):
-        return []
     if pa.types.is_union(t):
         if any(pa.types.is_floating(x) for x in walk(t)):
             raise UnsupportedTypeError(
@@ -205,14 +203,25 @@ def _found(array: pa.Array) -> list[_Found]:
                 "table with to_portable(table, digest=True)"
             )
         return []
-    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
-        return _found(array.cast(pa.large_list(t.value_field)))
     if pa.types.is_run_end_encoded(t):
         return _found(pc.run_end_decode(array))
+    if pa.types.is_dictionary(t):
+        return _found(array.dictionary_decode())
     out: list[_Found] = []
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t):
         offsets = np.asarray(array.offsets)
         offsets = offsets - offsets[0] if len(offsets) else offsets
+    elif pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        # its child is the elements of its rows in row order (pyarrow 26 casts a list view
+        # with a null row to a list that is invalid, so the view is read as it is)
+        sizes = np.asarray(pc.list_value_length(array).fill_null(0), np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+    if (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_map(t)
+        or (pa.types.is_list_view(t) or pa.types.is_large_list_view(t))
+    ):
         for kid in child_arrays(array):
             for idx, places, bits in _found(kid):
                 rows = np.searchsorted(offsets, idx, side="right") - 1
@@ -224,14 +233,18 @@ def _found(array: pa.Array) -> list[_Found]:
         for idx, places, bits in _found(child_arrays(array)[0]):
             out.append(_valid(array, idx // size, np.column_stack([idx % size, places]), bits))
         return out
-    # a struct's fields and a dictionary's values: one element per row of the array
-    for kid in child_arrays(array):
+    if not pa.types.is_struct(t):
+        return []  # no children (walk refuses a nested type it does not know)
+    for kid in child_arrays(array):  # a struct's fields: one element per row
         out.extend(_valid(array, idx, places, bits) for idx, places, bits in _found(kid))
     return out
 
 
 def _leaf(array: pa.Array) -> _Found:
     view, sign, infinity = _FLOATS[array.type.byte_width]
+    if len(array) == 0:
+        empty = np.zeros(0, np.int64)
+        return empty, np.zeros((0, 0), np.int64), empty.astype(np.uint64)
     bits = np.frombuffer(array.buffers()[1], view)[array.offset : array.offset + len(array)]
     risky = ((bits & view(sign - 1)) > infinity) | (bits == sign)  # NaN, or -0
     if array.null_count:
