@@ -17,7 +17,9 @@ For each side: writing (``to_portable`` and ``pq.write_table`` into memory, zstd
 (``pq.read_table`` and ``from_portable``, which checks every digest), both together, and
 the Parquet file's size; the full round trip through ``from_arrow`` of every column is
 timed too, since that is what a user of the values does.  A time is the median of the
-rounds; a ratio is a side over no check in the same round (median, min, max).  The load
+rounds; a ratio is a side over no check in the same round (median, min, max).  The sides
+take turns column by column (in a rotated order), so that a shared machine's load falls on
+them alike.  The load
 average is printed before and after: the machine may be shared.  Nothing is asserted.
 
 Run::
@@ -94,7 +96,7 @@ def main() -> int:
     print(f"columns with a NaN or a negative zero (a float digest column): {with_floats}")
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
 
-    files: dict[str, list[bytes]] = {}
+    files: dict[str, list[bytes]] = {side: [b""] * len(tables) for side in SIDES}
 
     def portable(t: pa.Table, side: str) -> pa.Table:
         if side == "full digest":
@@ -109,29 +111,32 @@ def main() -> int:
         finally:
             storage.float_digests_of = found
 
-    def write(side: str) -> None:
-        out = []
-        for t in tables:
-            sink = io.BytesIO()
-            pq.write_table(portable(t, side), sink, compression="zstd")
-            out.append(sink.getvalue())
-        files[side] = out
+    def write(k: int, side: str) -> None:
+        sink = io.BytesIO()
+        pq.write_table(portable(tables[k], side), sink, compression="zstd")
+        files[side][k] = sink.getvalue()
 
-    def read(side: str) -> None:
-        for blob in files[side]:
-            onnx_arrow.from_portable(pq.read_table(pa.BufferReader(blob)))
+    def read(k: int, side: str) -> None:
+        onnx_arrow.from_portable(pq.read_table(pa.BufferReader(files[side][k])))
 
-    def messages(side: str) -> None:
-        for blob in files[side]:
-            back = onnx_arrow.from_portable(pq.read_table(pa.BufferReader(blob)))
-            onnx_arrow.from_arrow(back["v"])
+    def messages(k: int, side: str) -> None:
+        back = onnx_arrow.from_portable(pq.read_table(pa.BufferReader(files[side][k])))
+        onnx_arrow.from_arrow(back["v"])
 
+    # The sides in turns column by column (their order rotated from column to column), so
+    # that the load of a shared machine falls on the three alike; a round's time of a side
+    # is the sum over the columns.
     times: dict[tuple[str, str], list[float]] = defaultdict(list)
+    steps = {"write": write, "read": read, "read + from_arrow": messages}
     for _ in range(args.rounds):
-        for side in SIDES:  # the sides in turns
-            times["write", side].append(_time(lambda s=side: write(s)))
-            times["read", side].append(_time(lambda s=side: read(s)))
-            times["read + from_arrow", side].append(_time(lambda s=side: messages(s)))
+        for measure, step in steps.items():
+            spent = dict.fromkeys(SIDES, 0.0)
+            for k in range(len(tables)):
+                for j in range(len(SIDES)):
+                    side = SIDES[(k + j) % len(SIDES)]
+                    spent[side] += _time(lambda k=k, s=side, f=step: f(k, s))
+            for side in SIDES:
+                times[measure, side].append(spent[side])
     for side in SIDES:
         times["write + read", side] = [
             w + r for w, r in zip(times["write", side], times["read", side], strict=True)
