@@ -1,18 +1,25 @@
-"""Benchmark: the cost of portable tables' per-row digests, side by side, on the node suite.
+"""Benchmark: the cost of portable tables' checks of their bits, side by side, on the node suite.
 
 Every value of the installed onnx's node test suite (inputs and outputs of every data set,
 as the corpus writes them) goes into one table, a column per declared type (``to_arrow``
-of the values declared alike).  The two sides, taken in turns for ``--rounds`` (5) rounds:
+of the values declared alike).  Three sides, taken in turns for ``--rounds`` (5) rounds:
 
-* baseline: ``to_portable(table)`` (no digests);
-* onnx-arrow: ``to_portable(table, digest=True)`` (a BLAKE2b-128 of each row's value as
+* no check: ``to_portable(table)`` with the search for floats left out (the function that
+  finds them replaced, here only, by one that finds none): a portable table as written
+  before float digests;
+* the default: ``to_portable(table)`` (a float digest column beside each typed column that
+  holds a NaN or a negative zero: the BLAKE2b-128 of the place and bits of each such float
+  of a row, null on rows without one);
+* the full digest: ``to_portable(table, digest=True)`` (a BLAKE2b-128 of each row's value as
   one serialized message, in a digest column beside each typed column).
 
 For each side: writing (``to_portable`` and ``pq.write_table`` into memory, zstd), reading
 (``pq.read_table`` and ``from_portable``, which checks every digest), both together, and
 the Parquet file's size; the full round trip through ``from_arrow`` of every column is
 timed too, since that is what a user of the values does.  A time is the median of the
-rounds; a ratio is digest over no digest of the same round (median, min, max).  The load
+rounds; a ratio is a side over no check in the same round (median, min, max).  The sides
+take turns column by column (in a rotated order), so that a shared machine's load falls on
+them alike.  The load
 average is printed before and after: the machine may be shared.  Nothing is asserted.
 
 Run::
@@ -36,6 +43,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import onnx_arrow
+from onnx_arrow.core import storage
+from onnx_arrow.core.value_digests import FLOAT_DIGEST_COLUMN_SUFFIX
+
+#: The three sides, the baseline first.
+SIDES = ("no check", "default (float digest)", "full digest")
 
 
 def node_suite_tables() -> list[pa.Table]:
@@ -76,55 +88,77 @@ def main() -> int:
     tables = node_suite_tables()
     rows = sum(t.num_rows for t in tables)
     print(f"node suite: {rows} values in {len(tables)} columns (one per declared type)")
+    with_floats = sum(
+        1
+        for t in tables
+        if "v" + FLOAT_DIGEST_COLUMN_SUFFIX in onnx_arrow.to_portable(t).column_names
+    )
+    print(f"columns with a NaN or a negative zero (a float digest column): {with_floats}")
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
 
-    files: dict[bool, list[bytes]] = {}
+    files: dict[str, list[bytes]] = {side: [b""] * len(tables) for side in SIDES}
 
-    def write(digest: bool) -> None:
-        out = []
-        for t in tables:
-            sink = io.BytesIO()
-            pq.write_table(onnx_arrow.to_portable(t, digest=digest), sink, compression="zstd")
-            out.append(sink.getvalue())
-        files[digest] = out
+    def portable(t: pa.Table, side: str) -> pa.Table:
+        if side == "full digest":
+            return onnx_arrow.to_portable(t, digest=True)
+        if side == "default (float digest)":
+            return onnx_arrow.to_portable(t)
+        # no check: to_portable as it was before float digests, their search left out
+        found = storage.float_digests_of
+        storage.float_digests_of = lambda column: None
+        try:
+            return onnx_arrow.to_portable(t)
+        finally:
+            storage.float_digests_of = found
 
-    def read(digest: bool) -> None:
-        for blob in files[digest]:
-            onnx_arrow.from_portable(pq.read_table(pa.BufferReader(blob)))
+    def write(k: int, side: str) -> None:
+        sink = io.BytesIO()
+        pq.write_table(portable(tables[k], side), sink, compression="zstd")
+        files[side][k] = sink.getvalue()
 
-    def messages(digest: bool) -> None:
-        for blob in files[digest]:
-            back = onnx_arrow.from_portable(pq.read_table(pa.BufferReader(blob)))
-            onnx_arrow.from_arrow(back["v"])
+    def read(k: int, side: str) -> None:
+        onnx_arrow.from_portable(pq.read_table(pa.BufferReader(files[side][k])))
 
-    times: dict[tuple[str, bool], list[float]] = defaultdict(list)
+    def messages(k: int, side: str) -> None:
+        back = onnx_arrow.from_portable(pq.read_table(pa.BufferReader(files[side][k])))
+        onnx_arrow.from_arrow(back["v"])
+
+    # The sides in turns column by column (their order rotated from column to column), so
+    # that the load of a shared machine falls on the three alike; a round's time of a side
+    # is the sum over the columns.
+    times: dict[tuple[str, str], list[float]] = defaultdict(list)
+    steps = {"write": write, "read": read, "read + from_arrow": messages}
     for _ in range(args.rounds):
-        for digest in (False, True):  # the sides in turns
-            times["write", digest].append(_time(lambda d=digest: write(d)))
-            times["read", digest].append(_time(lambda d=digest: read(d)))
-            times["read + from_arrow", digest].append(_time(lambda d=digest: messages(d)))
+        for measure, step in steps.items():
+            spent = dict.fromkeys(SIDES, 0.0)
+            for k in range(len(tables)):
+                for j in range(len(SIDES)):
+                    side = SIDES[(k + j) % len(SIDES)]
+                    spent[side] += _time(lambda k=k, s=side, f=step: f(k, s))
+            for side in SIDES:
+                times[measure, side].append(spent[side])
+    for side in SIDES:
+        times["write + read", side] = [
+            w + r for w, r in zip(times["write", side], times["read", side], strict=True)
+        ]
     print(f"load average after: {os.getloadavg()[0]:.2f} (1 min)\n")
 
-    print(f"{'measure':<34} {'no digest':>11} {'digest':>11} {'ratio (min..max)':>22}")
-    for measure in ("write", "read", "read + from_arrow"):
-        base, ours = times[measure, False], times[measure, True]
-        ratios = [o / b for o, b in zip(ours, base, strict=True)]
-        print(
-            f"{measure:<34} {statistics.median(base):>9.3f} s {statistics.median(ours):>9.3f} s "
-            f"{statistics.median(ratios):>8.2f}x ({min(ratios):.2f}..{max(ratios):.2f})"
-        )
-    base_rt = [w + r for w, r in zip(times["write", False], times["read", False], strict=True)]
-    ours_rt = [w + r for w, r in zip(times["write", True], times["read", True], strict=True)]
-    ratios = [o / b for o, b in zip(ours_rt, base_rt, strict=True)]
+    base = SIDES[0]
+    print(f"{'measure':<20}" + "".join(f"{side:>36}" for side in SIDES))
+    for measure in ("write", "read", "read + from_arrow", "write + read"):
+        cells = []
+        for side in SIDES:
+            ours = times[measure, side]
+            ratios = [o / b for o, b in zip(ours, times[measure, base], strict=True)]
+            cells.append(
+                f"{statistics.median(ours):.3f} s {statistics.median(ratios):.2f}x "
+                f"({min(ratios):.2f}..{max(ratios):.2f})"
+            )
+        print(f"{measure:<20}" + "".join(f"{c:>36}" for c in cells))
+    size = {side: sum(len(b) for b in files[side]) for side in SIDES}
     print(
-        f"{'write + read':<34} {statistics.median(base_rt):>9.3f} s "
-        f"{statistics.median(ours_rt):>9.3f} s {statistics.median(ratios):>8.2f}x "
-        f"({min(ratios):.2f}..{max(ratios):.2f})"
-    )
-    size = {d: sum(len(b) for b in files[d]) for d in (False, True)}
-    print(
-        f"{'Parquet size (zstd)':<34} {size[False] / 2**20:>7.2f} MiB "
-        f"{size[True] / 2**20:>7.2f} MiB {size[True] / size[False]:>8.3f}x"
+        f"{'Parquet size (zstd)':<20}"
+        + "".join(f"{f'{size[s]:,} B {size[s] / size[base]:.4f}x':>36}" for s in SIDES)
     )
     return 0
 

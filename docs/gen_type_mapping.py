@@ -18,8 +18,8 @@ from _page import generate_page
 from onnx_arrow.core.dlpack import DLPACK_CODES
 from onnx_arrow.core.dtypes import DTYPES, DType, TypedEncoding, UlpKind
 from onnx_arrow.core.element_types import element_type
-from onnx_arrow.core.storage import PORTABLE_KEY, PORTABLE_VERSION, TYPE_COLUMN_SUFFIX
-from onnx_arrow.core.value_digests import DIGEST_COLUMN_SUFFIX
+from onnx_arrow.core.storage import CHECK_KEY, PORTABLE_KEY, PORTABLE_VERSION, TYPE_COLUMN_SUFFIX
+from onnx_arrow.core.value_digests import DIGEST_COLUMN_SUFFIX, FLOAT_DIGEST_COLUMN_SUFFIX
 
 PAGE: Final = Path(__file__).resolve().with_name("type-mapping.md")
 
@@ -141,11 +141,30 @@ the same base64 text}}}}`.  `from_portable` takes each column's type from the sc
 given, else from that metadata, else from the type column, and refuses, naming the row and
 both types, any row whose recorded type is another: the rows of files of different types
 read as one table, by engines that give every row the first file's type.
-With `to_portable(table, digest=True)` each such column `x` also has a column
-`x{digest_suffix}`, `fixed_size_binary(16)`: on every row the BLAKE2b-128 of the row's value
-as one serialized ONNX message, which `from_portable` checks (engines may give it back as
-`binary`); `to_arrow(values, exact=True, digest=True)` puts the same digests in a third
-field of the `onnx.message` struct, `digest`, which `from_arrow` checks.
+
+Each such column `x` holding a NaN or a negative zero (at any depth: a tensor's elements,
+complex parts, a sequence's or map's values) also has a column `x{float_digest_suffix}`,
+`fixed_size_binary(16)`, written by default: on each row that holds one, the BLAKE2b-128 of
+the place and bits of each such float (as little-endian uint64 records: the float's leaf in
+the type's walk, its index in every list on the way down, its bits), null on the other rows.
+Those are the floats equality does not tell apart, whose bits engines' Parquet writers
+rewrite (Spark's writer and DuckDB's `COPY` turn every NaN into `0x7fc00000`).
+`from_portable` recomputes them and refuses, at the column and row, any row whose NaNs and
+negative zeros are not those recorded (changed, lost or new).  Finding them is one pass over
+each float buffer, no message built, so this check is always on (its cost beside no check
+and the full digest: `python benchmarks/bench_digest.py`, figures in the recipes' section on
+engines' Parquet writers).  Other changes of bits are not seen by this check, nor are the
+table's plain columns (those without a type column) checked.
+With `to_portable(table, digest=True)` each such column `x` has a column
+`x{digest_suffix}` instead, `fixed_size_binary(16)`: on every row the BLAKE2b-128 of the
+row's value as one serialized ONNX message, which `from_portable` checks: every bit of every
+value, at the cost of every row's message built and hashed on each side.  Engines may give
+either column back as `binary`.  The recorded type of `x` names the check written beside it
+(field metadata `{check_key}`: `float_digest` or `digest`), so a table read without that
+column (an engine's projection left it out) is refused; tables written before checks name
+none and read as they are.
+`to_arrow(values, exact=True, digest=True)` puts the full digests in a third field of the
+`onnx.message` struct, `digest`, which `from_arrow` checks.
 
 ## Element types
 
@@ -254,6 +273,8 @@ def type_mapping_markdown() -> str:
         count=len(DTYPES),
         suffix=TYPE_COLUMN_SUFFIX,
         digest_suffix=DIGEST_COLUMN_SUFFIX,
+        float_digest_suffix=FLOAT_DIGEST_COLUMN_SUFFIX,
+        check_key=CHECK_KEY.decode(),
         key=PORTABLE_KEY.decode(),
         version=PORTABLE_VERSION,
     )

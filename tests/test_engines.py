@@ -20,10 +20,10 @@ pyarrow, written again by an engine's own Parquet writer (DuckDB's ``COPY ... TO
 ``write_parquet``, Spark's ``write.parquet``) and read back by pyarrow, the forms including
 the digests (``to_arrow(exact=True, digest=True)``, ``to_portable(digest=True)``), and a
 column of 20 FLOAT tensors ``[NaN, -NaN, 1.0]``, whose NaN bits DuckDB's and Spark's writers
-rewrite: there the portable form without digests (the default) is the one cell that is
-silently wrong, the trap the digests are for, and with them a located error.
+rewrite: there the portable form is a located error by default (its float digests) and with
+the full digests alike.
 
-No cell may be silently wrong but that one.  The full matrix is slow (``pytest -m slow``);
+No cell may be silently wrong.  The full matrix is slow (``pytest -m slow``);
 by default a row of it per engine runs (for the writers: the NaN column).
 ``PYTHONPATH=.:tests python tests/test_engines.py`` prints the matrix as measured, with the
 interchange matrix's counts beside it.
@@ -301,10 +301,7 @@ def expected_writer(writer: str, column: str, form: str) -> Expect:
     if not form.startswith("portable"):  # the writers keep storage only: to_portable works
         return Expect("error", "UnsupportedTypeError", r"onnx_arrow\.to_portable")
     if column == "nan_bits":  # the writers rewrite every NaN to 0x7fc00000
-        if form == "portable":
-            # the trap the digests are for: without them (the default) the bits change
-            # unseen; to_portable(table, digest=True) is the route (the next cell)
-            return Expect("wrong")
+        # refused by the float digests (the default) and by the full digests alike
         return Expect("error", "ArrowLayoutError", r"row 0: .*NaN payloads and signs")
     return SAME
 

@@ -28,7 +28,14 @@ from onnx_arrow.core._json import load_json
 from onnx_arrow.core.arrow_input import arrow_column, arrow_schema, arrow_table, arrow_type_arg
 from onnx_arrow.core.extension_types import describe_type
 from onnx_arrow.core.storage_form import Data, portable_type, retyped, storage_type, stored, typed
-from onnx_arrow.core.value_digests import DIGEST_COLUMN_SUFFIX, check_digests, digests_of
+from onnx_arrow.core.value_digests import (
+    DIGEST_COLUMN_SUFFIX,
+    FLOAT_DIGEST_COLUMN_SUFFIX,
+    check_digests,
+    check_float_digests,
+    digests_of,
+    float_digests_of,
+)
 from onnx_arrow.core.values import from_arrow_serialized
 from onnx_arrow.core.walk import child_arrays, child_fields
 from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError
@@ -105,6 +112,18 @@ PORTABLE_VERSION: Final = 2
 #: through an engine that drops the schema metadata.
 TYPE_COLUMN_SUFFIX: Final = "__onnx_arrow_type"
 
+#: The field metadata key, in a column's recorded type, that names the check of its bits
+#: written beside it (``float_digest`` or ``digest``), so that a table an engine's
+#: projection left it out of is refused, not read unchecked.  Tables written before
+#: checks record none, and read as they are.
+CHECK_KEY: Final = b"onnx_arrow.check"
+
+#: Each check: the suffix of its column, and what it holds.
+_CHECKS: Final = {
+    "float_digest": (FLOAT_DIGEST_COLUMN_SUFFIX, "float digests"),
+    "digest": (DIGEST_COLUMN_SUFFIX, "digests"),
+}
+
 
 def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
     """A table that engines which keep storage only read with the exact values.
@@ -119,14 +138,21 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
     Polars, DuckDB or pandas) are refused by row, never read as the wrong type.  Dask,
     Ray, DuckDB and Spark read such a table as plain Arrow.
 
-    With ``digest=True`` each typed column also gets a digest column (its name and
+    Engines' own Parquet writers rewrite the bits of some floats (every NaN's payload and
+    sign: Spark's writer, DuckDB's ``COPY`` once it dictionary-encodes).  So each typed
+    column that holds a NaN or a negative zero also gets a float digest column (its name
+    and ``__onnx_arrow_float_digest``): on each row that holds one, the BLAKE2b-128 of the
+    place and bits of each such float, null on the others
+    (:mod:`onnx_arrow.core.value_digests`), which :func:`from_portable` checks, so that
+    such a change is refused by row, never read as other values.  Finding them is one
+    pass over each float buffer, no message built: this check is always on.
+
+    With ``digest=True`` each typed column instead gets a digest column (its name and
     ``__onnx_arrow_digest``): on every row the BLAKE2b-128 of the row's value as one
-    serialized ONNX message (:mod:`onnx_arrow.core.value_digests`), which
-    :func:`from_portable` checks, so that values an engine's Parquet writer changed (NaN
-    payloads and signs, rewritten by Spark's writer or DuckDB's ``COPY``) are refused by
-    row, never read as other values.  It is off by default: it turns every row into its
-    message twice, once here and once in :func:`from_portable` (measured in
-    ``benchmarks/bench_digest.py``).
+    serialized ONNX message, which :func:`from_portable` checks: every bit of every value,
+    not only the floats engines are known to rewrite.  It is off by default: it turns every
+    row into its message twice, once here and once in :func:`from_portable` (both checks
+    measured in ``benchmarks/bench_digest.py``).
 
     >>> import numpy as np, onnx_arrow
     >>> from onnx import numpy_helper
@@ -145,6 +171,8 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
         If ``table`` is no Arrow table.
     ArrowLayoutError
         If the table already has a column of the name a type or digest column would take.
+    UnsupportedTypeError
+        If a typed column holds floats inside a union (no float digest for them).
     UnsupportedTypeError, OnnxArrowError
         With ``digest=True``, if a typed column holds no ONNX values, or a row's value is
         no message (located at the column and row).
@@ -152,7 +180,12 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
     table = arrow_table(table, where="table")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    columns = {f.name: _type_text(f) for f in table.schema if storage_type(f.type) != f.type}
+    checks = _checks(table, digest)
+    columns = {
+        f.name: _type_text(f, checks[f.name][0] if f.name in checks else None)
+        for f in table.schema
+        if storage_type(f.type) != f.type
+    }
     plain = stored(table)
     for i, f in enumerate(table.schema):
         layout = portable_type(f.type)
@@ -167,14 +200,31 @@ def to_portable(table: Any, *, digest: bool = False) -> pa.Table:
         plain = plain.append_column(
             column, pa.DictionaryArray.from_arrays(indices, pa.array([text], pa.string()))
         )
-    if digest:
-        for name in columns:
-            column = name + DIGEST_COLUMN_SUFFIX
-            _free(table, column, f"hold the digests of column {name!r}")
-            plain = plain.append_column(column, _row_digests(table.column(name), name))
+    for name, (check, data) in checks.items():
+        suffix, what = _CHECKS[check]
+        _free(table, name + suffix, f"hold the {what} of column {name!r}")
+        plain = plain.append_column(name + suffix, data)
     metadata = dict(table.schema.metadata or {})
     metadata[PORTABLE_KEY] = json.dumps({"version": PORTABLE_VERSION, "columns": columns})
     return plain.replace_schema_metadata(metadata)
+
+
+def _checks(table: pa.Table, digest: bool) -> dict[str, tuple[str, pa.Array]]:
+    """The check of each typed column's bits, by column: its name and its column."""
+    out = {}
+    for f in table.schema:
+        if storage_type(f.type) == f.type:
+            continue
+        if digest:
+            out[f.name] = ("digest", digests_of(_serialized(table.column(f.name), f.name)))
+            continue
+        try:
+            floats = float_digests_of(table.column(f.name))
+        except OnnxArrowError as exc:
+            raise exc.at(f"column {f.name!r}") from None
+        if floats is not None:  # a NaN or a negative zero: their bits are at risk
+            out[f.name] = ("float_digest", floats)
+    return out
 
 
 def _serialized(column: pa.ChunkedArray, name: str) -> list[bytes]:
@@ -183,10 +233,6 @@ def _serialized(column: pa.ChunkedArray, name: str) -> list[bytes]:
         return from_arrow_serialized(column)[1]
     except OnnxArrowError as exc:
         raise exc.at(f"column {name!r}") from None
-
-
-def _row_digests(column: pa.ChunkedArray, name: str) -> pa.Array:
-    return digests_of(_serialized(column, name))
 
 
 def _free(table: pa.Table, column: str, what: str) -> None:
@@ -198,7 +244,9 @@ def _free(table: pa.Table, column: str, what: str) -> None:
         )
 
 
-def _type_text(f: pa.Field) -> str:
+def _type_text(f: pa.Field, check: str | None) -> str:
+    if check is not None:
+        f = f.with_metadata({**(f.metadata or {}), CHECK_KEY: check.encode()})
     return base64.b64encode(pa.schema([f]).serialize().to_pybytes()).decode("ascii")
 
 
@@ -212,9 +260,12 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     wrote (files of different types read as one) are a located error, not values read as
     the wrong type.  Each column is checked against the storage of its type too (the large
     and view layouts engines produce are cast to it; anything else is an error naming the
-    column).  Where a column has a digest column (``to_portable(table, digest=True)``),
-    every row's value is checked against its digest.  The type and digest columns are not
-    in the table given back.
+    column).  Where a column has a float digest column (written where it held a NaN or a
+    negative zero), every row's NaNs and negative zeros are checked against it; where it
+    has a digest column (``to_portable(table, digest=True)``), every row's value is
+    checked against its digest.  The recorded type names the check written, so a column
+    read without its check column is refused; tables written before checks are read as
+    they are.  The type and digest columns are not in the table given back.
 
     ``table`` is any table :func:`to_portable` takes (a Polars ``DataFrame`` too).
 
@@ -225,7 +276,9 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
     ArrowLayoutError
         If the metadata or a type column is unreadable; if a row's recorded type is not the
         column's (named with the rows and both types); if a typed column comes without its
-        type column (an engine's projection left it out: select it too); if the table
+        type column, or without the digest or float digest column its recorded type says
+        was written beside it (an engine's projection left it out: select it too); if the
+        table
         holds neither metadata nor type columns and no ``schema`` is given (the message
         names the schema to pass); if a type column or the metadata records a type that
         is its own storage (to_portable records typed columns alone); or if a column is
@@ -234,28 +287,21 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         holding a double that is no float is refused, never rounded), and elements only
         from the wider type an engine makes of them (float32 elements recorded as DOUBLE
         or INT64 are refused, though each would cast exactly); or if a row's value is
-        not the one its digest was taken of (named with the column, the row, and the
-        engine-writer trap: NaN payloads and signs rewritten by Spark's or DuckDB's
-        Parquet writer).
+        not the one its digest was taken of, or its NaNs and negative zeros not those of
+        its float digest (named with the column, the row, and the engine-writer trap: NaN
+        payloads and signs rewritten by Spark's or DuckDB's Parquet writer).
     """
     table = arrow_table(table, where="table")
     if schema is not None:
         schema = arrow_schema(schema, where="schema")
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    type_columns = {  # a column's type column: beside it, with its name and the suffix
-        name[: -len(TYPE_COLUMN_SUFFIX)]: name
-        for name in table.column_names
-        if name.endswith(TYPE_COLUMN_SUFFIX)
-        and name[: -len(TYPE_COLUMN_SUFFIX)] in table.column_names
-    }
-    digest_columns = {
-        name[: -len(DIGEST_COLUMN_SUFFIX)]: name
-        for name in table.column_names
-        if name.endswith(DIGEST_COLUMN_SUFFIX)
-        and name[: -len(DIGEST_COLUMN_SUFFIX)] in table.column_names
-    }
-    recording = set(type_columns.values()) | set(digest_columns.values())
+    type_columns = _siblings(table, TYPE_COLUMN_SUFFIX)  # beside it, with its name and the suffix
+    digest_columns = _siblings(table, DIGEST_COLUMN_SUFFIX)
+    float_columns = _siblings(table, FLOAT_DIGEST_COLUMN_SUFFIX)
+    recording = (
+        set(type_columns.values()) | set(digest_columns.values()) | set(float_columns.values())
+    )
     recorded = _portable_types(table, schema is None and not type_columns)
     given = {} if schema is None else {f.name: (f, "the schema passed") for f in schema}
     columns, fields = [], []
@@ -265,7 +311,9 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         source = given.get(f.name) or recorded.get(f.name)
         if f.name in type_columns:
             rows = table.column(type_columns[f.name])
-            source = _check_rows(f.name, rows, source)
+            source, checks = _check_rows(f.name, rows, source)
+            for check in checks:
+                _check_column(table, f.name, check)
         elif source is not None and storage_type(source[0].type) != source[0].type:
             raise ArrowLayoutError(
                 f"the column comes without its type column {f.name + TYPE_COLUMN_SUFFIX!r}, "
@@ -280,10 +328,35 @@ def from_portable(table: Any, schema: pa.Schema | None = None) -> pa.Table:
         if f.name in digest_columns:
             digests = table.column(digest_columns[f.name])
             check_digests(_serialized(back, f.name), digests, where=f"column {f.name!r}")
+        if f.name in float_columns:
+            floats = table.column(float_columns[f.name])
+            check_float_digests(back, floats, where=f"column {f.name!r}")
         columns.append(back)
         fields.append(field)
     metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != PORTABLE_KEY}
     return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=metadata or None))
+
+
+def _check_column(table: pa.Table, name: str, check: str) -> None:
+    """Refuse a column whose recorded type names a check of its bits that is not beside
+    it."""
+    suffix, what = _CHECKS[check]
+    if name + suffix not in table.column_names:
+        raise ArrowLayoutError(
+            f"the column comes without its column of {what} {name + suffix!r}, which its "
+            "recorded type says was written beside it to check its bits (an engine's "
+            "projection may have left it out): select it with the column",
+            where=f"column {name!r}",
+        )
+
+
+def _siblings(table: pa.Table, suffix: str) -> dict[str, str]:
+    """The columns beside another that record something of it: by that column's name."""
+    return {
+        name[: -len(suffix)]: name
+        for name in table.column_names
+        if name.endswith(suffix) and name[: -len(suffix)] in table.column_names
+    }
 
 
 def _typed_back(
@@ -333,11 +406,13 @@ def _with_entries(column: pa.ChunkedArray) -> pa.ChunkedArray:
 
 def _check_rows(
     name: str, rows: pa.ChunkedArray, source: tuple[pa.Field, str] | None
-) -> tuple[pa.Field, str]:
+) -> tuple[tuple[pa.Field, str], set[str]]:
     """The field of column ``name`` (``source``, or the one its rows record where none is
-    given), every row's recorded type checked to be its type."""
+    given), every row's recorded type checked to be its type; and the checks of the
+    column's bits that any row's recorded type names."""
     where = f"column {name!r}"
     texts: dict[str, pa.Field] = {}
+    checks: set[str] = set()
     first: dict[str, int] = {}
     counts: dict[str, int] = {}
     offset = 0
@@ -347,8 +422,9 @@ def _check_rows(
             counts[text] = counts.get(text, 0) + count
         offset += len(chunk)
     for text, at in first.items():
-        texts[text] = _read_type_text(text, where=f"column {name + TYPE_COLUMN_SUFFIX!r}")
+        texts[text], check = _read_type_text(text, where=f"column {name + TYPE_COLUMN_SUFFIX!r}")
         _check_typed(texts[text].type, where=f"column {name + TYPE_COLUMN_SUFFIX!r}, row {at}")
+        checks.update([check] if check else [])
     if source is None:
         if not texts:
             raise ArrowLayoutError(
@@ -369,7 +445,7 @@ def _check_rows(
                 "with from_portable for each",
                 where=where,
             )
-    return source
+    return source, checks
 
 
 def _check_typed(recorded: pa.DataType, *, where: str) -> None:
@@ -416,9 +492,10 @@ def _distinct(chunk: pa.Array, *, where: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _read_type_text(text: str, *, where: str) -> pa.Field:
+def _read_type_text(text: str, *, where: str) -> tuple[pa.Field, str | None]:
+    """The field a recorded type holds, and the check of the column's bits it names."""
     try:
-        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True))).field(0)
+        field = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True))).field(0)
     except (ValueError, IndexError, TypeError, OSError, pa.ArrowException) as exc:
         # OSError: what pyarrow raises for an IPC message that is no flatbuffer
         raise ArrowLayoutError(
@@ -426,6 +503,19 @@ def _read_type_text(text: str, *, where: str) -> pa.Field:
             "onnx_arrow.to_portable",
             where=where,
         ) from None
+    metadata = dict(field.metadata or {})
+    raw = metadata.pop(CHECK_KEY, None)
+    if raw is None:
+        return field, None
+    check = raw.decode("utf-8", "replace")
+    if check not in _CHECKS:
+        raise ArrowLayoutError(
+            f"the recorded type names a check of the column's bits, {check[:40]!r}, that "
+            f"this onnx-arrow does not know (it knows {', '.join(_CHECKS)}): the table was "
+            "written by a newer onnx-arrow; read it with that one",
+            where=where,
+        )
+    return field.with_metadata(metadata) if metadata else field.remove_metadata(), check
 
 
 def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, str]]:
@@ -453,7 +543,10 @@ def _portable_types(table: pa.Table, needed: bool) -> dict[str, tuple[pa.Field, 
         if parsed.get("version") != PORTABLE_VERSION:
             raise ValueError(f"version {parsed.get('version')!r}, not {PORTABLE_VERSION}")
         out = {
-            name: (_read_type_text(blob, where="schema metadata").with_name(name), "its metadata")
+            name: (
+                _read_type_text(blob, where="schema metadata")[0].with_name(name),
+                "its metadata",
+            )
             for name, blob in parsed["columns"].items()
         }
     except _VersionOne:
