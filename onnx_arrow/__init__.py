@@ -17,21 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 # first: a Ctrl-C while the command line imports its dependencies exits quietly (see there)
-import onnx_arrow._startup
-
-# The registry of the Arrow extension types, the types and the dtype table are imported
-# now, so that importing onnx_arrow registers the types with pyarrow (a Parquet file or
-# IPC stream read after it comes back typed); none needs onnx or ml_dtypes.  The
-# conversions, which do, are imported when first looked up.
-import onnx_arrow.core.extension_types  # noqa: F401
-from onnx_arrow._lazy import exports
-from onnx_arrow.core.dtypes import DTYPES, DType, dtype_of
-from onnx_arrow.core.message_type import MessageType
-from onnx_arrow.core.tensor_types import (
-    SparseTensorType,
-    VariableRankTensorType,
-    VariableShapeTensorType,
-)
+import onnx_arrow._startup  # noqa: F401
+from onnx_arrow._lazy import exports, register_with
 from onnx_arrow.errors import (
     ArrowLayoutError,
     DeclarationWarning,
@@ -46,8 +33,15 @@ from onnx_arrow.errors import (
 
 if TYPE_CHECKING:
     from onnx_arrow.core.dlpack import to_dlpack
+    from onnx_arrow.core.dtypes import DTYPES, DType, dtype_of
     from onnx_arrow.core.files import read_pb
+    from onnx_arrow.core.message_type import MessageType
     from onnx_arrow.core.storage import from_portable, from_storage, to_portable, to_storage
+    from onnx_arrow.core.tensor_types import (
+        SparseTensorType,
+        VariableRankTensorType,
+        VariableShapeTensorType,
+    )
     from onnx_arrow.core.types import arrow_type, onnx_type
     from onnx_arrow.core.values import (
         from_arrow,
@@ -62,8 +56,15 @@ if TYPE_CHECKING:
 #: that this table and the ``TYPE_CHECKING`` block name the same).
 _LAZY: Final = {
     "onnx_arrow.core.dlpack": ("to_dlpack",),
+    "onnx_arrow.core.dtypes": ("DTYPES", "DType", "dtype_of"),
     "onnx_arrow.core.files": ("read_pb",),
+    "onnx_arrow.core.message_type": ("MessageType",),
     "onnx_arrow.core.storage": ("from_portable", "from_storage", "to_portable", "to_storage"),
+    "onnx_arrow.core.tensor_types": (
+        "SparseTensorType",
+        "VariableRankTensorType",
+        "VariableShapeTensorType",
+    ),
     "onnx_arrow.core.types": ("arrow_type", "onnx_type"),
     "onnx_arrow.core.values": (
         "from_arrow",
@@ -75,6 +76,12 @@ _LAZY: Final = {
     ),
 }
 __getattr__, __dir__ = exports(__name__, _LAZY)
+
+# The Arrow extension types are registered with pyarrow as soon as pyarrow is imported (now,
+# if it is), so that a Parquet file or IPC stream read after ``import onnx_arrow`` comes
+# back typed, while a process that never imports pyarrow (``onnx-arrow --version``) never
+# pays for it; the conversions import onnx (and ml_dtypes) when first looked up.
+register_with("pyarrow", "onnx_arrow.core.extension_types", package=__name__)
 
 __version__ = "0.1.0.dev0"
 

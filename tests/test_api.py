@@ -104,15 +104,64 @@ def test_every_public_name_exists(name: str) -> None:
 
 
 def test_import_does_not_pull_in_adapters() -> None:
-    """``import onnx_arrow`` registers the extension types and imports nothing else: not
-    onnx (about a second here, most of it ml_dtypes), an adapter or an evaluator."""
-    heavy = ("pandas", "polars", "duckdb", "onnx", "ml_dtypes", "onnx.reference")
+    """``import onnx_arrow`` imports nothing heavy: not pyarrow or numpy (the extension
+    types wait for pyarrow's import), onnx (about a second here, most of it ml_dtypes), an
+    adapter or an evaluator."""
+    heavy = ("pyarrow", "numpy", "pandas", "polars", "duckdb", "onnx", "ml_dtypes")
     code = f"import onnx_arrow, sys; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_the_command_line_answers_without_pyarrow_or_onnx() -> None:
+    """``onnx-arrow --version`` and ``--help`` import neither pyarrow, numpy nor onnx: the
+    extension types wait for pyarrow's import (issue: a command starts at once)."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from onnx_arrow.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--version']); main(['--help'])\n"
+        "print(sorted(m for m in ('pyarrow', 'numpy', 'onnx', 'pandas') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "import pyarrow",  # before onnx_arrow: registered by the import of onnx_arrow
+        "import onnx_arrow.core.tensor_types",  # a module that imports pyarrow half-way
+        "import onnx_arrow.corpus.store",
+        "import onnx_arrow, pyarrow",  # after: registered by pyarrow's import
+    ],
+)
+def test_the_extension_types_are_registered_whatever_is_imported_first(first: str) -> None:
+    code = (
+        f"{first}\n"
+        "import onnx_arrow, pyarrow as pa, sys\n"
+        "t = pa.ipc.read_schema(pa.py_buffer(bytes.fromhex(sys.argv[1]))).field('x').type\n"
+        "print(t.extension_name, t.value_type.extension_name)\n"
+    )
+    from onnx import numpy_helper
+
+    tensor = numpy_helper.from_array(np.array([[1.5, -2.0]], dtype=ml_dtypes.bfloat16), "x")
+    schema = pa.schema([("x", onnx_arrow.to_arrow([tensor]).type)]).serialize().hex()
+    result = subprocess.run(
+        [sys.executable, "-c", code, schema],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["onnx.fixed_shape_tensor", "onnx.bfloat16"]
 
 
 def test_import_alone_reads_extension_columns_typed(tmp_path: Path) -> None:
