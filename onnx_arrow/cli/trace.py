@@ -16,6 +16,7 @@ from onnx_arrow.cli._shared import (
     rule_options,
     whole_number,
 )
+from onnx_arrow.cli.run import runtime_option
 
 _EPILOG: Final = """\
 examples:
@@ -101,6 +102,7 @@ def register(commands: Any) -> None:
         help=f"kill --runner's command after SECONDS on one run (default: {DEFAULT_TIMEOUT:g}; "
         "0: no limit)",
     )
+    runtime_option(cmd)
     cmd.add_argument(
         "--against",
         default="reference",

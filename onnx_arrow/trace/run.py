@@ -123,6 +123,7 @@ def trace(
     repro: str | os.PathLike[str] | None = None,
     plan: Plan | None = None,
     progress: Callable[[str], None] | None = None,
+    runtime: str | None = None,
     **settings: Unpack[PlanSettings],
 ) -> Trace:
     """Trace ``case`` of ``store`` on ``backend`` (A) against ``against`` (B, the
@@ -154,6 +155,9 @@ def trace(
         xfail and keep_actual settings do not apply to a trace.
     progress
         Called with ``chunk K of N`` as each chunk of values is traced.
+    runtime
+        ``NAME==VERSION``: the runtime ``backend`` runs (a runner's, whose command says no
+        version), recorded in the trace's provenance as compare records it.
 
     Returns
     -------
@@ -171,7 +175,7 @@ def trace(
     store = as_store(store, where="trace(store)")
     side_a = resolve_backend(backend)
     side_b = resolve_backend(against)
-    name_a = describe_backend(side_a)
+    name_a = describe_backend(side_a, runtime)
     name_b = describe_backend(side_b)
     chunk = checked_chunk(chunk)
     judged = plan_of(plan, settings, where="trace")

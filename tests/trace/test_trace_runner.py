@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 from onnx_arrow.compare import CommandRunner
 from onnx_arrow.corpus import Store
 from onnx_arrow.errors import RunnerError, TraceError
-from onnx_arrow.trace import plan_trace, read_trace, read_value, trace
+from onnx_arrow.trace import plan_trace, read_trace, read_trace_metadata, read_value, trace
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_EXAMPLE = ROOT / "examples" / "runners" / "onnxruntime-node"
@@ -53,12 +53,27 @@ def test_untyped_names_the_outputs_declared_without_a_type(tmp_path: Path) -> No
         (["--runner", "run {model}", "--backend", "reference"], "not allowed with argument"),
         (["--backend", "reference", "--timeout", "5"], "--timeout applies to --runner"),
         (["--runner", "run {model}", "--timeout", "-1"], "--timeout -1.0 is not a number"),
+        (["--runner", "run {model}", "--runtime", "tract 0.21"], "spell it NAME==VERSION"),
     ],
 )
 def test_a_bad_runner_option_is_a_usage_error(tmp_path: Path, args: list[str], says: str) -> None:
     code, _, err = cli("trace", str(tmp_path / "s.parquet"), "--case", "c", *args)
     assert code == 2
     assert says in err
+
+
+def test_the_runtime_given_is_recorded_and_said(store: Store, tmp_path: Path) -> None:
+    out, case = tmp_path / "t.parquet", "node/test_gemm_default_scalar_bias"
+    found = trace(store, case, "reference", out, runtime="tract==0.21.13")
+    assert found.metadata["backend"]["runtime"] == "tract"
+    assert found.metadata["backend"]["runtime_version"] == "0.21.13"
+    assert read_trace_metadata(out)["backend"]["runtime_given"] is True
+    code, said, err = cli(
+        "trace", str(store.path), "--case", case, "--backend", "reference",
+        "--runtime", "tract==0.21.13", "--out", str(tmp_path / "c.parquet"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "runtime tract==0.21.13" in said
 
 
 # --- real models through real runners (slow: a runtime's process per run) -------------

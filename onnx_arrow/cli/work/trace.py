@@ -77,6 +77,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 rtol=args.rtol, atol=args.atol, max_ulp=args.max_ulp, ulp_floor=args.ulp_floor
             ),
             progress=progress.step,
+            runtime=args.runtime,
         )
     meta = found.metadata
     fed = (
@@ -93,8 +94,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         [
             ("trace", out_path),
             ("case", f"{meta['case']}, {fed}"),
-            ("backend", f"{meta['backend']['name']} ({meta['backend']['runs']})"),
-            ("against", f"{meta['against']['name']} ({meta['against']['runs']})"),
+            ("backend", _side(meta["backend"])),
+            ("against", _side(meta["against"])),
             ("rule", rule),
             ("traced", _traced(meta)),
             ("untyped", f"{len(meta['untyped'])} (declared by name, typed by the backend)"),
@@ -113,3 +114,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
         print(f"repro: {found.repro} (import it, then compare {again})", file=out)
     return EXIT_DATA_ERROR if found.verdict.diverging else EXIT_OK
+
+
+def _side(side: dict[str, Any]) -> str:
+    """A traced side in words: its name, what it runs, and the runtime given for it."""
+    text = f"{side['name']} ({side['runs']})"
+    if side.get("runtime_given"):
+        text += f", runtime {side['runtime']}=={side['runtime_version']}"
+    return text
