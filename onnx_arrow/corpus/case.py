@@ -16,6 +16,7 @@ inputs it makes (:attr:`CaseDataSet.made_inputs`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -29,7 +30,7 @@ from onnx_arrow.core.model import contradiction, declared_type, graph_values, lf
 from onnx_arrow.corpus.arguments import check_model, checked_items
 from onnx_arrow.corpus.digest import check_digest
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS
-from onnx_arrow.corpus.npz import BUNDLE_NAME, read_bundle
+from onnx_arrow.corpus.npz import BUNDLE_NAME, read_bundle, read_npy
 from onnx_arrow.corpus.rows import StoredValue, contradictions
 from onnx_arrow.corpus.sources import (
     Case,
@@ -55,6 +56,8 @@ __all__ = [
     "read_case_head",
 ]
 
+#: A ``test_data_set_N`` folder on a file's path.
+_DATA_SET: Final = re.compile(r"(?:^|/)test_data_set_(\d+)/[^/]+$")
 #: The columns of a case's rows that :func:`read_case_head` and :func:`complete_case`
 #: read besides the values' own (``declared`` where the rows have it).
 CASE_COLUMNS: Final = (
@@ -282,7 +285,7 @@ def complete_case(head: CaseHead, values: list[StoredValue]) -> StoredCase:
         slots = value_slots(Case(head.name, "", wanted, model_path), model)
     decoded = {(v.data_set, v.io, v.index) for v in values}
     kept: list[KeptFile] = []
-    bundled: list[StoredValue] = []  # the data set of a bundle (io.npz), if the case has one
+    bundled: list[StoredValue] = []  # values of a bundle (io.npz) or of .npy files
     by_set: dict[int | None, dict[tuple[str, int], str]] = {}
     for i, path in files.items():
         slot = slots.get(path)
@@ -311,6 +314,19 @@ def complete_case(head: CaseHead, values: list[StoredValue]) -> StoredCase:
             why = f"{path} is read as a data set (a bundle, as tract keeps its cases)"
             if bundle.unused:
                 why += f"; its arrays of no input or output: {', '.join(bundle.unused)}"
+            kept.append(KeptFile(path, why, _buffer(content, i)))
+        elif model is not None and path.endswith(".npy"):
+            found = _DATA_SET.search(path)
+            data_set = None if found is None else int(found[1])
+            value = read_npy(
+                content[i].as_py(), model, case=head.name, path=path, data_set=data_set
+            )
+            bundled += [] if value is None else [value]
+            why = (
+                f"{path} is read as the model's {value.io} {value.index} ({value.name!r})"
+                if value is not None
+                else f"{path} names none of the model's inputs or outputs"
+            )
             kept.append(KeptFile(path, why, _buffer(content, i)))
         else:
             pointer = lfs_pointer(_buffer(content, i))

@@ -12,10 +12,13 @@ allocates what the header declares.
 
 from __future__ import annotations
 
+import functools
 import io
+import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import IO, Any, Final
 
 import numpy as np
 from numpy.lib import format as npy_format
@@ -25,10 +28,12 @@ from onnx_arrow.core.model import decode_value, graph_values, onnx_type_string
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.errors import CorpusError
 
-__all__ = ["BUNDLE_NAME", "MAX_MEMBERS", "Bundle", "read_bundle"]
+__all__ = ["BUNDLE_NAME", "MAX_MEMBERS", "Bundle", "read_bundle", "read_npy"]
 
 #: The file name of a case's bundle in the layout tract keeps.
 BUNDLE_NAME: Final = "io.npz"
+#: ``input_K`` / ``output_K``: a value file named by its number.
+_NUMBERED: Final = re.compile(r"(input|output)_(\d{1,6})")
 #: Most arrays a bundle may hold (a model's inputs and outputs).
 MAX_MEMBERS: Final = 4096
 
@@ -65,26 +70,63 @@ def read_bundle(data: bytes, model: ModelProto, *, case: str, path: str) -> Bund
     for member in members:
         name = member.filename.removesuffix(".npy")
         where = f"{path}: {member.filename}"
-        array = _array(archive, member, where)
+        if not member.filename.endswith(".npy") or member.is_dir():
+            raise CorpusError("not a .npy array; a bundle holds .npy arrays only", where=where)
+        array = _array(functools.partial(archive.open, member), member.file_size, where)
         slot = slots.get(name)
         if slot is None:
             bundle.unused.append(name)
             continue
-        io_, k = slot
-        proto = numpy_helper.from_array(array, name)
-        node, envelope, kind = decode_value(proto.SerializeToString(), "tensor", where=where)
-        onnx_type = onnx_type_string(helper.make_tensor_type_proto(proto.data_type, None))
-        value = StoredValue(case, path, None, io_, k, name, onnx_type, kind, node, envelope)
-        (bundle.inputs if io_ == "input" else bundle.expected)[k] = value
+        value = _value(array, name, case=case, path=path, data_set=None, slot=slot, where=where)
+        (bundle.inputs if slot[0] == "input" else bundle.expected)[slot[1]] = value
     return bundle
 
 
-def _array(archive: zipfile.ZipFile, member: zipfile.ZipInfo, where: str) -> np.ndarray[Any, Any]:
-    """One member, its header checked against its size before numpy reads it."""
-    if not member.filename.endswith(".npy") or member.is_dir():
-        raise CorpusError("not a .npy array; a bundle holds .npy arrays only", where=where)
+def read_npy(
+    data: bytes, model: ModelProto, *, case: str, path: str, data_set: int | None
+) -> StoredValue | None:
+    """The value of a ``.npy`` file of a case, for the model's input or output its name
+    (``x.npy``), or in a ``test_data_set_N`` folder its ``input_K.npy`` / ``output_K.npy``,
+    names; None for a file that names none (it is kept as it is)."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".npy")
+    slot = None
+    for io_ in ("input", "output"):
+        names = [value.name for value in graph_values(model, io_)]
+        numbered = _NUMBERED.fullmatch(stem)
+        if stem in names:
+            slot = (io_, names.index(stem))
+        elif data_set is not None and numbered and numbered[1] == io_:
+            k = int(numbered[2])
+            slot = (io_, k) if k < len(names) else slot
+    if slot is None:
+        return None
+    array = _array(lambda: io.BytesIO(data), len(data), path)
+    name = graph_values(model, slot[0])[slot[1]].name
+    return _value(array, name, case=case, path=path, data_set=data_set, slot=slot, where=path)
+
+
+def _value(
+    array: np.ndarray[Any, Any],
+    name: str,
+    *,
+    case: str,
+    path: str,
+    data_set: int | None,
+    slot: tuple[str, int],
+    where: str,
+) -> StoredValue:
+    """An array as the stored value of the model's input or output ``slot``."""
+    proto = numpy_helper.from_array(array, name)
+    node, envelope, kind = decode_value(proto.SerializeToString(), "tensor", where=where)
+    onnx_type = onnx_type_string(helper.make_tensor_type_proto(proto.data_type, None))
+    return StoredValue(case, path, data_set, *slot, name, onnx_type, kind, node, envelope)
+
+
+def _array(opened: Callable[[], IO[bytes]], size: int, where: str) -> np.ndarray[Any, Any]:
+    """One ``.npy`` array (``opened`` opens it; ``size`` its bytes), its header checked
+    against its size before numpy reads it."""
     try:
-        with archive.open(member) as stream:
+        with opened() as stream:
             version = npy_format.read_magic(stream)
             read_header = (
                 npy_format.read_array_header_1_0
@@ -95,14 +137,14 @@ def _array(archive: zipfile.ZipFile, member: zipfile.ZipInfo, where: str) -> np.
             header = stream.tell()
             if dtype.hasobject:
                 raise CorpusError("holds Python objects (a pickle); refused", where=where)
-            size = int(np.prod(shape, dtype=object)) * dtype.itemsize
-            if header + size != member.file_size:
+            declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if header + declared != size:
                 raise CorpusError(
-                    f"its header declares {size} bytes of {dtype} {list(shape)}, but the "
-                    f"member holds {member.file_size - header}",
+                    f"its header declares {declared} bytes of {dtype} {list(shape)}, but the "
+                    f"file holds {size - header}",
                     where=where,
                 )
-        with archive.open(member) as stream:
+        with opened() as stream:
             array = npy_format.read_array(stream, allow_pickle=False)
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
         raise CorpusError(f"not a readable .npy array: {exc}", where=where) from None

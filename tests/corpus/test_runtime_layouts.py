@@ -210,3 +210,34 @@ def test_a_hostile_bundle_is_a_located_error(tmp_path: Path, bundle: object, sai
     write_store(FolderSource(tmp_path / "corpus"), store)  # stored as the file it is
     with pytest.raises(CorpusError, match=f"^relu/io.npz.*{said}"):
         Store(store).case("relu")
+
+
+def test_npy_files_named_by_graph_name_or_number_are_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "corpus"
+    by_name = _tract_case(root / "by_name", x=X, y=X)
+    (by_name / "io.npz").unlink()
+    (by_name / "inputs").mkdir()
+    (by_name / "outputs").mkdir()
+    np.save(by_name / "inputs" / "x.npy", X)
+    np.save(by_name / "outputs" / "y.npy", np.maximum(X, 0))
+    np.save(by_name / "outputs" / "other.npy", X)  # names nothing: kept, said why
+    by_number = _tract_case(root / "by_number", x=X, y=X)
+    (by_number / "io.npz").unlink()
+    (by_number / "test_data_set_3").mkdir()
+    np.save(by_number / "test_data_set_3" / "input_0.npy", X)
+    np.save(by_number / "test_data_set_3" / "output_0.npy", np.abs(X))  # a planted mismatch
+    store = tmp_path / "c.parquet"
+    assert main(["import", str(root), str(store)]) == 0
+    case = Store(store).case("by_name")
+    np.testing.assert_array_equal(case.data_sets()[0]["outputs"]["y"], np.maximum(X, 0))
+    assert [k.reason.split(" ", 1)[1] for k in case.kept] == [
+        "is read as the model's input 0 ('x')",
+        "names none of the model's inputs or outputs",
+        "is read as the model's output 0 ('y')",
+    ]
+    assert [s.number for s in Store(store).case("by_number").sets] == [3]
+    assert main(["compare", str(store), "--backend", "reference"]) == 1
+    fields = field_lines(capsys.readouterr().out)
+    assert (fields["match"], fields["mismatch"]) == ("1", "1")
