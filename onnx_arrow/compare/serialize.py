@@ -24,6 +24,8 @@ def serialized(model: ModelProto | None, k: int, value: Any, name: str | None) -
     its Python type)."""
     type_proto = declared_type(model, "output", k)
     if type_proto is None or type_proto.WhichOneof("value") is None:
+        if model is None or k >= len(model.graph.output):
+            return f"the model declares no type for output {k}"
         if not isinstance(value, np.ndarray):
             return f"the model declares no type for output {k}, and it is no ndarray"
         type_proto = TypeProto()

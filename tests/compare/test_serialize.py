@@ -28,15 +28,18 @@ def test_an_actual_value_that_cannot_be_kept_says_so(tmp_path: Path) -> None:
     )
 
 
-def test_an_output_the_model_declares_no_type_for_is_not_guessed() -> None:
-    # a store never gets this far (it keeps such an expected output as bytes, which
-    # cannot be compared), but a value whose kind is not declared is not guessed at
+def test_an_output_the_model_declares_no_type_for_is_a_tensor_if_an_ndarray() -> None:
+    # as onnx's runner reads such an expected output (and import stores it): a TensorProto;
+    # a value of another kind is not guessed at
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
     untyped = ValueInfoProto(name="y")  # no type
     graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [untyped])
     model = helper.make_model(graph)
-    for value in (np.zeros(2, np.float32), [np.zeros(2, np.float32)], {1: np.zeros(1)}):
-        assert serialized(model, 0, value, "y") == "the model declares no type for output 0"
+    as_tensor = numpy_helper.from_array(np.zeros(2, np.float32), "y").SerializeToString()
+    assert serialized(model, 0, np.zeros(2, np.float32), "y") == as_tensor
+    for value in ([np.zeros(2, np.float32)], {1: np.zeros(1)}):
+        said = "the model declares no type for output 0, and it is no ndarray"
+        assert serialized(model, 0, value, "y") == said
     assert serialized(None, 0, np.zeros(2), "y") == "the model declares no type for output 0"
     assert serialized(model, 1, np.zeros(2), "z") == "the model declares no type for output 1"
     typed = helper.make_model(graph)
