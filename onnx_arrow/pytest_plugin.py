@@ -65,6 +65,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run this command per data set instead of a backend, as compare --runner",
     )
     group.addoption(
+        "--onnx-in-process",
+        action="store_true",
+        default=None,
+        help="run the backend in pytest's process (for a debugger), not in a worker process, "
+        "the default: unprotected, its crash or sys.exit ends the session, as compare "
+        "--in-process",
+    )
+    group.addoption(
         "--onnx-timeout",
         type=float,
         metavar="SECONDS",
@@ -76,7 +84,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Check the options and open the store, only when ``--onnx-store`` is given."""
     if config.getoption("onnx_store") is None:
-        for option in ("onnx_backend", "onnx_patterns", "onnx_runner", "onnx_timeout"):
+        options = (
+            "onnx_backend",
+            "onnx_patterns",
+            "onnx_runner",
+            "onnx_in_process",
+            "onnx_timeout",
+        )
+        for option in options:
             if config.getoption(option) is not None:
                 flag = "--" + option.replace("_", "-")
                 raise pytest.UsageError(f"{flag} applies to --onnx-store STORE; give a store")
@@ -128,11 +143,19 @@ class _CaseFailed(Exception):
 class _Run:
     """What the options ask for: the store, the backend, the patterns, the timeout."""
 
-    def __init__(self, store: Any, backend: Any, expect: Any, timeout: float | None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        backend: Any,
+        expect: Any,
+        timeout: float | None,
+        in_process: bool = False,
+    ) -> None:
         self.store = store
         self.backend = backend
         self.expect = expect
         self.timeout = timeout
+        self.in_process = in_process
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> _Run:
@@ -150,10 +173,11 @@ class _Run:
             if timeout is not None and not timeout >= 0:
                 raise pytest.UsageError(f"--onnx-timeout {timeout}: give seconds, 0 or more")
             timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
-            backend = _backend(config, timeout)
+            in_process = bool(config.getoption("onnx_in_process"))
+            backend = _backend(config, timeout, in_process)
         except OnnxArrowError as exc:
             raise pytest.UsageError(f"onnx-arrow: {exc}") from None
-        return cls(store, backend, expect, timeout)
+        return cls(store, backend, expect, timeout, in_process)
 
     def compare(self, case: str) -> list[dict[str, Any]]:
         """The report's rows of ``case``: the backend run, the outputs compared with the
@@ -167,6 +191,7 @@ class _Run:
             plan=compare.Plan(patterns=plain),
             cases=[glob.escape(case)],
             timeout=self.timeout,
+            in_process=self.in_process,
         ).to_pandas()
         rows: list[dict[str, Any]] = df[df["case"] == case].to_dict("records")
         return rows
@@ -175,14 +200,18 @@ class _Run:
 _RUN: Final = pytest.StashKey[_Run]()
 
 
-def _backend(config: pytest.Config, timeout: float | None) -> Any:
-    from onnx_arrow import compare
+def _backend(config: pytest.Config, timeout: float | None, in_process: bool) -> Any:
+    """The backend the options name: a spec loaded and checked in a worker process unless
+    --onnx-in-process (:mod:`onnx_arrow.compare.isolation`)."""
+    from onnx_arrow.compare.isolation import backend_to_run
 
     spec, command = config.getoption("onnx_backend"), config.getoption("onnx_runner")
     if command is None:
-        return compare.resolve_backend(spec or "reference")
+        return backend_to_run(spec or "reference", in_process=in_process)
     if spec is not None:
         raise pytest.UsageError("give --onnx-backend or --onnx-runner, not both")
+    if in_process:
+        raise pytest.UsageError("--onnx-in-process applies to --onnx-backend, not --onnx-runner")
     try:
         runner = importlib.import_module("onnx_arrow.compare.runner")
     except ImportError as exc:

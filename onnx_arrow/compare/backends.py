@@ -157,7 +157,14 @@ def resolve_backend(
 def _from_object(target: object, *, spec: str | None, device: str) -> Backend:
     if isinstance(target, InterfaceBackend | OnnxruntimeBackend):
         return target.check()
-    if callable(getattr(target, "prepare", None)):
+    try:
+        prepare = getattr(target, "prepare", None)
+    except Exception as exc:  # a module's __getattr__, a property: the backend's own code
+        raise BackendSpecError(
+            f"backend {spec or type(target).__name__!r}: reading its prepare raised "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    if callable(prepare):
         return InterfaceBackend(target, spec=spec, device=device).check()
     if callable(target):
         return target
@@ -200,12 +207,15 @@ def describe_backend(backend: Backend) -> dict[str, Any]:
         return {"name": "onnxruntime", "runs": backend.describe()}
     kind = backend if inspect.isfunction(backend) or inspect.isclass(backend) else type(backend)
     where = f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', '?')}"
-    name = getattr(backend, "name", None)
-    describe = getattr(backend, "describe", None)
-    return {
-        "name": name if isinstance(name, str) else where,
-        "runs": str(describe()) if callable(describe) else "a backend of the caller's",
-    }
+    try:
+        name = getattr(backend, "name", None)
+        describe = getattr(backend, "describe", None)
+        runs = str(describe()) if callable(describe) else "a backend of the caller's"
+    except Exception as exc:  # the backend's own code
+        raise BackendSpecError(
+            f"backend {where}: its name or describe() raised {type(exc).__name__}: {exc}"
+        ) from None
+    return {"name": name if isinstance(name, str) else where, "runs": runs}
 
 
 def portable_command(command: str, cwd: str | os.PathLike[str] | None = None) -> str:

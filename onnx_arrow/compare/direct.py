@@ -1,5 +1,6 @@
 """:func:`compare`: run a backend over a store and compare every output with the expected
-one as it comes, case by case, in this process or on an engine, into a report."""
+one as it comes, case by case, in a worker process (:mod:`~onnx_arrow.compare.isolation`),
+in this process or on an engine, into a report."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from onnx_arrow.compare.backends import (
     BackendLike,
     describe_backend,
     reference_backend,
-    resolve_backend,
 )
 from onnx_arrow.compare.deadlines import check_timeout
+from onnx_arrow.compare.isolation import backend_to_run, isolates
 from onnx_arrow.compare.plans import (
     Plan,
     PlanSettings,
@@ -43,6 +44,7 @@ def compare(
     progress: Callable[[str], None] | None = None,
     jobs: int = 1,
     engine: str | None = None,
+    in_process: bool = False,
     **settings: Unpack[PlanSettings],
 ) -> Report:
     """Run ``backend`` over ``store`` and compare every output with the expected one.
@@ -67,6 +69,12 @@ def compare(
         (``"processes"``, ``"dask"``, ``"ray"``; see :mod:`onnx_arrow.parallel`).  The
         table is the same as a run in this process; a case whose worker died, or stopped
         answering past the timeout, is an ``error`` on each of its outputs.
+    in_process
+        Run the backend in this process, not in a worker process (the default with
+        ``jobs`` 1 and no ``engine``; a spec's module is then loaded in a worker process
+        first, see :mod:`~onnx_arrow.compare.isolation`).  Unprotected: the backend's
+        crash, ``sys.exit`` or stray thread then ends or holds this process; for a
+        debugger or a profiler.  A :class:`CommandRunner` runs here either way.
     **settings
         The settings of a :class:`Plan` as keywords, instead of ``plan``
         (``compare(store, rtol=1e-4)``); not with ``plan``.
@@ -104,7 +112,7 @@ def compare(
     """
     check_timeout(timeout)
     plan = plan_of(plan, settings, where="compare")  # before the backend is made
-    backend = resolve_backend(backend)
+    backend = backend_to_run(backend, in_process=in_process, jobs=jobs, engine=engine)
     store = as_store(store, where="compare(store)")
     rules = plan.rules(store.metadata.get("onnx_version"))
     expect = rules.expect
@@ -120,6 +128,7 @@ def compare(
             engine=engine,
             timeout=timeout,
             progress=progress,
+            isolate=isolates(backend, in_process=in_process),
         )
     )
     rows: list[dict[str, Any]] = []

@@ -96,9 +96,11 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     if args.all_cases and args.actual is None:
         args.subparser.error("--all-cases applies to --actual only")
     if args.actual is not None and (
-        args.timeout is not None or args.engine is not None or args.jobs > 1
+        args.timeout is not None or args.engine is not None or args.jobs > 1 or args.in_process
     ):
-        args.subparser.error("--timeout, --jobs and --engine apply to a backend, not to --actual")
+        args.subparser.error(
+            "--timeout, --jobs, --engine and --in-process apply to a backend, not to --actual"
+        )
     if args.out is not None:
         reading = [store.path] + ([Path(args.actual)] if args.actual is not None else [])
         check_file_target(Path(args.out), force=args.force, what="the report", reading=reading)
@@ -135,6 +137,7 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
                 progress=progress.step,
                 jobs=args.jobs,
                 engine=args.engine,
+                in_process=args.in_process,
                 plan=plan,
             )
     if args.out is not None:

@@ -17,6 +17,7 @@ from onnx_arrow.cli.work._shared import (
     warnings_as_lines,
 )
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.compare.isolation import backend_to_run
 from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
 
@@ -34,6 +35,8 @@ def backend(args: argparse.Namespace) -> Any:
             )
         if args.providers is not None or args.session_option:
             args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
+        if args.in_process:
+            args.subparser.error("--in-process applies to --backend; --runner runs a process")
         try:
             return compare.CommandRunner(args.runner, timeout=args.timeout)
         except compare.CompareError as exc:
@@ -45,10 +48,17 @@ def backend(args: argparse.Namespace) -> Any:
         options = dict(parse_session_option(text) for text in args.session_option)
         if (providers is not None or options) and args.backend != "onnxruntime":
             args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
-        return compare.resolve_backend(
-            args.backend or "reference", providers=providers, session_options=options
+        if providers is not None or options:
+            return compare.resolve_backend(
+                args.backend or "reference", providers=providers, session_options=options
+            )
+        return backend_to_run(
+            args.backend or "reference",
+            in_process=args.in_process,
+            jobs=args.jobs,
+            engine=args.engine,
         )
-    except compare.BackendSpecError as exc:
+    except compare.CompareError as exc:
         args.subparser.error(exc.message)
 
 
@@ -69,6 +79,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             progress=progress.step,
             jobs=args.jobs,
             engine=args.engine,
+            in_process=args.in_process,
         )
     print_fields(
         [
