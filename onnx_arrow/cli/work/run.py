@@ -41,6 +41,10 @@ def backend(args: argparse.Namespace) -> Any:
             return compare.CommandRunner(args.runner, timeout=args.timeout)
         except compare.CompareError as exc:
             args.subparser.error(f"--runner: {exc.message}")
+    if args.in_process and (args.jobs > 1 or args.engine is not None):
+        args.subparser.error(
+            "--in-process runs the backend in this process: not with --jobs or --engine"
+        )
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
     try:
