@@ -66,19 +66,22 @@ def map_cases(
     engine: str | None = None,
     timeout: float | None = None,
     progress: Callable[[str], None] | None = None,
+    isolate: bool = False,
 ) -> Iterator[tuple[str, Any]]:
     """``func(store, case)`` for every case, as ``(case, result)`` in the order of
     ``cases``; a case whose worker was lost gives a :class:`Lost` as its result.
 
-    With ``jobs`` 1 and no ``engine``, in this process (a crash here ends the process).
-    ``progress`` is called with each case as it completes, wherever it ran.
+    With ``jobs`` 1 and no ``engine``, in this process (a crash here ends the process),
+    unless ``isolate``: then in one worker process (``processes``), forked once and reused
+    for every case, replaced when a case loses it.  ``progress`` is called with each case
+    as it completes, wherever it ran.
 
     Raises
     ------
     EngineError
         If there is no engine of that name (see :data:`ENGINES`).
     """
-    if engine is None and jobs <= 1:
+    if engine is None and jobs <= 1 and not isolate:
         for case in cases:
             result = func(store, case)
             if progress is not None:

@@ -30,6 +30,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -41,7 +42,15 @@ from typing import Any, Final
 from onnx_arrow._interrupt import child_started, deferred_interrupt, forking
 from onnx_arrow.errors import CaseLostError
 
-__all__ = ["WORKER_NAME", "Pool", "TaskLost", "ending", "heartbeat", "process_context"]
+__all__ = [
+    "WORKER_NAME",
+    "Pool",
+    "TaskLost",
+    "ending",
+    "heartbeat",
+    "in_worker",
+    "process_context",
+]
 
 #: Seconds the workers of a pool left normally may take to end before they are killed.
 _END_WAIT: Final = 10.0
@@ -101,6 +110,12 @@ def heartbeat() -> None:
         conn.send(("beat", None))
 
 
+def in_worker() -> bool:
+    """Whether this is a worker process of a :class:`Pool` (where no Ctrl-C arrives: a
+    ``KeyboardInterrupt`` there was raised by the task's own code)."""
+    return bool(_beat)
+
+
 def _serve(
     conn: Connection,
     parent: int,
@@ -109,7 +124,23 @@ def _serve(
 ) -> None:
     """A worker's loop: a task in, its result (or the exception it raised) out, until
     told to stop or the parent is gone.  An initializer that raises makes every task
-    raise that."""
+    raise that.  The worker then ends at once (its output flushed): a thread its tasks
+    started and left running (a backend's) does not keep it alive."""
+    try:
+        _loop(conn, parent, initializer, initargs)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(0)
+
+
+def _loop(
+    conn: Connection,
+    parent: int,
+    initializer: Callable[..., None] | None,
+    initargs: tuple[Any, ...],
+) -> None:
     child_started(parent)
     _beat[:] = [conn]
     failed: BaseException | None = None
@@ -130,8 +161,11 @@ def _serve(
             if failed is not None:
                 raise failed
             reply: tuple[str, Any] = ("done", func(*args))
-        except BaseException as exc:  # handed over, raised in the parent
+        except Exception as exc:  # handed over, raised in the parent
             reply = ("raised", exc)
+        except BaseException as exc:  # sys.exit, a KeyboardInterrupt the task raised itself
+            # (no Ctrl-C reaches a worker): the task's error, never the parent's exit
+            reply = ("raised", CaseLostError(f"the task raised {type(exc).__name__}({exc})"))
         try:
             conn.send(reply)
         except (EOFError, OSError):

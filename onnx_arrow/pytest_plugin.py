@@ -83,6 +83,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "fail the session if FILE is stale",
     )
     group.addoption(
+        "--onnx-in-process",
+        action="store_true",
+        default=None,
+        help="run the backend in pytest's process (for a debugger), not in a worker process, "
+        "the default: unprotected, its crash or sys.exit ends the session, as compare "
+        "--in-process",
+    )
+    group.addoption(
         "--onnx-timeout",
         type=float,
         metavar="SECONDS",
@@ -94,13 +102,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Check the options and open the store, only when ``--onnx-store`` is given."""
     if config.getoption("onnx_store") is None:
-        for option in (
+        options = (
             "onnx_backend",
             "onnx_patterns",
             "onnx_runner",
+            "onnx_in_process",
             "onnx_timeout",
             "onnx_update_expectations",
-        ):
+        )
+        for option in options:
             if config.getoption(option) is not None:
                 flag = "--" + option.replace("_", "-")
                 raise pytest.UsageError(f"{flag} applies to --onnx-store STORE; give a store")
@@ -189,12 +199,14 @@ class _Run:
         expect: Any,
         timeout: float | None,
         patterns: str | None = None,
+        in_process: bool = False,
     ) -> None:
         self.store = store
         self.backend = backend
         self.expect = expect
         self.timeout = timeout
         self.patterns = patterns
+        self.in_process = in_process
         self.rows: list[dict[str, Any]] = []  # of the cases run, as compare gives them
         self.lines: list[str] = []
 
@@ -255,10 +267,11 @@ class _Run:
                 raise pytest.UsageError(f"--onnx-timeout {timeout}: give seconds, 0 or more")
             timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
             check_timeout(timeout)  # 1e10, inf: an error of the options, before any case
-            backend = _backend(config, timeout)
+            in_process = bool(config.getoption("onnx_in_process"))
+            backend = _backend(config, timeout, in_process)
         except OnnxArrowError as exc:
             raise pytest.UsageError(f"onnx-arrow: {exc}") from None
-        return cls(store, backend, expect, timeout, patterns)
+        return cls(store, backend, expect, timeout, patterns, in_process)
 
     def compare(self, case: str) -> list[dict[str, Any]]:
         """The report's rows of ``case``: the backend run, the outputs compared with the
@@ -272,6 +285,7 @@ class _Run:
             plan=compare.Plan(patterns=plain),
             cases=[glob.escape(case)],
             timeout=self.timeout,
+            in_process=self.in_process,
         ).to_pandas()
         rows: list[dict[str, Any]] = df[df["case"] == case].to_dict("records")
         self.rows += self.expect.applied(case, rows)  # as compare's report has them
@@ -281,14 +295,18 @@ class _Run:
 _RUN: Final = pytest.StashKey[_Run]()
 
 
-def _backend(config: pytest.Config, timeout: float | None) -> Any:
-    from onnx_arrow import compare
+def _backend(config: pytest.Config, timeout: float | None, in_process: bool) -> Any:
+    """The backend the options name: a spec loaded and checked in a worker process unless
+    --onnx-in-process (:mod:`onnx_arrow.compare.isolation`)."""
+    from onnx_arrow.compare.isolation import backend_to_run
 
     spec, command = config.getoption("onnx_backend"), config.getoption("onnx_runner")
     if command is None:
-        return compare.resolve_backend(spec or "reference")
+        return backend_to_run(spec or "reference", in_process=in_process)
     if spec is not None:
         raise pytest.UsageError("give --onnx-backend or --onnx-runner, not both")
+    if in_process:
+        raise pytest.UsageError("--onnx-in-process applies to --onnx-backend, not --onnx-runner")
     try:
         runner = importlib.import_module("onnx_arrow.compare.runner")
     except ImportError as exc:

@@ -198,3 +198,25 @@ def test_stale_entries_listed_and_the_file_updated(job: Path) -> None:
     done = _pytest(job, *base, *check)
     assert done.returncode == 0, done.stdout
     assert "nothing to change" in done.stdout
+
+
+@pytest.mark.slow  # two pytest sessions in processes of their own
+def test_a_backend_that_exits_or_interrupts_decides_no_outcome(job: Path) -> None:
+    (job / "exits_at_import.py").write_text("import sys\nsys.exit(0)\n")
+    (job / "interrupts_in_run.py").write_text(
+        "class Rep:\n"
+        "    def run(self, inputs, **kwargs):\n"
+        "        raise KeyboardInterrupt\n"
+        "class Hostile:\n"
+        "    @classmethod\n"
+        "    def prepare(cls, model, device='CPU', **kwargs):\n"
+        "        return Rep()\n"
+    )
+    done = _pytest(job, "--onnx-store", "store.parquet", "--onnx-backend", "exits_at_import")
+    assert done.returncode == 4, done.stdout  # a usage error, not a pass
+    assert "loading it raised SystemExit" in done.stderr
+    args = ("--onnx-store", "store.parquet", "-k", "test_abs")
+    done = _pytest(job, *args, "--onnx-backend", "interrupts_in_run:Hostile")
+    assert done.returncode == 1, done.stdout  # failed items, not an interrupted session
+    assert _outcomes(done.stdout)["node/test_abs"] == "FAILED"
+    assert "KeyboardInterrupt: raised by the backend itself" in done.stdout

@@ -149,6 +149,13 @@ def backend_options(parser: argparse.ArgumentParser) -> Any:
         "result is the same as one process's",
     )
     parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the backend in this process (for a debugger or a profiler), not in a "
+        "worker process, the default: unprotected, its crash, sys.exit or stray thread ends "
+        "or holds the command; not with --jobs above 1, --engine or --runner",
+    )
+    parser.add_argument(
         "--backend-logs",
         action="store_true",
         help="let the backend log as it does by default (onnxruntime's warnings and errors "

@@ -21,9 +21,9 @@ from onnx_arrow.compare.backends import (
     BackendLike,
     describe_backend,
     parse_runtime,
-    resolve_backend,
 )
 from onnx_arrow.compare.deadlines import check_timeout
+from onnx_arrow.compare.isolation import backend_to_run, isolates
 from onnx_arrow.compare.plans import Plan, PlanSettings, plan_of, plan_provenance, select_cases
 from onnx_arrow.compare.report import (
     output_rows,
@@ -69,6 +69,7 @@ def write_actual(
     jobs: int = 1,
     engine: str | None = None,
     runtime: str | None = None,
+    in_process: bool = False,
 ) -> dict[str, int]:
     """Run ``backend`` over ``store`` and write a store of what it gives, atomically,
     recording what made it as the store's provenance (:func:`run_provenance`).
@@ -81,8 +82,8 @@ def write_actual(
     output's file is ``output_K.error.txt`` holding the message.  Skipped cases are
     not written.  :func:`compare_stores` compares the result with ``store``.
     ``backend`` is what :func:`resolve_backend` takes (a name, a spec, an object);
-    ``jobs`` and ``engine`` are as for :func:`compare`: the store written is the same;
-    ``runtime`` (``NAME==VERSION``) too, recorded in the store's provenance.
+    ``jobs``, ``engine`` and ``in_process`` are as for :func:`compare`: the store written
+    is the same; ``runtime`` (``NAME==VERSION``) too, recorded in the store's provenance.
 
     Returns
     -------
@@ -93,7 +94,7 @@ def write_actual(
         ``bytes`` of the store.
     """
     check_timeout(timeout)
-    backend = resolve_backend(backend)
+    backend = backend_to_run(backend, in_process=in_process, jobs=jobs, engine=engine)
     described = describe_backend(backend, runtime)  # a bad runtime: said before any work
     store = as_store(store, where="write_actual(store)")
     counts = {"cases": 0, "data_sets": 0, "outputs": 0, "errors": 0, "skipped": 0}
@@ -106,6 +107,7 @@ def write_actual(
         engine=engine,
         timeout=timeout,
         progress=progress,
+        isolate=isolates(backend, in_process=in_process),
     )
     # the worker processes of --jobs are forked by the first result, before write_store
     # starts its writer thread: a fork beside a running thread may copy a held lock

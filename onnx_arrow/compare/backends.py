@@ -161,7 +161,14 @@ def resolve_backend(
 def _from_object(target: object, *, spec: str | None, device: str) -> Backend:
     if isinstance(target, InterfaceBackend | OnnxruntimeBackend):
         return target.check()
-    if callable(getattr(target, "prepare", None)):
+    try:
+        prepare = getattr(target, "prepare", None)
+    except Exception as exc:  # a module's __getattr__, a property: the backend's own code
+        raise BackendSpecError(
+            f"backend {spec or type(target).__name__!r}: reading its prepare raised "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    if callable(prepare):
         return InterfaceBackend(target, spec=spec, device=device).check()
     if callable(target):
         return target
@@ -263,12 +270,18 @@ def _described(backend: Backend) -> dict[str, Any]:
         return made
     kind = backend if inspect.isfunction(backend) or inspect.isclass(backend) else type(backend)
     where = f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', '?')}"
-    name = getattr(backend, "name", None)
-    describe = getattr(backend, "describe", None)
-    made = {
-        "name": name if isinstance(name, str) else where,
-        "runs": str(describe()) if callable(describe) else "a backend of the caller's",
-    }
+    try:
+        name = getattr(backend, "name", None)
+        describe = getattr(backend, "describe", None)
+        runs = str(describe()) if callable(describe) else "a backend of the caller's"
+    except Exception as exc:  # the backend's own code
+        raise BackendSpecError(
+            f"backend {where}: its name or describe() raised {type(exc).__name__}: {exc}"
+        ) from None
+    checked = getattr(backend, "description", None)  # a spec checked in a worker process
+    if isinstance(checked, dict) and isinstance(name, str):
+        return dict(checked)
+    made = {"name": name if isinstance(name, str) else where, "runs": runs}
     if isinstance(backend, InterfaceBackend):
         target = backend.target
         module = target.__name__ if isinstance(target, ModuleType) else None

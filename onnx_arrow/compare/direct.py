@@ -1,5 +1,6 @@
 """:func:`compare`: run a backend over a store and compare every output with the expected
-one as it comes, case by case, in this process or on an engine, into a report."""
+one as it comes, case by case, in a worker process (:mod:`~onnx_arrow.compare.isolation`),
+in this process or on an engine, into a report."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from onnx_arrow.compare.backends import (
     BackendLike,
     describe_backend,
     reference_backend,
-    resolve_backend,
 )
 from onnx_arrow.compare.deadlines import check_timeout
+from onnx_arrow.compare.isolation import backend_to_run, isolates
 from onnx_arrow.compare.plans import (
     Plan,
     PlanSettings,
@@ -44,6 +45,7 @@ def compare(
     jobs: int = 1,
     engine: str | None = None,
     runtime: str | None = None,
+    in_process: bool = False,
     **settings: Unpack[PlanSettings],
 ) -> Report:
     """Run ``backend`` over ``store`` and compare every output with the expected one.
@@ -73,6 +75,12 @@ def compare(
         no version), recorded in the provenance's ``backend`` (``runtime``,
         ``runtime_version``) over what the backend says of itself (see
         :func:`describe_backend`); checked before anything runs.
+    in_process
+        Run the backend in this process, not in a worker process (the default with
+        ``jobs`` 1 and no ``engine``; a spec's module is then loaded in a worker process
+        first, see :mod:`~onnx_arrow.compare.isolation`).  Unprotected: the backend's
+        crash, ``sys.exit`` or stray thread then ends or holds this process; for a
+        debugger or a profiler.  A :class:`CommandRunner` runs here either way.
     **settings
         The settings of a :class:`Plan` as keywords, instead of ``plan``
         (``compare(store, rtol=1e-4)``); not with ``plan``.
@@ -110,7 +118,7 @@ def compare(
     """
     check_timeout(timeout)
     plan = plan_of(plan, settings, where="compare")  # before the backend is made
-    backend = resolve_backend(backend)
+    backend = backend_to_run(backend, in_process=in_process, jobs=jobs, engine=engine)
     described = describe_backend(backend, runtime)  # a bad runtime: said before any work
     store = as_store(store, where="compare(store)")
     rules = plan.rules(store.metadata.get("onnx_version"))
@@ -127,6 +135,7 @@ def compare(
             engine=engine,
             timeout=timeout,
             progress=progress,
+            isolate=isolates(backend, in_process=in_process),
         )
     )
     rows: list[dict[str, Any]] = []

@@ -52,7 +52,13 @@ def load_spec(spec: str) -> object:
         ) from None
     target: object = module
     for part in name.split(".") if name else ():
-        if not hasattr(target, part):
+        try:
+            found_part = hasattr(target, part)
+        except Exception as exc:  # a module's __getattr__ that raises: its own code
+            raise BackendSpecError(
+                f"module {module_name!r}: reading {part!r} raised {type(exc).__name__}: {exc}"
+            ) from None
+        if not found_part:
             found = sorted(
                 n for n in dir(module) if not n.startswith("_") and has_interface(module, n)
             )

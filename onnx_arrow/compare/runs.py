@@ -4,6 +4,7 @@ process or on an engine of :mod:`onnx_arrow.parallel`."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from onnx import ModelProto
 
 from onnx_arrow.compare.backends import Backend, BackendLike, reference_backend, resolve_backend
 from onnx_arrow.compare.deadlines import check_timeout, deadline
+from onnx_arrow.compare.isolation import escaped
 from onnx_arrow.compare.plans import select_cases
 from onnx_arrow.core.model import graph_values, op_types
 from onnx_arrow.corpus.case import StoredCase, kept_message
@@ -22,6 +24,7 @@ from onnx_arrow.corpus.sources import Tolerance
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import CaseLostError, CompareError, EngineError
 from onnx_arrow.parallel import CaseFunction, Lost, heartbeat, map_cases
+from onnx_arrow.pool import in_worker
 
 __all__ = [
     "DataSetRun",
@@ -186,10 +189,63 @@ def run_case(
         feed.update((name, value.copy()) for name, value in run.made_inputs.items())
         try:
             with deadline(timeout), np.errstate(all="ignore"):
-                run.actual = list(backend(model, feed))
+                run.actual = taken(backend(model, feed), len(run.output_names))
         except Exception as exc:  # every backend failure is a result, not a crash
             run.error = f"{type(exc).__name__}: {exc}"
+        except BaseException as exc:  # sys.exit, KeyboardInterrupt: in a worker, the
+            if not in_worker():  # backend's own (no Ctrl-C arrives there); here, a Ctrl-C
+                raise
+            run.error = escaped(exc)
+        heartbeat()  # the comparison of the outputs starts
         yield run
+
+
+def taken(outputs: Any, declared: int) -> list[Any]:
+    """The outputs a backend gave, no more than the model's ``declared`` outputs (counted
+    before any is taken), each value with ``__array__`` made an array: in the backend's
+    deadline, so that an ``__array__`` that never returns is stopped by it and one that
+    raises is this data set's error.
+
+    Raises
+    ------
+    CompareError
+        If the backend gave more outputs than the model declares, or not a sequence, or
+        an output's ``__array__`` raised or gave no array (where: ``output K``).
+    """
+    if isinstance(outputs, str | bytes | dict) or not hasattr(outputs, "__iter__"):
+        raise CompareError(
+            f"the backend gave a {type(outputs).__name__}; expected a sequence of the "
+            f"model's {declared} outputs"
+        )
+    values = list(itertools.islice(iter(outputs), declared + 1))
+    if len(values) > declared:
+        try:
+            count = f"{len(outputs)}"
+        except Exception:  # an iterator, or a len that fails: more is all that is known
+            count = f"more than {declared}"
+        raise CompareError(
+            f"the backend gave {count} outputs; the model declares {declared} (graph outputs)"
+        )
+    return [_as_value(v, f"output {k}") for k, v in enumerate(values)]
+
+
+def _as_value(value: Any, where: str) -> Any:
+    """``value`` with every object that has ``__array__`` (in a sequence or map too) made
+    an ndarray."""
+    if value is None or isinstance(value, np.ndarray | np.generic | str | bytes | int | float):
+        return value
+    if isinstance(value, list):
+        return [_as_value(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _as_value(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if not hasattr(value, "__array__"):
+        return value
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # the object's own __array__
+        raise CompareError(
+            f"{where}: {type(value).__name__}.__array__ gave no array ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _writable(value: Any) -> Any:
@@ -225,12 +281,20 @@ def map_runs(
     engine: str | None,
     timeout: float | None,
     progress: Callable[[str], None] | None,
+    isolate: bool = False,
 ) -> Iterator[tuple[str, Any]]:
     """:func:`~onnx_arrow.parallel.map_cases`, an engine it does not know a
     :class:`~onnx_arrow.errors.CompareError` as the comparison's other arguments are."""
     try:
         yield from map_cases(
-            func, store, cases, jobs=jobs, engine=engine, timeout=timeout, progress=progress
+            func,
+            store,
+            cases,
+            jobs=jobs,
+            engine=engine,
+            timeout=timeout,
+            progress=progress,
+            isolate=isolate,
         )
     except EngineError as exc:
         raise CompareError(exc.message, where=exc.where) from None

@@ -110,7 +110,7 @@ def test_a_light_case_reads_the_same_through_every_reader(light_store: Path) -> 
         fed.append(inputs)
         return [stored_output]
 
-    df = compare.compare(store, recording, cases=[LIGHT]).to_pandas()
+    df = compare.compare(store, recording, cases=[LIGHT], in_process=True).to_pandas()  # fed here
     assert df["status"].tolist() == ["match"]
     assert len(fed) == len(arrays)
     assert same(fed[0], arrays[0]["inputs"])

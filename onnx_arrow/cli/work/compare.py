@@ -129,9 +129,11 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
     if args.all_cases and args.actual is None:
         args.subparser.error("--all-cases applies to --actual only")
     if args.actual is not None and (
-        args.timeout is not None or args.engine is not None or args.jobs > 1
+        args.timeout is not None or args.engine is not None or args.jobs > 1 or args.in_process
     ):
-        args.subparser.error("--timeout, --jobs and --engine apply to a backend, not to --actual")
+        args.subparser.error(
+            "--timeout, --jobs, --engine and --in-process apply to a backend, not to --actual"
+        )
     if args.again and args.results is None:
         args.subparser.error("--again applies to --results")
     if args.results is not None:
@@ -177,6 +179,7 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
                 progress=progress.step,
                 jobs=args.jobs,
                 engine=args.engine,
+                in_process=args.in_process,
                 plan=plan,
                 runtime=args.runtime,
             )

@@ -17,6 +17,7 @@ from onnx_arrow.cli.work._shared import (
     warnings_as_lines,
 )
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.compare.isolation import backend_to_run
 from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
 
@@ -34,10 +35,16 @@ def backend(args: argparse.Namespace) -> Any:
             )
         if args.providers is not None or args.session_option:
             args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
+        if args.in_process:
+            args.subparser.error("--in-process applies to --backend; --runner runs a process")
         try:
             return compare.CommandRunner(args.runner, timeout=args.timeout)
         except compare.CompareError as exc:
             args.subparser.error(f"--runner: {exc.message}")
+    if args.in_process and (args.jobs > 1 or args.engine is not None):
+        args.subparser.error(
+            "--in-process runs the backend in this process: not with --jobs or --engine"
+        )
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
     try:
@@ -45,10 +52,17 @@ def backend(args: argparse.Namespace) -> Any:
         options = dict(parse_session_option(text) for text in args.session_option)
         if (providers is not None or options) and args.backend != "onnxruntime":
             args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
-        return compare.resolve_backend(
-            args.backend or "reference", providers=providers, session_options=options
+        if providers is not None or options:
+            return compare.resolve_backend(
+                args.backend or "reference", providers=providers, session_options=options
+            )
+        return backend_to_run(
+            args.backend or "reference",
+            in_process=args.in_process,
+            jobs=args.jobs,
+            engine=args.engine,
         )
-    except compare.BackendSpecError as exc:
+    except compare.CompareError as exc:
         args.subparser.error(exc.message)
 
 
@@ -70,6 +84,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             jobs=args.jobs,
             engine=args.engine,
             runtime=args.runtime,
+            in_process=args.in_process,
         )
     print_fields(
         [
