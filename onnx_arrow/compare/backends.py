@@ -22,6 +22,7 @@ from typing import Any, Final, Protocol, TypeAlias
 import onnx
 from onnx import ModelProto
 
+from onnx_arrow.compare.environments import EnvironmentBackend, is_package_spec
 from onnx_arrow.compare.feeds import strings_as_str
 from onnx_arrow.compare.interface import InterfaceBackend, load_spec
 from onnx_arrow.compare.ort import OnnxruntimeBackend, import_onnxruntime, onnxruntime_backend
@@ -129,6 +130,8 @@ def resolve_backend(
             )
         if name in BACKENDS:
             return BACKENDS[name]
+        if is_package_spec(name):  # a version from the index, in an environment of its own
+            return EnvironmentBackend(name, device=device).check()
         try:
             target = load_spec(name)
         except BackendSpecError as exc:
@@ -155,7 +158,7 @@ def resolve_backend(
 
 
 def _from_object(target: object, *, spec: str | None, device: str) -> Backend:
-    if isinstance(target, InterfaceBackend | OnnxruntimeBackend):
+    if isinstance(target, InterfaceBackend | OnnxruntimeBackend | EnvironmentBackend):
         return target.check()
     if callable(getattr(target, "prepare", None)):
         return InterfaceBackend(target, spec=spec, device=device).check()
@@ -202,10 +205,13 @@ def describe_backend(backend: Backend) -> dict[str, Any]:
     where = f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', '?')}"
     name = getattr(backend, "name", None)
     describe = getattr(backend, "describe", None)
-    return {
+    described: dict[str, Any] = {
         "name": name if isinstance(name, str) else where,
         "runs": str(describe()) if callable(describe) else "a backend of the caller's",
     }
+    if isinstance(backend, EnvironmentBackend):  # and what pip resolved for it
+        described["environment"] = backend.environment()
+    return described
 
 
 def portable_command(command: str, cwd: str | os.PathLike[str] | None = None) -> str:
