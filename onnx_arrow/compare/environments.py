@@ -213,9 +213,15 @@ class _Process:
     folder: Path
     stderr: IO[bytes]
     buffer: bytearray = field(default_factory=bytearray)
+    #: The process that started it: a process forked after (a worker of ``--jobs``)
+    #: inherits this object, not the process, and starts its own.
+    owner: int = field(default_factory=os.getpid)
 
     def stop(self) -> None:
-        """Kill it with its process group, reap it, remove its folder."""
+        """Kill it with its process group, reap it, remove its folder (in the process that
+        started it only)."""
+        if os.getpid() != self.owner:
+            return
         with deferred_interrupt():
             with contextlib.suppress(OSError):
                 self.requests.close()
@@ -255,7 +261,7 @@ class EnvironmentBackend:
     ) -> None:
         self.spec = spec if isinstance(spec, PackageSpec) else parse_package_spec(spec)
         self.device = device
-        self._temporary: tempfile.TemporaryDirectory[str] | None = None
+        self._temporary: weakref.finalize[Any, Any] | None = None
         folder = environment_folder(self.spec)
         what = f"the backend {self.spec}"
         if folder is None:
@@ -264,8 +270,9 @@ class EnvironmentBackend:
                     f"the cache is off (ONNX_ARROW_CACHE_DIR=off), so {what} has no cached "
                     "environment, and --offline forbids making one"
                 )
-            self._temporary = tempfile.TemporaryDirectory(prefix="onnx-arrow-env-")
-            folder = Path(self._temporary.name) / "env"
+            made = Path(tempfile.mkdtemp(prefix="onnx-arrow-env-"))
+            self._temporary = weakref.finalize(self, _remove_made, made, os.getpid())
+            folder = made / "env"
         self.folder = folder
         self._env: Environment | None = cached_environment(
             folder, self.spec.requirements(), offline=offline, what=what
@@ -387,6 +394,20 @@ class EnvironmentBackend:
             )
         return proc
 
+    def _forked(self) -> None:
+        """In a process forked after this backend's started (a worker of ``--jobs``): the
+        parent's process is the parent's, this one starts its own (its environment checked
+        again)."""
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._finalizer = None
+        if self._temporary is not None:
+            self._temporary.detach()
+            self._temporary = None
+        self._proc = None
+        self._model = None
+        self._fresh = False
+
     def _stop(self) -> None:
         if self._finalizer is not None:
             self._finalizer()  # proc.stop, once
@@ -399,7 +420,7 @@ class EnvironmentBackend:
         environment made for this backend alone (the cache off)."""
         self._stop()
         if self._temporary is not None:
-            self._temporary.cleanup()
+            self._temporary()
             self._temporary = None
 
     def _receive(self, proc: _Process, timeout: float | None) -> dict[str, Any]:
@@ -457,6 +478,8 @@ class EnvironmentBackend:
             Its ``run`` raised, its outputs could not be written or read as the model
             declares them, or its process ended (the last lines of its stderr quoted).
         """
+        if self._proc is not None and self._proc.owner != os.getpid():
+            self._forked()
         proc = self._proc if self._proc is not None else self._start()
         stderr = proc.folder / "stderr.txt"
         try:
@@ -620,3 +643,9 @@ def _write_at(folder: int, name: str, data: bytes) -> None:
     fd = os.open(name, flags, 0o600, dir_fd=folder)
     with open(fd, "wb") as out:
         out.write(data)
+
+
+def _remove_made(folder: Path, owner: int) -> None:
+    """Remove an environment made for one backend alone, in the process that made it."""
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)

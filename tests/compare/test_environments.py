@@ -1,0 +1,232 @@
+"""Backends of a runtime's version from the package index, in an environment made for it
+(:mod:`onnx_arrow.compare.environments`): the spec, the command line's errors, and (slow,
+where the index answers) onnxruntime 1.20.1 itself, made cold in a cache of the tests' own,
+then warm, over node cases."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import onnx
+import pytest
+from compare_helpers import cli
+from release_helpers import network
+from store_helpers import small_corpus
+
+from onnx_arrow import compare
+from onnx_arrow.compare.environments import (
+    EnvironmentBackend,
+    environment_folder,
+    is_package_spec,
+    parse_package_spec,
+)
+from onnx_arrow.corpus import Store, write_store
+from onnx_arrow.corpus.sources import FolderSource
+from onnx_arrow.corpus.venvs import RECORD
+from onnx_arrow.errors import BackendSpecError, RunnerError, VirtualEnvironmentError
+
+#: The version of onnxruntime the slow tests install: one the index has besides the
+#: installed one, for this Python (cp311).
+OLD_ORT = "1.20.1"
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "corpus")), path)
+    return path
+
+
+@pytest.fixture
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("ONNX_ARROW_CACHE_DIR", str(folder))
+    return folder
+
+
+# --- the spec -------------------------------------------------------------------------------
+
+
+def test_a_spec_is_pins_and_a_backend() -> None:
+    spec = parse_package_spec("onnxruntime==1.20.1")
+    assert (spec.package, spec.version, spec.backend) == (
+        "onnxruntime",
+        "1.20.1",
+        "onnxruntime.backend",
+    )
+    assert spec.requirements() == ["onnxruntime==1.20.1", f"onnx=={onnx.__version__}"]
+    assert str(spec) == "onnxruntime==1.20.1"
+    spec = parse_package_spec("onnxruntime==1.16.3,numpy==1.26.4,onnx==1.15.0:onnxruntime.backend")
+    assert spec.requirements() == ["onnxruntime==1.16.3", "numpy==1.26.4", "onnx==1.15.0"]
+    assert str(spec) == "onnxruntime==1.16.3,numpy==1.26.4,onnx==1.15.0:onnxruntime.backend"
+    assert parse_package_spec("my-runtime==0.3:my_runtime.onnx:Backend").backend == (
+        "my_runtime.onnx:Backend"
+    )
+    assert parse_package_spec("onnx==1.17.0").backend == "reference"
+    assert parse_package_spec("onnx==1.17.0").requirements() == ["onnx==1.17.0"]
+
+
+def test_only_a_pin_before_the_colon_is_a_package_spec() -> None:
+    assert is_package_spec("onnxruntime==1.20.1:onnxruntime.backend")
+    assert not is_package_spec("onnxruntime.backend")
+    assert not is_package_spec("my_module:Thing")
+    assert not is_package_spec("reference")
+    assert not is_package_spec(None)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("onnxruntime>=1.20", "not a pin NAME==VERSION"),
+        ("onnxruntime==", "not a pin NAME==VERSION"),
+        ("onnxruntime==1.20.1,", "'' is not a pin"),
+        ("onnxruntime==1.20.1;rm -rf /", "not a pin"),
+        ("../x==1.0", "not a pin"),
+        ("onnxruntime==1.20.1,ONNXRuntime==1.21.0", "onnxruntime pinned twice"),
+        ("onnxruntime==1.20.1:os.system('x')", "is not MODULE or MODULE:NAME"),
+        ("onnxruntime==1.20.1:", "is not MODULE or MODULE:NAME"),
+        ("tract-onnx==0.21.0", "knows no backend module of tract-onnx"),
+    ],
+)
+def test_a_bad_spec_is_refused_and_said(text: str, said: str) -> None:
+    with pytest.raises(BackendSpecError, match="backend ") as info:
+        parse_package_spec(text)
+    assert said in info.value.message
+    assert repr(text) in info.value.message
+
+
+def test_the_environment_is_named_by_its_pins_and_python(empty_cache: Path) -> None:
+    folder = environment_folder(parse_package_spec("onnxruntime==1.20.1,numpy==1.26.4"))
+    assert folder is not None
+    assert folder.parent == empty_cache / "backends"
+    assert folder.name.startswith(f"onnxruntime-1.20.1-numpy-1.26.4-onnx-{onnx.__version__}-py3")
+
+
+# --- the command line -----------------------------------------------------------------------
+
+
+def test_a_bad_spec_is_a_usage_error(tiny: Path, empty_cache: Path) -> None:
+    code, _, err = cli("compare", str(tiny), "--backend", "tract-onnx==0.21.0")
+    assert code == 2
+    assert "knows no backend module of tract-onnx" in err
+    assert "tract-onnx==0.21.0:MODULE[:NAME]" in err
+    code, _, err = cli(
+        "run", str(tiny), str(tiny.with_name("o.parquet")), "--backend", "onnxruntime==1.20.1",
+        "--providers", "CPUExecutionProvider",
+    )  # fmt: skip
+    assert code == 2
+    assert "--providers and --session-option apply to --backend onnxruntime" in err
+    assert not empty_cache.exists()
+
+
+@pytest.mark.parametrize("command", ["compare", "run"])
+def test_offline_with_an_empty_cache_names_what_is_missing(
+    tiny: Path, empty_cache: Path, command: str
+) -> None:
+    args = [command, str(tiny), *([str(tiny.with_name("o.parquet"))] if command == "run" else [])]
+    code, _, err = cli(*args, "--backend", "onnxruntime==1.20.1", "--offline")
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    folder = environment_folder(parse_package_spec("onnxruntime==1.20.1"))
+    assert lines[0].startswith(f"onnx-arrow: error: {folder}: the environment of the backend ")
+    assert "--offline forbids making it (pip install onnxruntime==1.20.1 onnx==" in lines[0]
+    assert not empty_cache.exists()
+    assert not tiny.with_name("o.parquet").exists()
+
+
+def test_offline_with_the_cache_off_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ONNX_ARROW_CACHE_DIR", "off")
+    with pytest.raises(VirtualEnvironmentError, match="the cache is off"):
+        EnvironmentBackend("onnxruntime==1.20.1", offline=True)
+
+
+# --- the real thing (slow): onnxruntime 1.20.1 from the index -------------------------------
+
+
+@pytest.fixture(scope="module")
+def old_ort(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EnvironmentBackend]:
+    """onnxruntime 1.20.1 in an environment made cold into a cache of its own."""
+    cache = tmp_path_factory.mktemp("env-cache")
+    before = os.environ.get("ONNX_ARROW_CACHE_DIR")
+    os.environ["ONNX_ARROW_CACHE_DIR"] = str(cache)
+    try:
+        backend = EnvironmentBackend(f"onnxruntime=={OLD_ORT}").check()
+        yield backend
+        backend.close()
+    finally:
+        if before is None:
+            del os.environ["ONNX_ARROW_CACHE_DIR"]
+        else:
+            os.environ["ONNX_ARROW_CACHE_DIR"] = before
+
+
+@pytest.mark.slow
+@network
+def test_an_older_onnxruntime_runs_node_cases_in_its_environment(
+    old_ort: EnvironmentBackend, store: Store
+) -> None:
+    assert old_ort.packages["onnxruntime"] == OLD_ORT
+    record = (old_ort.folder / RECORD).read_bytes()
+    report = compare.compare(store, old_ort)
+    made = report.provenance["backend"]
+    assert made["name"] == f"onnxruntime=={OLD_ORT}"
+    assert made["runs"].startswith(f"onnxruntime {OLD_ORT} (onnxruntime.backend, device CPU)")
+    assert made["environment"]["packages"]["onnxruntime"] == OLD_ORT
+    assert made["environment"]["packages"]["onnx"] == onnx.__version__
+    df = report.to_pandas().set_index("case")
+    assert df.loc["node/test_abs", "status"] == "match"
+    assert df.loc["node/test_add", "status"] == "match"
+    # the same verdicts from worker processes (forked after its process started), each
+    # starting (and checking) its own
+    again = compare.compare(store, old_ort, jobs=2).to_pandas()
+    assert (
+        again[["case", "status"]].values.tolist()
+        == df.reset_index()[["case", "status"]].values.tolist()
+    )  # noqa: E501
+    # warm: the cached environment taken as it is, nothing installed again
+    warm = EnvironmentBackend(f"onnxruntime=={OLD_ORT}", offline=True)
+    assert warm.folder == old_ort.folder
+    assert (warm.folder / RECORD).read_bytes() == record
+    assert compare.compare(store, warm).to_pandas()["status"].tolist() == df["status"].tolist()
+    warm.close()
+
+
+@pytest.mark.slow
+@network
+def test_a_killed_environment_process_is_one_error_and_started_again(
+    old_ort: EnvironmentBackend, store: Store
+) -> None:
+    case = store.case("node/test_abs")
+    model = case.model
+    assert model is not None
+    feed = {"x": case.sets[0].inputs[0].to_numpy().copy()}
+    assert len(old_ort(model, feed)) == 1
+    proc = old_ort._proc
+    assert proc is not None
+    os.killpg(proc.process.pid, signal.SIGKILL)
+    with pytest.raises(RunnerError, match=r"was killed by SIGKILL|ended"):
+        old_ort(model, feed)
+    assert len(old_ort(model, feed)) == 1  # a new process, the environment checked again
+
+
+@pytest.mark.slow
+@network
+def test_the_command_line_runs_and_records_the_version(
+    old_ort: EnvironmentBackend, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ONNX_ARROW_CACHE_DIR", str(old_ort.folder.parent.parent))
+    spec = f"onnxruntime=={OLD_ORT}"
+    out = tmp_path / "actual.parquet"
+    code, _, err = cli("run", str(store.path), str(out), "--backend", spec, "--offline")
+    assert code == 0, err
+    made = Store(out).metadata["provenance"]["backend"]
+    assert made["name"] == spec
+    assert made["environment"]["packages"]["onnxruntime"] == OLD_ORT
+    code, text, err = cli("compare", str(store.path), "--backend", spec, "--case", "test_abs")
+    assert code == 0, err
+    assert f"onnxruntime=={OLD_ORT} (onnxruntime {OLD_ORT} (onnxruntime.backend" in text
+    assert "making the environment" not in err
