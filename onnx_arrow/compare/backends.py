@@ -4,7 +4,8 @@ what a caller names (a name, a spec string, an object) into a backend.
 A *backend* is any callable ``(model, inputs) -> outputs`` (:class:`Backend`).
 :func:`reference_backend` (``onnx.reference.ReferenceEvaluator``) and
 :func:`~onnx_arrow.compare.ort.onnxruntime_backend` are built in (:data:`BACKENDS`).
-:func:`resolve_backend` takes a built-in name, a spec ``MODULE`` or ``MODULE:NAME``, an
+:func:`resolve_backend` takes a built-in name, a spec ``MODULE`` or ``MODULE:NAME`` (or
+``PACKAGE==VERSION``: :mod:`~onnx_arrow.compare.environments`), an
 object with onnx's backend interface (a module such as ``onnxruntime.backend``, a
 ``onnx.backend.base.Backend`` subclass or instance) or a callable, and gives the backend
 ``compare``, ``run`` and the pytest plugin run; :func:`describe_backend` says what one
@@ -88,6 +89,9 @@ def resolve_backend(
     ----------
     backend
         None (:func:`reference_backend`); a name of :data:`BACKENDS`; a spec
+        ``PACKAGE==VERSION[:MODULE[:NAME]]``, that version from the package index run in
+        an environment made for it
+        (:class:`~onnx_arrow.compare.environments.EnvironmentBackend`); a spec
         ``MODULE`` or ``MODULE:NAME`` naming any of the following (loaded again in a
         worker process); an object with onnx's backend interface (``prepare(model,
         device, **kw)`` returning a rep with ``run(inputs)``: a module such as
@@ -104,6 +108,8 @@ def resolve_backend(
     ------
     BackendUnavailableError
         If onnxruntime is asked for and not installed.
+    VirtualEnvironmentError
+        If a ``PACKAGE==VERSION``'s environment cannot be made, or fails its check.
     BackendSpecError
         If a spec's module does not import, it has no such NAME, the object has neither
         ``prepare`` nor a call, it does not support ``device``, or a provider or session

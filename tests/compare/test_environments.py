@@ -186,7 +186,7 @@ def test_an_older_onnxruntime_runs_node_cases_in_its_environment(
     assert (
         again[["case", "status"]].values.tolist()
         == df.reset_index()[["case", "status"]].values.tolist()
-    )  # noqa: E501
+    )
     # warm: the cached environment taken as it is, nothing installed again
     warm = EnvironmentBackend(f"onnxruntime=={OLD_ORT}", offline=True)
     assert warm.folder == old_ort.folder
