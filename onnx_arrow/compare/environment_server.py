@@ -148,10 +148,10 @@ class _Server:
         }
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        import onnx
-
         stage = "prepare"
         try:
+            import onnx
+
             if request.get("model") is not None:
                 self.model, self.rep = None, None
                 self.model = onnx.load(request["model"])
@@ -207,7 +207,12 @@ def _serve(spec: str, device: str) -> int:
     replies.write(json.dumps(hello) + "\n")
     replies.flush()
     for line in requests:
-        reply = server.answer(json.loads(line))
+        try:
+            request = json.loads(line)
+        except ValueError as exc:
+            reply = {"error": _error(exc), "stage": "read"}
+        else:
+            reply = server.answer(request)
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
     return 0

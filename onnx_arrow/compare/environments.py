@@ -519,7 +519,8 @@ class EnvironmentBackend:
                 str(stage), "writing its outputs"
             )
             raise RunnerError(f"{self.spec}: {what} raised {error}{stderr_tail(stderr)}")
-        return read_outputs(model, proc.folder, Path(_OUTPUTS), stderr)
+        done = f"the backend {self.spec} said it wrote its outputs"
+        return read_outputs(model, proc.folder, Path(_OUTPUTS), stderr, done=done)
 
     def _request(self, proc: _Process, model: ModelProto, inputs: dict[str, Any]) -> dict[str, Any]:
         """Write the data set into the process's folder (the model when it changed, the

@@ -429,22 +429,27 @@ def _write_case(
     return {"model": case / "model.onnx", "inputs": data, "outputs": outputs, "case": case}
 
 
-def read_outputs(model: ModelProto, root: Path, rel: Path, stderr: Path) -> list[Any]:
+def read_outputs(
+    model: ModelProto,
+    root: Path,
+    rel: Path,
+    stderr: Path,
+    *,
+    done: str = "the command exited with status 0",
+) -> list[Any]:
     """The ``output_K.pb`` files of the folder ``root / rel`` as the model declares its
-    outputs (read below ``root`` only)."""
+    outputs (read below ``root`` only); ``done`` says what wrote them, for an error."""
     try:
         folder = _open_below(root, rel)
     except OnnxArrowError as exc:
-        raise RunnerError(
-            f"the command exited with status 0 but {exc.message}{stderr_tail(stderr)}"
-        ) from None
+        raise RunnerError(f"{done} but {exc.message}{stderr_tail(stderr)}") from None
     try:
-        return _read_output_files(model, folder, stderr)
+        return _read_output_files(model, folder, stderr, done)
     finally:
         os.close(folder)
 
 
-def _read_output_files(model: ModelProto, folder: int, stderr: Path) -> list[Any]:
+def _read_output_files(model: ModelProto, folder: int, stderr: Path, done: str) -> list[Any]:
     """The ``output_K.pb`` files of the open folder ``folder``."""
     values: list[Any] = []
     problems: list[str] = []
@@ -480,9 +485,7 @@ def _read_output_files(model: ModelProto, folder: int, stderr: Path) -> list[Any
                 f"{where} does not decode as the model declares it, {_declared(info.type)} ({exc})"
             )
     if problems:
-        raise RunnerError(
-            f"the command exited with status 0 but {'; '.join(problems)}{stderr_tail(stderr)}"
-        )
+        raise RunnerError(f"{done} but {'; '.join(problems)}{stderr_tail(stderr)}")
     return values
 
 

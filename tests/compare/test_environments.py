@@ -6,13 +6,16 @@ then warm, over node cases."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from compare_helpers import cli
+from onnx import TensorProto, helper, numpy_helper
 from release_helpers import network
 from store_helpers import small_corpus
 
@@ -25,8 +28,13 @@ from onnx_arrow.compare.environments import (
 )
 from onnx_arrow.corpus import Store, write_store
 from onnx_arrow.corpus.sources import FolderSource
-from onnx_arrow.corpus.venvs import RECORD
-from onnx_arrow.errors import BackendSpecError, RunnerError, VirtualEnvironmentError
+from onnx_arrow.corpus.venvs import RECORD, cached_environment
+from onnx_arrow.errors import (
+    BackendPrepareError,
+    BackendSpecError,
+    RunnerError,
+    VirtualEnvironmentError,
+)
 
 #: The version of onnxruntime the slow tests install: one the index has besides the
 #: installed one, for this Python (cp311).
@@ -142,6 +150,109 @@ def test_offline_with_the_cache_off_is_an_error(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("ONNX_ARROW_CACHE_DIR", "off")
     with pytest.raises(VirtualEnvironmentError, match="the cache is off"):
         EnvironmentBackend("onnxruntime==1.20.1", offline=True)
+
+
+# --- its process, in a small environment of no package (onnx missing there) --------------
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An environment of no package (made without pip: fast), to copy into a cache."""
+    folder = tmp_path_factory.mktemp("bare") / "env"
+    cached_environment(folder, [], offline=False, what="the tests")
+    return folder
+
+
+@pytest.fixture
+def no_onnx(bare: Path, empty_cache: Path) -> Iterator[EnvironmentBackend]:
+    """``onnx==1.17.0`` (the reference evaluator) over the bare environment, put in the
+    cache in its place: its process starts, and says onnx does not import there."""
+    spec = parse_package_spec("onnx==1.17.0")
+    folder = environment_folder(spec)
+    assert folder is not None
+    shutil.copytree(bare, folder, symlinks=True)
+    backend = EnvironmentBackend(spec, offline=True)
+    yield backend
+    backend.close()
+
+
+def _tiny_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Abs", ["x"], ["y"])], "g", [x], [y])
+    return helper.make_model(graph), {"x": np.array([-1.0, 2.0], np.float32)}
+
+
+def test_its_process_answers_and_its_errors_are_the_data_set_s(
+    no_onnx: EnvironmentBackend,
+) -> None:
+    model, feed = _tiny_model()
+    assert no_onnx.check() is no_onnx  # started: the backend loads (reference: nothing yet)
+    with pytest.raises(BackendPrepareError, match="No module named 'onnx'") as info:
+        no_onnx(model, feed)
+    assert info.value.message.startswith("reference.prepare(model, 'CPU') raised ModuleNotFound")
+    proc = no_onnx._proc
+    assert proc is not None
+    os.killpg(proc.process.pid, signal.SIGKILL)  # dies: that data set's error
+    with pytest.raises(RunnerError, match=r"onnx==1.17.0's environment was killed by SIGKILL"):
+        no_onnx(model, feed)
+    assert not proc.folder.exists()
+    with pytest.raises(BackendPrepareError):  # a new process
+        no_onnx(model, feed)
+
+
+def test_a_python_replaced_between_two_starts_is_refused(no_onnx: EnvironmentBackend) -> None:
+    model, feed = _tiny_model()
+    no_onnx.check()
+    python = no_onnx.folder / "bin" / "python"
+    python.unlink()
+    python.write_text("#!/bin/sh\nexit 0\n")
+    python.chmod(0o755)
+    no_onnx.close()  # the next data set starts its Python again: checked first
+    with pytest.raises(VirtualEnvironmentError, match="replaced since") as info:
+        no_onnx(model, feed)
+    assert info.value.where == str(python)
+
+
+def test_a_module_that_is_not_there_fails_before_any_case(bare: Path, empty_cache: Path) -> None:
+    spec = parse_package_spec("onnx==1.17.0:no_such_module.backend")
+    folder = environment_folder(spec)
+    assert folder is not None
+    shutil.copytree(bare, folder, symlinks=True)
+    backend = EnvironmentBackend(spec, offline=True)
+    with pytest.raises(BackendSpecError, match="does not load in its environment") as info:
+        backend.check()
+    assert "ModuleNotFoundError: No module named 'no_such_module'" in info.value.message
+
+
+def test_the_server_reads_and_writes_values_as_the_model_declares(tmp_path: Path) -> None:
+    """The script the environment runs, here in this process with the installed onnx: a
+    string tensor fed as str, a sequence given back, as the model says; a run that raises
+    is that request's error."""
+    from onnx_arrow.compare import environment_server
+
+    s = helper.make_tensor_value_info("s", TensorProto.STRING, [2])
+    out = helper.make_tensor_sequence_value_info("q", TensorProto.STRING, None)
+    node = helper.make_node("SequenceConstruct", ["s"], ["q"])
+    graph = helper.make_graph([node], "g", [s], [out])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "model.onnx")
+    value = numpy_helper.from_array(np.array([b"a", b"bc"], dtype=object), "s")
+    (tmp_path / "input_0.pb").write_bytes(value.SerializeToString())
+    (tmp_path / "out").mkdir()
+    request = {
+        "model": str(tmp_path / "model.onnx"),
+        "inputs": [["s", str(tmp_path / "input_0.pb")]],
+        "outputs": str(tmp_path / "out"),
+    }
+    assert environment_server._Server("reference", "CPU").answer(request) == {"outputs": 1}
+    written = onnx.SequenceProto()
+    written.ParseFromString((tmp_path / "out" / "output_0.pb").read_bytes())
+    assert [t.string_data for t in written.tensor_values] == [[b"a", b"bc"]]
+    reply = environment_server._Server("reference", "CPU").answer({**request, "inputs": []})
+    assert reply["stage"] == "run"
+    assert "s" in reply["error"]  # the input not fed
 
 
 # --- the real thing (slow): onnxruntime 1.20.1 from the index -------------------------------
