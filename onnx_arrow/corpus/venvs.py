@@ -215,17 +215,14 @@ def _run(command: list[str], *, what: str, where: Path, env: dict[str, str] | No
 # --- what an environment holds --------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: str | Path, dir_fd: int | None = None) -> str:
     """The sha256 of a regular file, opened without following a link or blocking."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
     with open(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")
-        digest = hashlib.sha256()
-        for block in iter(lambda: f.read(_BLOCK), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _interpreter(env: Path) -> dict[str, str]:
@@ -276,30 +273,27 @@ def _entries(env: Path) -> dict[str, str]:
     """
     sites = [p.relative_to(env).as_posix() for p in _site_packages(env)]
     digests: dict[str, Any] = {}
-    for root, dirs, files in os.walk(env):
-        dirs.sort()
-        here = Path(root)
-        for name in sorted(files) + [d for d in dirs if (here / d).is_symlink()]:
-            path = here / name
-            rel = path.relative_to(env).as_posix()
-            if rel == RECORD:
-                continue
-            mode = os.lstat(path).st_mode
-            if stat.S_ISLNK(mode):
-                line = f"link {rel} {os.readlink(path)}"
-            elif stat.S_ISREG(mode):
-                line = f"file {rel} {_sha256(path)}"
+
+    def add(rel: str, line: str) -> None:
+        digests.setdefault(_entry_of(rel, sites), hashlib.sha256()).update(line.encode() + b"\n")
+
+    def walk(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as found:
+            entries = sorted(found, key=lambda e: e.name)
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_symlink():
+                add(rel, f"link {rel} {os.readlink(entry.path)}")
+            elif entry.is_dir(follow_symlinks=False):
+                add(rel, f"folder {rel}")
+                walk(entry.path, rel + "/")
+            elif entry.is_file(follow_symlinks=False):
+                if rel != RECORD:
+                    add(rel, f"file {rel} {_sha256(entry.path)}")
             else:
                 raise OSError(f"{rel} is neither a file, a folder nor a link")
-            entry = _entry_of(rel, sites)
-            digests.setdefault(entry, hashlib.sha256()).update(line.encode() + b"\n")
-        for name in dirs:
-            if not (here / name).is_symlink():
-                rel = (here / name).relative_to(env).as_posix()
-                digests.setdefault(_entry_of(rel, sites), hashlib.sha256()).update(
-                    f"folder {rel}\n".encode()
-                )
-        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+
+    walk(str(env), "")
     return {k: v.hexdigest() for k, v in sorted(digests.items())}
 
 
