@@ -6,8 +6,11 @@ then warm, over node cases."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -341,3 +344,26 @@ def test_the_command_line_runs_and_records_the_version(
     assert code == 0, err
     assert f"onnxruntime=={OLD_ORT} (onnxruntime {OLD_ORT} (onnxruntime.backend" in text
     assert "making the environment" not in err
+
+
+@pytest.mark.slow
+@network
+def test_the_pytest_plugin_runs_it(
+    old_ort: EnvironmentBackend, store: Store, tmp_path: Path
+) -> None:
+    root = Path(__file__).parents[2]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")]),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "ONNX_ARROW_CACHE_DIR": str(old_ort.folder.parent.parent),
+    }
+    command = [sys.executable, "-m", "pytest", "-p", "onnx_arrow.pytest_plugin", "-v"]
+    command += ["-p", "no:cacheprovider", "--onnx-store", str(store.path)]
+    command += ["--onnx-backend", f"onnxruntime=={OLD_ORT}", "-k", "test_abs or test_add"]
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"node/test_abs PASSED", done.stdout)
+    assert re.search(r"node/test_add PASSED", done.stdout)
