@@ -43,6 +43,7 @@ __all__ = [
     "RunnerError",
     "TraceError",
     "UnsupportedTypeError",
+    "VirtualEnvironmentError",
 ]
 
 
@@ -174,6 +175,13 @@ class BackendTimeoutError(OnnxArrowError, TimeoutError):
 class RunnerError(OnnxArrowError, RuntimeError):
     """A runner's command failed on a data set: it did not start, exited with a status
     other than 0, or left an output file missing or undecodable (recorded as an error)."""
+
+
+class VirtualEnvironmentError(OnnxArrowError, RuntimeError):
+    """A virtual environment onnx-arrow makes (an onnx release's generator, a backend's
+    ``PACKAGE==VERSION``) cannot be made or used: venv or pip failed, ``--offline`` and
+    none cached, or a cached one whose interpreter or installed files are not those
+    recorded when it was made (it is never run then)."""
 
 
 class EngineError(OnnxArrowError, ValueError):

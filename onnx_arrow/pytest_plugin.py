@@ -15,7 +15,8 @@ it came from, the worst element with the expected and actual values, and the bac
 error.
 
 ``--onnx-backend`` takes what ``compare --backend`` takes (``reference``, ``onnxruntime``,
-``MODULE`` or ``MODULE:NAME`` of a backend with onnx's interface); ``--onnx-runner
+``MODULE`` or ``MODULE:NAME`` of a backend with onnx's interface, ``PACKAGE==VERSION`` in
+an environment made for it); ``--onnx-runner
 COMMAND`` runs a command per data set instead.  Registered as the ``pytest11`` entry
 point ``onnx_arrow``: without ``--onnx-store`` it only adds its options, and imports
 nothing of onnx-arrow's adapters, onnx or pandas.

@@ -122,9 +122,12 @@ def backend_options(parser: argparse.ArgumentParser) -> Any:
         "--backend",
         default=None,
         metavar="BACKEND",
-        help="reference (onnx.reference.ReferenceEvaluator, the default), onnxruntime, or "
+        help="reference (onnx.reference.ReferenceEvaluator, the default), onnxruntime, "
         "MODULE / MODULE:NAME: a module or object with onnx's backend interface (prepare, "
-        "and a rep's run), such as onnxruntime.backend, or a callable (model, inputs)",
+        "and a rep's run), such as onnxruntime.backend, or a callable (model, inputs); or "
+        "PACKAGE==VERSION[:MODULE[:NAME]]: that version from the package index, run in a "
+        "virtual environment made for it and cached (onnxruntime==1.20.1; more pins "
+        "after commas: onnxruntime==1.16.3,numpy==1.26.4)",
     )
     parser.add_argument(
         "--case",
@@ -246,10 +249,11 @@ RELEASES_HELP: Final = (
 
 
 def offline_option(parser: argparse.ArgumentParser) -> None:
-    """--offline: an ``@onnx==VERSION`` corpus from the cache or a wheel on disk only."""
+    """--offline: an ``@onnx==VERSION`` corpus from the cache or a wheel on disk only, and
+    a ``--backend PACKAGE==VERSION``'s environment from the cache only."""
     parser.add_argument(
         "--offline",
         action="store_true",
-        help="take @onnx==VERSION from the cache (or @onnx=PATH.whl) only; never ask the "
-        "package index",
+        help="take @onnx==VERSION from the cache (or @onnx=PATH.whl), and a --backend "
+        "PACKAGE==VERSION's environment, from the cache only; never ask the package index",
     )

@@ -7,7 +7,13 @@ from __future__ import annotations
 import argparse
 from typing import Any, Final
 
-from onnx_arrow.cli._shared import Command, add_command, backend_options, onnxruntime_options
+from onnx_arrow.cli._shared import (
+    Command,
+    add_command,
+    backend_options,
+    offline_option,
+    onnxruntime_options,
+)
 
 _EPILOG: Final = """\
 examples:
@@ -21,6 +27,8 @@ examples:
       the runner's runtime and version recorded in OUT (and by 'compare --actual')
   onnx-arrow run --backend my_package.backend:MyBackend corpus.parquet mine.parquet
       a backend with onnx's interface (prepare, and a rep's run), named MODULE:NAME
+  onnx-arrow run --backend onnxruntime==1.20.1 corpus.parquet ort-1.20.1.parquet
+      onnxruntime 1.20.1 from the package index, in an environment made for it (cached)
 
 Exit status 0 when OUT is written, backend errors or not (compare reports them);
 1 if STORE cannot be read, OUT exists (without --force) or onnxruntime is missing."""
@@ -44,6 +52,7 @@ def register(commands: Any) -> None:
     runner_option(backend_options(run))
     runtime_option(run)
     onnxruntime_options(run)
+    offline_option(run)
     run.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
 

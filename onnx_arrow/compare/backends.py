@@ -4,7 +4,8 @@ what a caller names (a name, a spec string, an object) into a backend.
 A *backend* is any callable ``(model, inputs) -> outputs`` (:class:`Backend`).
 :func:`reference_backend` (``onnx.reference.ReferenceEvaluator``) and
 :func:`~onnx_arrow.compare.ort.onnxruntime_backend` are built in (:data:`BACKENDS`).
-:func:`resolve_backend` takes a built-in name, a spec ``MODULE`` or ``MODULE:NAME``, an
+:func:`resolve_backend` takes a built-in name, a spec ``MODULE`` or ``MODULE:NAME`` (or
+``PACKAGE==VERSION``: :mod:`~onnx_arrow.compare.environments`), an
 object with onnx's backend interface (a module such as ``onnxruntime.backend``, a
 ``onnx.backend.base.Backend`` subclass or instance) or a callable, and gives the backend
 ``compare``, ``run`` and the pytest plugin run; :func:`describe_backend` says what one
@@ -25,6 +26,7 @@ from typing import Any, Final, Protocol, TypeAlias
 import onnx
 from onnx import ModelProto
 
+from onnx_arrow.compare.environments import EnvironmentBackend, is_package_spec
 from onnx_arrow.compare.feeds import strings_as_str
 from onnx_arrow.compare.interface import InterfaceBackend, load_spec
 from onnx_arrow.compare.ort import OnnxruntimeBackend, import_onnxruntime, onnxruntime_backend
@@ -91,6 +93,9 @@ def resolve_backend(
     ----------
     backend
         None (:func:`reference_backend`); a name of :data:`BACKENDS`; a spec
+        ``PACKAGE==VERSION[:MODULE[:NAME]]``, that version from the package index run in
+        an environment made for it
+        (:class:`~onnx_arrow.compare.environments.EnvironmentBackend`); a spec
         ``MODULE`` or ``MODULE:NAME`` naming any of the following (loaded again in a
         worker process); an object with onnx's backend interface (``prepare(model,
         device, **kw)`` returning a rep with ``run(inputs)``: a module such as
@@ -107,6 +112,8 @@ def resolve_backend(
     ------
     BackendUnavailableError
         If onnxruntime is asked for and not installed.
+    VirtualEnvironmentError
+        If a ``PACKAGE==VERSION``'s environment cannot be made, or fails its check.
     BackendSpecError
         If a spec's module does not import, it has no such NAME, the object has neither
         ``prepare`` nor a call, it does not support ``device``, or a provider or session
@@ -133,6 +140,8 @@ def resolve_backend(
             )
         if name in BACKENDS:
             return BACKENDS[name]
+        if is_package_spec(name):  # a version from the index, in an environment of its own
+            return EnvironmentBackend(name, device=device).check()
         try:
             target = load_spec(name)
         except BackendSpecError as exc:
@@ -159,7 +168,7 @@ def resolve_backend(
 
 
 def _from_object(target: object, *, spec: str | None, device: str) -> Backend:
-    if isinstance(target, InterfaceBackend | OnnxruntimeBackend):
+    if isinstance(target, InterfaceBackend | OnnxruntimeBackend | EnvironmentBackend):
         return target.check()
     try:
         prepare = getattr(target, "prepare", None)
@@ -282,6 +291,9 @@ def _described(backend: Backend) -> dict[str, Any]:
     if isinstance(checked, dict) and isinstance(name, str):
         return dict(checked)
     made = {"name": name if isinstance(name, str) else where, "runs": runs}
+    if isinstance(backend, EnvironmentBackend):  # and what pip resolved for it
+        made["environment"] = backend.environment()
+        made["runtime"], made["runtime_version"] = backend.spec.package, backend.spec.version
     if isinstance(backend, InterfaceBackend):
         target = backend.target
         module = target.__name__ if isinstance(target, ModuleType) else None

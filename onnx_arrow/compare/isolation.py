@@ -13,7 +13,8 @@ ends.
   (:class:`SpecBackend`).
 * :func:`isolates` says whether a backend's cases run in a worker: every backend but a
   :class:`~onnx_arrow.compare.runner.CommandRunner` (which runs a process of its own per
-  data set already) and the built-in onnxruntime one (whose sessions are not fork-safe)
+  data set already), a runtime version's environment (its backend runs in a process of
+  that environment's Python) and the built-in onnxruntime one (whose sessions are not fork-safe)
   unless ``in_process`` is asked for.  In the process, a backend's crash
   ends the command, its ``sys.exit`` too: for debuggers and profilers, unprotected.
 """
@@ -26,6 +27,7 @@ from onnx import ModelProto
 
 from onnx_arrow.compare.backends import BACKENDS, Backend, BackendLike, describe_backend
 from onnx_arrow.compare.backends import resolve_backend as _resolve
+from onnx_arrow.compare.environments import EnvironmentBackend, is_package_spec
 from onnx_arrow.compare.ort import OnnxruntimeBackend, onnxruntime_backend
 from onnx_arrow.compare.runner import CommandRunner
 from onnx_arrow.errors import BackendSpecError, CaseLostError, CompareError
@@ -121,8 +123,8 @@ def isolates(backend: Backend, *, in_process: bool) -> bool:
     own processes already), the built-in onnxruntime backend (a session's threads do not
     survive a fork: a worker forked from a process that made sessions can hang in its
     next; ``jobs`` above 1 forks it before any) or where ``in_process`` is asked for."""
-    if in_process or isinstance(backend, CommandRunner | OnnxruntimeBackend):
-        return False
+    if in_process or isinstance(backend, CommandRunner | OnnxruntimeBackend | EnvironmentBackend):
+        return False  # a runner and a runtime version's environment run processes of their own
     return backend is not onnxruntime_backend
 
 
@@ -143,5 +145,7 @@ def backend_to_run(
     if in_process and (jobs > 1 or engine is not None):
         raise CompareError("in_process runs the cases in this process: not with jobs or engine")
     if in_process or not isinstance(backend, str) or backend.strip() in BACKENDS:
+        return _resolve(backend)
+    if is_package_spec(backend):  # its backend runs in its environment's process already
         return _resolve(backend)
     return checked_spec(backend.strip())

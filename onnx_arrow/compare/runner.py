@@ -42,7 +42,17 @@ from onnx_arrow.core.model import (
 from onnx_arrow.corpus.sources import MAX_FILE_BYTES
 from onnx_arrow.errors import BackendTimeoutError, CompareError, OnnxArrowError, RunnerError
 
-__all__ = ["PLACEHOLDERS", "STDERR_TAIL_LINES", "CommandRunner"]
+__all__ = [
+    "FOLDER_PREFIX",
+    "PLACEHOLDERS",
+    "STDERR_TAIL_LINES",
+    "CommandRunner",
+    "dies_with_parent",
+    "how_it_ended",
+    "read_outputs",
+    "remove_folder",
+    "stderr_tail",
+]
 
 #: The placeholders of a command, and what each is replaced with.
 PLACEHOLDERS: Final[Mapping[str, str]] = {
@@ -172,7 +182,7 @@ class CommandRunner:
             argv = [word.format(**{k: str(v) for k, v in places.items()}) for word in self.words]
             stderr = folder / "stderr.txt"
             self._run(argv, folder, stderr)
-            return _read_outputs(model, folder, places["outputs"].relative_to(folder), stderr)
+            return read_outputs(model, folder, places["outputs"].relative_to(folder), stderr)
 
     def _run(self, argv: list[str], folder: Path, stderr: Path) -> None:
         """Run ``argv`` in ``folder`` to its end (or kill its process group)."""
@@ -186,7 +196,7 @@ class CommandRunner:
                     stderr=err,
                     start_new_session=True,  # its own process group, out of the terminal's
                     # only prctl, looked up beforehand: nothing a lock of another thread guards
-                    preexec_fn=_dies_with_parent(),  # noqa: PLW1509
+                    preexec_fn=dies_with_parent(),  # noqa: PLW1509
                 )
             except OSError as exc:
                 raise RunnerError(
@@ -197,16 +207,17 @@ class CommandRunner:
             status = process.wait(self.timeout)
         except subprocess.TimeoutExpired:
             raise BackendTimeoutError(
-                f"the command ran longer than {self.timeout:g} s and was killed{_tail(stderr)}"
+                f"the command ran longer than {self.timeout:g} s and was killed"
+                f"{stderr_tail(stderr)}"
             ) from None
         except BackendTimeoutError as exc:  # compare's deadline, in this thread
             raise BackendTimeoutError(
-                f"{exc.message}; the command was killed{_tail(stderr)}"
+                f"{exc.message}; the command was killed{stderr_tail(stderr)}"
             ) from None
         finally:
             _kill_group(process)
         if status != 0:
-            raise RunnerError(f"the command {_ended(status)}{_tail(stderr)}")
+            raise RunnerError(f"the command {how_it_ended(status)}{stderr_tail(stderr)}")
 
 
 def _parsed(command: str) -> list[str]:
@@ -273,7 +284,7 @@ def _absolute(words: list[str]) -> list[str]:
 #: The prefix of the runner's temporary folders: the pid of the process that made one
 #: follows it, so that a folder whose process was killed outright (a worker process of
 #: ``--jobs`` when Ctrl-C stops the pool) is known as left behind and removed later.
-_PREFIX: Final = "onnx-arrow-runner-"
+FOLDER_PREFIX: Final = "onnx-arrow-runner-"
 #: The processes that have swept the folders left behind (a set of one pid, or none).
 _swept: set[int] = set()
 
@@ -285,12 +296,12 @@ def _folder() -> Iterator[Path]:
         _swept.clear()
         _swept.add(os.getpid())
         _sweep(Path(tempfile.gettempdir()))
-    path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
+    path = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
     try:
         yield path
     finally:
         with deferred_interrupt():
-            _remove(path)
+            remove_folder(path)
 
 
 def _sweep(root: Path) -> None:
@@ -298,14 +309,14 @@ def _sweep(root: Path) -> None:
     them (killed outright: nothing of it ran after)."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(root):
-            pid = entry.name.removeprefix(_PREFIX).split("-", 1)[0]
+            pid = entry.name.removeprefix(FOLDER_PREFIX).split("-", 1)[0]
             if (
-                entry.name.startswith(_PREFIX)
+                entry.name.startswith(FOLDER_PREFIX)
                 and pid.isdigit()
                 and not _alive(int(pid))
                 and entry.is_dir(follow_symlinks=False)
             ):
-                _remove(Path(entry.path))
+                remove_folder(Path(entry.path))
 
 
 def _alive(pid: int) -> bool:
@@ -318,7 +329,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _remove(path: Path) -> None:
+def remove_folder(path: Path) -> None:
     """Remove the folder, what the command left unwritable in it too; never through a
     link (a link put in its place is removed, not what it names), never changing the
     permissions of anything outside it."""
@@ -438,22 +449,27 @@ def _write_untyped(folder: Path, model: ModelProto) -> Path:
     return path
 
 
-def _read_outputs(model: ModelProto, root: Path, rel: Path, stderr: Path) -> list[Any]:
+def read_outputs(
+    model: ModelProto,
+    root: Path,
+    rel: Path,
+    stderr: Path,
+    *,
+    done: str = "the command exited with status 0",
+) -> list[Any]:
     """The ``output_K.pb`` files of the folder ``root / rel`` as the model declares its
-    outputs (read below ``root`` only)."""
+    outputs (read below ``root`` only); ``done`` says what wrote them, for an error."""
     try:
         folder = _open_below(root, rel)
     except OnnxArrowError as exc:
-        raise RunnerError(
-            f"the command exited with status 0 but {exc.message}{_tail(stderr)}"
-        ) from None
+        raise RunnerError(f"{done} but {exc.message}{stderr_tail(stderr)}") from None
     try:
-        return _read_output_files(model, folder, stderr)
+        return _read_output_files(model, folder, stderr, done)
     finally:
         os.close(folder)
 
 
-def _read_output_files(model: ModelProto, folder: int, stderr: Path) -> list[Any]:
+def _read_output_files(model: ModelProto, folder: int, stderr: Path, done: str) -> list[Any]:
     """The ``output_K.pb`` files of the open folder ``folder``."""
     values: list[Any] = []
     problems: list[str] = []
@@ -489,9 +505,7 @@ def _read_output_files(model: ModelProto, folder: int, stderr: Path) -> list[Any
                 f"{where} does not decode as the model declares it, {_declared(info.type)} ({exc})"
             )
     if problems:
-        raise RunnerError(
-            f"the command exited with status 0 but {'; '.join(problems)}{_tail(stderr)}"
-        )
+        raise RunnerError(f"{done} but {'; '.join(problems)}{stderr_tail(stderr)}")
     return values
 
 
@@ -504,7 +518,7 @@ def _declared(type_proto: Any) -> str:
         return "a type onnx-arrow does not read"
 
 
-def _ended(status: int) -> str:
+def how_it_ended(status: int) -> str:
     if status < 0:
         try:
             name = signal.Signals(-status).name
@@ -514,7 +528,7 @@ def _ended(status: int) -> str:
     return f"exited with status {status}"
 
 
-def _tail(stderr: Path) -> str:
+def stderr_tail(stderr: Path) -> str:
     """The last lines of the command's stderr, for an error (nothing when it is empty, or
     when the command put anything but a regular file of its own in its place)."""
     try:
@@ -545,7 +559,7 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _dies_with_parent() -> Any:
+def dies_with_parent() -> Any:
     """A ``preexec_fn`` that has the kernel kill the command when this process ends
     (Linux); None elsewhere."""
     if not sys.platform.startswith("linux"):

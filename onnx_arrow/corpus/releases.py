@@ -62,6 +62,12 @@ from onnx_arrow.corpus.sources import (
     default_source,
     wheel_data_dir,
 )
+from onnx_arrow.corpus.venvs import (
+    Environment,
+    cached_environment,
+    python_command,
+    temporary_environment,
+)
 from onnx_arrow.corpus.wheels import (
     MAX_RECORD_BYTES,
     WHEEL_NAME,
@@ -178,37 +184,27 @@ def _wheel_of(release: Release, *, offline: bool) -> Wheel:
 # --- the data tree ------------------------------------------------------------------------
 
 
-def _generator_env(version: str, numpy: str, *, wheel: Wheel, offline: bool) -> Path:
-    """The Python of an environment holding onnx ``version`` and numpy ``numpy`` (made once,
-    kept in the cache)."""
+@contextlib.contextmanager
+def _generator_env(
+    version: str, numpy: str, *, wheel: Wheel, offline: bool
+) -> Iterator[Environment]:
+    """An environment holding onnx ``version`` and numpy ``numpy`` (made once, kept in the
+    cache and checked on each use; made for this use alone when the cache is off)."""
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    name = f"onnx-{version}-numpy-{numpy}-py{python}"
-    folder = releases_folder("envs")
-    base = folder if folder is not None else Path(tempfile.mkdtemp(prefix="onnx-arrow-env-"))
-    env = base / name
-    ready = env / "onnx-arrow-ready.json"
-    bin_dir = env / ("Scripts" if os.name == "nt" else "bin")
-    exe = bin_dir / ("python.exe" if os.name == "nt" else "python")
-    if ready.is_file() and exe.exists():
-        return exe
-    if env.exists():
-        shutil.rmtree(env)
-    base.mkdir(parents=True, exist_ok=True)
-    _run([sys.executable, "-m", "venv", str(env)], what=f"making the environment {env}")
     wanted = [f"onnx=={version}", f"numpy=={numpy}"]
     if wheel.url is None and _installable(wheel.path):
         wanted[0] = str(wheel.path)
-    pip = [str(exe), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    if offline:
-        pip.append("--no-index")
-    # an environment of its own: the versions asked for, whatever this one constrains
-    _run(
-        [*pip, *wanted],
-        what=f"installing {' '.join(wanted)} into {env}",
-        env={**os.environ, "PIP_CONSTRAINT": "", "PIP_REQUIRE_VIRTUALENV": "0"},
+    what = f"the node suite of onnx {version}"
+    pip_options = ["--no-index"] if offline else []
+    folder = releases_folder("envs")
+    if folder is None:
+        with temporary_environment(wanted, what=what, pip_options=pip_options) as env:
+            yield env
+        return
+    name = f"onnx-{version}-numpy-{numpy}-py{python}"
+    yield cached_environment(
+        folder / name, wanted, offline=False, what=what, pip_options=pip_options
     )
-    ready.write_text(json.dumps({"onnx": version, "numpy": numpy}) + "\n", encoding="utf-8")
-    return exe
 
 
 def _installable(wheel: Path) -> bool:
@@ -234,10 +230,12 @@ def _generate(release: Release, wheel: Wheel, dest: Path, *, offline: bool) -> d
     from onnx_arrow.corpus import node_writer
 
     numpy = release.numpy or importlib.metadata.version("numpy")
-    python = _generator_env(wheel.version, numpy, wheel=wheel, offline=offline)
-    with tempfile.TemporaryDirectory(prefix="onnx-arrow-generate-") as tmp:
+    with (
+        _generator_env(wheel.version, numpy, wheel=wheel, offline=offline) as env,
+        tempfile.TemporaryDirectory(prefix="onnx-arrow-generate-") as tmp,
+    ):
         _run(
-            [str(python), node_writer.__file__, tmp],
+            [*python_command(env), node_writer.__file__, tmp],
             what=f"generating the node suite of onnx {wheel.version}",
         )
         manifest = _manifest(Path(tmp, node_writer.MANIFEST), wheel.version)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 from onnx_arrow import compare
-from onnx_arrow.cli._shared import EXIT_OK, settle_timeout
+from onnx_arrow.cli._shared import EXIT_OK, PROG, settle_timeout
 from onnx_arrow.cli.work._shared import (
     bytes_text,
     check_file_target,
@@ -17,6 +18,12 @@ from onnx_arrow.cli.work._shared import (
     warnings_as_lines,
 )
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.compare.environments import (
+    EnvironmentBackend,
+    environment_folder,
+    is_package_spec,
+    parse_package_spec,
+)
 from onnx_arrow.compare.isolation import backend_to_run
 from onnx_arrow.compare.ort import parse_session_option
 from onnx_arrow.corpus import Store
@@ -47,6 +54,8 @@ def backend(args: argparse.Namespace) -> Any:
         )
     if args.backend_logs:  # read by the backend where it runs: workers inherit it
         os.environ[compare.ORT_LOG_SEVERITY_VARIABLE] = str(compare.ORT_DEFAULT_LOG_SEVERITY)
+    if is_package_spec(args.backend):  # a version from the index, in an environment
+        return _in_environment(args)
     try:
         providers = args.providers  # "A,B": OnnxruntimeBackend splits it
         options = dict(parse_session_option(text) for text in args.session_option)
@@ -63,6 +72,31 @@ def backend(args: argparse.Namespace) -> Any:
             engine=args.engine,
         )
     except compare.CompareError as exc:
+        args.subparser.error(exc.message)
+
+
+def _in_environment(args: argparse.Namespace) -> Any:
+    """The backend ``--backend PACKAGE==VERSION`` names, its environment made (said on
+    stderr: pip may take a minute) or taken from the cache, and its backend started."""
+    if args.providers is not None or args.session_option:
+        args.subparser.error("--providers and --session-option apply to --backend onnxruntime")
+    try:
+        spec = parse_package_spec(args.backend)
+    except compare.BackendSpecError as exc:
+        args.subparser.error(exc.message)
+    folder = environment_folder(spec)
+    offline = bool(getattr(args, "offline", False))
+    if not offline and (folder is None or not folder.exists()):
+        where = "for this run (the cache is off)" if folder is None else f"once, into {folder}"
+        print(
+            f"{PROG}: making the environment of {spec} {where}: pip install "
+            f"{' '.join(spec.requirements())}",
+            file=sys.stderr,
+        )
+    backend = EnvironmentBackend(spec, offline=offline)
+    try:
+        return backend.check()
+    except compare.BackendSpecError as exc:
         args.subparser.error(exc.message)
 
 
