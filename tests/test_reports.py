@@ -99,7 +99,7 @@ def test_reports_that_cannot_be_joined_are_refused(
     a, _ = two_runs
     folder = tmp_path / "corpus" / "c"
     folder.mkdir(parents=True)
-    (folder / "README").write_text("x")
+    (folder / "loose.pb").write_bytes(b"x")  # a case without a model
     of_a_diff = diff(tmp_path / "corpus", tmp_path / "corpus")
     assert of_a_diff.kind == "diff"
     with pytest.raises(CompareError, match=r"reports\[1\]\): the report is a diff report"):

@@ -320,7 +320,7 @@ def test_folder_layouts_round_trip(tmp_path):
     (light / "test_tiny_input_0.pb").write_bytes(
         (case / "test_data_set_0" / "input_0.pb").read_bytes()
     )
-    (light / "loose.txt").write_text("a file of no case\n")
+    (light / "loose.pb").write_bytes(b"a file of no case\n")  # a value of no model: a case
     out = tmp_path / "store.parquet"
     summary = write_store(FolderSource(root), out)
     assert summary["files"] == 9
