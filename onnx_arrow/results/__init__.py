@@ -22,7 +22,7 @@ Examples
 
 from __future__ import annotations
 
-from onnx_arrow.results.matrix import PAIR_STATES, MatrixBackend, Pair, matrix
+from onnx_arrow.results.pairs import PAIR_STATES, MatrixBackend, Pair, matrix
 from onnx_arrow.results.schema import (
     IDENTITY_COLUMNS,
     OPTION_KEYS,
