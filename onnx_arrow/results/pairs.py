@@ -146,13 +146,13 @@ def matrix(
     Raises
     ------
     ResultsError
-        If the results store does not read (checked before anything runs), or a
-        backend is neither a backend nor a :class:`MatrixBackend`.
+        If the results store does not read (checked before anything runs, and as the
+        counts of a pair it holds are read).
     """
     check(results)  # a store that does not read: said before any work
     entries = [b if isinstance(b, MatrixBackend) else MatrixBackend(backend=b) for b in backends]
     made: dict[int, Backend | Exception] = {}  # each backend loaded once, for every corpus
-    kept = _KeptRuns(results)
+    run = _Run(results, _KeptRuns(results), plan, cases, timeout, jobs, engine, again)
     pairs = []
     for corpus in corpora:
         name = str(corpus.path if isinstance(corpus, Store) else corpus)
@@ -165,9 +165,7 @@ def matrix(
                 else:
                     if k not in made:
                         made[k] = _load(entry, timeout)
-                    pair = _pair(results, name, store, entry, made[k], kept, started, tick,
-                                 plan=plan, cases=cases, timeout=timeout, jobs=jobs,
-                                 engine=engine, again=again)  # fmt: skip
+                    pair = _pair(run, name, store, entry, made[k], started, tick)
                 pairs.append(pair)
                 if on_pair is not None:
                     on_pair(pair)
@@ -224,46 +222,62 @@ class _KeptRuns:
         return self.counted.get(run_id, {})
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What every pair of one matrix is run and kept with."""
+
+    results: str | os.PathLike[str]
+    kept: _KeptRuns
+    plan: Plan | None
+    cases: Sequence[str] | None
+    timeout: float | None
+    jobs: int
+    engine: str | None
+    again: bool
+
+
 def _pair(
-    results: str | os.PathLike[str],
+    run: _Run,
     corpus: str,
     store: Store,
     entry: MatrixBackend,
     backend: Backend | Exception,
-    kept: _KeptRuns,
     started: float,
     progress: Callable[[str], None] | None,
-    **options: Any,
 ) -> Pair:
+    """One pair: found in the store, or run and added, or failed."""
     if isinstance(backend, Exception):
         return _failed(corpus, entry, backend, started, store)
-    plan, cases, timeout = options["plan"], options["cases"], options["timeout"]
     try:
         made = planned_provenance(
-            store, backend, plan=plan, cases=cases, timeout=timeout, runtime=entry.runtime
+            store,
+            backend,
+            plan=run.plan,
+            cases=run.cases,
+            timeout=run.timeout,
+            runtime=entry.runtime,
         )
-    except Exception as exc:  # a bad plan or runtime: said for the pair
+    except Exception as exc:  # a bad plan or runtime, a store that does not read: the pair's
         return _failed(corpus, entry, exc, started, store)
     said = _said(corpus, entry, made)
-    present = None if options["again"] else has_run(results, made)
+    present = None if run.again else has_run(run.results, made)
     if present is not None:
-        counts = kept[present]
-        return replace(said, state="present", run_id=present, **_kept_counts(counts))
+        return replace(said, state="present", run_id=present, **_kept_counts(run.kept[present]))
     try:
         report = compare(
             store,
             backend,
-            plan=plan,
-            cases=cases,
-            timeout=timeout,
+            plan=run.plan,
+            cases=run.cases,
+            timeout=run.timeout,
             progress=progress,
-            jobs=options["jobs"],
-            engine=options["engine"],
+            jobs=run.jobs,
+            engine=run.engine,
             runtime=entry.runtime,
         )
     except Exception as exc:  # a pair that raises is a failed pair: the matrix goes on
         return _failed(corpus, entry, exc, started, store)
-    (added,) = add(results, report, again=options["again"])
+    (added,) = add(run.results, report, again=run.again)
     state = "present" if added.present else "added"
     seconds = time.monotonic() - started
     return replace(said, state=state, run_id=added.run_id, seconds=seconds, **_counts(report))
@@ -290,7 +304,10 @@ def _failed(
     started: float,
     store: Store | None = None,
 ) -> Pair:
-    version = None if store is None else store.metadata.get("onnx_version")
+    try:
+        version = None if store is None else store.metadata.get("onnx_version")
+    except Exception:  # a store whose metadata does not read: its error is the pair's
+        version = None
     return Pair(
         corpus,
         entry.label,

@@ -107,13 +107,16 @@ def test_every_pair_once_a_crash_an_error_row_a_failed_pair_gone_past(
 def test_a_corpus_that_does_not_open_fails_its_pairs_only(
     node_store: Store, tmp_path: Path
 ) -> None:
-    missing = tmp_path / "missing.parquet"
-    pairs = results.matrix(tmp_path / "r", [missing, node_store], ["reference"])
+    missing, garbage = tmp_path / "missing.parquet", tmp_path / "garbage.parquet"
+    garbage.write_bytes(b"PAR1 not a store PAR1")
+    pairs = results.matrix(tmp_path / "r", [missing, garbage, node_store], ["reference"])
     assert [(p.corpus, p.state) for p in pairs] == [
         (str(missing), "failed"),
+        (str(garbage), "failed"),
         (str(node_store.path), "added"),
     ]
     assert str(missing) in str(pairs[0].error)
+    assert str(pairs[1].error).startswith(f"CorpusError: {garbage}: ")
 
 
 def test_a_store_that_does_not_read_is_said_before_any_pair(
