@@ -79,7 +79,7 @@ def test_the_recipe_runs_nightly_and_keeps_the_store_as_an_artifact(
     run = "\n".join(step.get("run", "") for step in steps)
     # the store the last run uploaded is taken back under the name it is uploaded with,
     # where the matrix appends to it, and what is uploaded is that folder
-    download = re.search(r"gh run download \S+ --name (\S+) --dir (\S+)", run)
+    download = re.search(r"gh run download \S+ --name ([^\s;]+) --dir ([^\s;]+)", run)
     assert download is not None
     assert (download[1], download[2].rstrip("/")) == (upload["name"], upload["path"].rstrip("/"))
     (matrix,) = [argv for argv in _commands(run) if argv[1] == "matrix"]
