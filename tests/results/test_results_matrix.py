@@ -23,6 +23,25 @@ from onnx_arrow.errors import ResultsError
 #: A backend module whose every run raises, as a runtime that crashes on every model.
 CRASHING = "def backend(model, inputs):\n    raise RuntimeError('planted crash')\n"
 
+#: A runner of onnx's reference evaluator through files (MODEL INPUTS OUTPUTS), tensors only.
+RUNNER = """\
+import pathlib, sys
+import onnx
+from onnx import numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+model = onnx.load(sys.argv[1])
+inputs, outputs = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+feed = {}
+for k, info in enumerate(model.graph.input):
+    tensor = onnx.TensorProto.FromString((inputs / f"input_{k}.pb").read_bytes())
+    feed[info.name] = numpy_helper.to_array(tensor)
+values = ReferenceEvaluator(model).run(None, feed)
+for k, (info, value) in enumerate(zip(model.graph.output, values)):
+    tensor = numpy_helper.from_array(value, info.name)
+    (outputs / f"output_{k}.pb").write_bytes(tensor.SerializeToString())
+"""
+
 #: A backend module whose worker process dies on every model, as a segfault would end it.
 DYING = "import os\n\ndef backend(model, inputs):\n    os._exit(11)\n"
 
@@ -192,8 +211,11 @@ def test_releases_x_runtimes_as_users_run_it(
     tmp_path: Path, node_store: Store, module: Any
 ) -> None:
     """@onnx==1.14.1 (a temporary cache) and @onnx x the reference, onnxruntime, a backend
-    whose worker dies and a runner, as a command; run again, nothing runs."""
+    whose worker dies, a runner that works and one that fails, as a command; run again,
+    nothing runs."""
     dying = module("dying_matrix_backend", DYING)
+    script = tmp_path / "reference_runner.py"
+    script.write_text(RUNNER)
     store = tmp_path / "results"
     env = {**os.environ, "ONNX_ARROW_CACHE_DIR": str(tmp_path / "cache")}
     env["ONNX_ARROW_PROGRESS_INTERVAL"] = "0"  # a progress line per case: what ran
@@ -202,6 +224,8 @@ def test_releases_x_runtimes_as_users_run_it(
         "--corpus", "@onnx==1.14.1", "--corpus", "@onnx",
         "--backend", "reference", "--backend", "onnxruntime", "--backend", dying,
         "--runner", "false {model}", "--runtime", "falsehood==0.1",
+        "--runner", f"{sys.executable} {script} {{model}} {{inputs}} {{outputs}}",
+        "--runtime", "pyref==1.0",
         "--case", "node/test_abs", "--case", "node/test_add", "--jobs", "2",
     ]  # fmt: skip
     done = subprocess.run(
@@ -209,22 +233,25 @@ def test_releases_x_runtimes_as_users_run_it(
     )
     assert done.returncode == 0, done.stderr
     first = done.stdout.splitlines()
-    assert first[0] == f"{store}: 8 pairs, 8 added, 0 present (not run again), 0 failed"
-    rows = [line.split() for line in first[3:11]]
-    assert [(r[0], r[1]) for r in rows[:4]] == [("@onnx==1.14.1", "1.14.1")] * 4
-    assert [r[0] for r in rows[4:]] == ["@onnx"] * 4
+    assert first[0] == f"{store}: 10 pairs, 10 added, 0 present (not run again), 0 failed"
+    rows = [line.split() for line in first[3:13]]
+    assert [(r[0], r[1]) for r in rows[:5]] == [("@onnx==1.14.1", "1.14.1")] * 5
+    assert [r[0] for r in rows[5:]] == ["@onnx"] * 5
     by = {(r[0], r[2]): r for r in rows}
     assert by["@onnx==1.14.1", "onnxruntime"][5:8] == ["2", "2", "0"]  # outputs, pass, fail
     assert by["@onnx", dying][5:10] == ["2", "0", "0", "2", "0"]  # the dead worker: errors
     runs = results.runs(results.read(store)).to_pylist()
     assert {r["corpus_onnx_version"] for r in runs} == {"1.14.1", onnx.__version__}
+    counts = {(r["runtime"], r["corpus_onnx_version"]): (r["pass"], r["error"]) for r in runs}
+    assert counts["pyref", "1.14.1"] == counts["pyref", onnx.__version__] == (2, 0)
+    assert counts["falsehood", "1.14.1"] == (0, 2)  # a runner that fails: errors, no skip
     parts = _parts(store)
     again = subprocess.run(
         command, capture_output=True, text=True, env=env, timeout=900, check=False
     )
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines()[0] == (
-        f"{store}: 8 pairs, 0 added, 8 present (not run again), 0 failed"
+        f"{store}: 10 pairs, 0 added, 10 present (not run again), 0 failed"
     )
     assert "cases" not in again.stderr  # no case ran: no progress line
     assert _parts(store) == parts
