@@ -70,6 +70,20 @@ def test_the_digest_follows_the_store(store: Store, tmp_path: Path) -> None:
     assert one["store_digest"] == again["store_digest"] != other["store_digest"]
 
 
+def test_the_digest_leaves_out_when_the_corpus_was_imported(tmp_path: Path) -> None:
+    """A corpus built again from one source (``@onnx`` on each use) is the same corpus."""
+    from onnx_arrow.compare.report import store_digest
+    from onnx_arrow.corpus import WriteOptions
+
+    cases = [c for c in NodeSuiteSource() if c.name == "node/test_abs"]
+    digests = []
+    for k, (when, onnx) in enumerate([("2026-01-01", "1.0"), ("2026-02-02", "1.0"), ("", "1.1")]):
+        options = WriteOptions(provenance={"imported_at": when, "onnx": onnx})
+        write_store(cases, tmp_path / f"{k}.parquet", options=options)
+        digests.append(store_digest(Store(tmp_path / f"{k}.parquet")))
+    assert digests[0] == digests[1] != digests[2]
+
+
 def test_two_reports_joined_keep_both_provenances(two_runs: tuple[Report, Report]) -> None:
     a, b = two_runs
     joined = concat_reports([a, b])

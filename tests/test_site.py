@@ -26,6 +26,7 @@ NAV = (
     "backend-testing.md",
     "frozen-corpora.md",
     "results.md",
+    "runtime-teams.md",
     "type-mapping.md",
     "store-format.md",
     "cli.md",

@@ -8,7 +8,8 @@ folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``;
 a backend's outputs (or such a store) with the expected ones (exit 1 if any
 output does not match), ``report`` compare reports as a scoreboard, ``coverage`` what a
 corpus tests of the ONNX specification, and ``results``: a results store's runs, where
-their verdicts changed, reports added to it.
+their verdicts changed, reports added to it; ``matrix`` every corpus x every backend or
+runner into a results store.
 
 Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
 read, an output it will not overwrite, a round trip that differs; one line on
@@ -43,6 +44,7 @@ from onnx_arrow.cli import (
     generate,
     import_,
     info,
+    matrix,
     report,
     results,
     run,
@@ -79,6 +81,7 @@ COMMANDS: Final[dict[str, CommandModule]] = {
     "report": report,
     "coverage": coverage,
     "results": results,
+    "matrix": matrix,
     "trace": trace,
 }
 

@@ -115,20 +115,28 @@ def jobs_option(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+#: What --backend takes, as ``run``, ``compare`` and ``matrix`` say it.
+BACKEND_HELP: Final = (
+    "reference (onnx.reference.ReferenceEvaluator, the default), onnxruntime, "
+    "MODULE / MODULE:NAME: a module or object with onnx's backend interface (prepare, "
+    "and a rep's run), such as onnxruntime.backend, or a callable (model, inputs); or "
+    "PACKAGE==VERSION[:MODULE[:NAME]]: that version from the package index, run in a "
+    "virtual environment made for it and cached (onnxruntime==1.20.1; more pins "
+    "after commas: onnxruntime==1.16.3,numpy==1.26.4)"
+)
+
+
 def backend_options(parser: argparse.ArgumentParser) -> Any:
-    """--backend (in a group --actual can join), --case and --timeout."""
+    """--backend (in a group --actual can join), and :func:`running_options`."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--backend",
-        default=None,
-        metavar="BACKEND",
-        help="reference (onnx.reference.ReferenceEvaluator, the default), onnxruntime, "
-        "MODULE / MODULE:NAME: a module or object with onnx's backend interface (prepare, "
-        "and a rep's run), such as onnxruntime.backend, or a callable (model, inputs); or "
-        "PACKAGE==VERSION[:MODULE[:NAME]]: that version from the package index, run in a "
-        "virtual environment made for it and cached (onnxruntime==1.20.1; more pins "
-        "after commas: onnxruntime==1.16.3,numpy==1.26.4)",
-    )
+    group.add_argument("--backend", default=None, metavar="BACKEND", help=BACKEND_HELP)
+    running_options(parser)
+    return group
+
+
+def running_options(parser: argparse.ArgumentParser) -> None:
+    """--case, --timeout, --jobs, --engine and --backend-logs: which cases a backend
+    runs, and where and how."""
     parser.add_argument(
         "--case",
         action="append",
@@ -165,7 +173,6 @@ def backend_options(parser: argparse.ArgumentParser) -> Any:
         "on stderr); without it only fatal messages reach stderr, and every failure is "
         "recorded with its message",
     )
-    return group
 
 
 def settle_timeout(args: argparse.Namespace) -> None:

@@ -89,6 +89,74 @@ def _pattern_tolerance(text: str) -> tuple[str, float, float]:
         raise argparse.ArgumentTypeError(exc.message) from None
 
 
+def judging_options(parser: argparse.ArgumentParser) -> None:
+    """--skip, --xfail, --tolerance, --patterns, --provider, --run-skipped, --keep-actual
+    and :func:`rule_options`: which cases run and how their outputs are judged (the
+    plan), as ``compare`` and ``matrix`` take them."""
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="do not run the cases it finds (re.search in node/test_x, test_x and "
+        "test_x_cpu, as onnx's BackendTest.exclude); repeat for more",
+    )
+    parser.add_argument(
+        "--xfail",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="cases known to fail: their failures are xfail, a pass xpass; repeat for more",
+    )
+    parser.add_argument(
+        "--tolerance",
+        action="append",
+        default=[],
+        type=_pattern_tolerance,
+        metavar="REGEX=RTOL,ATOL",
+        help="compare the cases it finds with these tolerances, over their own (as --skip "
+        "finds them; the first that finds a case applies); repeat for more",
+    )
+    parser.add_argument(
+        "--patterns",
+        metavar="FILE",
+        help="more patterns from a file, after those given: lines 'skip REGEX', 'xfail "
+        "REGEX', 'tolerance REGEX=RTOL,ATOL' or 'tolerance REGEX ulp=N', each with 'when "
+        "CLAUSES' (opset>=18 onnx<1.17 provider=DML) and '# reason' if need be; JSON "
+        '{"skip": [...], "xfail": [...], "tolerance": {REGEX: [RTOL, ATOL], REGEX: {"ulp": '
+        "N}}}; or onnxruntime's onnx_backend_test_series_filters.jsonc or "
+        "onnx_backend_test_series_overrides.jsonc as they are; repeat for more",
+        action="append",
+        default=[],
+    )
+    parser.add_argument(
+        "--provider",
+        default="CPU",
+        metavar="DEVICE",
+        help="the onnxruntime build whose lists of onnxruntime's filters file apply, as "
+        "onnxruntime.get_device() names it (CPU, GPU, CPU-DNNL, GPU-DML...), and the "
+        "provider that 'when provider=NAME' lines of --patterns test (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--run-skipped",
+        action="store_true",
+        help="run the cases the skip patterns find, as xfail cases, to list the skip "
+        "entries that are no longer needed",
+    )
+    parser.add_argument(
+        "--keep-actual",
+        choices=("failed", "all", "none"),
+        default="failed",
+        help="whose actual values the report keeps, as .pb bytes in its actual column: of "
+        "the outputs that differ (default), all or none",
+    )
+    rule_options(
+        parser,
+        rtol_default_of="a case that states none of its own (onnx's TestCase, data.json) "
+        "and that no --tolerance finds",
+    )
+
+
 def register(commands: Any) -> None:
     """Add ``compare`` and its arguments."""
     cmp = add_command(
@@ -116,56 +184,7 @@ def register(commands: Any) -> None:
     which_actual.add_argument(
         "--actual", metavar="ACTUAL", help="a store of actual outputs written by 'onnx-arrow run'"
     )
-    cmp.add_argument(
-        "--skip",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="do not run the cases it finds (re.search in node/test_x, test_x and "
-        "test_x_cpu, as onnx's BackendTest.exclude); repeat for more",
-    )
-    cmp.add_argument(
-        "--xfail",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="cases known to fail: their failures are xfail, a pass xpass; repeat for more",
-    )
-    cmp.add_argument(
-        "--tolerance",
-        action="append",
-        default=[],
-        type=_pattern_tolerance,
-        metavar="REGEX=RTOL,ATOL",
-        help="compare the cases it finds with these tolerances, over their own (as --skip "
-        "finds them; the first that finds a case applies); repeat for more",
-    )
-    cmp.add_argument(
-        "--patterns",
-        metavar="FILE",
-        help="more patterns from a file, after those given: lines 'skip REGEX', 'xfail "
-        "REGEX', 'tolerance REGEX=RTOL,ATOL' or 'tolerance REGEX ulp=N', each with 'when "
-        "CLAUSES' (opset>=18 onnx<1.17 provider=DML) and '# reason' if need be; JSON "
-        '{"skip": [...], "xfail": [...], "tolerance": {REGEX: [RTOL, ATOL], REGEX: {"ulp": '
-        "N}}}; or onnxruntime's onnx_backend_test_series_filters.jsonc or "
-        "onnx_backend_test_series_overrides.jsonc as they are; repeat for more",
-        action="append",
-        default=[],
-    )
-    cmp.add_argument(
-        "--provider",
-        default="CPU",
-        metavar="DEVICE",
-        help="the onnxruntime build whose lists of onnxruntime's filters file apply, as "
-        "onnxruntime.get_device() names it (CPU, GPU, CPU-DNNL, GPU-DML...), and the "
-        "provider that 'when provider=NAME' lines of --patterns test (default: %(default)s)",
-    )
-    cmp.add_argument(
-        "--run-skipped",
-        action="store_true",
-        help="run the cases the skip patterns find, as xfail cases, to list the skip "
-        "entries that are no longer needed",
-    )
+    judging_options(cmp)
     cmp.add_argument(
         "--update-expectations",
         metavar="FILE",
@@ -182,13 +201,6 @@ def register(commands: Any) -> None:
         "1 if FILE is stale (for CI)",
     )
     cmp.add_argument(
-        "--keep-actual",
-        choices=("failed", "all", "none"),
-        default="failed",
-        help="whose actual values the report keeps, as .pb bytes in its actual column: of "
-        "the outputs that differ (default), all or none",
-    )
-    cmp.add_argument(
         "--strict", action="store_true", help="an xpass fails the run, as pytest's strict xfail"
     )
     cmp.add_argument(
@@ -196,11 +208,6 @@ def register(commands: Any) -> None:
         action="store_true",
         help="with --actual: an expected case ACTUAL does not hold is an error (default: left "
         "out, and counted)",
-    )
-    rule_options(
-        cmp,
-        rtol_default_of="a case that states none of its own (onnx's TestCase, data.json) "
-        "and that no --tolerance finds",
     )
     cmp.add_argument(
         "--show",

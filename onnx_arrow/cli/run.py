@@ -68,7 +68,8 @@ def runner_option(group: Any) -> None:
     )
 
 
-def _runtime(text: str) -> str:
+def parsed_runtime(text: str) -> str:
+    """An argparse type: ``NAME==VERSION``, checked."""
     # imported only once a --runtime is given: --help does not need it
     from onnx_arrow.compare.backends import parse_runtime
     from onnx_arrow.errors import CompareError
@@ -84,7 +85,7 @@ def runtime_option(parser: Any) -> None:
     """--runtime NAME==VERSION (``compare`` has it too)."""
     parser.add_argument(
         "--runtime",
-        type=_runtime,
+        type=parsed_runtime,
         metavar="NAME==VERSION",
         help="the runtime and version that ran, recorded in the provenance and a results "
         "store's runtime and runtime_version columns: a --runner's (its command says no "

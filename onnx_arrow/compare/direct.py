@@ -31,7 +31,7 @@ from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.parallel import Lost
 from onnx_arrow.reports import Report
 
-__all__ = ["compare"]
+__all__ = ["compare", "planned_provenance"]
 
 
 def compare(
@@ -146,13 +146,45 @@ def compare(
         result = results[name]
         case_rows = per_case.lost(store, result) if isinstance(result, Lost) else result
         rows += expect.applied(name, case_rows)
-    made = provenance(
-        store,
-        backend=described,
-        timeout=timeout,
-        **plan_provenance(rules, cases),
-    )  # not jobs or engine: the report is the same, byte for byte, wherever it ran
-    return Report.of(report_table(rows), made)
+    return Report.of(report_table(rows), _made(store, described, rules, cases, timeout))
+
+
+def _made(
+    store: Store,
+    described: dict[str, Any],
+    rules: Rules,
+    cases: Iterable[str] | None,
+    timeout: float | None,
+) -> dict[str, Any]:
+    # not jobs or engine: the report is the same, byte for byte, wherever it ran
+    return provenance(store, backend=described, timeout=timeout, **plan_provenance(rules, cases))
+
+
+def planned_provenance(
+    store: Store | str | os.PathLike[str],
+    backend: BackendLike = reference_backend,
+    *,
+    plan: Plan | None = None,
+    cases: Iterable[str] | None = None,
+    timeout: float | None = None,
+    runtime: str | None = None,
+) -> dict[str, Any]:
+    """What :func:`compare` with these arguments will say its report was made from and
+    with (:attr:`Report.provenance <onnx_arrow.reports.Report.provenance>`), before
+    anything runs: what a results store's identity of the run is taken from
+    (:func:`onnx_arrow.results.has_run`), so that a run already kept need not be made.
+
+    Raises
+    ------
+    CompareError
+        As :func:`compare` before it runs: a bad timeout, plan, backend or runtime.
+    """
+    check_timeout(timeout)
+    store = as_store(store, where="planned_provenance(store)")
+    rules = plan_of(plan, {}, where="planned_provenance").rules(store.metadata.get("onnx_version"))
+    # a spec is loaded and described in a worker process, as compare loads it
+    described = describe_backend(backend_to_run(backend), runtime)
+    return _made(store, described, rules, cases, timeout)
 
 
 @dataclass(frozen=True)

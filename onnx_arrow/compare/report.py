@@ -31,6 +31,7 @@ from onnx_arrow.compare.serialize import serialized
 from onnx_arrow.compare.similarity import Diff, compare_value, detail_text
 from onnx_arrow.compare.statuses import DIFFERS, PASSING, STATUSES
 from onnx_arrow.core.model import file_kind, load_json, op_types
+from onnx_arrow.corpus.format import METADATA_KEY as STORE_METADATA_KEY
 from onnx_arrow.corpus.store import Store
 from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.errors import CompareError, CorpusError, ProvenanceWarning, UnsupportedTypeError
@@ -279,25 +280,38 @@ def run_platform() -> str:
 
 def store_digest(store: Store) -> str | None:
     """A digest of what ``store`` holds, cheap to take: BLAKE2b-128 over each of its files'
-    size and Parquet footer (the schema, the metadata and every row group's offsets, sizes
-    and statistics, so another content gives another digest in practice); None where a
-    file cannot be read."""
+    size and Parquet footer (the Arrow schema, the store's metadata and every row group's
+    offsets, sizes and statistics, so another content gives another digest in practice),
+    leaving out when it was imported (its provenance's ``imported_at``): a corpus built
+    again from the same source, as ``@onnx`` is on each use, has the same digest.  None
+    where a file cannot be read."""
     digest = hashlib.blake2b(digest_size=16)
     try:
         for part in store.parts:
-            with open(part, "rb") as f:
-                size = f.seek(0, os.SEEK_END)
-                f.seek(max(size - 8, 0))
-                tail = f.read(8)
-                length = int.from_bytes(tail[:4], "little")
-                if tail[4:] != b"PAR1" or length + 8 > size:
-                    return None
-                f.seek(size - 8 - length)
-                digest.update(size.to_bytes(8, "little"))
-                digest.update(f.read(length))
-    except OSError:
+            meta = pq.read_metadata(part)
+            digest.update(os.stat(part).st_size.to_bytes(8, "little"))
+            digest.update(meta.schema.to_arrow_schema().remove_metadata().serialize())
+            layout = meta.to_dict()
+            layout.pop("serialized_size", None)  # the footer's length, the date's with it
+            digest.update(json.dumps(layout, sort_keys=True, default=str).encode())
+            for key, value in sorted((meta.metadata or {}).items()):
+                if key != b"ARROW:schema":  # the schema with this metadata, again
+                    digest.update(key + b"=" + _undated(key, value) + b"\n")
+    except (OSError, pa.ArrowException, ValueError):
         return None
     return digest.hexdigest()
+
+
+def _undated(key: bytes, value: bytes) -> bytes:
+    """A store's metadata without the time its corpus was imported."""
+    if key != STORE_METADATA_KEY.encode():
+        return value
+    try:
+        meta = json.loads(value)
+        meta.get("provenance", {}).pop("imported_at", None)
+    except (ValueError, AttributeError):
+        return value  # not the JSON a store writes: taken as it is
+    return json.dumps(meta, sort_keys=True).encode()
 
 
 def report_table(rows: Iterable[dict[str, Any]]) -> pa.Table:

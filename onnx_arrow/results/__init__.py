@@ -9,7 +9,8 @@ A row per compared output: a compare report's columns
 execution provider or runner command, the corpus's onnx release and digest, the
 options, the platform, onnx-arrow's version, the date).  :func:`add` adds a report's
 runs (a part each, atomically), :func:`read` reads and checks every part, :func:`runs`
-counts each run's verdicts and :func:`changes` finds where they changed.
+counts each run's verdicts and :func:`changes` finds where they changed; :func:`matrix`
+runs every given corpus x every given runtime into a store, the pairs it holds skipped.
 
 Examples
 --------
@@ -21,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+from onnx_arrow.results.pairs import PAIR_STATES, MatrixBackend, Pair, matrix
 from onnx_arrow.results.schema import (
     IDENTITY_COLUMNS,
     OPTION_KEYS,
@@ -47,6 +49,7 @@ __all__ = [
     "FAILING",
     "IDENTITY_COLUMNS",
     "OPTION_KEYS",
+    "PAIR_STATES",
     "PART_SUFFIX",
     "PASSES",
     "RESULTS_FORMAT",
@@ -55,10 +58,13 @@ __all__ = [
     "RUN_COLUMNS",
     "RUN_SCHEMA",
     "Added",
+    "MatrixBackend",
+    "Pair",
     "add",
     "changes",
     "check",
     "has_run",
+    "matrix",
     "part_names",
     "read",
     "runs",

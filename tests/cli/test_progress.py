@@ -127,3 +127,19 @@ def test_progress_names_lose_their_control_characters(monkeypatch: pytest.Monkey
     progress = onnx_arrow.cli.work.progress.Progress("importing", "cases")
     progress.step("node/test_\x1b[2Jx")
     assert log.getvalue() == "importing: 1 cases  node/test_[2Jx\n"
+
+
+def test_a_line_said_clears_the_count_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with onnx_arrow.cli.work.progress.Progress("matrix", "cases") as progress:
+        progress.step("node/test_abs")
+        progress.say("matrix: pair 1 of 2: \x1b[2Jdone")
+    drawn, said = terminal.getvalue().rsplit("\r", 1)
+    assert said == "matrix: pair 1 of 2: [2Jdone\n"  # at the start of a line of its own
+    assert re.fullmatch(r"\rmatrix:[^\r]*\r +", drawn)  # the count drawn, then blanked
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    with onnx_arrow.cli.work.progress.Progress("matrix", "cases") as progress:
+        progress.say("matrix: pair 1 of 2: done")
+    assert log.getvalue() == "matrix: pair 1 of 2: done\n"  # a plain line in a log

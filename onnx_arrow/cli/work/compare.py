@@ -20,7 +20,7 @@ from onnx_arrow.corpus import Store
 from onnx_arrow.corpus.releases import is_release, open_release_store
 from onnx_arrow.text import printable
 
-__all__ = ["run"]
+__all__ = ["plan_of_args", "run"]
 
 
 def _patterns(args: argparse.Namespace) -> compare.Expectations | None:
@@ -33,6 +33,21 @@ def _patterns(args: argparse.Namespace) -> compare.Expectations | None:
     for more in read[1:]:
         patterns += more
     return patterns.running_skips() if args.run_skipped else patterns
+
+
+def plan_of_args(args: argparse.Namespace) -> compare.Plan:
+    """The plan the options of :func:`onnx_arrow.cli.compare.judging_options` give."""
+    return compare.Plan(
+        skip=[] if args.run_skipped else args.skip,
+        xfail=[*args.skip, *args.xfail] if args.run_skipped else args.xfail,
+        tolerance=args.tolerance,
+        patterns=_patterns(args),
+        keep_actual=args.keep_actual,
+        rtol=args.rtol,
+        atol=args.atol,
+        max_ulp=args.max_ulp,
+        ulp_floor=args.ulp_floor,
+    )
 
 
 def _print_unneeded(
@@ -145,18 +160,8 @@ def _run(args: argparse.Namespace, out: TextIO, store: Store) -> int:
         args.subparser.error("--check applies to --update-expectations FILE")
     if args.update_expectations is not None and args.update_expectations not in args.patterns:
         args.patterns = [*args.patterns, args.update_expectations]
-    patterns = _patterns(args)
-    plan = compare.Plan(
-        skip=[] if args.run_skipped else args.skip,
-        xfail=[*args.skip, *args.xfail] if args.run_skipped else args.xfail,
-        tolerance=args.tolerance,
-        patterns=patterns,
-        keep_actual=args.keep_actual,
-        rtol=args.rtol,
-        atol=args.atol,
-        max_ulp=args.max_ulp,
-        ulp_floor=args.ulp_floor,
-    )
+    plan = plan_of_args(args)
+    patterns = plan.patterns
     total = len(compare.select_cases(store, args.case))
     with Progress("comparing", "cases", total=total) as progress:
         if args.actual is not None:

@@ -107,6 +107,15 @@ class Progress:
             self.stream.flush()
             self._last = time.monotonic()
 
+    def say(self, text: str) -> None:
+        """A line of its own on stderr, in a log too; on a terminal above the count, which
+        is cleared first and drawn again at the next step."""
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self._width = 0
+        self.stream.write(printable(text) + "\n")
+        self.stream.flush()
+
     def line(self, name: str, *, count: bool = True) -> str:
         """The progress line: ``importing: 120 of 2042 cases, 85/s, 23 s left  node/test_abs``."""
         if not count:
