@@ -52,7 +52,8 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     folder = tmp_path / "modules"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(folder), os.environ["PYTHONPATH"]]))
+    paths = [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
 
     def write(name: str, source: str) -> str:
         (folder / f"{name}.py").write_text(source)
