@@ -26,6 +26,7 @@ NAV = (
     "backend-testing.md",
     "frozen-corpora.md",
     "results.md",
+    "site.md",
     "type-mapping.md",
     "store-format.md",
     "cli.md",
@@ -41,6 +42,7 @@ API_MODULES = (
     "onnx_arrow.coverage",
     "onnx_arrow.trace",
     "onnx_arrow.results",
+    "onnx_arrow.site",
 )
 
 

@@ -8,7 +8,7 @@ folder, ``info`` on a ``.pb`` file, a store or a case folder, and ``example``;
 a backend's outputs (or such a store) with the expected ones (exit 1 if any
 output does not match), ``report`` compare reports as a scoreboard, ``coverage`` what a
 corpus tests of the ONNX specification, and ``results``: a results store's runs, where
-their verdicts changed, reports added to it.
+their verdicts changed, reports added to it; ``site`` a results store as a static site.
 
 Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
 read, an output it will not overwrite, a round trip that differs; one line on
@@ -46,6 +46,7 @@ from onnx_arrow.cli import (
     report,
     results,
     run,
+    site,
     trace,
     verify,
 )
@@ -79,6 +80,7 @@ COMMANDS: Final[dict[str, CommandModule]] = {
     "report": report,
     "coverage": coverage,
     "results": results,
+    "site": site,
     "trace": trace,
 }
 

@@ -37,6 +37,7 @@ from onnx_arrow.results.store import (
     check,
     has_run,
     part_names,
+    provenances,
     read,
     runs,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "check",
     "has_run",
     "part_names",
+    "provenances",
     "read",
     "runs",
 ]
