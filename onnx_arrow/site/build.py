@@ -17,7 +17,7 @@ from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.coverage import coverage
 from onnx_arrow.site import pages
 from onnx_arrow.site.facts import Facts, facts
-from onnx_arrow.site.publish import building, case_zip, safe_name, write
+from onnx_arrow.site.publish import building, case_zip, check_target, safe_name, write
 from onnx_arrow.site.triage import TriageEntry, read_triage
 
 __all__ = ["SITE_FORMAT", "Built", "build_site", "site_data"]
@@ -75,6 +75,7 @@ def build_site(
         If the corpus store does not read.
     """
     started = time.perf_counter()
+    check_target(Path(out))
     entries = [] if triage is None else read_triage(triage)
     table = results.read(results_path)
     found = facts(table, results.runs(table), results.provenances(results_path))

@@ -199,7 +199,7 @@ def facts(
         board=board,
         runs=runs,
         verdicts=verdicts,
-        interop={r: _interop(r, cells, runs, verdicts) for r in releases},
+        interop={r: _interop(r, cells, verdicts) for r in releases},
         only_failures=_only_failures(cells, verdicts),
         cases=cases,
         case_rows=_case_rows(table, runs),
@@ -263,12 +263,8 @@ def _score(
 
 
 def _interop(
-    release: str,
-    cells: list[Cell],
-    runs: list[dict[str, Any]],
-    verdicts: Mapping[str, Mapping[str, str]],
+    release: str, cells: list[Cell], verdicts: Mapping[str, Mapping[str, str]]
 ) -> dict[str, Any]:
-    del runs  # the cells say which runs count
     per_runtime = _latest_per_runtime(cells, release)
     cases = {case for group in per_runtime.values() for c in group for case in verdicts[c.run_id]}
     latest = {name: group[-1] for name, group in per_runtime.items()}

@@ -17,6 +17,7 @@ import html
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from onnx_arrow.compare.failures import cause_line
@@ -61,16 +62,17 @@ def block(value: Any) -> str:
     return html.escape(text, quote=True)
 
 
+@dataclass(frozen=True)
 class Links:
-    """The site's file names, relative to the site's root: what ``page`` of ``name``
-    (a case, a runtime) is called (made by :mod:`onnx_arrow.site.publish`)."""
+    """The site's file names as a page links them: a case's page and a runtime's (from
+    the page's folder), the case zips by case (from ``cases/``), and whether there is a
+    coverage page; made by :mod:`onnx_arrow.site.build` from
+    :func:`~onnx_arrow.site.publish.safe_name`."""
 
-    def __init__(self, case: Callable[[str], str], runtime: Callable[[str], str],
-                 zips: Mapping[str, str], coverage: bool) -> None:  # fmt: skip
-        self.case = case
-        self.runtime = runtime
-        self.zips = zips
-        self.coverage = coverage
+    case: Callable[[str], str]
+    runtime: Callable[[str], str]
+    zips: Mapping[str, str]
+    coverage: bool
 
 
 def _page(title: str, body: Iterable[str], *, depth: int, links: Links) -> str:

@@ -32,7 +32,7 @@ from typing import Final
 from onnx_arrow.corpus.tree import current_umask, safe_relative
 from onnx_arrow.errors import CorpusError, SiteError
 
-__all__ = ["MARKER", "building", "case_zip", "safe_name", "write"]
+__all__ = ["MARKER", "building", "case_zip", "check_target", "safe_name", "write"]
 
 #: The file every site this module builds holds: what says a folder may be replaced.
 MARKER: Final = ".onnx-arrow-site"
@@ -83,7 +83,9 @@ def case_zip(files: list[tuple[str, bytes]], *, where: str) -> bytes:
     return sink.getvalue()
 
 
-def _check_target(out: Path) -> None:
+def check_target(out: Path) -> None:
+    """Refuse ``out`` before any work: it exists and is not a site this module made, or
+    its parent folder does not exist (a located :class:`SiteError`)."""
     where = str(out)
     if not out.absolute().parent.is_dir():
         raise SiteError("the site's parent folder does not exist", where=where)
@@ -111,7 +113,7 @@ def building(out: str | os.PathLike[str]) -> Iterator[Path]:
         parent folder does not exist.
     """
     path = Path(out)
-    _check_target(path)
+    check_target(path)
     parent = path.absolute().parent
     try:
         new = Path(tempfile.mkdtemp(prefix=f".{path.name}.building-", dir=parent))
@@ -130,7 +132,7 @@ def building(out: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 def _swap(new: Path, out: Path) -> None:
-    _check_target(out)  # again: another build may have put something there meanwhile
+    check_target(out)  # again: another build may have put something there meanwhile
     if not os.path.lexists(out):
         os.rename(new, out)
         return
