@@ -1,7 +1,7 @@
 """A static site of a results store: plain HTML, CSS and JSON files that work from
 ``file://`` and any static host, with nothing fetched from anywhere.
 
-:func:`build_site` (``onnx-arrow site RESULTS/ OUT/``) writes:
+:func:`~onnx_arrow.site.build_site` (``onnx-arrow site RESULTS/ OUT/``) writes:
 
 * ``index.html``: the matrix of runtime versions x onnx releases, each cell the cases of
   its latest run per verdict; the Interop score of each release (the share of its cases
@@ -18,9 +18,9 @@
 * ``site.json``: the numbers of the pages, for machines;
 * ``style.css``.
 
-The rules of the numbers are in :mod:`onnx_arrow.site.facts`, the triage file's format in
-:mod:`onnx_arrow.site.triage`, how the site replaces the one before in
-:mod:`onnx_arrow.site.publish`.
+The rules of the numbers are in ``onnx_arrow.site.facts``, the triage file's format in
+``onnx_arrow.site.triage``, how the site replaces the one before in
+``onnx_arrow.site.publish``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A results site built: a results store read and checked, its facts computed, the
 triage file and the corpus store read, every page written into a new folder that then
-replaces OUT (:mod:`onnx_arrow.site.publish`)."""
+replaces OUT (``onnx_arrow.site.publish``)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ SITE_FORMAT: Final = 1
 
 @dataclass(frozen=True)
 class Built:
-    """What :func:`build_site` wrote: the site's folder, its files and their bytes, the
-    pages, the runs and cases it shows and the cases it made a zip of."""
+    """What :func:`~onnx_arrow.site.build_site` wrote: the site's folder, its files and
+    their bytes, the pages, the runs and cases it shows and the cases it made a zip of."""
 
     out: Path
     files: int
@@ -61,7 +61,7 @@ def build_site(
         The corpus store the runs ran over: adds the coverage page and, on each case's
         page, the case's files as a zip.
     triage
-        A triage file (:mod:`onnx_arrow.site.triage`): known failures shown beside the
+        A triage file (``onnx_arrow.site.triage``): known failures shown beside the
         failures they cover.
 
     Raises

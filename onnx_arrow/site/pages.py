@@ -271,19 +271,17 @@ def operators_page(facts: Facts, links: Links) -> str:
         "<table class='operators'><thead><tr><th>operator</th><th>type</th>"
         f"{head}</tr></thead><tbody>",
     ]
-    for (op, element), group in board.cells.groupby(["operator", "element_type"], sort=False):
-        by = {row["backend"]: row for row in group.to_dict(orient="records")}
+    rows: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}  # in the cells' order
+    for row in board.cells.astype(object).to_dict(orient="records"):
+        rows.setdefault((row["operator"], row["element_type"]), {})[row["backend"]] = row
+    for (op, element), by in rows.items():
         tds = []
         for n in names:
             row = by.get(n)
             if row is None:
                 tds.append("<td class='none'></td>")
             else:
-                ulp = (
-                    None
-                    if row["max_ulp"] is None or str(row["max_ulp"]) == "<NA>"
-                    else row["max_ulp"]
-                )
+                ulp = row["max_ulp"] if isinstance(row["max_ulp"], int) else None
                 tds.append(f"<td class='{_worst(row)}'>{e(cell_text(row, ulp))}</td>")
         body.append(f"<tr><th>{e(op)}</th><td>{e(element)}</td>{''.join(tds)}</tr>")
     body.append("</tbody></table><h2>Errors by cause</h2>")
