@@ -204,9 +204,11 @@ def runtime_page(name: str, facts: Facts, links: Links, triage: Sequence[TriageE
     with the triage entries that cover it."""
     body = [f"<h1>{e(name)}</h1>", "<h2>Runs</h2>"]
     body.append(
-        "<table><thead><tr><th>version</th><th>onnx release</th><th>date</th><th>run</th>"
-        "<th>runs</th><th>outputs</th><th>pass</th><th>fail</th><th>error</th><th>skipped</th>"
-        "</tr></thead><tbody>"
+        "<p class='muted'>Outputs per verdict, as <code>onnx-arrow results</code> counts them "
+        "(fail: mismatches and xfail; error: the runtime raised).</p>"
+        "<table class='runs'><thead><tr><th>version</th><th>onnx release</th><th>date</th>"
+        "<th>run</th><th>backend or runner</th><th>outputs</th><th>pass</th><th>fail</th>"
+        "<th>error</th><th>skipped</th></tr></thead><tbody>"
     )
     for run in facts.runs:
         if run["line"].runtime != name:

@@ -110,6 +110,20 @@ def test_the_pages_say_what_report_json_says(made: dict[str, Any]) -> None:
     assert 'href="https://tracker.example/issues/7?a=1&amp;b=&lt;2&gt;"' in runtime
 
 
+def test_nothing_is_fetched_and_every_link_stays_in_the_site(made: dict[str, Any]) -> None:
+    """No script, no ``src``; every link a file of the site, but the triage file's."""
+    out: Path = made["out"]
+    for page in out.rglob("*.html"):
+        text = page.read_text()
+        assert "<script" not in text
+        assert " src=" not in text
+        for link in re.findall(r"href=['\"]([^'\"]*)['\"]", text):
+            if link.startswith("https://tracker.example/"):
+                continue
+            assert (page.parent / link).resolve().is_file(), (page.name, link)
+            assert (page.parent / link).resolve().is_relative_to(out.resolve())
+
+
 def test_a_case_page_and_its_zip(made: dict[str, Any], node_store: Store) -> None:
     out: Path = made["out"]
     page = (out / "cases" / safe_name("node/test_add", ".html")).read_text()
