@@ -8,8 +8,8 @@ The rules, in one place:
 
 * **A line** is a runtime at a version: the run columns ``runtime``,
   ``runtime_version``, ``execution_provider``, ``runner_command`` and ``backend`` alike.
-  A **runtime** is a line without its version: its name (``runtime``, else ``backend``)
-  and its execution provider.
+  A **runtime** is a line without its version: its name (``runtime``; else ``runner``
+  and the runner's command, else ``backend``) and its execution provider.
 * **A cell** is a line over an onnx release (``corpus_onnx_version``): it shows the
   latest of the line's runs there (by ``date``, then ``attempt``); the earlier ones are
   listed on the case pages.
@@ -122,7 +122,12 @@ class Facts:
 
 
 def _runtime_name(run: Mapping[str, Any]) -> str:
-    name = run["runtime"] or run["backend"] or "(unnamed runtime)"
+    """A runtime's name: its ``runtime``; else a runner's command (two commands, two
+    runtimes), else its ``backend``; with its execution provider."""
+    name = run["runtime"] or (
+        f"runner {run['runner_command']}" if run["runner_command"] else run["backend"]
+    )
+    name = name or "(unnamed runtime)"
     provider = run["execution_provider"]
     return f"{name} ({provider})" if provider else str(name)
 

@@ -140,9 +140,12 @@ def _swap(new: Path, out: Path) -> None:
     os.rename(out, old)
     try:
         os.rename(new, out)
-    except OSError as exc:
-        os.rename(old, out)
-        raise SiteError(
-            f"cannot put the new site in place ({exc.strerror})", where=str(out)
-        ) from None
+    except BaseException as exc:  # an interrupt too: the old site goes back in place
+        if not os.path.lexists(out):
+            os.rename(old, out)
+        if isinstance(exc, OSError):
+            raise SiteError(
+                f"cannot put the new site in place ({exc.strerror})", where=str(out)
+            ) from None
+        raise
     shutil.rmtree(old, ignore_errors=True)

@@ -330,3 +330,41 @@ def _over(report: Report, onnx: str) -> Report:
     made = dict(report.provenance or {})
     made["store_onnx_version"], made["store_digest"] = onnx, "a" * 32
     return Report.of(report.table, made)
+
+
+def test_two_runners_without_a_runtime_are_two_runtimes(
+    tmp_path: Path, reports: tuple[Report, Report]
+) -> None:
+    for command in ("/opt/bin/rt {model}", "/opt/other/rt2 --x {model}"):
+        made = dict(reports[0].provenance or {})
+        made["backend"] = {"name": "runner", "runs": command, "runtime": None}
+        results.add(tmp_path / "results", Report.of(reports[0].table, made))
+    build_site(tmp_path / "results", tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "site.json").read_text())
+    names = ["runner rt '{model}'", "runner rt2 --x '{model}'"]
+    assert [c["runtime"] for c in data["cells"]] == names
+    assert sorted(data["interop"][data["releases"][0]]["runtimes"]) == names
+
+
+def test_an_interrupt_between_the_renames_puts_the_old_site_back(
+    tmp_path: Path, reports: tuple[Report, Report], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results.add(tmp_path / "results", reports[0])
+    build_site(tmp_path / "results", tmp_path / "out")
+    before = (tmp_path / "out" / "index.html").read_bytes()
+    renames = []
+    rename = publish.os.rename
+
+    def interrupted(src: object, dst: object) -> None:
+        renames.append((src, dst))
+        if len(renames) == 2:  # the new site into place, the old one already aside
+            raise KeyboardInterrupt
+        rename(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(publish.os, "rename", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_site(tmp_path / "results", tmp_path / "out")
+    monkeypatch.undo()
+    assert len(renames) == 3  # aside, (interrupted), back
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "results"]
+    assert (tmp_path / "out" / "index.html").read_bytes() == before
