@@ -41,7 +41,7 @@ from onnx_arrow.compare.report import REPORT_SCHEMA
 from onnx_arrow.compare.side_by_side import VERDICTS, Scoreboard, scoreboard
 from onnx_arrow.reports import Report
 
-__all__ = ["Cell", "Facts", "Line", "facts", "version_key"]
+__all__ = ["VERDICT_OF", "WORST_FIRST", "Cell", "Facts", "Line", "facts", "version_key"]
 
 #: The columns that make a line: a runtime at a version.
 LINE_COLUMNS: Final = (
@@ -53,7 +53,8 @@ LINE_COLUMNS: Final = (
 )
 #: Which verdict of a case's outputs is its verdict: the worst (skips the least).
 WORST_FIRST: Final = ("error", "fail", "xfail", "pass", "skip")
-_VERDICT_OF: Final = {status: v for v, statuses in VERDICTS.items() for status in statuses}
+#: The verdict of each report status.
+VERDICT_OF: Final = {status: v for v, statuses in VERDICTS.items() for status in statuses}
 #: What a release is called when a run does not say its corpus's onnx release.
 NO_RELEASE: Final = "(unknown)"
 
@@ -216,7 +217,7 @@ _FRAME_COLUMNS: Final = ("run_id", "case", "status")
 
 def _frame(table: pa.Table) -> pd.DataFrame:
     frame = table.select(list(_FRAME_COLUMNS)).to_pandas()
-    frame["verdict"] = frame["status"].map(_VERDICT_OF)
+    frame["verdict"] = frame["status"].map(VERDICT_OF)
     return frame
 
 

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from onnx_arrow.compare.failures import cause_line
 from onnx_arrow.compare.side_by_side import VERDICTS
-from onnx_arrow.site.facts import WORST_FIRST, Facts
+from onnx_arrow.site.facts import VERDICT_OF, WORST_FIRST, Facts
 from onnx_arrow.site.triage import TriageEntry, matching
 from onnx_arrow.text import printable
 
@@ -152,6 +152,10 @@ def index_page(facts: Facts, links: Links, *, triage: bool) -> str:
         body.append(f"<tr><th><a href='{href}'>{e(line.label)}</a></th>{''.join(tds)}</tr>")
     body.append("</tbody></table>")
     body += _interop(facts)
+    body.append(
+        "<p class='muted'>The numbers of these pages, for machines: "
+        "<a href='site.json'>site.json</a>.</p>"
+    )
     return _page("Results", body, depth=0, links=links)
 
 
@@ -410,7 +414,7 @@ def case_page(case: str, facts: Facts, links: Links, triage: Sequence[TriageEntr
             "" if row["index"] is None else f"{row['data_set']}/{row['index']} {row['name'] or ''}"
         )
         error = cause_line(row["error"]) if row["error"] else (row["detail"] or "")
-        verdict = {s: v for v, ss in VERDICTS.items() for s in ss}.get(row["status"], "none")
+        verdict = VERDICT_OF.get(row["status"], "none")
         body.append(
             f"<tr><td>{e(run['line'].label)}</td><td>{e(run['release'])}</td>"
             f"<td>{e(run['date'].strftime('%Y-%m-%d %H:%M'))}</td><td>{e(output)}</td>"
