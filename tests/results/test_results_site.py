@@ -368,3 +368,23 @@ def test_an_interrupt_between_the_renames_puts_the_old_site_back(
     assert len(renames) == 3  # aside, (interrupted), back
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "results"]
     assert (tmp_path / "out" / "index.html").read_bytes() == before
+
+
+@pytest.mark.parametrize("bad", ["part", "store"])
+def test_a_bad_results_or_corpus_store_writes_nothing(
+    tmp_path: Path, reports: tuple[Report, Report], bad: str
+) -> None:
+    results.add(tmp_path / "results", reports[0])
+    args = ["site", str(tmp_path / "results"), str(tmp_path / "out")]
+    if bad == "part":
+        (tmp_path / "results" / "forged.parquet").write_bytes(b"PAR1 not a part")
+        said = "forged.parquet: not a Parquet file"
+    else:
+        (tmp_path / "corpus.parquet").write_bytes(b"not a store")
+        args += ["--store", str(tmp_path / "corpus.parquet")]
+        said = "corpus.parquet"
+    code, _, err = cli(*args)
+    assert code == 1
+    assert said in err
+    assert not (tmp_path / "out").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
