@@ -41,6 +41,7 @@ __all__ = [
     "ReleaseError",
     "ResultsError",
     "RunnerError",
+    "SiteError",
     "TraceError",
     "UnsupportedTypeError",
     "VirtualEnvironmentError",
@@ -152,6 +153,11 @@ class ResultsError(OnnxArrowError, ValueError):
     """A results store cannot be read or added to as asked: a part that is not Parquet or
     not of the store's schema, runs that contradict each other, versions that cannot be
     ordered."""
+
+
+class SiteError(OnnxArrowError, ValueError):
+    """A results site cannot be built as asked: a triage file that is not of its format,
+    an output folder that is not a site this command made, a name that would leave it."""
 
 
 class BackendUnavailableError(OnnxArrowError, ImportError):

@@ -27,6 +27,7 @@ NAV = (
     "frozen-corpora.md",
     "results.md",
     "runtime-teams.md",
+    "site.md",
     "type-mapping.md",
     "store-format.md",
     "cli.md",
@@ -42,6 +43,7 @@ API_MODULES = (
     "onnx_arrow.coverage",
     "onnx_arrow.trace",
     "onnx_arrow.results",
+    "onnx_arrow.site",
 )
 
 

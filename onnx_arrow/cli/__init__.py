@@ -9,7 +9,7 @@ a backend's outputs (or such a store) with the expected ones (exit 1 if any
 output does not match), ``report`` compare reports as a scoreboard, ``coverage`` what a
 corpus tests of the ONNX specification, and ``results``: a results store's runs, where
 their verdicts changed, reports added to it; ``matrix`` every corpus x every backend or
-runner into a results store.
+runner into a results store; ``site`` a results store as a static site.
 
 Exit codes: 0 success, 1 a data error (a file, case or store onnx-arrow cannot
 read, an output it will not overwrite, a round trip that differs; one line on
@@ -48,6 +48,7 @@ from onnx_arrow.cli import (
     report,
     results,
     run,
+    site,
     trace,
     verify,
 )
@@ -82,6 +83,7 @@ COMMANDS: Final[dict[str, CommandModule]] = {
     "coverage": coverage,
     "results": results,
     "matrix": matrix,
+    "site": site,
     "trace": trace,
 }
 

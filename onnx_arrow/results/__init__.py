@@ -39,6 +39,7 @@ from onnx_arrow.results.store import (
     check,
     has_run,
     part_names,
+    provenances,
     read,
     runs,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "has_run",
     "matrix",
     "part_names",
+    "provenances",
     "read",
     "runs",
 ]

@@ -35,7 +35,17 @@ from onnx_arrow.results.schema import (
     run_values,
 )
 
-__all__ = ["PART_SUFFIX", "Added", "add", "check", "has_run", "part_names", "read", "runs"]
+__all__ = [
+    "PART_SUFFIX",
+    "Added",
+    "add",
+    "check",
+    "has_run",
+    "part_names",
+    "provenances",
+    "read",
+    "runs",
+]
 
 #: The suffix of a part; files whose names start with ``.`` or ``_`` are not parts (a part
 #: being written is ``.NAME.XXXX.partial``), as pyarrow, pandas, Polars and DuckDB's
@@ -236,6 +246,19 @@ def has_run(results: str | os.PathLike[str], made: Mapping[str, Any]) -> str | N
     key = run_values(made, attempt=1, run_id="", date=now)["run_key"]
     found = [f.run_id for f in _footers(Path(results)) if f.run_key == key]
     return found[0] if found else None
+
+
+def provenances(results: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """What each run's report said it was made from and with, as its parts keep it (no
+    path of the machine that ran it), by run id; read from the parts' footers, checked
+    as :func:`check` checks them.
+
+    Raises
+    ------
+    ResultsError
+        As :func:`check`.
+    """
+    return {f.run_id: f.made for f in _footers(_folder(results, create=False))}
 
 
 def _read_part(footer: _Footer) -> pa.Table:
