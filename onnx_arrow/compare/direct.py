@@ -78,7 +78,7 @@ def compare(
     in_process
         Run the backend in this process, not in a worker process (the default with
         ``jobs`` 1 and no ``engine``; a spec's module is then loaded in a worker process
-        first, see :mod:`~onnx_arrow.compare.isolation`).  Unprotected: the backend's
+        first, as the backend-testing page describes).  Unprotected: the backend's
         crash, ``sys.exit`` or stray thread then ends or holds this process; for a
         debugger or a profiler.  A :class:`CommandRunner` runs here either way.
     **settings
