@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
@@ -36,7 +37,7 @@ from onnx_arrow.corpus.case import (
     parse_model_row,
     read_case_head,
 )
-from onnx_arrow.corpus.format import SCHEMA, TOLERANCE_COLUMNS
+from onnx_arrow.corpus.format import CASES_KEY, DATA_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import case_index
 from onnx_arrow.corpus.parts import open_part, part_paths
 from onnx_arrow.corpus.rows import (
@@ -58,6 +59,11 @@ _FILE_COLUMNS: Final = (*VALUE_COLUMNS, "content", "digest")
 
 #: A case whose rows are not all together (a store onnx-arrow did not write).
 _SCATTERED: Final = (-1, -1)
+#: The columns a row group is read with first: all but the data columns, of which only
+#: those of the dtypes its rows hold are read then (a case of floats reads one of them).
+_LIGHT_COLUMNS: Final = tuple(c for c in SCHEMA.names if c not in DATA_COLUMNS)
+#: The data column of each dtype, by the name the ``dtype`` column gives it.
+_DATA_COLUMN_OF: Final = {row.name: column for column, row in DATA_COLUMNS.items()}
 
 
 def _runs(cases: list[str | None]) -> dict[str, tuple[int, int]]:
@@ -243,6 +249,8 @@ class Store:
         part = self._case_part.get(case)
         if part is None:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        if self._parts[part].index is not None:
+            return self._indexed(case, part)
         ours = [i for i, (k, _) in enumerate(self._groups) if k == part]
         groups = tuple(i for i in ours if self._may_hold(i, case))
         read = self._read_groups(groups) if groups else None
@@ -257,9 +265,50 @@ class Store:
             )
         return read, span
 
+    def _indexed(self, case: str, k: int) -> tuple[_ReadGroups, tuple[int, int]]:
+        """The row group that holds ``case`` in part ``k`` by the part's index of cases
+        (read), and where its rows are in it: the one row group, checked against the
+        rows read (their ``test_case`` runs, and the case's ``case_rows`` and
+        ``case_row``), so that an index that does not tell the truth is a located error,
+        never another case's rows."""
+        local, start, stop = self._index_spans[case]
+        first = next(i for i, (p, _) in enumerate(self._groups) if p == k)
+        read = self._read_groups((first + local,))
+        span = read.runs.get(case)
+        where = f"{self._parts[k].path}: row group {local}"
+        table = read.table
+        if span == (start, stop):
+            n = stop - start
+            rows = table.column("case_rows").slice(start, n).to_numpy(zero_copy_only=False)
+            order = table.column("case_row").slice(start, n).to_numpy(zero_copy_only=False)
+            if (rows == n).all() and (order == np.arange(n)).all():
+                return read, span
+            said = f"its {n} rows say the case has {rows[0]} (case_rows) in another order"
+        else:
+            held = "none of it" if span is None else f"rows {span[0]} to {span[1]}"
+            said = f"its rows hold {held}"
+        raise CorpusError(
+            f"the store's index of cases ({CASES_KEY} in the file's footer) puts case "
+            f"{case!r} at rows {start} to {stop} of the row group, and {said}: the file was "
+            "changed after it was written; import the corpus again",
+            where=where,
+        )
+
+    @functools.cached_property
+    def _index_spans(self) -> dict[str, tuple[int, int, int]]:
+        """Per case of the parts with an index of cases: its row group in its part and
+        its rows in it."""
+        return {
+            name: (local, start, stop)
+            for part in self._parts
+            for local, spans in enumerate(part.index or ())
+            for name, start, stop in spans
+        }
+
     def _read_groups(self, groups: tuple[int, ...]) -> _ReadGroups:
         """Row groups, read and validated once for consecutive calls on the cases they
-        hold."""
+        hold: the columns but the data columns first, then the data columns of the
+        dtypes their rows hold (the others are null in their rows, and read as nulls)."""
         if self._last_read is None or self._last_read.groups != groups:
             by_part: dict[int, list[int]] = {}
             for i in groups:
@@ -268,7 +317,20 @@ class Store:
             tables = []
             for k, local_groups in by_part.items():
                 part = self._parts[k]
-                table = part.read(local_groups, None)
+                threads = len(local_groups) > 1
+                light = part.read(local_groups, _LIGHT_COLUMNS, threads=threads)
+                dtypes = set(pc.unique(light.column("dtype")).to_pylist())
+                data = [c for d, c in _DATA_COLUMN_OF.items() if d in dtypes]
+                heavy = part.read(local_groups, data, threads=threads) if data else light
+                table = pa.table(
+                    [
+                        light[c] if c in light.column_names
+                        else heavy[c] if c in data
+                        else pa.nulls(light.num_rows, SCHEMA.field(c).type)
+                        for c in SCHEMA.names
+                    ],
+                    schema=SCHEMA,
+                )  # fmt: skip
                 self._validate(table, "row group " + ", ".join(map(str, local_groups)), part.path)
                 tables.append(table)
             where = str(self._parts[next(iter(by_part))].path)
