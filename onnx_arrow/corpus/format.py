@@ -27,6 +27,7 @@ from onnx_arrow.corpus.sources import CorpusError, CorpusFile, Slot
 
 __all__ = [
     "CASES_KEY",
+    "CASES_VERSION",
     "COLUMNS",
     "DATA_COLUMNS",
     "FORMAT",

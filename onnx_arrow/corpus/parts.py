@@ -47,10 +47,37 @@ class Part:
     metadata: dict[str, Any]
     missing: tuple[str, ...] = ()
     index: list[list[tuple[str, int, int]]] | None = None
+    #: The file's Arrow schema (its columns' types as they read: a list's item may be
+    #: named ``element``), without its metadata.
+    schema: pa.Schema = SCHEMA
 
     @property
     def groups(self) -> int:
         return int(self.file.num_row_groups)
+
+    def dtype_span(self, groups: Sequence[int]) -> tuple[str, str] | None:
+        """The smallest and largest ``dtype`` of the rows of ``groups``, as the footer's
+        statistics record them; None where a row group records none (or holds no
+        dtype).  A hint only: what the rows hold is checked when they are read."""
+        meta = self.file.metadata
+        at = next(
+            (i for i in range(meta.num_columns) if meta.schema.column(i).path == "dtype"), None
+        )
+        if at is None:
+            return None
+        spans = []
+        for group in groups:
+            stats = meta.row_group(group).column(at).statistics
+            try:
+                if stats is None or not stats.has_min_max:
+                    return None
+                low, high = stats.min, stats.max
+            except (ValueError, pa.ArrowException):
+                return None
+            if not (isinstance(low, str) and isinstance(high, str)):
+                return None
+            spans.append((low, high))
+        return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
 
     def read(
         self,
@@ -121,7 +148,7 @@ def open_part(path: Path) -> Part:
     plain = schema.remove_metadata()
     for expected, missing in format_schemas(version):
         if plain.equals(expected):
-            return Part(path, file, metadata, missing, footer_index(file))
+            return Part(path, file, metadata, missing, footer_index(file), plain)
     written = "this version" if version == FORMAT_VERSION else f"format version {version}"
     raise CorpusError(
         f"the columns differ from those of {written} of the store format; it was not "

@@ -39,7 +39,7 @@ from onnx_arrow.corpus.case import (
 )
 from onnx_arrow.corpus.format import CASES_KEY, DATA_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import case_index
-from onnx_arrow.corpus.parts import open_part, part_paths
+from onnx_arrow.corpus.parts import Part, open_part, part_paths
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
     StoredFile,
@@ -62,6 +62,7 @@ _SCATTERED: Final = (-1, -1)
 #: The columns a row group is read with first: all but the data columns, of which only
 #: those of the dtypes its rows hold are read then (a case of floats reads one of them).
 _LIGHT_COLUMNS: Final = tuple(c for c in SCHEMA.names if c not in DATA_COLUMNS)
+_SCHEMA_NAMES: Final = SCHEMA.names
 #: The data column of each dtype, by the name the ``dtype`` column gives it.
 _DATA_COLUMN_OF: Final = {row.name: column for column, row in DATA_COLUMNS.items()}
 
@@ -122,7 +123,10 @@ class Store:
         a folder holds no part, or a part is a symlink; if a row names no case (a null
         or invalid UTF-8 ``test_case``), or a case is in two parts (a part added twice,
         a case split over two parts).  The error names the part.  Every reader of a
-        store opens it here, so all refuse what one refuses.
+        store opens it here, so all refuse what one refuses.  A part whose footer holds
+        an index of cases that agrees with the footer is not read for this: its index
+        lists its cases, and the rows of a case are checked against it when read (see
+        the store format's The index of cases).
     UnsupportedTypeError
         If ``path`` is not a path or a list of paths (see :func:`check_store_path`).
     """
@@ -317,20 +321,7 @@ class Store:
             tables = []
             for k, local_groups in by_part.items():
                 part = self._parts[k]
-                threads = len(local_groups) > 1
-                light = part.read(local_groups, _LIGHT_COLUMNS, threads=threads)
-                dtypes = set(pc.unique(light.column("dtype")).to_pylist())
-                data = [c for d, c in _DATA_COLUMN_OF.items() if d in dtypes]
-                heavy = part.read(local_groups, data, threads=threads) if data else light
-                table = pa.table(
-                    [
-                        light[c] if c in light.column_names
-                        else heavy[c] if c in data
-                        else pa.nulls(light.num_rows, SCHEMA.field(c).type)
-                        for c in SCHEMA.names
-                    ],
-                    schema=SCHEMA,
-                )  # fmt: skip
+                table = _read_rows(part, local_groups)
                 self._validate(table, "row group " + ", ".join(map(str, local_groups)), part.path)
                 tables.append(table)
             where = str(self._parts[next(iter(by_part))].path)
@@ -598,6 +589,52 @@ class Store:
         table = self.read_columns(["path"], roles=["model", "value", "file"])
         paths: list[str | None] = table.column("path").to_pylist()
         return paths
+
+
+def _read_rows(part: Part, groups: list[int]) -> pa.Table:
+    """Row groups of ``part`` in the store's schema: every column but the data columns,
+    and the data columns of the dtypes their rows hold (the others are null in their
+    rows, and come back as nulls).  The data columns of the dtypes the footer's
+    statistics span are read with the others; any other dtype the rows hold is read
+    after."""
+    threads = len(groups) > 1
+    span = part.dtype_span(groups)
+    hinted = (
+        [] if span is None else [c for d, c in _DATA_COLUMN_OF.items() if span[0] <= d <= span[1]]
+    )
+    table = part.read(groups, [*_LIGHT_COLUMNS, *hinted], threads=threads)
+    held = set(pc.unique(table.column("dtype")).to_pylist())
+    rest = [c for d, c in _DATA_COLUMN_OF.items() if d in held and c not in hinted]
+    more = part.read(groups, rest, threads=threads) if rest else table
+    n, read, later = table.num_rows, set(table.column_names), set(rest)
+    columns = [
+        table.column(c) if c in read
+        else more.column(c) if c in later
+        else _nulls(_file_type(part, c), n)
+        for c in _SCHEMA_NAMES
+    ]  # fmt: skip
+    return pa.Table.from_arrays(columns, names=_SCHEMA_NAMES)
+
+
+def _file_type(part: Part, column: str) -> pa.DataType:
+    """The type of ``column`` as ``part``'s file reads it (its schema's, else the store's)."""
+    at = part.schema.get_field_index(column)
+    return (part.schema if at >= 0 else SCHEMA).field(column).type
+
+
+def _nulls(type_: pa.DataType, rows: int) -> pa.Array:
+    """``rows`` nulls of ``type_``: one array for row groups of as many rows, up to
+    :data:`_SHARED_NULLS` rows (Arrow arrays are immutable)."""
+    return _shared_nulls(type_, rows) if rows <= _SHARED_NULLS else pa.nulls(rows, type_)
+
+
+#: The most rows of the null columns kept to be shared (a few KiB each).
+_SHARED_NULLS: Final = 4096
+
+
+@functools.lru_cache(maxsize=128)
+def _shared_nulls(type_: pa.DataType, rows: int) -> pa.Array:
+    return pa.nulls(rows, type_)
 
 
 def _names(names: object, *, what: str, where: str) -> list[str]:
