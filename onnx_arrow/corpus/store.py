@@ -37,7 +37,13 @@ from onnx_arrow.corpus.case import (
     parse_model_row,
     read_case_head,
 )
-from onnx_arrow.corpus.format import CASES_KEY, DATA_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
+from onnx_arrow.corpus.format import (
+    CASES_KEY,
+    DATA_COLUMNS,
+    SCHEMA,
+    TOLERANCE_COLUMNS,
+    case_runs,
+)
 from onnx_arrow.corpus.index import case_index
 from onnx_arrow.corpus.parts import Part, open_part, part_paths
 from onnx_arrow.corpus.rows import (
@@ -184,6 +190,10 @@ class Store:
         k, local = self._groups[i]
         part = self._parts[k]
         table = part.read([local], columns)
+        if part.index is not None and "test_case" in table.column_names:
+            # the cases were listed from the index: a reader of every row checks it
+            self._validate(table.select(["test_case"]), f"row group {local}", part.path)
+            _check_runs(table.column("test_case"), part.index[local], part.path, local)
         return self._batches(table, f"row group {local}", part.path)
 
     def read_columns(
@@ -589,6 +599,25 @@ class Store:
         table = self.read_columns(["path"], roles=["model", "value", "file"])
         paths: list[str | None] = table.column("path").to_pylist()
         return paths
+
+
+def _check_runs(
+    column: pa.ChunkedArray, spans: list[tuple[str, int, int]], path: Path, group: int
+) -> None:
+    """Refuse a row group whose ``test_case`` runs are not those its part's index of
+    cases lists (validated Arrow: a null, or a name the index does not give, differs)."""
+    runs = case_runs(column.to_pylist())
+    listed = [(name, stop - start) for name, start, stop in spans]
+    if runs != listed:
+        pairs = enumerate(zip(runs, listed, strict=False))
+        at = next((i for i, (a, b) in pairs if a != b), min(len(runs), len(listed)))
+        said = repr(runs[at][0]) if at < len(runs) else "no more cases"
+        raise CorpusError(
+            f"the store's index of cases ({CASES_KEY} in the file's footer) disagrees with "
+            f"the row group's test_case column at its case {at} (the column holds {said}): "
+            "the file was changed after it was written; import the corpus again",
+            where=f"{path}: row group {group}",
+        )
 
 
 def _read_rows(part: Part, groups: list[int]) -> pa.Table:

@@ -17,7 +17,7 @@ import pytest
 from onnx import numpy_helper
 from store_helpers import small_corpus
 
-from onnx_arrow.corpus import FolderSource, Store, write_dataset, write_store
+from onnx_arrow.corpus import FolderSource, Store, export_store, write_dataset, write_store
 from onnx_arrow.corpus.format import CASES_KEY, build_case_index, case_runs, parse_case_index
 from onnx_arrow.corpus.parts import open_part
 from onnx_arrow.corpus.sources import CorpusError
@@ -125,6 +125,11 @@ def test_forged_index_is_a_located_error_never_another_case(tmp_path: Path) -> N
     for read in (store.case, store.read_case, store.case_files, store.model):
         with pytest.raises(CorpusError, match=r"row group 0.*index of cases.*'node/test_tiny'"):
             read("node/test_tiny")
+    # the readers of every row, which list no case by name, check the index as they read
+    with pytest.raises(CorpusError, match=r"row group 0: .*index of cases.*disagrees"):
+        export_store(forged, tmp_path / "out")
+    with pytest.raises(CorpusError, match=r"row group 0: .*index of cases.*disagrees"):
+        list(store.values())
 
 
 def test_dataset_store(tmp_path: Path) -> None:
