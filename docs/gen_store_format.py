@@ -377,7 +377,8 @@ largest case those its `test_case` statistics record), ignoring an index that di
 and against the rows when a case is read (the row group's `test_case` runs put the case
 at the rows the index says, and their `case_rows` and `case_row` say those are all of
 its rows, in order), refusing the read, located at the file and row group, where they
-disagree.  An engine ignores the key.
+disagree; a reader of every row (`export`, the values and files of the whole store) checks
+each row group's `test_case` runs against it as it reads them.  An engine ignores the key.
 """
 
 METADATA_HEAD: Final = """
