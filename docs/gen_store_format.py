@@ -25,6 +25,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
 from onnx_arrow.corpus import Case, CorpusFile, WriteOptions, write_store
 from onnx_arrow.corpus.format import (
+    CASES_KEY,
+    CASES_VERSION,
     COLUMNS,
     DATA_COLUMNS,
     FORMAT,
@@ -135,7 +137,9 @@ store byte for byte.  This page is the format, version
   groups are what engines hand their workers); a case of half of that or more is a
   row group of its own, so that reading it reads no other case.  onnx-arrow writes
   min/max statistics of `test_case` (and `kind`, `path`, `role`, `dtype`, `io`) so that
-  readers skip row groups that cannot hold a case.
+  readers skip row groups that cannot hold a case, and an index of the cases in the
+  footer (see The index of cases) so that a reader finds a case's row group and rows
+  without reading any `test_case` column.
 * **Paths** are relative to the corpus root, `/`-separated, without `.` or `..` parts.
   A reader writing files must refuse any other path.
 
@@ -353,6 +357,30 @@ it (its `created_by`) and import the folder with this one.
     )
 )
 
+CASES_HEAD: Final = """
+## The index of cases
+
+The footer's key-value metadata also holds, under the key `{key}` (not in the Arrow
+schema metadata), the file's index of cases: JSON,
+`{{"version": {version}, "row_groups": [[[NAME, ROWS], ...], ...]}}`, a list per row group of
+its cases in store order, each its `test_case` and the number of its rows (they lie
+together, in that order, from the row group's first row).  onnx-arrow's readers use it to
+list a store's cases and find a case's rows without reading the `test_case` column of
+every row group, and read only the row group that holds the case (and of its data columns
+only those of the dtypes its rows hold).  Optional, and not part of the format version:
+a file without it (written before it was, or rewritten by another tool, which drops it) is
+read by its `test_case` column, as before.
+
+A reader checks it: against the footer when the file is opened (as many row groups, each
+of as many rows as the runs it lists, each case once, and each row group's smallest and
+largest case those its `test_case` statistics record), ignoring an index that disagrees;
+and against the rows when a case is read (the row group's `test_case` runs put the case
+at the rows the index says, and their `case_rows` and `case_row` say those are all of
+its rows, in order), refusing the read, located at the file and row group, where they
+disagree; a reader of every row (`export`, the values and files of the whole store) checks
+each row group's `test_case` runs against it as it reads them.  An engine ignores the key.
+"""
+
 METADATA_HEAD: Final = """
 ## Metadata
 
@@ -490,6 +518,7 @@ def store_format_markdown() -> str:
     parts.append(EXAMPLE_ENVELOPE_TEXT)
     parts.append(METADATA_HEAD.format(key=METADATA_KEY))
     parts += [f"| `{f}` | {_cell(METADATA_TEXT[f])} |\n" for f in _metadata_fields()]
+    parts.append(CASES_HEAD.format(key=CASES_KEY, version=CASES_VERSION))
     parts.append(OLDER_HEAD.format(version=FORMAT_VERSION, oldest=OLDEST_VERSION))
     older = [lacks for v in range(OLDEST_VERSION, FORMAT_VERSION) for _, lacks in format_schemas(v)]
     if older != [

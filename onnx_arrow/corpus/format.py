@@ -26,6 +26,8 @@ from onnx_arrow.core.model import (
 from onnx_arrow.corpus.sources import CorpusError, CorpusFile, Slot
 
 __all__ = [
+    "CASES_KEY",
+    "CASES_VERSION",
     "COLUMNS",
     "DATA_COLUMNS",
     "FORMAT",
@@ -37,9 +39,12 @@ __all__ = [
     "SCHEMA",
     "TOLERANCE_COLUMNS",
     "Column",
+    "build_case_index",
+    "case_runs",
     "data_column",
     "data_storage_dtype",
     "format_schemas",
+    "parse_case_index",
     "parse_metadata",
     "shape_problem",
     "store_order",
@@ -54,6 +59,11 @@ FORMAT_VERSION: Final = 4
 OLDEST_VERSION: Final = 2
 #: The Parquet key-value metadata key holding the store's JSON description.
 METADATA_KEY: Final = "onnx_arrow"
+#: The Parquet key-value metadata key of a store file's index of cases (its footer):
+#: per row group, each case's name and rows, in store order (see :func:`build_case_index`).
+CASES_KEY: Final = "onnx_arrow.cases"
+#: The version of the index of cases; a reader ignores an index of another.
+CASES_VERSION: Final = 1
 
 #: What a row holds.
 ROLES: Final = {
@@ -306,3 +316,84 @@ def shape_problem(shape: Sequence[int | None]) -> str | None:
     if math.prod(d for d in shape if d) > MAX_ELEMENTS:
         return f"declares more than {MAX_ELEMENTS} elements along its non-zero dims"
     return None
+
+
+def case_runs(names: Sequence[str | None]) -> list[tuple[str | None, int]]:
+    """The runs of a row group's ``test_case`` column: each case's name and its rows, in
+    order (a case whose rows are not together is in several runs).
+
+    >>> case_runs(["a", "a", "b"])
+    [('a', 2), ('b', 1)]
+    """
+    runs: list[tuple[str | None, int]] = []
+    for name in names:
+        if runs and runs[-1][0] == name:
+            runs[-1] = (name, runs[-1][1] + 1)
+        else:
+            runs.append((name, 1))
+    return runs
+
+
+def build_case_index(groups: Sequence[Sequence[tuple[str | None, int]]]) -> bytes:
+    """The index of cases stored under :data:`CASES_KEY`: JSON, ``{"version": 1,
+    "row_groups": [[[NAME, ROWS], ...], ...]}``, a list per row group of its cases' runs
+    (:func:`case_runs`) in store order."""
+    doc = {"version": CASES_VERSION, "row_groups": [[list(run) for run in g] for g in groups]}
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def parse_case_index(
+    raw: bytes | None, rows: Sequence[int]
+) -> list[list[tuple[str, int, int]]] | None:
+    """The index of cases of a store file (:func:`build_case_index`), per row group each
+    case's ``(name, start, stop)`` rows, if it is one that agrees with the footer's row
+    groups (``rows``: the rows of each); None where it is missing, of another version,
+    malformed, or disagrees (a reader then reads the ``test_case`` column instead).
+
+    A case is in one run of one row group, named by a UTF-8 string, and the
+    runs of a row group cover its rows exactly.
+
+    >>> parse_case_index(build_case_index([[("a", 2), ("b", 1)]]), [3])
+    [[('a', 0, 2), ('b', 2, 3)]]
+    >>> parse_case_index(build_case_index([[("a", 2), ("b", 1)]]), [4]) is None
+    True
+    """
+    if raw is None:
+        return None
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("version") != CASES_VERSION:
+        return None
+    groups = doc.get("row_groups")
+    if not isinstance(groups, list) or len(groups) != len(rows):
+        return None
+    seen: set[str] = set()
+    out = []
+    for runs, count in zip(groups, rows, strict=True):
+        if not isinstance(runs, list):
+            return None
+        spans, start = [], 0
+        for run in runs:
+            if not (isinstance(run, list) and len(run) == 2 and isinstance(run[0], str)):
+                return None
+            name, size = run
+            if type(size) is not int or size < 1 or name in seen or not _utf8(name):
+                return None
+            seen.add(name)
+            spans.append((name, start, start + size))
+            start += size
+        if start != count:
+            return None
+        out.append(spans)
+    return out
+
+
+def _utf8(name: str) -> bool:
+    """Whether ``name`` is text a ``test_case`` column can hold (no lone surrogate)."""
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -45,13 +45,17 @@ def check_case_names(column: pa.Array | pa.ChunkedArray, *, where: str) -> None:
 def case_index(parts: Sequence[Part]) -> list[list[str]]:
     """The cases of each part, in store order, checked: names as
     :func:`check_case_names` wants them, and no case in two parts (a part added twice,
-    or a case split over two parts).  Reads the ``test_case`` column only."""
+    or a case split over two parts).  Reads a part's index of cases where its footer
+    holds one (:attr:`Part.index`), else its ``test_case`` column only."""
     index: list[list[str]] = []
     seen: dict[str, Path] = {}
     for part in parts:
-        column = part.read(None, ["test_case"]).column("test_case")
-        check_case_names(column, where=str(part.path))
-        names = pc.unique(column).to_pylist()
+        if part.index is not None:  # names and rows checked against the footer
+            names = [name for spans in part.index for name, _, _ in spans]
+        else:
+            column = part.read(None, ["test_case"]).column("test_case")
+            check_case_names(column, where=str(part.path))
+            names = pc.unique(column).to_pylist()
         for name in names:
             if name in seen and _release_folder(part.path) != _release_folder(seen[name]):
                 raise CorpusError(

@@ -27,7 +27,14 @@ import pyarrow.parquet as pq
 
 import onnx_arrow
 from onnx_arrow.core.model import child_fields
-from onnx_arrow.corpus.format import DATA_COLUMNS, SCHEMA, build_metadata
+from onnx_arrow.corpus.format import (
+    CASES_KEY,
+    DATA_COLUMNS,
+    SCHEMA,
+    build_case_index,
+    build_metadata,
+    case_runs,
+)
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.errors import CorpusError, UnsupportedTypeError
 
@@ -185,6 +192,8 @@ class StoreFile:
         self._held: list[pa.Table] = []
         self._held_floats = self._held_bytes = 0
         self._groups = 0
+        #: Each row group's cases and their rows: the footer's index of cases.
+        self._runs: list[list[tuple[str | None, int]]] = []
 
     def append(self, table: pa.Table) -> None:
         """Append ``table`` (the store's columns, in its schema) as one row group.  A table
@@ -197,6 +206,7 @@ class StoreFile:
                 where=f"{self._path}: row group {self._groups}",
             )
         self._groups += 1
+        self._runs.append(case_runs(table.column("test_case").to_pylist()))
         if self._writer is not None:
             self._write(self._writer, table)
             return
@@ -246,9 +256,12 @@ class StoreFile:
         return writer
 
     def close(self) -> None:
-        """Write the row groups held and the footer, and close the file."""
+        """Write the row groups held and the footer, with its index of cases (under
+        :data:`~onnx_arrow.corpus.format.CASES_KEY`), and close the file."""
         if self._writer is None:
             self._writer = self._open()
+        if all(name is not None for runs in self._runs for name, _ in runs):
+            self._writer.add_key_value_metadata({CASES_KEY: build_case_index(self._runs)})
         self._writer.close()
 
     def __enter__(self) -> StoreFile:

@@ -1,7 +1,8 @@
 """The parts of a store: its Parquet files found (the file itself, or a dataset store's
-part files in order), each opened with its footer read and checked, and its row groups
-read as located errors when they do not read; a part of an older format version reads
-in the current schema, the columns its version lacks as nulls."""
+part files in order), each opened with its footer read and checked (its index of cases
+too, where it has one), and its row groups read as located errors when they do not read;
+a part of an older format version reads in the current schema, the columns its version
+lacks as nulls."""
 
 from __future__ import annotations
 
@@ -18,7 +19,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from onnx_arrow.core.model import file_kind
-from onnx_arrow.corpus.format import FORMAT_VERSION, SCHEMA, format_schemas, parse_metadata
+from onnx_arrow.corpus.format import (
+    CASES_KEY,
+    FORMAT_VERSION,
+    SCHEMA,
+    format_schemas,
+    parse_case_index,
+    parse_metadata,
+)
 from onnx_arrow.corpus.sources import CorpusError
 
 __all__ = ["PART_NAME", "Part", "open_part", "part_paths"]
@@ -30,30 +38,63 @@ PART_NAME: Final = re.compile(r"part-(\d+)\.parquet")
 @dataclass(frozen=True)
 class Part:
     """One Parquet file of a store, its footer read and checked; ``missing`` names the
-    columns of the current schema its format version lacks (read as nulls)."""
+    columns of the current schema its format version lacks (read as nulls); ``index`` is
+    its index of cases, per row group each case's ``(name, start, stop)`` rows, where its
+    footer holds one that agrees with the footer (:func:`footer_index`), else None."""
 
     path: Path
     file: pq.ParquetFile
     metadata: dict[str, Any]
     missing: tuple[str, ...] = ()
+    index: list[list[tuple[str, int, int]]] | None = None
+    #: The file's Arrow schema (its columns' types as they read: a list's item may be
+    #: named ``element``), without its metadata.
+    schema: pa.Schema = SCHEMA
 
     @property
     def groups(self) -> int:
         return int(self.file.num_row_groups)
+
+    def dtype_span(self, groups: Sequence[int]) -> tuple[str, str] | None:
+        """The smallest and largest ``dtype`` of the rows of ``groups``, as the footer's
+        statistics record them; None where a row group records none (or holds no
+        dtype).  A hint only: what the rows hold is checked when they are read."""
+        meta = self.file.metadata
+        at = next(
+            (i for i in range(meta.num_columns) if meta.schema.column(i).path == "dtype"), None
+        )
+        if at is None:
+            return None
+        spans = []
+        for group in groups:
+            stats = meta.row_group(group).column(at).statistics
+            try:
+                if stats is None or not stats.has_min_max:
+                    return None
+                low, high = stats.min, stats.max
+            except (ValueError, pa.ArrowException):
+                return None
+            if not (isinstance(low, str) and isinstance(high, str)):
+                return None
+            spans.append((low, high))
+        return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
 
     def read(
         self,
         groups: Sequence[int] | None,
         columns: Sequence[str] | None,
         roles: Sequence[str] | None = None,
+        *,
+        threads: bool = True,
     ) -> pa.Table:
         """Row groups (all when None), only ``columns`` if given, only rows of ``roles`` if
-        given (all row groups), in the current schema; a page that does not read is a
-        located error."""
+        given (all row groups), in the current schema, on several threads unless
+        ``threads`` is false (a small read costs more to share out than to do); a page
+        that does not read is a located error."""
         wanted = list(SCHEMA.names if columns is None else columns)
         if not self.missing:
-            return self._read(groups, None if columns is None else wanted, roles)
-        table = self._read(groups, [c for c in wanted if c not in self.missing], roles)
+            return self._read(groups, None if columns is None else wanted, roles, threads)
+        table = self._read(groups, [c for c in wanted if c not in self.missing], roles, threads)
         arrays = [
             pa.nulls(table.num_rows, SCHEMA.field(c).type) if c in self.missing else table[c]
             for c in wanted
@@ -65,6 +106,7 @@ class Part:
         groups: Sequence[int] | None,
         columns: list[str] | None,
         roles: Sequence[str] | None,
+        threads: bool,
     ) -> pa.Table:
         try:
             if roles is not None:
@@ -72,7 +114,7 @@ class Part:
                 return pq.read_table(self.path, columns=columns, filters=filters)
             if groups is None:
                 return self.file.read(columns=columns)
-            return self.file.read_row_groups(list(groups), columns=columns)
+            return self.file.read_row_groups(list(groups), columns=columns, use_threads=threads)
         except (OSError, pa.ArrowException) as exc:
             what = "the store" if groups is None else "row group " + ", ".join(map(str, groups))
             raise CorpusError(
@@ -106,13 +148,42 @@ def open_part(path: Path) -> Part:
     plain = schema.remove_metadata()
     for expected, missing in format_schemas(version):
         if plain.equals(expected):
-            return Part(path, file, metadata, missing)
+            return Part(path, file, metadata, missing, footer_index(file), plain)
     written = "this version" if version == FORMAT_VERSION else f"format version {version}"
     raise CorpusError(
         f"the columns differ from those of {written} of the store format; it was not "
         "written by onnx-arrow, or was changed since",
         where=where,
     )
+
+
+def footer_index(file: pq.ParquetFile) -> list[list[tuple[str, int, int]]] | None:
+    """The file's index of cases (:func:`~onnx_arrow.corpus.format.parse_case_index`),
+    where its footer holds one that agrees with the footer itself: as many row groups,
+    each of as many rows, and each row group's smallest and largest case those its
+    ``test_case`` statistics record (where it records them).  None otherwise (a store
+    written before the index, or one whose footer was changed): the reader then reads
+    the ``test_case`` column, as it did before.  The rows of a case are checked against
+    the index when they are read (:class:`~onnx_arrow.corpus.Store`)."""
+    meta = file.metadata
+    index = parse_case_index(
+        (meta.metadata or {}).get(CASES_KEY.encode()),
+        [meta.row_group(i).num_rows for i in range(meta.num_row_groups)],
+    )
+    if index is None:
+        return None
+    for i, spans in enumerate(index):
+        stats = meta.row_group(i).column(0).statistics
+        try:
+            if stats is None or not stats.has_min_max:
+                continue
+            low, high = stats.min, stats.max
+        except (ValueError, pa.ArrowException):  # not UTF-8: the index cannot be right
+            return None
+        names = [name for name, _, _ in spans]
+        if (low, high) != (min(names), max(names)):
+            return None
+    return index
 
 
 def part_paths(path: Path) -> list[Path]:

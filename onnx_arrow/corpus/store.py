@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from onnx import ModelProto
@@ -36,9 +37,15 @@ from onnx_arrow.corpus.case import (
     parse_model_row,
     read_case_head,
 )
-from onnx_arrow.corpus.format import SCHEMA, TOLERANCE_COLUMNS
+from onnx_arrow.corpus.format import (
+    CASES_KEY,
+    DATA_COLUMNS,
+    SCHEMA,
+    TOLERANCE_COLUMNS,
+    case_runs,
+)
 from onnx_arrow.corpus.index import case_index
-from onnx_arrow.corpus.parts import open_part, part_paths
+from onnx_arrow.corpus.parts import Part, open_part, part_paths
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
     StoredFile,
@@ -58,6 +65,12 @@ _FILE_COLUMNS: Final = (*VALUE_COLUMNS, "content", "digest")
 
 #: A case whose rows are not all together (a store onnx-arrow did not write).
 _SCATTERED: Final = (-1, -1)
+#: The columns a row group is read with first: all but the data columns, of which only
+#: those of the dtypes its rows hold are read then (a case of floats reads one of them).
+_LIGHT_COLUMNS: Final = tuple(c for c in SCHEMA.names if c not in DATA_COLUMNS)
+_SCHEMA_NAMES: Final = SCHEMA.names
+#: The data column of each dtype, by the name the ``dtype`` column gives it.
+_DATA_COLUMN_OF: Final = {row.name: column for column, row in DATA_COLUMNS.items()}
 
 
 def _runs(cases: list[str | None]) -> dict[str, tuple[int, int]]:
@@ -116,7 +129,10 @@ class Store:
         a folder holds no part, or a part is a symlink; if a row names no case (a null
         or invalid UTF-8 ``test_case``), or a case is in two parts (a part added twice,
         a case split over two parts).  The error names the part.  Every reader of a
-        store opens it here, so all refuse what one refuses.
+        store opens it here, so all refuse what one refuses.  A part whose footer holds
+        an index of cases that agrees with the footer is not read for this: its index
+        lists its cases, and the rows of a case are checked against it when read (see
+        the store format's The index of cases).
     UnsupportedTypeError
         If ``path`` is not a path or a list of paths (see :func:`check_store_path`).
     """
@@ -174,6 +190,10 @@ class Store:
         k, local = self._groups[i]
         part = self._parts[k]
         table = part.read([local], columns)
+        if part.index is not None and "test_case" in table.column_names:
+            # the cases were listed from the index: a reader of every row checks it
+            self._validate(table.select(["test_case"]), f"row group {local}", part.path)
+            _check_runs(table.column("test_case"), part.index[local], part.path, local)
         return self._batches(table, f"row group {local}", part.path)
 
     def read_columns(
@@ -243,6 +263,8 @@ class Store:
         part = self._case_part.get(case)
         if part is None:
             raise CorpusError(f"no case {case!r} in the store", where=str(self.path))
+        if self._parts[part].index is not None:
+            return self._indexed(case, part)
         ours = [i for i, (k, _) in enumerate(self._groups) if k == part]
         groups = tuple(i for i in ours if self._may_hold(i, case))
         read = self._read_groups(groups) if groups else None
@@ -257,9 +279,50 @@ class Store:
             )
         return read, span
 
+    def _indexed(self, case: str, k: int) -> tuple[_ReadGroups, tuple[int, int]]:
+        """The row group that holds ``case`` in part ``k`` by the part's index of cases
+        (read), and where its rows are in it: the one row group, checked against the
+        rows read (their ``test_case`` runs, and the case's ``case_rows`` and
+        ``case_row``), so that an index that does not tell the truth is a located error,
+        never another case's rows."""
+        local, start, stop = self._index_spans[case]
+        first = next(i for i, (p, _) in enumerate(self._groups) if p == k)
+        read = self._read_groups((first + local,))
+        span = read.runs.get(case)
+        where = f"{self._parts[k].path}: row group {local}"
+        table = read.table
+        if span == (start, stop):
+            n = stop - start
+            rows = table.column("case_rows").slice(start, n).to_numpy(zero_copy_only=False)
+            order = table.column("case_row").slice(start, n).to_numpy(zero_copy_only=False)
+            if (rows == n).all() and (order == np.arange(n)).all():
+                return read, span
+            said = f"its {n} rows say the case has {rows[0]} (case_rows) in another order"
+        else:
+            held = "none of it" if span is None else f"rows {span[0]} to {span[1]}"
+            said = f"its rows hold {held}"
+        raise CorpusError(
+            f"the store's index of cases ({CASES_KEY} in the file's footer) puts case "
+            f"{case!r} at rows {start} to {stop} of the row group, and {said}: the file was "
+            "changed after it was written; import the corpus again",
+            where=where,
+        )
+
+    @functools.cached_property
+    def _index_spans(self) -> dict[str, tuple[int, int, int]]:
+        """Per case of the parts with an index of cases: its row group in its part and
+        its rows in it."""
+        return {
+            name: (local, start, stop)
+            for part in self._parts
+            for local, spans in enumerate(part.index or ())
+            for name, start, stop in spans
+        }
+
     def _read_groups(self, groups: tuple[int, ...]) -> _ReadGroups:
         """Row groups, read and validated once for consecutive calls on the cases they
-        hold."""
+        hold: the columns but the data columns first, then the data columns of the
+        dtypes their rows hold (the others are null in their rows, and read as nulls)."""
         if self._last_read is None or self._last_read.groups != groups:
             by_part: dict[int, list[int]] = {}
             for i in groups:
@@ -268,7 +331,7 @@ class Store:
             tables = []
             for k, local_groups in by_part.items():
                 part = self._parts[k]
-                table = part.read(local_groups, None)
+                table = _read_rows(part, local_groups)
                 self._validate(table, "row group " + ", ".join(map(str, local_groups)), part.path)
                 tables.append(table)
             where = str(self._parts[next(iter(by_part))].path)
@@ -536,6 +599,71 @@ class Store:
         table = self.read_columns(["path"], roles=["model", "value", "file"])
         paths: list[str | None] = table.column("path").to_pylist()
         return paths
+
+
+def _check_runs(
+    column: pa.ChunkedArray, spans: list[tuple[str, int, int]], path: Path, group: int
+) -> None:
+    """Refuse a row group whose ``test_case`` runs are not those its part's index of
+    cases lists (validated Arrow: a null, or a name the index does not give, differs)."""
+    runs = case_runs(column.to_pylist())
+    listed = [(name, stop - start) for name, start, stop in spans]
+    if runs != listed:
+        pairs = enumerate(zip(runs, listed, strict=False))
+        at = next((i for i, (a, b) in pairs if a != b), min(len(runs), len(listed)))
+        said = repr(runs[at][0]) if at < len(runs) else "no more cases"
+        raise CorpusError(
+            f"the store's index of cases ({CASES_KEY} in the file's footer) disagrees with "
+            f"the row group's test_case column at its case {at} (the column holds {said}): "
+            "the file was changed after it was written; import the corpus again",
+            where=f"{path}: row group {group}",
+        )
+
+
+def _read_rows(part: Part, groups: list[int]) -> pa.Table:
+    """Row groups of ``part`` in the store's schema: every column but the data columns,
+    and the data columns of the dtypes their rows hold (the others are null in their
+    rows, and come back as nulls).  The data columns of the dtypes the footer's
+    statistics span are read with the others; any other dtype the rows hold is read
+    after."""
+    threads = len(groups) > 1
+    span = part.dtype_span(groups)
+    hinted = (
+        [] if span is None else [c for d, c in _DATA_COLUMN_OF.items() if span[0] <= d <= span[1]]
+    )
+    table = part.read(groups, [*_LIGHT_COLUMNS, *hinted], threads=threads)
+    held = set(pc.unique(table.column("dtype")).to_pylist())
+    rest = [c for d, c in _DATA_COLUMN_OF.items() if d in held and c not in hinted]
+    more = part.read(groups, rest, threads=threads) if rest else table
+    n, read, later = table.num_rows, set(table.column_names), set(rest)
+    columns = [
+        table.column(c) if c in read
+        else more.column(c) if c in later
+        else _nulls(_file_type(part, c), n)
+        for c in _SCHEMA_NAMES
+    ]  # fmt: skip
+    return pa.Table.from_arrays(columns, names=_SCHEMA_NAMES)
+
+
+def _file_type(part: Part, column: str) -> pa.DataType:
+    """The type of ``column`` as ``part``'s file reads it (its schema's, else the store's)."""
+    at = part.schema.get_field_index(column)
+    return (part.schema if at >= 0 else SCHEMA).field(column).type
+
+
+def _nulls(type_: pa.DataType, rows: int) -> pa.Array:
+    """``rows`` nulls of ``type_``: one array for row groups of as many rows, up to
+    :data:`_SHARED_NULLS` rows (Arrow arrays are immutable)."""
+    return _shared_nulls(type_, rows) if rows <= _SHARED_NULLS else pa.nulls(rows, type_)
+
+
+#: The most rows of the null columns kept to be shared (a few KiB each).
+_SHARED_NULLS: Final = 4096
+
+
+@functools.lru_cache(maxsize=128)
+def _shared_nulls(type_: pa.DataType, rows: int) -> pa.Array:
+    return pa.nulls(rows, type_)
 
 
 def _names(names: object, *, what: str, where: str) -> list[str]:
