@@ -364,7 +364,9 @@ The footer's key-value metadata also holds, under the key `{key}` (not in the Ar
 schema metadata), the file's index of cases: JSON,
 `{{"version": {version}, "row_groups": [[[NAME, ROWS], ...], ...]}}`, a list per row group of
 its cases in store order, each its `test_case` and the number of its rows (they lie
-together, in that order, from the row group's first row).  onnx-arrow's readers use it to
+together, in that order, from the row group's first row), compressed with zlib and written
+in base64 (the names repeat their folders: the node suite's index is 13 KB so, 91 KB as
+JSON; a value that unpacks to more than 128 MiB is ignored).  onnx-arrow's readers use it to
 list a store's cases and find a case's rows without reading the `test_case` column of
 every row group, and read only the row group that holds the case (and of its data columns
 only those of the dtypes its rows hold).  Optional, and not part of the format version:

@@ -6,8 +6,10 @@ located, never read as another case."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +50,16 @@ def _rewrite(src: Path, dst: Path, index: bytes | None) -> None:
 
 def _index(path: Path) -> dict:
     raw = pq.ParquetFile(path).metadata.metadata[CASES_KEY.encode()]
-    return json.loads(raw)
+    return _unpacked(raw)
+
+
+def _unpacked(raw: bytes) -> dict:
+    """The JSON of an index as the footer holds it: zlib-compressed, in base64."""
+    return json.loads(zlib.decompress(base64.b64decode(raw)))
+
+
+def _packed(doc: object) -> bytes:
+    return base64.b64encode(zlib.compress(json.dumps(doc).encode()))
 
 
 def _inputs(store: Store, case: str) -> list[float]:
@@ -63,7 +74,7 @@ def test_round_trip(tmp_path: Path) -> None:
         case_runs(file.read_row_group(i, columns=["test_case"])["test_case"].to_pylist())
         for i in range(file.num_row_groups)
     ]
-    assert _index(path) == json.loads(build_case_index(runs))
+    assert _index(path) == _unpacked(build_case_index(runs))
     part = open_part(path)
     assert part.index is not None
     assert [n for spans in part.index for n, _, _ in spans] == ["node/test_other", "node/test_tiny"]
@@ -82,10 +93,15 @@ def test_parse_refuses_what_disagrees_with_the_footer() -> None:
     assert parse_case_index(good, [3]) == [[("a", 0, 2), ("b", 2, 3)]]
     assert parse_case_index(good, [3, 1]) is None  # another number of row groups
     assert parse_case_index(build_case_index([[("a", 2), ("a", 1)]]), [3]) is None
-    assert parse_case_index(b'{"version":1,"row_groups":[[["\\ud800",1]]]}', [1]) is None
-    assert parse_case_index(b'{"version":1,"row_groups":[[["a",0]]]}', [0]) is None
-    assert parse_case_index(b'{"version":2,"row_groups":[]}', []) is None
-    assert parse_case_index(b"[", []) is None
+    lone = json.loads('{"version":1,"row_groups":[[["\\ud800",1]]]}')
+    assert parse_case_index(_packed(lone), [1]) is None
+    assert parse_case_index(_packed({"version": 1, "row_groups": [[["a", 0]]]}), [0]) is None
+    assert parse_case_index(_packed({"version": 2, "row_groups": []}), []) is None
+    assert parse_case_index(_packed([]), []) is None
+    assert parse_case_index(b'{"version":1,"row_groups":[]}', []) is None  # not packed
+    assert parse_case_index(b"!!", []) is None  # not base64
+    bomb = base64.b64encode(zlib.compress(b" " * (200 << 20)))  # past what an index unpacks to
+    assert parse_case_index(bomb, []) is None
 
 
 def test_store_without_index_reads_as_before(tmp_path: Path) -> None:
@@ -105,7 +121,7 @@ def test_index_that_disagrees_with_the_footer_is_ignored(tmp_path: Path) -> None
     write_store(FolderSource(_corpus(tmp_path / "src")), path)
     doc = _index(path)
     doc["row_groups"][0][0][0] = "node/test_zzz"  # beyond the row group's largest case
-    _rewrite(path, forged, json.dumps(doc).encode())
+    _rewrite(path, forged, _packed(doc))
     assert open_part(forged).index is None
     store = Store(forged)
     assert store.cases() == ["node/test_other", "node/test_tiny"]
@@ -119,7 +135,7 @@ def test_forged_index_is_a_located_error_never_another_case(tmp_path: Path) -> N
     doc = _index(path)
     (first, _), (second, _) = doc["row_groups"][0]
     doc["row_groups"][0][0][0], doc["row_groups"][0][1][0] = second, first
-    _rewrite(path, forged, json.dumps(doc).encode())
+    _rewrite(path, forged, _packed(doc))
     assert open_part(forged).index is not None
     store = Store(forged)
     for read in (store.case, store.read_case, store.case_files, store.model):
