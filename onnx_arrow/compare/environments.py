@@ -49,11 +49,12 @@ from onnx_arrow.compare.runner import (
     FOLDER_PREFIX,
     dies_with_parent,
     how_it_ended,
+    input_files,
     read_outputs,
     remove_folder,
     stderr_tail,
 )
-from onnx_arrow.core.model import NO_FOLLOW, graph_values, value_message
+from onnx_arrow.core.model import NO_FOLLOW
 from onnx_arrow.corpus.cache import cache_folder
 from onnx_arrow.corpus.venvs import (
     Environment,
@@ -526,22 +527,7 @@ class EnvironmentBackend:
         """Write the data set into the process's folder (the model when it changed, the
         inputs, an empty outputs folder), every file opened below the folder without
         following a link; the request that names them."""
-        declared = {v.name: (k, v) for k, v in enumerate(graph_values(model, "input"))}
-        files = []
-        for name, value in inputs.items():
-            if name not in declared:
-                raise CompareError(
-                    f"input {name!r} is not an input the model declares "
-                    f"({', '.join(map(repr, declared)) or 'it declares none'}); feed the "
-                    "model's inputs by their names"
-                )
-            k, info = declared[name]
-            if not info.HasField("type"):
-                raise CompareError(
-                    f"the model declares no type for input {k} ({name!r}), so it cannot be "
-                    "written as a file; declare its type in the model"
-                )
-            files.append((name, f"input_{k}.pb", value_message(value, name, info.type)))
+        files = input_files(model, inputs)
         root = _open_folder(proc.folder, None, proc.folder)
         try:
             if model is not self._model:

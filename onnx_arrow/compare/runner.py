@@ -49,6 +49,7 @@ __all__ = [
     "CommandRunner",
     "dies_with_parent",
     "how_it_ended",
+    "input_files",
     "read_outputs",
     "remove_folder",
     "stderr_tail",
@@ -407,17 +408,17 @@ def _open_below(root: Path, rel: Path) -> int:
 _NOT_A_FOLDER: Final = frozenset({errno.ELOOP, errno.ENOTDIR})
 
 
-def _write_case(
-    folder: Path, model: ModelProto, inputs: dict[str, Any], own_outputs: bool
-) -> dict[str, Path]:
-    """The case in the classic layout under ``folder``; the paths of the placeholders."""
-    case = folder / "case"
-    data = case / "test_data_set_0"
-    data.mkdir(parents=True)
-    outputs = folder / "outputs" if own_outputs else data
-    outputs.mkdir(exist_ok=True)
-    (case / "model.onnx").write_bytes(model.SerializeToString())
+def input_files(model: ModelProto, inputs: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """The inputs fed, as the files a runtime reads: ``(name, input_K.pb, message)``, K
+    the model's input each is for, the message of the type the model declares.
+
+    Raises
+    ------
+    CompareError
+        For an input the model does not declare, or declares without a type.
+    """
     declared = {v.name: (k, v) for k, v in enumerate(graph_values(model, "input"))}
+    files = []
     for name, value in inputs.items():
         if name not in declared:
             raise CompareError(
@@ -431,8 +432,22 @@ def _write_case(
                 f"the model declares no type for input {k} ({name!r}), so it cannot be "
                 "written as a file; declare its type in the model"
             )
-        message = value_message(value, name, info.type)
-        (data / f"input_{k}.pb").write_bytes(message.SerializeToString())
+        files.append((name, f"input_{k}.pb", value_message(value, name, info.type)))
+    return files
+
+
+def _write_case(
+    folder: Path, model: ModelProto, inputs: dict[str, Any], own_outputs: bool
+) -> dict[str, Path]:
+    """The case in the classic layout under ``folder``; the paths of the placeholders."""
+    case = folder / "case"
+    data = case / "test_data_set_0"
+    data.mkdir(parents=True)
+    outputs = folder / "outputs" if own_outputs else data
+    outputs.mkdir(exist_ok=True)
+    (case / "model.onnx").write_bytes(model.SerializeToString())
+    for _, file, message in input_files(model, inputs):
+        (data / file).write_bytes(message.SerializeToString())
     return {"model": case / "model.onnx", "inputs": data, "outputs": outputs, "case": case}
 
 
