@@ -66,6 +66,7 @@ def test_a_parallel_compare_of_the_node_suite_is_the_serial_one(
     assert list(df["case"]) == list(serial["case"])  # random ops: only their numbers differ
 
 
+@pytest.mark.slow  # 9 s: four compares and runs of 100 cases; the tables are held equal above
 def test_the_report_file_is_the_same_bytes(
     node_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -165,6 +166,7 @@ def test_a_case_that_crashes_its_worker_is_its_error(three_cases: Path, engine: 
         assert "SIGSEGV" in error
 
 
+@pytest.mark.slow  # 11 s, most of it the grace a stuck worker is given
 def test_a_case_stuck_outside_python_is_stopped_and_reported(three_cases: Path) -> None:
     start = time.monotonic()
     df = compare(three_cases, _stuck, jobs=2, timeout=0.5).to_pandas()
