@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from release_helpers import network
 from results_helpers import verdicts
 
 from onnx_arrow import results
@@ -95,3 +96,33 @@ def _relabel(
     if onnx is not None:
         made["store_onnx_version"], made["store_digest"] = onnx, digest
     return Report.of(report.table, made)
+
+
+@pytest.mark.slow  # two onnxruntime versions from the index, each in an environment made cold
+@network
+def test_the_changes_between_two_onnxruntime_versions_are_what_their_reports_say(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """onnxruntime 1.20.1 and 1.24.1, run as ``--backend onnxruntime==V`` runs them: the
+    changes the results store gives between them are the ones their two reports say."""
+    from onnx_arrow import compare
+    from onnx_arrow.corpus import NodeSuiteSource, Store, write_store
+
+    monkeypatch.setenv("ONNX_ARROW_CACHE_DIR", str(tmp_path / "cache"))
+    # an opset-22 model (1.20.1 refuses it), uint8 Add (no kernel in 1.20.1), and two both pass
+    names = {"node/test_acos", "node/test_add_uint8", "node/test_abs", "node/test_add"}
+    path = tmp_path / "node.parquet"
+    write_store([c for c in NodeSuiteSource() if c.name in names], path)
+    reports = [compare.compare(Store(path), f"onnxruntime=={v}") for v in ("1.20.1", "1.24.1")]
+    store = tmp_path / "results"
+    for report in reports:
+        results.add(store, report)
+    old, new = (verdicts(r) for r in reports)
+    expected = {
+        key: f"{old[key]}->{new[key]}" for key in old.keys() & new.keys() if old[key] != new[key]
+    }
+    table = results.changes(results.read(store))
+    assert _changes(table, "runtime_version") == expected
+    assert {case for case, _, _ in expected} == {"node/test_acos", "node/test_add_uint8"}
+    for row in table.to_pylist():
+        assert (row["runtime"], row["before"], row["after"]) == ("onnxruntime", "1.20.1", "1.24.1")
