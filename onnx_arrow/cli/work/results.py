@@ -115,15 +115,9 @@ def _print_changes(table: pa.Table, out: TextIO) -> None:
     for axis, title in _AXES.items():
         mine = [r for r in rows if r["axis"] == axis]
         print(f"{title}: {len(mine)}", file=out)
+        headed = sorted(((_heading(r, axis), r) for r in mine), key=lambda pair: pair[0])
         line = None
-        for r in mine:
-            fixed = (
-                f"the corpus of onnx {r['corpus_onnx_version'] or '?'}"
-                if axis == "runtime_version"
-                else f"version {r['runtime_version']}"
-            )
-            provider = f" ({r['execution_provider']})" if r["execution_provider"] else ""
-            heading = f"  {r['runtime']}{provider} on {fixed}:"
+        for heading, r in headed:  # by runtime and what stays fixed, each in case order
             if heading != line:
                 print(printable(heading), file=out)
                 line = heading
@@ -135,3 +129,15 @@ def _print_changes(table: pa.Table, out: TextIO) -> None:
                 f"{r['change']} at {r['after']} ({before}; {after})"
             )
             print(printable(text), file=out)
+
+
+def _heading(r: dict[str, Any], axis: str) -> str:
+    """The line a change is listed under: the runtime, and the corpus (along its versions)
+    or the version (along onnx releases)."""
+    fixed = (
+        f"the corpus of onnx {r['corpus_onnx_version'] or '?'}"
+        if axis == "runtime_version"
+        else f"version {r['runtime_version']}"
+    )
+    provider = f" ({r['execution_provider']})" if r["execution_provider"] else ""
+    return f"  {r['runtime']}{provider} on {fixed}:"
