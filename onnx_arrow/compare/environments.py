@@ -25,6 +25,7 @@ after checking the environment again.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -97,6 +98,11 @@ _TICK: Final = 0.5
 #: The longest reply line read.
 _MAX_REPLY: Final = 1 << 20
 
+#: Most pins of a spec, and the longest pin (a package's name and an exact version).
+_MAX_PINS: Final = 16
+_MAX_PIN: Final = 120
+#: The longest name of an environment's folder, within every file system's 255 bytes.
+_MAX_FOLDER_NAME: Final = 200
 _NAME: Final = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _VERSION: Final = r"[0-9][0-9A-Za-z.+!-]*"
 _PIN: Final = re.compile(rf"(?P<name>{_NAME})==(?P<version>{_VERSION})")
@@ -164,7 +170,14 @@ def parse_package_spec(text: str) -> PackageSpec:
     form = "PACKAGE==VERSION[,PACKAGE==VERSION...][:MODULE[:NAME]], as onnxruntime==1.20.1"
     pins_text, colon, backend = text.strip().partition(":")
     pins: list[tuple[str, str]] = []
+    if len(pins_text.split(",")) > _MAX_PINS:
+        raise BackendSpecError(f"backend {text[:200]!r}...: more than {_MAX_PINS} pins; {form}")
     for pin in pins_text.split(","):
+        if len(pin.strip()) > _MAX_PIN:
+            raise BackendSpecError(
+                f"backend {text[:200]!r}...: a pin of {len(pin.strip())} characters (at most "
+                f"{_MAX_PIN}: a package's name and an exact version); give {form}"
+            )
         match = _PIN.fullmatch(pin.strip())
         if match is None:
             raise BackendSpecError(
@@ -201,7 +214,11 @@ def environment_folder(spec: PackageSpec) -> Path | None:
         return None
     python = f"py{sys.version_info[0]}.{sys.version_info[1]}"
     pins = "-".join(f"{_normal(r.split('==')[0])}-{r.split('==')[1]}" for r in spec.requirements())
-    return base / "backends" / f"{pins}-{python}"
+    name = f"{pins}-{python}"
+    if len(name.encode()) > _MAX_FOLDER_NAME:  # many pins: named by their digest, kept short
+        digest = hashlib.blake2b(name.encode(), digest_size=8).hexdigest()
+        name = f"{_normal(spec.package)}-{digest}-{python}"
+    return base / "backends" / name
 
 
 @dataclass

@@ -367,3 +367,27 @@ def test_the_pytest_plugin_runs_it(
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"node/test_abs PASSED", done.stdout)
     assert re.search(r"node/test_add PASSED", done.stdout)
+
+
+def test_a_spec_past_what_a_pin_or_a_folder_name_holds_is_refused_or_named_short(
+    empty_cache: Path, tiny: Path
+) -> None:
+    huge = "onnxruntime==" + "9" * 3000  # a folder name past every file system's 255 bytes
+    with pytest.raises(BackendSpecError, match=r"a pin of 3013 characters \(at most 120"):
+        parse_package_spec(huge)
+    with pytest.raises(BackendSpecError, match="more than 16 pins"):
+        parse_package_spec(",".join(f"p{k}==1.0" for k in range(17)))
+    many = parse_package_spec(
+        ",".join(
+            ["onnxruntime==1.20.1", *(f"a-package-of-a-long-name-{k}==1.0.0" for k in range(15))]
+        )
+    )
+    folder = environment_folder(many)
+    assert folder is not None
+    assert len(folder.name) <= 200  # named by the pins' digest
+    assert folder.name.startswith("onnxruntime-")
+    assert folder.name.endswith(f"-py{sys.version_info[0]}.{sys.version_info[1]}")
+    code, _, err = cli("compare", str(tiny), "--backend", huge)  # said, not an OSError
+    assert code == 2
+    assert "a pin of 3013 characters" in err
+    assert "File name too long" not in err
