@@ -195,6 +195,7 @@ def test_the_command_lists_the_pairs_and_fails_for_a_failed_one(
         ),
         ([], "give one --backend or --runner or more"),
         (["--runner", "false"], "--runner: the command 'false' names neither"),
+        (["--backend", "reference", "--in-process"], "--in-process applies to compare and run"),
     ],
 )
 def test_runtimes_are_given_in_order(

@@ -22,6 +22,11 @@ def _backends(args: argparse.Namespace) -> list[results.MatrixBackend]:
     command checked now (a usage error), a backend's spec passed on as given."""
     if not args.runs:
         args.subparser.error("give one --backend or --runner or more: what runs each corpus")
+    if args.in_process:  # compare's and run's option, shared with them: not taken here
+        args.subparser.error(
+            "--in-process applies to compare and run: a matrix runs its backends protected, "
+            "each in a worker process"
+        )
     made = []
     for kind, what, runtime in args.runs:
         if kind == "runner":
