@@ -461,3 +461,27 @@ def test_cases_select_the_cases_counted(small: tuple[Path, Any], capsys: Any) ->
     assert json.loads(capsys.readouterr().out)["cases"] == 1
     assert main(["coverage", str(small[0]), "--case", "nothing*"]) == 1
     assert "no case matches 'nothing*'" in capsys.readouterr().err
+
+
+def test_force_replaces_a_link_or_a_fifo_never_writes_through_them(
+    small: tuple[Path, Any], tmp_path: Path, capsys: Any
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not onnx-arrow's\n")
+    link, fifo, folder = tmp_path / "link.json", tmp_path / "fifo.json", tmp_path / "dir.json"
+    link.symlink_to(outside)
+    os.mkfifo(fifo)  # opened for writing, it would block: it is replaced, never opened
+    folder.mkdir()
+    for target in (link, fifo, folder):
+        assert main(["coverage", str(small[0]), "--format", "json", "-o", str(target)]) == 1
+        assert f"{target}: " in capsys.readouterr().err
+    for target in (link, fifo):
+        args = ["coverage", str(small[0]), "--format", "json", "-o", str(target), "--force"]
+        assert main(args) == 0
+        assert target.is_file()
+        assert not target.is_symlink()
+        assert json.loads(target.read_text())["operators"] >= 1
+    assert outside.read_text() == "not onnx-arrow's\n"
+    args = ["coverage", str(small[0]), "-o", str(folder), "--force"]
+    assert main(args) == 1
+    assert "is a folder; the coverage is one file" in capsys.readouterr().err
