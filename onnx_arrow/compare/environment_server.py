@@ -68,7 +68,9 @@ def _version(spec: str) -> str | None:
 
 
 def _as_str(value: Any) -> Any:
-    """String tensors decoded to ``str`` (as onnx's backend runner feeds them)."""
+    """String tensors decoded to ``str`` (as onnx's backend runner feeds them): the rule of
+    :func:`onnx_arrow.compare.feeds.strings_as_str`, written again because this script runs
+    where onnx-arrow is not installed (a test holds the two equal)."""
     import numpy as np
 
     if isinstance(value, np.ndarray) and value.dtype.kind in "OS":

@@ -391,3 +391,20 @@ def test_a_spec_past_what_a_pin_or_a_folder_name_holds_is_refused_or_named_short
     assert code == 2
     assert "a pin of 3013 characters" in err
     assert "File name too long" not in err
+
+
+def test_the_server_feeds_strings_as_compare_feeds_them() -> None:
+    """The script's copy of the rule (it runs where onnx-arrow is not installed)."""
+    from onnx_arrow.compare import environment_server
+    from onnx_arrow.compare.feeds import strings_as_str
+
+    values = [
+        np.array([b"ab", "c", b"\xff"], dtype=object),
+        np.array([b"x", b"yz"]),
+        [np.array([b"s"], dtype=object), [np.array([b"t"], dtype=object)]],
+        np.arange(3.0),
+        None,
+    ]
+    for value in values:
+        ours, theirs = environment_server._as_str(value), strings_as_str(value)
+        assert repr(ours) == repr(theirs)
