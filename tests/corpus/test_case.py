@@ -247,9 +247,8 @@ def test_a_case_is_read_in_one_pass(light_store: Path, monkeypatch: pytest.Monke
     assert located == [LIGHT, LIGHT]
 
 
-def test_declarations_are_read_with_the_case(tmp_path: Path) -> None:
-    """A value that contradicts its declared type is said by the case as the store's
-    DeclarationWarning says it, through Store.case and cases_from_rows alike."""
+def _wide_store(tmp_path: Path) -> Path:
+    """A store of one case whose input (2 floats) contradicts its declared shape [3]."""
     model = _model()
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 3
     files = [
@@ -260,6 +259,13 @@ def test_declarations_are_read_with_the_case(tmp_path: Path) -> None:
     path = tmp_path / "store.parquet"
     with pytest.warns(DeclarationWarning, match="input_0.pb"):
         write_store([Case("node/test_wide", "node", files, files[0].path)], path)
+    return path
+
+
+def test_declarations_are_read_with_the_case(tmp_path: Path) -> None:
+    """A value that contradicts its declared type is said by the case as the store's
+    DeclarationWarning says it, through Store.case and cases_from_rows alike."""
+    path = _wide_store(tmp_path)
     stored = Store(path).case("node/test_wide")
     (said,) = stored.contradictions
     assert "node/test_wide/test_data_set_0/input_0.pb" in said
@@ -331,16 +337,7 @@ def test_a_forged_declared_column_is_refused_at_its_row(
 ) -> None:
     """The ``declared`` column says which values contradict their model: a claim that the
     model or the value belies is a located error, never a contradiction reported."""
-    model = _model()
-    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 3
-    files = [
-        CorpusFile("node/test_wide/model.onnx", model.SerializeToString()),
-        CorpusFile("node/test_wide/test_data_set_0/input_0.pb", _tensor("x", [-1.0, 2.0])),
-        CorpusFile("node/test_wide/test_data_set_0/output_0.pb", _tensor("y", [1.0, 2.0])),
-    ]
-    store = tmp_path / "store.parquet"
-    with pytest.warns(DeclarationWarning, match="input_0.pb"):
-        write_store([Case("node/test_wide", "node", files, files[0].path)], store)
+    store = _wide_store(tmp_path)
     table = pq.read_table(store)
     forged_path = f"node/test_wide/test_data_set_0/{path}".replace("test_data_set_0/model", "model")
     declared = [
