@@ -39,9 +39,14 @@ def data_tree(root: Path, *, y: float = 2.0) -> Path:
     return root
 
 
-def make_wheel(folder: Path, version: str, *, y: float = 2.0, data: bool = True) -> Path:
-    """A wheel of 'onnx VERSION': a zip holding the data tree under onnx/backend/test/data."""
+def make_wheel(
+    folder: Path, version: str, *, y: float = 2.0, data: bool = True, node: bool = True
+) -> Path:
+    """A wheel of 'onnx VERSION': a zip holding the data tree under onnx/backend/test/data
+    (without its node/ folder unless ``node``: the wheels of onnx 1.23 on)."""
     tree = data_tree(folder / f"tree-{version}-{y}", y=y)
+    if not node:
+        shutil.rmtree(tree / "node")
     path = folder / f"onnx-{version}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("onnx/__init__.py", f"__version__ = {version!r}\n")

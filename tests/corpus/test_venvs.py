@@ -9,16 +9,14 @@ import json
 import os
 import shutil
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from release_helpers import data_tree
+from release_helpers import make_wheel
 
 from onnx_arrow.corpus.releases import release_source
 from onnx_arrow.corpus.venvs import RECORD, cached_environment, verify_environment
-from onnx_arrow.corpus.wheels import DATA_PREFIX
 from onnx_arrow.errors import VirtualEnvironmentError
 
 
@@ -156,13 +154,7 @@ def test_a_generator_environment_whose_python_was_replaced_generates_nothing(
     (env / "bin" / "python").unlink()
     shutil.copy(forged, env / "bin" / "python")
     (env / "bin" / "python").chmod(0o755)
-    wheel = tmp_path / "onnx-1.23.0-py3-none-any.whl"
-    tree = data_tree(tmp_path / "tree")
-    shutil.rmtree(tree / "node")
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for file in sorted(tree.rglob("*")):
-            if file.is_file():
-                archive.write(file, DATA_PREFIX + file.relative_to(tree).as_posix())
+    wheel = make_wheel(tmp_path, "1.23.0", node=False)
     with pytest.raises(VirtualEnvironmentError, match="replaced since") as info:
         _cases_of(f"@onnx={wheel}")
     assert info.value.where == str(env / "bin" / "python")
