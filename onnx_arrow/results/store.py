@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from onnx_arrow.compare.report import REPORT_SCHEMA, check_made, check_report
-from onnx_arrow.core.model import file_kind, load_json
+from onnx_arrow.core.model import NO_FOLLOW, file_kind, load_json
 from onnx_arrow.corpus.tree import atomic_file
 from onnx_arrow.errors import ResultsError
 from onnx_arrow.reports import Report
@@ -339,8 +339,21 @@ def _locked(path: Path) -> Iterator[None]:
     except ImportError:  # Windows: no lock
         yield
         return
-    fd = os.open(path / _LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    lock = path / _LOCK
+    try:  # never through a link, never waiting on a FIFO: the store's own regular file
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | NO_FOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        raise ResultsError(
+            f"cannot open the writers' lock file ({exc.strerror or exc}): a results store "
+            "holds it as a regular file; remove what stands in its place",
+            where=str(lock),
+        ) from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ResultsError(
+                "the writers' lock file is not a regular file; remove what stands in its place",
+                where=str(lock),
+            )
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:

@@ -277,3 +277,22 @@ def test_has_run_finds_a_run_by_what_its_report_says(
     other = {**made, "backend": {**made["backend"], "runtime_version": "1.2"}}
     assert results.has_run(results_dir, other) is None
     assert results.has_run(tmp_path / "none", made) is None
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_lock_file_that_is_no_regular_file_is_refused(
+    tmp_path: Path, reports: tuple[Report, Report], kind: str
+) -> None:
+    """The writers' lock is opened without following a link or waiting on a FIFO: a link
+    planted in its place creates nothing where it points."""
+    store, outside = tmp_path / "results", tmp_path / "outside"
+    store.mkdir()
+    if kind == "link":
+        (store / ".lock").symlink_to(outside)
+    else:
+        os.mkfifo(store / ".lock")
+    with pytest.raises(ResultsError, match=r"\.lock: .*lock file") as info:
+        results.add(store, reports[0])
+    assert "remove what stands in its place" in info.value.message
+    assert not outside.exists()
+    assert not list(store.glob("*.parquet"))
