@@ -26,6 +26,7 @@ __all__ = [
     "encode_len",
     "encode_tag",
     "encode_varint",
+    "encode_varint_runs",
     "encode_varints",
     "iter_fields",
     "read_varint",
@@ -190,15 +191,40 @@ def encode_varints(values: npt.NDArray[np.integer]) -> bytes:
         return b""
     flat = values.reshape(-1)
     chunks = [
-        _encode_chunk(flat[i : i + _CHUNK_VALUES]) for i in range(0, flat.size, _CHUNK_VALUES)
+        _encode_chunk(flat[i : i + _CHUNK_VALUES])[0].tobytes()
+        for i in range(0, flat.size, _CHUNK_VALUES)
     ]
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def encode_varint_runs(
+    values: npt.NDArray[np.integer], starts: npt.NDArray[np.int64]
+) -> tuple[bytes, npt.NDArray[np.int64]]:
+    """Encode integers as :func:`encode_varints` does, and say where in the bytes the
+    value at each of ``starts`` (ascending indices of ``values``, ``values.size`` allowed)
+    begins: the packed runs of several fields encoded at once, each run's bytes
+    ``data[at[k]:at[k + 1]]`` for the values ``values[starts[k]:starts[k + 1]]``."""
+    flat = values.reshape(-1)
+    at = np.zeros(starts.size, dtype=np.int64)
+    chunks = []
+    done = 0
+    for i in range(0, flat.size, _CHUNK_VALUES):
+        encoded, offsets = _encode_chunk(flat[i : i + _CHUNK_VALUES])
+        low, high = np.searchsorted(starts, (i, i + offsets.size))
+        at[low:high] = done + offsets[starts[low:high] - i]
+        chunks.append(encoded.tobytes())
+        done += encoded.size
+    at[starts >= flat.size] = done
+    return b"".join(chunks), at
 
 
 _CHUNK_VALUES: Final = 1 << 20
 
 
-def _encode_chunk(chunk: npt.NDArray[np.integer]) -> bytes:
+def _encode_chunk(
+    chunk: npt.NDArray[np.integer],
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """The varints of a non-empty chunk, and where each begins."""
     if chunk.dtype.kind == "i":
         values = chunk.astype(np.int64).view(np.uint64)
     else:
@@ -213,7 +239,7 @@ def _encode_chunk(chunk: npt.NDArray[np.integer]) -> bytes:
         chunk_k = ((values[mask] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
         chunk_k[lengths[mask] > k + 1] |= 0x80
         out[offsets[mask] + k] = chunk_k
-    return out.tobytes()
+    return out, offsets
 
 
 def encode_varint(value: int) -> bytes:

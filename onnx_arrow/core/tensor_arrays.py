@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -38,7 +39,15 @@ from onnx_arrow.core.tensor_types import (
 from onnx_arrow.core.tensors import Tensor, numpy_shape
 from onnx_arrow.errors import ArrowLayoutError, NotRepresentableError, UnsupportedTypeError
 
-__all__ = ["stacked_codes", "tensor_array", "tensor_dtype", "tensor_rows", "tensor_type_for"]
+__all__ = [
+    "TensorColumn",
+    "stacked_codes",
+    "tensor_array",
+    "tensor_column",
+    "tensor_dtype",
+    "tensor_rows",
+    "tensor_type_for",
+]
 
 
 def tensor_array(tensors: Sequence[Tensor], arrow_type: pa.DataType) -> pa.Array:
@@ -169,17 +178,39 @@ def tensor_rows(array: pa.Array) -> list[Tensor | None]:
     """The tensors of an Arrow tensor array (None for null rows), without envelopes."""
     if isinstance(array, pa.ChunkedArray):
         return [t for chunk in array.chunks for t in tensor_rows(chunk)]
+    column = tensor_column(array)
+    row, codes, dims, valid = column.dtype, column.codes, column.dims, column.valid
+    bounds = column.offsets.tolist()
+    return [
+        Tensor(row, dims[i], codes[bounds[i] : bounds[i + 1]]) if valid[i] else None
+        for i in range(len(dims))
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorColumn:
+    """The tensors of an Arrow tensor array, all rows' elements in one array: row ``i``
+    has ``dims[i]`` and the codes ``codes[offsets[i]:offsets[i + 1]]`` (none if it is
+    null, ``valid[i]`` false)."""
+
+    dtype: DType
+    codes: np.ndarray[Any, Any]
+    offsets: np.ndarray[Any, Any]
+    dims: list[tuple[int, ...]]
+    valid: list[bool]
+
+
+def tensor_column(array: pa.Array) -> TensorColumn:
+    """The tensors of an Arrow tensor array (not chunked) as one :class:`TensorColumn`;
+    a row whose shape and elements disagree is an error naming it."""
     layout, row = _layout(array.type)
     storage = array.storage
     valid = validity(storage)
     if layout == "fixed":
         shape = tuple(array.type.shape)
-        codes = fixed_codes(array, row)
         size = math.prod(shape)
-        return [
-            Tensor(row, shape, codes[i * size : (i + 1) * size]) if valid[i] else None
-            for i in range(len(array))
-        ]
+        offsets = np.arange(len(array) + 1, dtype=np.int64) * size
+        return TensorColumn(row, fixed_codes(array, row), offsets, [shape] * len(array), valid)
     data = storage.field("data")
     shapes = storage.field("shape")
     if layout == "variable" and array.type.extension_name == CANONICAL_VARIABLE_SHAPE:
@@ -187,7 +218,7 @@ def tensor_rows(array: pa.Array) -> list[Tensor | None]:
     offsets = data.offsets.to_numpy()
     values = data.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
     owned = None if storage.null_count == 0 else np.repeat(valid, np.diff(offsets))
-    offsets = offsets - offsets[0]
+    offsets = (offsets - offsets[0]).astype(np.int64)
     codes = codes_of_rows(storage_numpy(values, row, owned, offsets), row, offsets)
     if layout == "variable":
         ndim = shapes.type.list_size
@@ -200,20 +231,15 @@ def tensor_rows(array: pa.Array) -> list[Tensor | None]:
         dim_rows = [tuple(int(d) for d in r) for r in dims]
     else:
         dim_rows = [tuple(int(d) for d in s) if s is not None else () for s in shapes.to_pylist()]
-    out: list[Tensor | None] = []
+    bounds = offsets.tolist()
     for i in range(len(array)):
-        if not valid[i]:
-            out.append(None)
-            continue
-        piece = codes[offsets[i] : offsets[i + 1]]
-        if math.prod(dim_rows[i]) != piece.size:
+        if valid[i] and math.prod(dim_rows[i]) != bounds[i + 1] - bounds[i]:
             raise ArrowLayoutError(
                 f"shape {list(dim_rows[i])} needs {math.prod(dim_rows[i])} elements, "
-                f"data holds {piece.size}",
+                f"data holds {bounds[i + 1] - bounds[i]}",
                 where=f"row {i}",
             )
-        out.append(Tensor(row, dim_rows[i], piece))
-    return out
+    return TensorColumn(row, codes, offsets, dim_rows, valid)
 
 
 def stacked_codes(array: pa.Array) -> np.ndarray[Any, Any] | None:

@@ -20,6 +20,7 @@ Arrow storage is :mod:`onnx_arrow.core.codec`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -53,6 +54,7 @@ __all__ = [
     "TYPED_FIELDS",
     "decode_tensor",
     "encode_tensor",
+    "encode_tensor_rows",
     "raw_to_codes",
     "typed_to_codes",
 ]
@@ -447,6 +449,99 @@ def encode_tensor(tensor: Tensor) -> bytes:
         return b"".join((*parts, payload, tail))
     data = b"" if storage is None else b"".join(b for _, b in _encode_data(storage, codes, row))
     return b"".join((_header(tensor.dims, row.onnx), head, data, tail))
+
+
+def encode_tensor_rows(
+    row: DType,
+    dims: Sequence[tuple[int, ...]],
+    codes: np.ndarray[Any, Any],
+    offsets: np.ndarray[Any, Any],
+    envelopes: Sequence[bytes | None],
+) -> list[bytes]:
+    """:func:`encode_tensor` of every row of a column, byte for byte: row ``i`` of
+    ``dims[i]``, the codes ``codes[offsets[i]:offsets[i + 1]]`` and ``envelopes[i]``.
+
+    The data of all rows that store it alike is encoded at once (one buffer of the
+    column's fixed-width entries, one vectorized run of its varints) and each message
+    joined from its slice; a row stored otherwise is encoded alone.  An error names
+    the row.
+    """
+    binary = row.arrow_kind is ArrowKind.BINARY
+    own = _FIELD_NUMBER[row.typed_field]
+    bounds = offsets.tolist()
+    bulk: dict[int, tuple[bytes, list[int]] | None] = {}
+    plans: dict[tuple[bytes | None, bool], tuple[int | None, bytes, bytes]] = {}
+    headers: dict[tuple[int, ...], bytes] = {}
+    out = []
+    for i, envelope in enumerate(envelopes):
+        start, stop = bounds[i], bounds[i + 1]
+        try:
+            key = (envelope, stop > start)
+            plan = plans.get(key)
+            if plan is None:
+                plan = plans[key] = _encode_plan(envelope, stop > start, binary)
+            storage, head, tail = plan
+            header = headers.get(dims[i])
+            if header is None:
+                header = headers[dims[i]] = _header(dims[i], row.onnx)
+            if storage is None or (start == stop and storage == own):
+                out.append(b"".join((header, head, tail)))
+                continue
+            if storage not in bulk:
+                bulk[storage] = _bulk_payload(storage, codes, offsets, row)
+            found = bulk[storage]
+            if found is None:  # stored as the column cannot be at once: this row alone
+                piece = Tensor(row, dims[i], codes[start:stop], envelope)
+                out.append(encode_tensor(piece))
+                continue
+            data, at = found
+            begin, end = at[i], at[i + 1]
+            prefix = _len_prefix(storage, end - begin)
+            out.append(b"".join((header, head, prefix, data[begin:end], tail)))
+        except OnnxArrowError as exc:
+            raise exc.at(f"row {i}") from None
+    return out
+
+
+def _encode_plan(
+    envelope: bytes | None, has_codes: bool, binary: bool
+) -> tuple[int | None, bytes, bytes]:
+    """:func:`_plan` of an envelope, kept if it is short (as :func:`encode_tensor` does)."""
+    if envelope is None or len(envelope) <= _CACHED_ENVELOPE:
+        return _envelope_plan(envelope, has_codes, binary)
+    return _plan(envelope, has_codes, binary)
+
+
+def _bulk_payload(
+    storage: int, codes: np.ndarray[Any, Any], offsets: np.ndarray[Any, Any], row: DType
+) -> tuple[bytes, list[int]] | None:
+    """The data of every row stored in field ``storage``, as one buffer and where each
+    row's part begins (then where the last ends), or None if the rows cannot share one:
+    strings, a field that is not the dtype's, sub-byte elements packed per row."""
+    if row.arrow_kind is ArrowKind.BINARY:
+        return None
+    if storage != RAW_DATA and _DATA_FIELDS[storage] != row.typed_field:
+        return None  # encode_tensor refuses it, naming the field
+    if row.is_packed and (storage == RAW_DATA or row.typed_encoding is TypedEncoding.PACKED_BYTES):
+        # a row's elements are packed from its first byte: rows that fill whole bytes
+        # pack alike all at once, any other row starts in the middle of a byte
+        if np.any(offsets * row.bits % 8):
+            return None
+        packed = pack(codes.view(np.uint8), row)
+        starts = offsets * row.bits // 8
+        if storage == RAW_DATA:
+            return packed.tobytes(), starts.tolist()
+        data, at = _wire.encode_varint_runs(packed.astype(np.uint64), starts)
+        return data, at.tolist()
+    if storage == RAW_DATA or row.typed_field in FIXED_WIDTH_FIELDS:
+        flat = np.ascontiguousarray(codes)
+        if storage != RAW_DATA:
+            flat = flat.view(row.typed_entry_dtype)
+        return flat.tobytes(), (offsets * codes.dtype.itemsize).tolist()
+    if row.typed_encoding is TypedEncoding.ZERO_EXTEND:
+        codes = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
+    data, at = _wire.encode_varint_runs(codes, offsets)
+    return data, at.tolist()
 
 
 @functools.lru_cache(maxsize=4096)

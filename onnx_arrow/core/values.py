@@ -36,9 +36,16 @@ from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of
 from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.nodes import Node
 from onnx_arrow.core.python_values import python_value
-from onnx_arrow.core.tensor_arrays import stacked_codes, tensor_dtype, tensor_rows, tensor_type_for
+from onnx_arrow.core.tensor_arrays import (
+    stacked_codes,
+    tensor_column,
+    tensor_dtype,
+    tensor_rows,
+    tensor_type_for,
+)
 from onnx_arrow.core.tensor_codes import null_row_error
 from onnx_arrow.core.tensor_types import tensor_layout
+from onnx_arrow.core.tensor_wire import encode_tensor_rows
 from onnx_arrow.core.tensors import Tensor, numpy_shape
 from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
 from onnx_arrow.core.value_digests import check_digests, digests_of
@@ -363,12 +370,19 @@ def _serialized(array: pa.Array, type_proto: TypeProto | None) -> tuple[Kind, li
     envelopes: list[bytes | None] = (
         [None] * len(values) if envelope_array is None else envelope_array.to_pylist()
     )
-    out = []
-    for i, (node, envelope) in enumerate(zip(value_rows(values, kind), envelopes, strict=True)):
-        try:
-            out.append(encode_value(node, kind, envelope, where=f"row {i}"))
-        except OnnxArrowError as exc:
-            raise exc if exc.where and exc.where.startswith("row") else exc.at(f"row {i}") from None
+    if kind.name == TENSOR and isinstance(values, pa.Array) and not values.null_count:
+        # a column of tensors: their data encoded at once, each message joined from it
+        column = tensor_column(values)
+        out = encode_tensor_rows(column.dtype, column.dims, column.codes, column.offsets, envelopes)
+    else:
+        out = []
+        rows = value_rows(values, kind)
+        for i, (node, envelope) in enumerate(zip(rows, envelopes, strict=True)):
+            try:
+                out.append(encode_value(node, kind, envelope, where=f"row {i}"))
+            except OnnxArrowError as exc:
+                located = exc.where and exc.where.startswith("row")
+                raise exc if located else exc.at(f"row {i}") from None
     if isinstance(array.type, MessageType) and array.type.digest_type is not None:
         check_digests(out, array.storage.field("digest"), where="")
     return kind, out

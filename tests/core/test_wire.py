@@ -82,6 +82,31 @@ def test_varints_vectorized_match_the_reference(values: list[int]) -> None:
     assert reference_decode(encoded) == values
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(U64, max_size=6), max_size=6))
+@example([[], [0], []])
+@example([EDGES, [], [2**64 - 1]])
+def test_varint_runs_are_the_runs_encoded_alone(runs: list[list[int]]) -> None:
+    values = np.array([v for run in runs for v in run], dtype=np.uint64)
+    starts = np.cumsum([0, *(len(run) for run in runs)], dtype=np.int64)
+    data, at = _wire.encode_varint_runs(values, starts)
+    assert data == encode([v for run in runs for v in run])
+    assert [data[at[k] : at[k + 1]] for k in range(len(runs))] == [encode(r) for r in runs]
+
+
+def test_varint_runs_across_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_wire, "_CHUNK_VALUES", 3)
+    runs = [[1, 300], [], [2**63, 5, 6, 7, 8], [9], [2**64 - 1, 0]]
+    values = np.array([v for run in runs for v in run], dtype=np.uint64)
+    starts = np.cumsum([0, *(len(run) for run in runs)], dtype=np.int64)
+    data, at = _wire.encode_varint_runs(values, starts)
+    assert [data[at[k] : at[k + 1]] for k in range(len(runs))] == [encode(r) for r in runs]
+    signed = np.array([-1, 2, -300, 4], dtype=np.int32)
+    data, at = _wire.encode_varint_runs(signed, np.array([0, 1, 4], dtype=np.int64))
+    assert data == TensorProto(int32_data=signed.tolist()).SerializeToString()[2:]
+    assert at.tolist() == [0, 10, len(data)]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
