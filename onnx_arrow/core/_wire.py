@@ -31,6 +31,7 @@ __all__ = [
     "iter_fields",
     "read_varint",
     "varint_chunks",
+    "varint_sizes",
 ]
 
 VARINT: Final = 0
@@ -221,25 +222,34 @@ def encode_varint_runs(
 _CHUNK_VALUES: Final = 1 << 20
 
 
+def varint_sizes(values: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
+    """How many bytes the varint of each value takes (non-negative values)."""
+    return np.searchsorted(_VARINT_LIMITS, values.astype(np.uint64), side="right") + 1
+
+
 def _encode_chunk(
     chunk: npt.NDArray[np.integer],
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-    """The varints of a non-empty chunk, and where each begins."""
+    """The varints of a non-empty chunk, and where each begins: every value's bytes are
+    written into one row of a matrix as wide as the longest, then the rows' leading
+    bytes are taken in order."""
     if chunk.dtype.kind == "i":
         values = chunk.astype(np.int64).view(np.uint64)
     else:
         values = chunk.astype(np.uint64)
-    lengths = np.searchsorted(_VARINT_LIMITS, values, side="right") + 1
+    lengths = varint_sizes(values)
     offsets = np.empty(values.size, dtype=np.int64)
     offsets[0] = 0
     np.cumsum(lengths[:-1], out=offsets[1:])
-    out = np.empty(int(offsets[-1] + lengths[-1]), dtype=np.uint8)
-    for k in range(int(lengths.max())):
-        mask = lengths > k
-        chunk_k = ((values[mask] >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        chunk_k[lengths[mask] > k + 1] |= 0x80
-        out[offsets[mask] + k] = chunk_k
-    return out, offsets
+    longest = int(lengths.max())
+    if longest == 1:
+        return values.astype(np.uint8), offsets
+    matrix = np.empty((values.size, longest), dtype=np.uint8)
+    for k in range(longest):
+        column = matrix[:, k]
+        np.bitwise_and(values >> np.uint64(7 * k), 0x7F, out=column, casting="unsafe")
+        column |= (lengths > k + 1).view(np.uint8) << 7
+    return matrix[np.arange(longest) < lengths[:, None]], offsets
 
 
 def encode_varint(value: int) -> bytes:

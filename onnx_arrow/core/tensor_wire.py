@@ -496,8 +496,11 @@ def encode_tensor_rows(
                 continue
             data, at = found
             begin, end = at[i], at[i + 1]
-            prefix = _len_prefix(storage, end - begin)
-            out.append(b"".join((header, head, prefix, data[begin:end], tail)))
+            if storage == STRING_DATA:  # one field per element, each with its length
+                out.append(b"".join((header, head, data[begin:end], tail)))
+            else:
+                prefix = _len_prefix(storage, end - begin)
+                out.append(b"".join((header, head, prefix, data[begin:end], tail)))
         except OnnxArrowError as exc:
             raise exc.at(f"row {i}") from None
     return out
@@ -517,11 +520,25 @@ def _bulk_payload(
 ) -> tuple[bytes, list[int]] | None:
     """The data of every row stored in field ``storage``, as one buffer and where each
     row's part begins (then where the last ends), or None if the rows cannot share one:
-    strings, a field that is not the dtype's, sub-byte elements packed per row."""
-    if row.arrow_kind is ArrowKind.BINARY:
-        return None
+    a field that is not the dtype's, sub-byte elements packed per row.  The data of
+    ``string_data`` is its fields themselves, each element's tag and length included."""
     if storage != RAW_DATA and _DATA_FIELDS[storage] != row.typed_field:
         return None  # encode_tensor refuses it, naming the field
+    if row.arrow_kind is ArrowKind.BINARY:
+        if storage != STRING_DATA:
+            return None  # encode_tensor refuses STRING elements in raw_data
+        strings = codes.tolist()
+        lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+        short = _SHORT_STRING_PREFIXES
+        pieces: list[bytes] = [b""] * (2 * len(strings))
+        pieces[0::2] = [
+            short[n] if n < 128 else _wire.encode_len(STRING_DATA, n) for n in lengths.tolist()
+        ]
+        pieces[1::2] = strings
+        ends = np.zeros(len(strings) + 1, dtype=np.int64)
+        tag = len(_wire.encode_tag(STRING_DATA, _wire.LEN))
+        np.cumsum(tag + _wire.varint_sizes(lengths) + lengths, out=ends[1:])
+        return b"".join(pieces), ends[offsets].tolist()
     if row.is_packed and (storage == RAW_DATA or row.typed_encoding is TypedEncoding.PACKED_BYTES):
         # a row's elements are packed from its first byte: rows that fill whole bytes
         # pack alike all at once, any other row starts in the middle of a byte
@@ -542,6 +559,10 @@ def _bulk_payload(
         codes = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
     data, at = _wire.encode_varint_runs(codes, offsets)
     return data, at.tolist()
+
+
+#: The tag and length of a ``string_data`` element shorter than 128 bytes, by its length.
+_SHORT_STRING_PREFIXES: Final = tuple(_wire.encode_len(STRING_DATA, n) for n in range(128))
 
 
 @functools.lru_cache(maxsize=4096)
