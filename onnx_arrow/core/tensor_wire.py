@@ -20,7 +20,6 @@ Arrow storage is :mod:`onnx_arrow.core.codec`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -54,8 +53,10 @@ __all__ = [
     "TYPED_FIELDS",
     "decode_tensor",
     "encode_tensor",
-    "encode_tensor_rows",
+    "envelope_plan",
+    "len_prefix",
     "raw_to_codes",
+    "tensor_header",
     "typed_to_codes",
 ]
 
@@ -441,142 +442,37 @@ def encode_tensor(tensor: Tensor) -> bytes:
     row, codes = tensor.dtype, tensor.codes
     binary = row.arrow_kind is ArrowKind.BINARY
     envelope = tensor.envelope
-    plan = _envelope_plan if envelope is None or len(envelope) <= _CACHED_ENVELOPE else _plan
-    storage, head, tail = plan(envelope, bool(codes.size), binary)
+    storage, head, tail = envelope_plan(envelope, bool(codes.size), binary)
     if storage == RAW_DATA and not binary:
         payload = _raw_payload(codes, row)
-        parts = [_header(tensor.dims, row.onnx), head, _len_prefix(RAW_DATA, len(payload))]
+        parts = [tensor_header(tensor.dims, row.onnx), head, len_prefix(RAW_DATA, len(payload))]
         return b"".join((*parts, payload, tail))
     data = b"" if storage is None else b"".join(b for _, b in _encode_data(storage, codes, row))
-    return b"".join((_header(tensor.dims, row.onnx), head, data, tail))
-
-
-def encode_tensor_rows(
-    row: DType,
-    dims: Sequence[tuple[int, ...]],
-    codes: np.ndarray[Any, Any],
-    offsets: np.ndarray[Any, Any],
-    envelopes: Sequence[bytes | None],
-) -> list[bytes]:
-    """:func:`encode_tensor` of every row of a column, byte for byte: row ``i`` of
-    ``dims[i]``, the codes ``codes[offsets[i]:offsets[i + 1]]`` and ``envelopes[i]``.
-
-    The data of all rows that store it alike is encoded at once (one buffer of the
-    column's fixed-width entries, one vectorized run of its varints) and each message
-    joined from its slice; a row stored otherwise is encoded alone.  An error names
-    the row.
-    """
-    binary = row.arrow_kind is ArrowKind.BINARY
-    own = _FIELD_NUMBER[row.typed_field]
-    bounds = offsets.tolist()
-    bulk: dict[int, tuple[bytes, list[int]] | None] = {}
-    plans: dict[tuple[bytes | None, bool], tuple[int | None, bytes, bytes]] = {}
-    headers: dict[tuple[int, ...], bytes] = {}
-    out = []
-    for i, envelope in enumerate(envelopes):
-        start, stop = bounds[i], bounds[i + 1]
-        try:
-            key = (envelope, stop > start)
-            plan = plans.get(key)
-            if plan is None:
-                plan = plans[key] = _encode_plan(envelope, stop > start, binary)
-            storage, head, tail = plan
-            header = headers.get(dims[i])
-            if header is None:
-                header = headers[dims[i]] = _header(dims[i], row.onnx)
-            if storage is None or (start == stop and storage == own):
-                out.append(b"".join((header, head, tail)))
-                continue
-            if storage not in bulk:
-                bulk[storage] = _bulk_payload(storage, codes, offsets, row)
-            found = bulk[storage]
-            if found is None:  # stored as the column cannot be at once: this row alone
-                piece = Tensor(row, dims[i], codes[start:stop], envelope)
-                out.append(encode_tensor(piece))
-                continue
-            data, at = found
-            begin, end = at[i], at[i + 1]
-            if storage == STRING_DATA:  # one field per element, each with its length
-                out.append(b"".join((header, head, data[begin:end], tail)))
-            else:
-                prefix = _len_prefix(storage, end - begin)
-                out.append(b"".join((header, head, prefix, data[begin:end], tail)))
-        except OnnxArrowError as exc:
-            raise exc.at(f"row {i}") from None
-    return out
-
-
-def _encode_plan(
-    envelope: bytes | None, has_codes: bool, binary: bool
-) -> tuple[int | None, bytes, bytes]:
-    """:func:`_plan` of an envelope, kept if it is short (as :func:`encode_tensor` does)."""
-    if envelope is None or len(envelope) <= _CACHED_ENVELOPE:
-        return _envelope_plan(envelope, has_codes, binary)
-    return _plan(envelope, has_codes, binary)
-
-
-def _bulk_payload(
-    storage: int, codes: np.ndarray[Any, Any], offsets: np.ndarray[Any, Any], row: DType
-) -> tuple[bytes, list[int]] | None:
-    """The data of every row stored in field ``storage``, as one buffer and where each
-    row's part begins (then where the last ends), or None if the rows cannot share one:
-    a field that is not the dtype's, sub-byte elements packed per row.  The data of
-    ``string_data`` is its fields themselves, each element's tag and length included."""
-    if storage != RAW_DATA and _DATA_FIELDS[storage] != row.typed_field:
-        return None  # encode_tensor refuses it, naming the field
-    if row.arrow_kind is ArrowKind.BINARY:
-        if storage != STRING_DATA:
-            return None  # encode_tensor refuses STRING elements in raw_data
-        strings = codes.tolist()
-        lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
-        short = _SHORT_STRING_PREFIXES
-        pieces: list[bytes] = [b""] * (2 * len(strings))
-        pieces[0::2] = [
-            short[n] if n < 128 else _wire.encode_len(STRING_DATA, n) for n in lengths.tolist()
-        ]
-        pieces[1::2] = strings
-        ends = np.zeros(len(strings) + 1, dtype=np.int64)
-        tag = len(_wire.encode_tag(STRING_DATA, _wire.LEN))
-        np.cumsum(tag + _wire.varint_sizes(lengths) + lengths, out=ends[1:])
-        return b"".join(pieces), ends[offsets].tolist()
-    if row.is_packed and (storage == RAW_DATA or row.typed_encoding is TypedEncoding.PACKED_BYTES):
-        # a row's elements are packed from its first byte: rows that fill whole bytes
-        # pack alike all at once, any other row starts in the middle of a byte
-        if np.any(offsets * row.bits % 8):
-            return None
-        packed = pack(codes.view(np.uint8), row)
-        starts = offsets * row.bits // 8
-        if storage == RAW_DATA:
-            return packed.tobytes(), starts.tolist()
-        data, at = _wire.encode_varint_runs(packed.astype(np.uint64), starts)
-        return data, at.tolist()
-    if storage == RAW_DATA or row.typed_field in FIXED_WIDTH_FIELDS:
-        flat = np.ascontiguousarray(codes)
-        if storage != RAW_DATA:
-            flat = flat.view(row.typed_entry_dtype)
-        return flat.tobytes(), (offsets * codes.dtype.itemsize).tolist()
-    if row.typed_encoding is TypedEncoding.ZERO_EXTEND:
-        codes = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
-    data, at = _wire.encode_varint_runs(codes, offsets)
-    return data, at.tolist()
-
-
-#: The tag and length of a ``string_data`` element shorter than 128 bytes, by its length.
-_SHORT_STRING_PREFIXES: Final = tuple(_wire.encode_len(STRING_DATA, n) for n in range(128))
+    return b"".join((tensor_header(tensor.dims, row.onnx), head, data, tail))
 
 
 @functools.lru_cache(maxsize=4096)
-def _len_prefix(number: int, length: int) -> bytes:
+def len_prefix(number: int, length: int) -> bytes:
     """The tag and length of a length-delimited field; rows of a column share a few."""
     return _wire.encode_len(number, length)
 
 
 @functools.lru_cache(maxsize=4096)
-def _header(dims: tuple[int, ...], onnx: int) -> bytes:
+def tensor_header(dims: tuple[int, ...], onnx: int) -> bytes:
     """The ``dims`` and ``data_type`` fields, the first ones protobuf writes."""
     dims_tag = _wire.encode_tag(DIMS, _wire.VARINT)
     out = b"".join(dims_tag + _wire.encode_varint(d) for d in dims)
     return out + _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(onnx)
+
+
+def envelope_plan(
+    envelope: bytes | None, has_codes: bool, binary: bool
+) -> tuple[int | None, bytes, bytes]:
+    """What an envelope gives every message made with it (see :func:`_plan`), kept if
+    the envelope is short: rows of a column share a few."""
+    if envelope is None or len(envelope) <= _CACHED_ENVELOPE:
+        return _envelope_plan(envelope, has_codes, binary)
+    return _plan(envelope, has_codes, binary)
 
 
 #: Envelopes up to this size are planned once and the plan kept (a few thousand of
@@ -698,7 +594,7 @@ def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[t
         if row.arrow_kind is ArrowKind.BINARY:
             raise InvalidTensorError("STRING elements cannot be stored in raw_data")
         payload = _raw_payload(codes, row)
-        return [(number, _len_prefix(number, len(payload)) + payload)]
+        return [(number, len_prefix(number, len(payload)) + payload)]
     name = _DATA_FIELDS[number]
     if name != row.typed_field:
         raise InvalidTensorError(
@@ -708,4 +604,4 @@ def _encode_data(number: int, codes: np.ndarray[Any, Any], row: DType) -> list[t
     if codes.size == 0:
         return []
     payload = _codes_to_typed_payload(codes, row)
-    return [(number, _len_prefix(number, len(payload)) + payload)]
+    return [(number, len_prefix(number, len(payload)) + payload)]

@@ -44,8 +44,8 @@ from onnx_arrow.core.tensor_arrays import (
     tensor_type_for,
 )
 from onnx_arrow.core.tensor_codes import null_row_error
+from onnx_arrow.core.tensor_column_wire import encode_tensor_rows
 from onnx_arrow.core.tensor_types import tensor_layout
-from onnx_arrow.core.tensor_wire import encode_tensor_rows
 from onnx_arrow.core.tensors import Tensor, numpy_shape
 from onnx_arrow.core.types import arrow_type, fit_declared, kind_of_arrow, kind_of_type
 from onnx_arrow.core.value_digests import check_digests, digests_of

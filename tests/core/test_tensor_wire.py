@@ -38,9 +38,8 @@ from wire_reference import TENSOR_FIELDS, len_field, varint
 import onnx_arrow
 from onnx_arrow.core import tensor_wire
 from onnx_arrow.core.dtypes import ArrowKind, DType, TypedEncoding, dtype_of
-from onnx_arrow.core.tensor_arrays import TensorColumn, tensor_column
 from onnx_arrow.core.tensor_wire import decode_tensor
-from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
+from onnx_arrow.core.tensors import MAX_ELEMENTS
 from onnx_arrow.errors import (
     InvalidMessageError,
     InvalidTensorError,
@@ -303,61 +302,6 @@ def test_data_field_tables_follow_the_dtype_table() -> None:
     assert data_fields == {TENSOR_FIELDS[n]: n for n in names}
     floating = {r.typed_field for r in ROWS if r.typed_entry_dtype.kind == "f"}
     assert floating == tensor_wire.FIXED_WIDTH_FIELDS == {"float_data", "double_data"}
-
-
-# --- a column at once ---------------------------------------------------------------------------
-
-
-def column_of(messages: list[TensorProto]) -> tuple[TensorColumn, list[bytes | None]]:
-    array = onnx_arrow.to_arrow(messages, exact=True)
-    return tensor_column(array.storage.field("value")), array.storage.field("envelope").to_pylist()
-
-
-def rows_alone(column: TensorColumn, envelopes: list[bytes | None]) -> list[bytes]:
-    bounds = column.offsets.tolist()
-    return [
-        tensor_wire.encode_tensor(
-            Tensor(column.dtype, dims, column.codes[bounds[i] : bounds[i + 1]], envelopes[i])
-        )
-        for i, dims in enumerate(column.dims)
-    ]
-
-
-@pytest.mark.parametrize("shapes", ["0 to 5", "3", "4"])
-@pytest.mark.parametrize("row", ROWS, ids=ids(ROWS))
-def test_a_column_is_encoded_as_its_rows_are_alone(row: DType, shapes: str) -> None:
-    """Rows in raw_data and in the typed field, named or not, of 0 to 5 elements or all
-    of 3 (sub-byte elements that end within a byte) or 4: the column encoded at once
-    gives every row's message as encode_tensor gives it alone."""
-    counts = range(6) if shapes == "0 to 5" else [int(shapes)] * 3
-    storages = ["typed"] if row.arrow_kind is ArrowKind.BINARY else ["typed", "raw"]
-    messages = [
-        make_message(
-            row,
-            [count],
-            sample_codes(row, count, seed=i),
-            storage,
-            envelope={"name": f"t{i}"} if i % 2 else None,
-        )
-        for storage in storages
-        for i, count in enumerate(counts)
-    ]
-    column, envelopes = column_of(messages)
-    encoded = tensor_wire.encode_tensor_rows(
-        column.dtype, column.dims, column.codes, column.offsets, envelopes
-    )
-    assert encoded == rows_alone(column, envelopes) == [serialized(m) for m in messages]
-
-
-def test_a_column_row_stored_in_another_dtypes_field_is_refused_at_its_row() -> None:
-    row = dtype_of("FLOAT")
-    messages = [make_message(row, [2], sample_codes(row, 2), "typed") for _ in range(3)]
-    column, envelopes = column_of(messages)
-    envelopes[1] = b"\x42\x01x\x2a\x00"  # name "x", an int32_data marker
-    with pytest.raises(InvalidTensorError, match=r"^row 1: .*FLOAT elements in int32_data"):
-        tensor_wire.encode_tensor_rows(
-            column.dtype, column.dims, column.codes, column.offsets, envelopes
-        )
 
 
 # --- refusals ----------------------------------------------------------------------------------
