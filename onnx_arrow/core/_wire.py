@@ -213,7 +213,7 @@ def encode_varint_runs(
         encoded, offsets = _encode_chunk(flat[i : i + _CHUNK_VALUES])
         low, high = np.searchsorted(starts, (i, i + offsets.size))
         at[low:high] = done + offsets[starts[low:high] - i]
-        chunks.append(encoded.tobytes())
+        chunks.append(encoded.data)
         done += encoded.size
     at[starts >= flat.size] = done
     return b"".join(chunks), at

@@ -65,7 +65,7 @@ def encode_tensor_rows(
     if same is not None:
         return same
     bounds = offsets.tolist()
-    bulk: dict[int, tuple[bytes, list[int]] | None] = {}
+    bulk: dict[int, tuple[bytes | memoryview, list[int]] | None] = {}
     plans: dict[tuple[bytes | None, bool], tuple[int | None, bytes, bytes]] = {}
     headers: dict[tuple[int, ...], bytes] = {}
     out = []
@@ -137,7 +137,7 @@ def _same_rows(
 
 def _bulk_payload(
     storage: int, codes: np.ndarray[Any, Any], offsets: np.ndarray[Any, Any], row: DType
-) -> tuple[bytes, list[int]] | None:
+) -> tuple[bytes | memoryview, list[int]] | None:
     """The data of every row stored in field ``storage``, as one buffer and where each
     row's part begins (then where the last ends), or None if the rows cannot share one:
     a field that is not the dtype's, sub-byte elements packed per row.  The data of
@@ -171,10 +171,9 @@ def _bulk_payload(
         data, at = _wire.encode_varint_runs(packed.astype(np.uint64), starts)
         return data, at.tolist()
     if storage == RAW_DATA or row.typed_field in FIXED_WIDTH_FIELDS:
-        flat = np.ascontiguousarray(codes)
-        if storage != RAW_DATA:
-            flat = flat.view(row.typed_entry_dtype)
-        return flat.tobytes(), (offsets * codes.dtype.itemsize).tolist()
+        # the bytes of the elements as they are (little-endian, as the wire's), not copied
+        flat = np.ascontiguousarray(codes).view(np.uint8)
+        return flat.data, (offsets * codes.dtype.itemsize).tolist()
     if row.typed_encoding is TypedEncoding.ZERO_EXTEND:
         codes = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
     data, at = _wire.encode_varint_runs(codes, offsets)
