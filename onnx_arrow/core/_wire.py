@@ -191,6 +191,8 @@ def encode_varints(values: npt.NDArray[np.integer]) -> bytes:
     if values.size == 0:
         return b""
     flat = values.reshape(-1)
+    if flat.size <= _FEW_VALUES:  # numpy's calls would cost more than the values
+        return b"".join([encode_varint(v) for v in flat.tolist()])
     chunks = [
         _encode_chunk(flat[i : i + _CHUNK_VALUES])[0].tobytes()
         for i in range(0, flat.size, _CHUNK_VALUES)
@@ -220,6 +222,9 @@ def encode_varint_runs(
 
 
 _CHUNK_VALUES: Final = 1 << 20
+
+#: Up to this many values are encoded one by one (a tensor of a few elements).
+_FEW_VALUES: Final = 64
 
 
 def varint_sizes(values: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:

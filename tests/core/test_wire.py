@@ -76,10 +76,26 @@ def test_encode_varint_lengths() -> None:
 def test_varints_vectorized_match_the_reference(values: list[int]) -> None:
     encoded = encode(values)
     assert encoded == b"".join(varint(v) for v in values)
+    if values:  # a few values are encoded one by one: the vectorized encoder too
+        assert _wire._encode_chunk(np.array(values, dtype=np.uint64))[0].tobytes() == encoded
     assert encoded == b"".join(_wire.encode_varint(v) for v in values)
     assert encoded == protobuf_packed_uint64(values)
     assert decode(encoded) == values
     assert reference_decode(encoded) == values
+
+
+@pytest.mark.parametrize("count", [3, 64, 65, 1000])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint32, np.uint64])
+def test_varints_of_signed_and_unsigned_arrays_are_what_protobuf_writes(
+    dtype: type, count: int
+) -> None:
+    info = np.iinfo(dtype)
+    values = np.random.default_rng(count).integers(info.min, info.max, count, dtype=dtype)
+    values[0], values[-1] = info.min, info.max
+    field = {np.int64: "int64_data", np.uint32: "uint64_data", np.uint64: "uint64_data"}
+    message = TensorProto(**{field.get(dtype, "int32_data"): values.tolist()})
+    (f,) = _wire.iter_fields(memoryview(message.SerializeToString()))
+    assert _wire.encode_varints(values) == message.SerializeToString()[f.value_start : f.end]
 
 
 @settings(max_examples=100, deadline=None)
