@@ -131,12 +131,12 @@ def open_part(path: Path) -> Part:
     """A store's Parquet file, opened: a regular file, of the store's format version
     and schema.
 
-    The footers of the last :data:`_KEPT_FOOTERS` files opened are kept, parsed and
-    checked, each with its bytes: a file whose footer holds the same bytes again (read
-    and compared, a few hundred KB at most) is opened with the footer kept, not parsed
-    again (1.7 ms for a store of 60 row groups, 2.9 ms for 104), so that a store opened
-    for each case costs little more than one kept open.  Its pages are read from the
-    file as always."""
+    The footers of the files opened last are kept (:data:`_KEPT_FOOTER_BYTES` in all),
+    parsed and checked, each with its bytes: a file whose footer holds the same bytes
+    again (read and compared, a few hundred KB) is opened with the footer kept, not
+    parsed again (1.7 ms for a store of 60 row groups, 2.9 ms for 104), so that a store
+    opened for each case costs little more than one kept open.  Its pages are read from
+    the file as always."""
     where = str(path)
     try:
         st = os.stat(path)
@@ -174,8 +174,9 @@ def open_part(path: Path) -> Part:
             fields = (copy.deepcopy(part.metadata), part.missing, part.index, part.schema)
             _FOOTERS[key] = (tail, part.file.metadata, fields)
             _FOOTERS.move_to_end(key)
-            while len(_FOOTERS) > _KEPT_FOOTERS:
-                _FOOTERS.popitem(last=False)
+            kept_bytes = sum(len(entry[0]) for entry in _FOOTERS.values())
+            while kept_bytes > _KEPT_FOOTER_BYTES:
+                kept_bytes -= len(_FOOTERS.popitem(last=False)[1][0])
     return part
 
 
@@ -200,10 +201,10 @@ def _open_footer(path: Path, where: str) -> Part:
     )
 
 
-#: How many store files' footers :func:`open_part` keeps (with each, its bytes).
-_KEPT_FOOTERS: Final = 8
-#: Footers longer than this are not kept (a store of thousands of row groups).
-_KEPT_FOOTER_BYTES: Final = 16 << 20
+#: The footer bytes :func:`open_part` keeps in all, of the files opened last (a footer of
+#: a store of 104 row groups is 0.45 MB; parsed, it takes a few times that): a longer
+#: footer is not kept.
+_KEPT_FOOTER_BYTES: Final = 8 << 20
 #: Per file (its absolute path): its footer's bytes, parsed, and what was read of it.
 _FOOTERS: OrderedDict[str, tuple[bytes, pq.FileMetaData, tuple[Any, ...]]] = OrderedDict()
 _FOOTERS_LOCK: Final = threading.Lock()

@@ -217,3 +217,23 @@ def test_a_store_replaced_at_its_path_is_read_as_the_new_one(tmp_path):
     assert again.cases() == ["node/test_other"]
     assert again.metadata["format_version"] != 0
     assert again.case("node/test_other").data_sets()[0]["inputs"]["x"].tolist() == [-1.0, 2.0]
+
+
+def test_the_footers_kept_stay_within_their_budget(tmp_path, monkeypatch):
+    from collections import OrderedDict
+
+    from onnx_arrow.corpus import parts
+
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    copies = [path.with_name(f"copy-{i}.parquet") for i in range(3)]
+    for copy in copies:
+        copy.write_bytes(path.read_bytes())
+    footer = int.from_bytes(path.read_bytes()[-8:-4], "little") + 8
+    monkeypatch.setattr(parts, "_FOOTERS", OrderedDict())
+    monkeypatch.setattr(parts, "_KEPT_FOOTER_BYTES", 2 * footer)
+    for copy in copies:
+        assert Store(copy).cases() == ["node/test_tiny"]
+    assert list(parts._FOOTERS) == [str(c) for c in copies[1:]]  # the oldest let go
+    assert Store(copies[0]).cases() == ["node/test_tiny"]
+    assert list(parts._FOOTERS) == [str(c) for c in (copies[2], copies[0])]
