@@ -38,8 +38,10 @@ side a user runs; each is printed over ``numpy_helper``):
   store's, read by pyarrow on one thread: ``case floats, as stored`` (zstd at the store's
   level, the store's float encoding: decompression and list levels), ``case floats,
   uncompressed`` (list levels only), ``case floats, flat`` (uncompressed, no list: a
-  plain float column), and
-  ``np.fromfile`` of the same bytes (the file system's speed).
+  plain float column), ``case floats, a binary per value`` (each value's floats as one
+  ``large_binary``, as a ``.pb`` file's ``raw_data`` holds them: no levels per element),
+  uncompressed and at zstd level 3, and ``np.fromfile`` of the same bytes (the file
+  system's speed).
 
 Every side's arrays are checked equal to numpy_helper's once.  A time is the sum over the
 cases of one round; printed: each side's median with its min and max over the rounds, and
@@ -65,6 +67,7 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import itertools
 import json
 import statistics
 import sys
@@ -216,7 +219,8 @@ def _case_floors(
         for i in range(parquet.metadata.num_columns)
         if parquet.metadata.schema.column(i).path.startswith("data_float")
     )
-    files: dict[str, list[Path]] = {k: [] for k in ("stored", "plain", "flat", "raw")}
+    kinds = ("stored", "plain", "flat", "binary", "binary zstd", "raw")
+    files: dict[str, list[Path]] = {k: [] for k in kinds}
     for n, case in enumerate(picked):
         group = parquet.read_row_group(group_of[case], columns=["test_case", "data_float"])
         rows = group.filter(pc.equal(group.column("test_case"), case))
@@ -246,6 +250,24 @@ def _case_floors(
             pa.table({"x": values}), flat, compression="none", use_dictionary=False, **pages
         )
         files["flat"].append(flat)
+        # each value's floats as one binary, as a .pb file's raw_data holds them
+        offsets = lists.offsets.to_numpy() - lists.offsets[0].as_py()
+        numbers = values.to_numpy()
+        blobs = pa.array(
+            [numbers[a:b].tobytes() for a, b in itertools.pairwise(offsets)],
+            pa.large_binary(),
+        )
+        for kind, compression in (("binary", "none"), ("binary zstd", "zstd")):
+            path = base.with_suffix(f".{kind.replace(' ', '-')}.parquet")
+            pq.write_table(
+                pa.table({"x": blobs}),
+                path,
+                compression=compression,
+                use_dictionary=False,
+                **pages,
+                **({"compression_level": 3} if compression == "zstd" else {}),
+            )
+            files[kind].append(path)
         raw = base.with_suffix(".raw")
         values.to_numpy().tofile(raw)
         files["raw"].append(raw)
@@ -270,6 +292,8 @@ def _case_floors(
         "stored": "case floats, as stored",
         "plain": "case floats, uncompressed",
         "flat": "case floats, flat",
+        "binary": "case floats, a binary per value",
+        "binary zstd": "case floats, a binary per value, zstd",
         "raw": "np.fromfile",
     }
     for paths in files.values():
