@@ -24,6 +24,25 @@ spread over the store (the same cases in every round), the sides in turns:
   its ``data_float`` column alone, read by pyarrow on one thread, no more: what any reader
   of a Parquet store through pyarrow pays before it has a value.
 
+Then the pieces of a read and the floors below them, each in the same turns (none is a
+side a user runs; each is printed over ``numpy_helper``):
+
+* ``footer``: ``pyarrow.parquet.ParquetFile(store)``, the footer parsed (what a fresh
+  open pays for it when the store has not kept it);
+* ``other columns``: the row group's columns but the data columns (what the case's rows
+  say besides their numbers: paths, kinds, shapes, envelopes, the model's bytes);
+* ``digest``: BLAKE2b-128 of each of the case's ``.pb`` files (bytes in memory): the
+  check of every value read against the digest recorded at import;
+* floors of the case's own float data (its rows' ``data_float`` lists alone, no other
+  case's), each written as a Parquet file of one row group in pages as large as the
+  store's, read by pyarrow on one thread: ``case floats, as stored`` (zstd at the store's
+  level, the store's float encoding: decompression and list levels), ``case floats,
+  uncompressed`` (list levels only), ``case floats, flat`` (uncompressed, no list: a
+  plain float column), ``case floats, a binary per value`` (each value's floats as one
+  ``large_binary``, as a ``.pb`` file's ``raw_data`` holds them: no levels per element),
+  uncompressed and at zstd level 3, and ``np.fromfile`` of the same bytes (the file
+  system's speed).
+
 Every side's arrays are checked equal to numpy_helper's once.  A time is the sum over the
 cases of one round; printed: each side's median with its min and max over the rounds, and
 the ratios ``open / numpy_helper`` and ``fresh / numpy_helper`` of the same round (median,
@@ -37,13 +56,18 @@ lone times.
 Run::
 
     python benchmarks/bench_case_read.py [--mixed-gb 0.5] [--rounds 15] [--cases 6]
-        [--keep DIR] [--corpora relu mixed]
+        [--keep DIR] [--corpora relu mixed] [--row-group-cases N]
+
+``--row-group-cases 1`` imports each corpus a case per row group (``import
+--row-group-cases 1``): what reading a case costs when its row group holds no other.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
+import itertools
 import json
 import statistics
 import sys
@@ -53,6 +77,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from _report import workdir
 from bench_throughput import large_corpus, relu_corpus, warm
@@ -105,6 +131,25 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
         for case in picked:
             parquet.read_row_group(group_of[case], columns=["data_float"], use_threads=False)
 
+    def footer() -> None:
+        for _ in picked:
+            pq.ParquetFile(store_path)
+
+    others = [c for c in parquet.schema_arrow.names if not c.startswith("data_") or c == "data_set"]
+
+    def other_columns() -> None:
+        for case in picked:
+            parquet.read_row_group(group_of[case], columns=others, use_threads=False)
+
+    pb_bytes = {c: [p.read_bytes() for p in pbs[c]] for c in picked}
+
+    def digest() -> None:
+        for case in picked:
+            for data in pb_bytes[case]:
+                hashlib.blake2b(data, digest_size=16).digest()
+
+    floors = _case_floors(store_path, parquet, picked, group_of, store_path.parent)
+
     for case in picked:  # every side gives numpy_helper's arrays
         want = sorted(
             (numpy_helper.to_array(TensorProto.FromString(p.read_bytes())) for p in pbs[case]),
@@ -123,6 +168,10 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
         "open": opened,
         "fresh": fresh,
         "data column": column,
+        "footer": footer,
+        "other columns": other_columns,
+        "digest": digest,
+        **floors,
     }
     times: dict[str, list[float]] = {k: [] for k in sides}
     cpu: dict[str, list[float]] = {k: [] for k in sides}
@@ -139,6 +188,7 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
         ("data column", "numpy_helper"),
         ("open", "data column"),
         ("fresh", "open"),
+        *((k, "numpy_helper") for k in ("footer", "other columns", "digest", *floors)),
     )
     return {
         "store": str(store_path),
@@ -154,6 +204,104 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
     }
 
 
+def _case_floors(
+    store_path: Path,
+    parquet: pq.ParquetFile,
+    picked: list[str],
+    group_of: dict[str, int],
+    work: Path,
+) -> dict[str, Callable[[], None]]:
+    """The floors of reading each picked case's float data: its rows' ``data_float`` lists
+    alone written as a Parquet file of one row group (as the store compresses them,
+    uncompressed, flat and uncompressed) and as raw bytes; a side per floor."""
+    leaf = next(
+        i
+        for i in range(parquet.metadata.num_columns)
+        if parquet.metadata.schema.column(i).path.startswith("data_float")
+    )
+    kinds = ("stored", "plain", "flat", "binary", "binary zstd", "raw")
+    files: dict[str, list[Path]] = {k: [] for k in kinds}
+    for n, case in enumerate(picked):
+        group = parquet.read_row_group(group_of[case], columns=["test_case", "data_float"])
+        rows = group.filter(pc.equal(group.column("test_case"), case))
+        lists = rows.column("data_float").combine_chunks()
+        lists = lists.filter(lists.is_valid())
+        chunk = parquet.metadata.row_group(group_of[case]).column(leaf)
+        split = "BYTE_STREAM_SPLIT" in chunk.encodings
+        base = work / f"floor-{store_path.stem}-{n}"
+        settings = {
+            "stored": {
+                "compression": "zstd",
+                "compression_level": 1 if split else 3,
+                "use_dictionary": False,
+                "column_encoding": {"x.list.element": "BYTE_STREAM_SPLIT" if split else "PLAIN"},
+            },
+            "plain": {"compression": "none", "use_dictionary": False},
+        }
+        pages = {"data_page_size": 64 << 20, "write_statistics": False}  # as the store's
+        for kind, options in settings.items():
+            path = base.with_suffix(f".{kind}.parquet")
+            table = pa.table({"x": lists})
+            pq.write_table(table, path, row_group_size=len(lists), **options, **pages)
+            files[kind].append(path)
+        flat = base.with_suffix(".flat.parquet")
+        values = lists.flatten()
+        pq.write_table(
+            pa.table({"x": values}), flat, compression="none", use_dictionary=False, **pages
+        )
+        files["flat"].append(flat)
+        # each value's floats as one binary, as a .pb file's raw_data holds them
+        offsets = lists.offsets.to_numpy() - lists.offsets[0].as_py()
+        numbers = values.to_numpy()
+        blobs = pa.array(
+            [numbers[a:b].tobytes() for a, b in itertools.pairwise(offsets)],
+            pa.large_binary(),
+        )
+        for kind, compression in (("binary", "none"), ("binary zstd", "zstd")):
+            path = base.with_suffix(f".{kind.replace(' ', '-')}.parquet")
+            pq.write_table(
+                pa.table({"x": blobs}),
+                path,
+                compression=compression,
+                use_dictionary=False,
+                **pages,
+                **({"compression_level": 3} if compression == "zstd" else {}),
+            )
+            files[kind].append(path)
+        raw = base.with_suffix(".raw")
+        values.to_numpy().tofile(raw)
+        files["raw"].append(raw)
+
+    def reader(kind: str) -> Callable[[], None]:
+        if kind == "raw":
+
+            def raw() -> None:
+                for p in files[kind]:
+                    np.fromfile(p, dtype=np.float32)
+
+            return raw
+        opened = [pq.ParquetFile(p) for p in files[kind]]  # opened once, as the store is
+
+        def read() -> None:
+            for f in opened:
+                f.read_row_group(0, use_threads=False)
+
+        return read
+
+    labels = {
+        "stored": "case floats, as stored",
+        "plain": "case floats, uncompressed",
+        "flat": "case floats, flat",
+        "binary": "case floats, a binary per value",
+        "binary zstd": "case floats, a binary per value, zstd",
+        "raw": "np.fromfile",
+    }
+    for paths in files.values():
+        for p in paths:
+            warm(p)
+    return {label: reader(kind) for kind, label in labels.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mixed-gb", type=float, default=0.5)
@@ -161,8 +309,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=6)
     parser.add_argument("--corpora", nargs="+", default=["relu", "mixed"])
     parser.add_argument("--keep", default=None, help="work folder, kept (corpora reused)")
+    parser.add_argument(
+        "--row-group-cases",
+        type=int,
+        default=None,
+        help="close a row group at this many cases too (1: a case per row group)",
+    )
     args = parser.parse_args(argv)
-    from onnx_arrow.corpus import FolderSource, write_store
+    from onnx_arrow.corpus import FolderSource, WriteOptions, write_store
+
+    options = WriteOptions(row_group_cases=args.row_group_cases)
 
     with workdir(args.keep, "bench-case-read-") as work:
         for name in args.corpora:
@@ -172,10 +328,12 @@ def main(argv: list[str] | None = None) -> int:
                 src = large_corpus(work / f"mixed-{args.mixed_gb}", args.mixed_gb)
             store_path = work / f"{name}-{time.time_ns()}.parquet"
             start = time.perf_counter()
-            write_store(FolderSource(src), store_path)
+            write_store(FolderSource(src), store_path, options=options)
             took = time.perf_counter() - start
             result = measure(src, store_path, args.rounds, args.cases)
             store_path.unlink()
+            for floor in store_path.parent.glob(f"floor-{store_path.stem}-*"):
+                floor.unlink()
             print(json.dumps({"corpus": name, "import s": took, **result}, indent=1))
             sys.stdout.flush()
     return 0

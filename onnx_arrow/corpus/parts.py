@@ -1,15 +1,19 @@
 """The parts of a store: its Parquet files found (the file itself, or a dataset store's
 part files in order), each opened with its footer read and checked (its index of cases
-too, where it has one), and its row groups read as located errors when they do not read;
+too, where it has one; the last few footers kept, used again for a file whose footer
+holds the same bytes), and its row groups read as located errors when they do not read;
 a part of an older format version reads in the current schema, the columns its version
 lacks as nulls."""
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import stat
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,19 +129,59 @@ class Part:
 
 def open_part(path: Path) -> Part:
     """A store's Parquet file, opened: a regular file, of the store's format version
-    and schema."""
+    and schema.
+
+    The footers of the files opened last are kept (:data:`_KEPT_FOOTER_BYTES` in all),
+    parsed and checked, each with its bytes: a file whose footer holds the same bytes
+    again (read and compared, a few hundred KB) is opened with the footer kept, not
+    parsed again (1.7 ms for a store of 60 row groups, 2.9 ms for 104), so that a store
+    opened for each case costs little more than one kept open.  Its pages are read from
+    the file as always."""
     where = str(path)
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except OSError as exc:
         raise CorpusError(f"cannot open: {exc.strerror}", where=where) from None
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(st.st_mode):
         # opening a FIFO or a device to read it would block or read forever
         raise CorpusError(
-            f"{file_kind(mode)}, not a regular file; pass a store's .parquet file or a "
+            f"{file_kind(st.st_mode)}, not a regular file; pass a store's .parquet file or a "
             "dataset store's folder",
             where=where,
         )
+    key = os.path.abspath(path)
+    tail = _footer_bytes(path, st)
+    kept = _FOOTERS.get(key)
+    if tail is not None and kept is not None and kept[0] == tail:
+        try:
+            file = pq.ParquetFile(path, metadata=kept[1])
+            again = os.stat(path)
+        except (OSError, pa.ArrowException):
+            file = None
+        if file is not None and _same_file(st, again):  # the file the footer was read from
+            with _FOOTERS_LOCK:
+                if key in _FOOTERS:
+                    _FOOTERS.move_to_end(key)
+            metadata, *rest = kept[2]  # a copy: Store.metadata is the caller's to change
+            return Part(path, file, copy.deepcopy(metadata), *rest)
+    part = _open_footer(path, where)
+    try:
+        again = os.stat(path)
+    except OSError:
+        return part
+    if tail is not None and _same_file(st, again):  # no other file came in its place
+        with _FOOTERS_LOCK:
+            fields = (copy.deepcopy(part.metadata), part.missing, part.index, part.schema)
+            _FOOTERS[key] = (tail, part.file.metadata, fields)
+            _FOOTERS.move_to_end(key)
+            kept_bytes = sum(len(entry[0]) for entry in _FOOTERS.values())
+            while kept_bytes > _KEPT_FOOTER_BYTES:
+                kept_bytes -= len(_FOOTERS.popitem(last=False)[1][0])
+    return part
+
+
+def _open_footer(path: Path, where: str) -> Part:
+    """A store's Parquet file opened, its footer read and checked."""
     try:
         file = pq.ParquetFile(path)
     except (OSError, pa.ArrowException) as exc:
@@ -155,6 +199,42 @@ def open_part(path: Path) -> Part:
         "written by onnx-arrow, or was changed since",
         where=where,
     )
+
+
+#: The footer bytes :func:`open_part` keeps in all, of the files opened last (a footer of
+#: a store of 104 row groups is 0.45 MB; parsed, it takes a few times that): a longer
+#: footer is not kept.
+_KEPT_FOOTER_BYTES: Final = 8 << 20
+#: Per file (its absolute path): its footer's bytes, parsed, and what was read of it.
+_FOOTERS: OrderedDict[str, tuple[bytes, pq.FileMetaData, tuple[Any, ...]]] = OrderedDict()
+_FOOTERS_LOCK: Final = threading.Lock()
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (
+        b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns,
+    )  # fmt: skip
+
+
+def _footer_bytes(path: Path, st: os.stat_result) -> bytes | None:
+    """The bytes of the file's footer (its Thrift metadata and the 8 bytes after it), read
+    from the file ``st`` describes; None where the file is not that one any more, has no
+    Parquet footer, or one too long to keep (then it is opened as any file is, and
+    refused there if it is no Parquet file)."""
+    try:
+        with open(path, "rb") as f:
+            if not _same_file(st, os.fstat(f.fileno())) or st.st_size < 12:
+                return None
+            f.seek(st.st_size - 8)
+            end = f.read(8)
+            length = int.from_bytes(end[:4], "little")
+            if end[4:] != b"PAR1" or not 0 < length <= min(st.st_size - 12, _KEPT_FOOTER_BYTES):
+                return None
+            f.seek(st.st_size - 8 - length)
+            data = f.read(length)
+    except OSError:
+        return None
+    return data + end if len(data) == length else None
 
 
 def footer_index(file: pq.ParquetFile) -> list[list[tuple[str, int, int]]] | None:

@@ -176,3 +176,64 @@ def test_a_store_of_format_2_with_other_columns_is_refused(tmp_path):
     rewrite(path, tmp_path / "v4.parquet", lambda t: t.drop_columns(["declared"]))
     with pytest.raises(CorpusError, match=r"the columns differ from those of this version"):
         Store(tmp_path / "v4.parquet")
+
+
+def test_a_footer_kept_from_an_earlier_open_is_used_only_while_its_bytes_are_the_files(
+    tmp_path,
+):
+    """A file opened again is opened with the footer kept from the last time only if its
+    footer holds the same bytes: a footer changed in place, the file's size and
+    modification time kept (a clock coarser than two writes), is read again."""
+    from onnx_arrow.corpus.format import CASES_KEY
+    from onnx_arrow.corpus.parts import open_part
+
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    assert open_part(path).index == [[("node/test_tiny", 0, 4)]]
+    kept = open_part(path)  # opened with the footer kept
+    assert kept.index == [[("node/test_tiny", 0, 4)]]
+    assert kept.file.read_row_group(0, columns=["test_case"]).num_rows == 4
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    at = data.rindex(CASES_KEY.encode()) + len(CASES_KEY) + 8  # inside the index's base64
+    data[at] = ord("A") if data[at] != ord("A") else ord("B")
+    with open(path, "r+b") as f:
+        f.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert open_part(path).index is None  # the changed index no longer parses: not used
+
+
+def test_a_store_replaced_at_its_path_is_read_as_the_new_one(tmp_path):
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "a")), path)
+    first = Store(path)
+    assert first.cases() == ["node/test_tiny"]
+    first.metadata["format_version"] = 0  # the caller's copy: not what the next open gives
+    src = small_corpus(tmp_path / "b")
+    (src / "node" / "test_tiny").rename(src / "node" / "test_other")
+    write_store(FolderSource(src), path)
+    again = Store(path)
+    assert again.cases() == ["node/test_other"]
+    assert again.metadata["format_version"] != 0
+    assert again.case("node/test_other").data_sets()[0]["inputs"]["x"].tolist() == [-1.0, 2.0]
+
+
+def test_the_footers_kept_stay_within_their_budget(tmp_path, monkeypatch):
+    from collections import OrderedDict
+
+    from onnx_arrow.corpus import parts
+
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(small_corpus(tmp_path / "src")), path)
+    copies = [path.with_name(f"copy-{i}.parquet") for i in range(3)]
+    for copy in copies:
+        copy.write_bytes(path.read_bytes())
+    footer = int.from_bytes(path.read_bytes()[-8:-4], "little") + 8
+    monkeypatch.setattr(parts, "_FOOTERS", OrderedDict())
+    monkeypatch.setattr(parts, "_KEPT_FOOTER_BYTES", 2 * footer)
+    for copy in copies:
+        assert Store(copy).cases() == ["node/test_tiny"]
+    assert list(parts._FOOTERS) == [str(c) for c in copies[1:]]  # the oldest let go
+    assert Store(copies[0]).cases() == ["node/test_tiny"]
+    assert list(parts._FOOTERS) == [str(c) for c in (copies[2], copies[0])]
