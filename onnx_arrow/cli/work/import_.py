@@ -10,8 +10,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-import onnx
-
 from onnx_arrow.cli._shared import EXIT_OK, PROG
 from onnx_arrow.cli.work._shared import (
     DataError,
@@ -24,6 +22,7 @@ from onnx_arrow.cli.work._shared import (
     warnings_as_lines,
 )
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.core.model import onnx_version
 from onnx_arrow.corpus import (
     Case,
     FolderSource,
@@ -45,7 +44,7 @@ __all__ = ["run"]
 
 
 def _default_corpus_name() -> str:
-    return f"the built-in default corpus (onnx {onnx.__version__}: node suite, wheel model tests)"
+    return f"the built-in default corpus (onnx {onnx_version()}: node suite, wheel model tests)"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -78,7 +77,7 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
     if args.append and args.force:
         args.subparser.error("--append adds to OUT and --force replaces it: give one")
     if by_version:  # checked before any work: the release's version is in its name
-        version = parse_release(args.src or "@onnx").version or onnx.__version__
+        version = parse_release(args.src or "@onnx").version or onnx_version()
         out_path = _version_folder(out_path, version, force=args.force)
     elif not as_dataset:
         check_file_target(out_path, force=args.force)
