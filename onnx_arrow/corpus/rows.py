@@ -20,7 +20,6 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from onnx import TypeProto
 
 from onnx_arrow.core.model import (
     DTYPES,
@@ -37,6 +36,7 @@ from onnx_arrow.core.model import (
     Statistic,
     Strings,
     Tensor,
+    TypeProto,
     assemble,
     check_strings,
     codes_to_storage,
@@ -59,6 +59,7 @@ from onnx_arrow.core.model import (
     storage_to_codes,
     undeclared_tensor_type,
 )
+from onnx_arrow.corpus import columns
 from onnx_arrow.corpus.digest import check_digest, file_digest
 from onnx_arrow.corpus.digest import damaged as _damaged
 from onnx_arrow.corpus.format import (
@@ -368,13 +369,13 @@ class RowBuilder:
             raise AssertionError(f"{per_case.sum()} rows counted by case, {n} built")
         starts = np.repeat(np.cumsum(per_case) - per_case, per_case)
         ordinals = {
-            "case_rows": pa.array(np.repeat(per_case, per_case)),
-            "case_row": pa.array(np.arange(n, dtype=np.int32) - starts.astype(np.int32)),
+            "case_rows": columns.numbers(np.repeat(per_case, per_case), pa.int32()),
+            "case_row": columns.numbers(np.arange(n) - starts, pa.int32()),
         }
-        case_of_row = pa.array(np.repeat(np.arange(len(per_case)), per_case))
+        case_of_row = columns.numbers(np.repeat(np.arange(len(per_case)), per_case), pa.int64())
         for name in TOLERANCE_COLUMNS:  # stated once per case, repeated on its rows
             stated = [None if t is None else getattr(t, name) for t in self.tolerances]
-            ordinals[name] = pa.array(stated, pa.float64()).take(case_of_row)
+            ordinals[name] = columns.optional_numbers(stated, pa.float64()).take(case_of_row)
         arrays: list[pa.Array] = []
         for f in SCHEMA:
             if f.name in ordinals:
@@ -385,7 +386,7 @@ class RowBuilder:
                 rows = rows_of.get(DATA_COLUMNS[f.name].onnx)
                 arrays.append(pa.nulls(n, f.type) if rows is None else self._data_array(f, n, rows))
             else:
-                arrays.append(pa.array(plain.get(f.name, ()), f.type))
+                arrays.append(columns.of_items(plain.get(f.name, ()), f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
     def _data_array(self, f: pa.Field, n: int, rows: list[int]) -> pa.Array:
@@ -404,12 +405,10 @@ class RowBuilder:
                 "split its data sets into cases of their own",
                 where=", ".join(cases[-3:]),
             )
-        invalid = np.ones(n, dtype=bool)
-        invalid[rows] = False
+        valid = np.zeros(n, dtype=bool)
+        valid[rows] = True
         flat = _flat_values([t.storage for t in leaves], row, f.type.value_type)
-        return pa.ListArray.from_arrays(
-            pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(invalid)
-        )
+        return columns.lists(counts, flat, f.type, valid)
 
 
 def contradictions(table: pa.Table | pa.RecordBatch) -> list[str]:
@@ -431,11 +430,13 @@ def contradictions(table: pa.Table | pa.RecordBatch) -> list[str]:
 
 def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.DataType) -> pa.Array:
     if row.arrow_kind is ArrowKind.BINARY:
-        return pa.array([b for p in parts for b in p], pa.binary())
+        return columns.binaries([b for p in parts for b in p])
     values = np.concatenate(parts) if parts else _widen(np.empty(0, row.numpy), row)
     if row.arrow_kind is ArrowKind.COMPLEX:
-        return pa.FixedSizeListArray.from_arrays(pa.array(values), type=item_type)
-    return pa.array(values, item_type)
+        return pa.FixedSizeListArray.from_arrays(
+            columns.numbers(values, item_type.value_type), type=item_type
+        )
+    return columns.numbers(values, item_type)
 
 
 def _row_statistics(
@@ -450,7 +451,7 @@ def _row_statistics(
         if not stat.values.size:
             out[key] = pa.nulls(len(row_leaf), type_)
             continue
-        out[key] = pa.array(stat.values[at], type_, mask=~(has & stat.defined[at]))
+        out[key] = columns.numbers(stat.values[at], type_, has & stat.defined[at])
     return out
 
 
