@@ -1,5 +1,5 @@
-"""Arrow columns of the store's rows built from their buffers: numbers from numpy, strings,
-bytes and shapes from Python values.
+"""Arrow columns of the store's rows built from their buffers: numbers from numpy (the
+statistics columns among them), strings, bytes and shapes from Python values.
 
 ``pyarrow.array`` imports pandas on its first call in a process (it asks whether its
 input is a pandas object), about a third of a second of CPU here: as much as the rest of
@@ -18,6 +18,8 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 
+from onnx_arrow.core.model import Statistic
+from onnx_arrow.corpus.format import COLUMNS
 from onnx_arrow.errors import UnsupportedTypeError
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "of_items",
     "optional_numbers",
     "shapes",
+    "statistics_columns",
     "strings",
     "values_of",
 ]
@@ -135,3 +138,21 @@ def values_of(array: pa.Array) -> np.ndarray[Any, Any]:
     if data is None:
         return np.empty(0, dtype)
     return np.frombuffer(data, dtype, count=len(array), offset=array.offset * dtype.itemsize)
+
+
+def statistics_columns(
+    stats: dict[str, Statistic], row_leaf: np.ndarray[Any, Any]
+) -> dict[str, pa.Array]:
+    """The statistics columns of rows: each row takes the statistics of its leaf (the
+    tensor it holds, by number: ``row_leaf``), null where it has none (-1) or the
+    statistic is undefined."""
+    has = row_leaf >= 0
+    at = np.where(has, row_leaf, 0)
+    out = {}
+    for key, stat in stats.items():
+        type_ = COLUMNS[key].type
+        if not stat.values.size:
+            out[key] = pa.nulls(len(row_leaf), type_)
+            continue
+        out[key] = numbers(stat.values[at], type_, has & stat.defined[at])
+    return out

@@ -33,7 +33,6 @@ from onnx_arrow.core.model import (
     Node,
     OptionalValue,
     SequenceValue,
-    Statistic,
     Strings,
     Tensor,
     TypeProto,
@@ -60,7 +59,7 @@ from onnx_arrow.core.model import (
     undeclared_tensor_type,
 )
 from onnx_arrow.corpus import columns
-from onnx_arrow.corpus.digest import check_digest, file_digest
+from onnx_arrow.corpus.digest import check_digest, digest_beside, digest_of
 from onnx_arrow.corpus.digest import damaged as _damaged
 from onnx_arrow.corpus.format import (
     COLUMNS,
@@ -169,7 +168,7 @@ class RowBuilder:
     cases: list[tuple[int, int, int, int]] = field(default_factory=list)
     #: Per case added, in order: its own tolerances (see ``tolerance_of``).
     tolerances: list[Tolerance | None] = field(default_factory=list)
-    _decoded: dict[tuple[str, bytes, bytes], _Value | None] = field(
+    _decoded: dict[tuple[str, bytes, int, bytes, bytes], list[tuple[bytes, _Value | None]]] = field(
         default_factory=dict, repr=False
     )
 
@@ -237,16 +236,20 @@ class RowBuilder:
                 self._file_row(case, path, "file", data)
                 continue
             kind, type_text, type_proto = declared
-            memo = (type_text, type_proto.SerializeToString(), data)
-            if memo in self._decoded:
-                value = self._decoded[memo]
+            # files are told apart by their ends, then their bytes: hashing all of a file
+            # of megabytes costs more than comparing it
+            memo = (type_text, type_proto.SerializeToString(), len(data), data[:64], data[-64:])
+            seen = self._decoded.setdefault(memo, [])
+            if hit := [v for d, v in seen if d == data]:
+                value = hit[0]
                 if value is None:
                     self.warnings.append(
                         f"{path}: the same bytes as a file kept as they are; kept too"
                     )
             else:  # a repeated file (test data repeats a lot) is decoded once
                 what = f"{type_text}, {said} {slot.what}"
-                value = self._decoded[memo] = self._decode(path, data, kind, what, type_proto)
+                value = self._decode(path, data, kind, what, type_proto)
+                seen.append((data, value))
             if value is None:
                 self._file_row(case, path, "file", data)
                 continue
@@ -255,7 +258,7 @@ class RowBuilder:
                 (
                     case.name, case.kind, path, "value", slot.data_set, slot.io, slot.index, "",
                     value.name, value.onnx_type or type_text, value.declared,
-                    *self._tensor_fields(own), len(data), file_digest(data), value.kind_json,
+                    *self._tensor_fields(own), len(data), digest_beside(data), value.kind_json,
                     value.envelope, None,
                 )
             )  # fmt: skip
@@ -275,7 +278,7 @@ class RowBuilder:
         self.rows.append(
             (
                 case.name, case.kind, path, role, None, None, None, None, None, None, None,
-                None, None, None, len(data), file_digest(data), None, None, data,
+                None, None, None, len(data), digest_beside(data), None, None, data,
             )
         )  # fmt: skip
         self.row_leaf.append(-1)
@@ -355,11 +358,12 @@ class RowBuilder:
         """The accumulated rows as one record batch of the store schema."""
         n = self.num_rows
         row_leaf = np.asarray(self.row_leaf, dtype=np.int64)
-        stats = _row_statistics(
+        stats = columns.statistics_columns(
             statistics_by_dtype([t.dtype for t in self.leaves], [t.storage for t in self.leaves]),
             row_leaf,
         )
         plain = dict(zip(_PLAIN, zip(*self.rows, strict=True), strict=True)) if n else {}
+        plain["digest"] = tuple(digest_of(d) for d in plain.get("digest", ()))  # computed beside
         rows_of: dict[int, list[int]] = {}  # dtype -> rows holding a tensor of it
         for i, leaf in enumerate(self.row_leaf):
             if leaf >= 0:
@@ -372,10 +376,11 @@ class RowBuilder:
             "case_rows": columns.numbers(np.repeat(per_case, per_case), pa.int32()),
             "case_row": columns.numbers(np.arange(n) - starts, pa.int32()),
         }
-        case_of_row = columns.numbers(np.repeat(np.arange(len(per_case)), per_case), pa.int64())
         for name in TOLERANCE_COLUMNS:  # stated once per case, repeated on its rows
             stated = [None if t is None else getattr(t, name) for t in self.tolerances]
-            ordinals[name] = columns.optional_numbers(stated, pa.float64()).take(case_of_row)
+            valid = np.repeat(np.array([x is not None for x in stated], bool), per_case)
+            each = np.repeat(np.array([x or 0.0 for x in stated], np.float64), per_case)
+            ordinals[name] = columns.numbers(each, pa.float64(), valid)
         arrays: list[pa.Array] = []
         for f in SCHEMA:
             if f.name in ordinals:
@@ -437,22 +442,6 @@ def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.Da
             columns.numbers(values, item_type.value_type), type=item_type
         )
     return columns.numbers(values, item_type)
-
-
-def _row_statistics(
-    stats: dict[str, Statistic], row_leaf: np.ndarray[Any, Any]
-) -> dict[str, pa.Array]:
-    """The statistics columns: each row takes its leaf's, null where there is none."""
-    has = row_leaf >= 0
-    at = np.where(has, row_leaf, 0)
-    out = {}
-    for key, stat in stats.items():
-        type_ = COLUMNS[key].type
-        if not stat.values.size:
-            out[key] = pa.nulls(len(row_leaf), type_)
-            continue
-        out[key] = columns.numbers(stat.values[at], type_, has & stat.defined[at])
-    return out
 
 
 def _envelope_name(envelope: bytes, kind: Kind) -> str | None:
