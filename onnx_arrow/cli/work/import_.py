@@ -28,10 +28,8 @@ from onnx_arrow.corpus import (
     FolderSource,
     WriteOptions,
     default_source,
-    write_dataset,
     write_store,
 )
-from onnx_arrow.corpus.release_dataset import VERSION_FOLDER
 from onnx_arrow.corpus.releases import (
     folder_provenance,
     installed_provenance,
@@ -132,6 +130,9 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
     with Progress("importing", "cases", start=starting(args.src), total=total) as progress:
         step = progress.step
         if as_dataset:
+            # imported here: a Parquet store's import never reads a store (Store) back
+            from onnx_arrow.corpus import write_dataset
+
             summary = write_dataset(
                 source,
                 out_path,
@@ -209,6 +210,8 @@ def _version_folder(out: Path, version: str, *, force: bool) -> Path:
         raise DataError(f"{out}: the folder to write it into, {out.parent}, does not exist")
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: exists and is not a folder; a dataset store of releases is one")
+    from onnx_arrow.corpus.release_dataset import VERSION_FOLDER
+
     target = out / VERSION_FOLDER.format(version)
     if target.exists() and any(target.iterdir()) and not force:
         raise DataError(
