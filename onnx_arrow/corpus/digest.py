@@ -58,8 +58,8 @@ _digesters_lock = threading.Lock()
 
 def digest_beside(data: bytes) -> Digest:
     """:func:`file_digest` of ``data``, for a large file computed on a thread of this
-    process's own while the caller goes on (BLAKE2b releases the GIL: on two cores an
-    import's digests, a third of its work on large tensors, cost no time of its own);
+    process's own while the caller goes on (BLAKE2b releases the GIL: with a core free,
+    an import's digests, about 0.6 s of CPU on 500 MB of tensors, cost it no time);
     :func:`digest_of` gives it.  The bytes stay referenced until it is computed."""
     if len(data) < BESIDE_BYTES:
         return file_digest(data)
