@@ -55,10 +55,15 @@ time, the figures are printed.  Before each side its input is read once (page ca
 ``os.sync()`` writes out what earlier sides wrote, so that no side pays for another's
 writeback.  The machine may be shared: compare ratios, not lone times.
 
+With ``--import-only`` only the import sides run (``tar | zstd -3``, ``onnx-arrow import``
+and the naive import), and each is printed with its wall and CPU seconds (median and range
+of the rounds), then the ratios of every round, wall and CPU: the measure of an import's
+speed alone, say ``--import-only --corpora relu large`` (with ``--pin``, on one core).
+
 Run::
 
     python benchmarks/bench_throughput.py [--large-gb 0.5] [--old-node PATH] [--jobs 2]
-        [--repeat 3] [--corpora node old-node large] [--keep DIR] [--pin]
+        [--repeat 3] [--corpora node old-node large] [--keep DIR] [--pin] [--import-only]
 """
 
 from __future__ import annotations
@@ -717,6 +722,77 @@ def report_corpus(
         print(f"  {label:<58} {statistics.median(ratios):>6.2f}x{spread}")
 
 
+def import_runs(name: str, src: Path, work: Path, repeat: int, pin: bool) -> dict[str, Any]:
+    """The import sides alone (``--import-only``): ``tar | zstd -3``, ``onnx-arrow import``
+    and the streamed naive import, ``repeat`` runs of each in turn, with wall and CPU
+    seconds per side and per round."""
+    files, nbytes = tree_bytes(src)
+    mb = nbytes / 1e6
+    print(f"\n== {name}: {files} files, {mb:.1f} MB ({src})", flush=True)
+    out = work / f"out-{name}"
+    out.mkdir(exist_ok=True)
+    counter = iter(range(1 << 30))
+    latest: dict[str, Path] = {}
+
+    def fresh(stem: str) -> str:
+        path = out / f"{next(counter)}-{stem}"
+        latest[stem] = path
+        return str(path)
+
+    commands = {
+        "tar | zstd -3": lambda: child("tar", str(src), fresh("corpus.tar.zst")),
+        "onnx-arrow import": lambda: [
+            sys.executable, "-m", "onnx_arrow", "import", str(src), fresh("store.parquet")
+        ],
+        "naive numpy_helper": lambda: child("naive", str(src), fresh("naive.parquet")),
+    }  # fmt: skip
+    sides: dict[str, list[dict[str, Any]]] = {}
+    _measure_sides(sides, commands, repeat, [src], pin)
+    got = {side: median_run(runs) for side, runs in sides.items()}
+    sizes = {stem: size_of(path) for stem, path in latest.items()}
+    report_imports(mb, got, sizes, repeat)
+    shutil.rmtree(out)
+    return {"mb": mb, "files": files, "sides": got, "sizes": sizes, "exact": True}
+
+
+def _spread(values: list[float], digits: int = 3) -> str:
+    return (
+        f"{statistics.median(values):.{digits}f} "
+        f"[{min(values):.{digits}f}-{max(values):.{digits}f}]"
+    )
+
+
+def report_imports(mb: float, got: dict[str, Any], sizes: dict[str, int], rounds: int) -> None:
+    """Both sides of each import measure: wall and CPU seconds of every side (median
+    [min-max] of the rounds), then the ratios of the same round, each round listed."""
+    print(
+        f"{'side':<22} {'wall s, median [min-max]':>26} {'CPU s, median [min-max]':>26} "
+        f"{'MB/s':>7} {'peak MiB':>9}   ({rounds} rounds in turns)"
+    )
+    for side, r in got.items():
+        walls = [run["wall"] for run in r["runs"]]
+        cpus = [run["cpu"] for run in r["runs"]]
+        print(
+            f"{side:<22} {_spread(walls):>26} {_spread(cpus):>26} "
+            f"{mb / r['wall']:>7.1f} {r['peak_mib']:>9.0f}"
+        )
+    ours, tar, naive = "onnx-arrow import", "tar | zstd -3", "naive numpy_helper"
+    print("  ratios of the same round, median [min-max] (each round):")
+    for label, ratios in (
+        ("wall: import / tar | zstd -3", paired(got, ours, tar)),
+        ("wall: import / naive numpy_helper", paired(got, ours, naive)),
+        ("CPU: import / naive numpy_helper", paired(got, ours, naive, "cpu")),
+        ("CPU: import / tar | zstd -3", paired(got, ours, tar, "cpu")),
+    ):
+        rounds_text = ", ".join(f"{x:.2f}" for x in ratios)
+        print(f"  {label:<36} {_spread(ratios, 2)}x  ({rounds_text})")
+    store, archive = sizes["store.parquet"], sizes["corpus.tar.zst"]
+    print(
+        f"  size: store {store:,} B, tar.zst {archive:,} B, naive {sizes['naive.parquet']:,} B;"
+        f" store / tar.zst {store / archive:.3f}x"
+    )
+
+
 # --- the floors: what import and export cannot do without --------------------------------------
 
 
@@ -968,6 +1044,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pin", action="store_true", help="run every side but the --jobs ones on one core"
     )
+    parser.add_argument(
+        "--import-only",
+        action="store_true",
+        help="only the import sides (tar | zstd -3, onnx-arrow import, naive), wall and CPU "
+        "per round; no export, --jobs or the measures after the corpora",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -995,8 +1077,13 @@ def main(argv: list[str] | None = None) -> int:
                 src = relu_corpus(work / "relu-corpus")
             else:
                 src = large_corpus(work / "large-corpus", args.large_gb)
+            if args.import_only:
+                import_runs(name, src, work, args.repeat, args.pin)
+                continue
             results[name] = corpus_runs(name, src, work, args.repeat, args.jobs, args.pin)
             exact &= results[name]["exact"]
+        if args.import_only:
+            return 0
 
         if "relu" in results:
             sizes = results["relu"]["sizes"]

@@ -19,7 +19,6 @@ from typing import Any, Final
 
 import numpy as np
 from google.protobuf.descriptor import FieldDescriptor
-from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.direct import decode_tensor_fast
@@ -45,6 +44,13 @@ from onnx_arrow.core.nodes import (
     SparseValue,
     check_sparse,
     field_name,
+)
+from onnx_arrow.core.protos import (
+    MapProto,
+    OptionalProto,
+    SequenceProto,
+    SparseTensorProto,
+    TensorProto,
 )
 from onnx_arrow.core.tensor_wire import decode_tensor, encode_tensor
 from onnx_arrow.core.tensors import Tensor

@@ -29,7 +29,6 @@ from typing import Final
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError
-from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.arrays import infer_arrow_type
@@ -46,6 +45,7 @@ from onnx_arrow.core.kinds import (
     Kind,
 )
 from onnx_arrow.core.nodes import Node
+from onnx_arrow.core.protos import ModelProto, TensorProto, TypeProto, ValueInfoProto
 from onnx_arrow.core.types import fit_declared, kind_of_type, onnx_type
 from onnx_arrow.errors import OnnxArrowError
 

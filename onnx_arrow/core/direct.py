@@ -19,11 +19,11 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 from google.protobuf.unknown_fields import UnknownFieldSet
-from onnx import TensorProto
 
 from onnx_arrow.core.codec import codes_to_storage
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding
 from onnx_arrow.core.element_types import dtype_of_arrow
+from onnx_arrow.core.protos import TensorProto
 from onnx_arrow.core.tensor_codes import fixed_codes, storage_array, stored_values
 from onnx_arrow.core.tensor_types import tensor_layout
 from onnx_arrow.core.tensor_wire import (

@@ -11,13 +11,13 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
-from onnx import TensorProto, TypeProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, as_path, file_kind
 from onnx_arrow.core.declarations import Contradiction, diagnosis
 from onnx_arrow.core.graph import declared_type_text
 from onnx_arrow.core.kinds import TENSOR
+from onnx_arrow.core.protos import TensorProto, TypeProto
 from onnx_arrow.core.tensor_wire import FIXED_WIDTH_FIELDS
 from onnx_arrow.core.types import kind_of_type
 from onnx_arrow.core.values import to_arrow_serialized

@@ -12,9 +12,14 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
-from onnx import MapProto, OptionalProto, SequenceProto, SparseTensorProto, TensorProto
-
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
+from onnx_arrow.core.protos import (
+    MapProto,
+    OptionalProto,
+    SequenceProto,
+    SparseTensorProto,
+    TensorProto,
+)
 from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError, UnsupportedTypeError
 
 __all__ = [

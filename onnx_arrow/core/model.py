@@ -58,6 +58,10 @@ Statistics and files
     from anyone; :func:`load_json` for JSON metadata from anyone (size, encoding and
     depth checked); :func:`read_varint` and :func:`encode_varint`, protobuf's varints,
     which Thrift's compact protocol (a Parquet footer) shares.
+Messages' classes
+    :class:`ModelProto` and :class:`TypeProto`, onnx's own classes, and
+    :func:`onnx_version`, ``onnx.__version__``, without the cost of ``import onnx``
+    (:mod:`onnx_arrow.core.protos`).
 """
 
 from __future__ import annotations
@@ -150,6 +154,11 @@ from onnx_arrow.core.graph import (
 # The sub-byte stream of packed elements (onnx_arrow.core.codec), as runtimes take it too.
 from onnx_arrow.core.codec import pack, unpack
 
+# isort: split
+# ONNX's message classes and version, without the cost of ``import onnx``
+# (onnx_arrow.core.protos).
+from onnx_arrow.core.protos import ModelProto, TypeProto, onnx_version
+
 __all__ = [
     "DECODED_FLOATS",
     "DTYPES",
@@ -171,6 +180,7 @@ __all__ = [
     "Kind",
     "MapValue",
     "MessageType",
+    "ModelProto",
     "Node",
     "OptionalValue",
     "Pairing",
@@ -180,6 +190,7 @@ __all__ = [
     "Statistic",
     "Strings",
     "Tensor",
+    "TypeProto",
     "UlpDistance",
     "arrow_type",
     "as_array",
@@ -219,6 +230,7 @@ __all__ = [
     "map_pairs",
     "map_type",
     "onnx_type_string",
+    "onnx_version",
     "op_types",
     "opsets",
     "pack",

@@ -13,20 +13,19 @@ from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
-from onnx import (
+
+from onnx_arrow.core.codec import Strings, decode_strings
+from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
+from onnx_arrow.core.graph import onnx_type_string
+from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, check_sparse
+from onnx_arrow.core.protos import (
     MapProto,
     OptionalProto,
     SequenceProto,
     SparseTensorProto,
     TensorProto,
     TypeProto,
-    numpy_helper,
 )
-
-from onnx_arrow.core.codec import Strings, decode_strings
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of_numpy
-from onnx_arrow.core.graph import onnx_type_string
-from onnx_arrow.core.nodes import MapValue, Node, OptionalValue, SequenceValue, check_sparse
 from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
@@ -167,6 +166,8 @@ def _tensor(value: Any, name: str, declared: TypeProto, where: str) -> TensorPro
         return value
     if not isinstance(value, (np.ndarray, *_SCALARS)):
         raise _unexpected("a numpy array", value, declared, where)
+    from onnx import numpy_helper  # onnx's own conversion, imported when a value needs it
+
     return numpy_helper.from_array(np.asarray(value), name)
 
 
@@ -303,6 +304,8 @@ def _sparse(value: Any, name: str, declared: TypeProto, where: str) -> SparseTen
         raise UnsupportedTypeError(
             f"the dims of a sparse tensor are {value['dims']!r}, not integers", where=where
         ) from None
+    from onnx import numpy_helper  # onnx's own conversion, imported when a value needs it
+
     parts = {}
     tensors = {}
     for part in ("values", "indices"):

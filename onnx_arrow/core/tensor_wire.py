@@ -25,11 +25,11 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 from google.protobuf.descriptor import FieldDescriptor
-from onnx import TensorProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import pack, unpack
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
+from onnx_arrow.core.protos import TensorProto
 from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 
 import pyarrow as pa
-from onnx import TypeProto
 
 from onnx_arrow.core.arrow_input import arrow_type_arg
 from onnx_arrow.core.dtypes import DType, dtype_of
@@ -39,6 +38,7 @@ from onnx_arrow.core.kinds import (
     Kind,
     map_key_dtype,
 )
+from onnx_arrow.core.protos import TypeProto
 from onnx_arrow.core.tensor_types import (
     SparseTensorType,
     fixed_shape_tensor,

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from google.protobuf.message import Message
-from onnx import TypeProto
 
 from onnx_arrow.core._open import as_path
 from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
@@ -35,6 +34,7 @@ from onnx_arrow.core.external_data import read_external_data
 from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of_message, unify
 from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.nodes import Node
+from onnx_arrow.core.protos import TypeProto
 from onnx_arrow.core.python_values import python_value
 from onnx_arrow.core.tensor_arrays import (
     stacked_codes,

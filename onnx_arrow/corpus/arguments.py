@@ -19,8 +19,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-from onnx import ModelProto
-
+from onnx_arrow.core.model import ModelProto
 from onnx_arrow.errors import UnsupportedTypeError
 
 __all__ = ["check_model", "check_path", "checked_items", "type_name"]

@@ -21,12 +21,12 @@ import contextlib
 from typing import Final
 
 import numpy as np
-import onnx
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 import onnx_arrow
-from onnx_arrow.core.model import child_fields
+from onnx_arrow.core.model import child_fields, onnx_version
+from onnx_arrow.corpus import columns
 from onnx_arrow.corpus.format import (
     CASES_KEY,
     DATA_COLUMNS,
@@ -128,7 +128,7 @@ def float_encodings(tables: list[pa.Table], options: WriteOptions) -> dict[str, 
             if not _holds_values(column):
                 continue
             chunk = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-            for piece in _judged(chunk.flatten().to_numpy()):
+            for piece in _judged(columns.values_of(chunk.flatten())):
                 split += _compressed_size(
                     _byte_stream_split(piece), options, _float_level(options, "BYTE_STREAM_SPLIT")
                 )
@@ -153,7 +153,7 @@ def store_schema(options: WriteOptions) -> pa.Schema:
         {
             "onnx_arrow": build_metadata(
                 created_by=f"onnx-arrow {onnx_arrow.__version__}",
-                onnx_version=onnx.__version__ if prov is None else prov["onnx"],
+                onnx_version=onnx_version() if prov is None else prov["onnx"],
                 **({} if prov is None else {"provenance": dict(prov)}),
             )
         }

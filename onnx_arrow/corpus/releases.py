@@ -49,7 +49,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 import onnx_arrow
-from onnx_arrow.core.model import load_json, read_regular_file
+from onnx_arrow.core.model import load_json, onnx_version, read_regular_file
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.format import FORMAT_VERSION
 from onnx_arrow.corpus.options import WriteOptions
@@ -604,10 +604,8 @@ def provenance_lines(prov: dict[str, Any] | None) -> list[tuple[str, object]]:
 
 def folder_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The provenance of a corpus folder imported as it is."""
-    import onnx
-
     return {
-        **_base_provenance(onnx.__version__),
+        **_base_provenance(onnx_version()),
         "source": "folder",
         "path": str(Path(path).resolve()),
     }

@@ -20,7 +20,6 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from onnx import TypeProto
 
 from onnx_arrow.core.model import (
     DTYPES,
@@ -34,9 +33,9 @@ from onnx_arrow.core.model import (
     Node,
     OptionalValue,
     SequenceValue,
-    Statistic,
     Strings,
     Tensor,
+    TypeProto,
     assemble,
     check_strings,
     codes_to_storage,
@@ -59,7 +58,8 @@ from onnx_arrow.core.model import (
     storage_to_codes,
     undeclared_tensor_type,
 )
-from onnx_arrow.corpus.digest import check_digest, file_digest
+from onnx_arrow.corpus import columns
+from onnx_arrow.corpus.digest import check_digest, digest_beside, digest_of
 from onnx_arrow.corpus.digest import damaged as _damaged
 from onnx_arrow.corpus.format import (
     COLUMNS,
@@ -168,7 +168,7 @@ class RowBuilder:
     cases: list[tuple[int, int, int, int]] = field(default_factory=list)
     #: Per case added, in order: its own tolerances (see ``tolerance_of``).
     tolerances: list[Tolerance | None] = field(default_factory=list)
-    _decoded: dict[tuple[str, bytes, bytes], _Value | None] = field(
+    _decoded: dict[tuple[str, bytes, int, bytes, bytes], list[tuple[bytes, _Value | None]]] = field(
         default_factory=dict, repr=False
     )
 
@@ -236,16 +236,20 @@ class RowBuilder:
                 self._file_row(case, path, "file", data)
                 continue
             kind, type_text, type_proto = declared
-            memo = (type_text, type_proto.SerializeToString(), data)
-            if memo in self._decoded:
-                value = self._decoded[memo]
+            # files are told apart by their ends, then their bytes: hashing all of a file
+            # of megabytes costs more than comparing it
+            memo = (type_text, type_proto.SerializeToString(), len(data), data[:64], data[-64:])
+            seen = self._decoded.setdefault(memo, [])
+            if hit := [v for d, v in seen if d == data]:
+                value = hit[0]
                 if value is None:
                     self.warnings.append(
                         f"{path}: the same bytes as a file kept as they are; kept too"
                     )
             else:  # a repeated file (test data repeats a lot) is decoded once
                 what = f"{type_text}, {said} {slot.what}"
-                value = self._decoded[memo] = self._decode(path, data, kind, what, type_proto)
+                value = self._decode(path, data, kind, what, type_proto)
+                seen.append((data, value))
             if value is None:
                 self._file_row(case, path, "file", data)
                 continue
@@ -254,7 +258,7 @@ class RowBuilder:
                 (
                     case.name, case.kind, path, "value", slot.data_set, slot.io, slot.index, "",
                     value.name, value.onnx_type or type_text, value.declared,
-                    *self._tensor_fields(own), len(data), file_digest(data), value.kind_json,
+                    *self._tensor_fields(own), len(data), digest_beside(data), value.kind_json,
                     value.envelope, None,
                 )
             )  # fmt: skip
@@ -274,7 +278,7 @@ class RowBuilder:
         self.rows.append(
             (
                 case.name, case.kind, path, role, None, None, None, None, None, None, None,
-                None, None, None, len(data), file_digest(data), None, None, data,
+                None, None, None, len(data), digest_beside(data), None, None, data,
             )
         )  # fmt: skip
         self.row_leaf.append(-1)
@@ -354,11 +358,12 @@ class RowBuilder:
         """The accumulated rows as one record batch of the store schema."""
         n = self.num_rows
         row_leaf = np.asarray(self.row_leaf, dtype=np.int64)
-        stats = _row_statistics(
+        stats = columns.statistics_columns(
             statistics_by_dtype([t.dtype for t in self.leaves], [t.storage for t in self.leaves]),
             row_leaf,
         )
         plain = dict(zip(_PLAIN, zip(*self.rows, strict=True), strict=True)) if n else {}
+        plain["digest"] = tuple(digest_of(d) for d in plain.get("digest", ()))  # computed beside
         rows_of: dict[int, list[int]] = {}  # dtype -> rows holding a tensor of it
         for i, leaf in enumerate(self.row_leaf):
             if leaf >= 0:
@@ -368,13 +373,14 @@ class RowBuilder:
             raise AssertionError(f"{per_case.sum()} rows counted by case, {n} built")
         starts = np.repeat(np.cumsum(per_case) - per_case, per_case)
         ordinals = {
-            "case_rows": pa.array(np.repeat(per_case, per_case)),
-            "case_row": pa.array(np.arange(n, dtype=np.int32) - starts.astype(np.int32)),
+            "case_rows": columns.numbers(np.repeat(per_case, per_case), pa.int32()),
+            "case_row": columns.numbers(np.arange(n) - starts, pa.int32()),
         }
-        case_of_row = pa.array(np.repeat(np.arange(len(per_case)), per_case))
         for name in TOLERANCE_COLUMNS:  # stated once per case, repeated on its rows
             stated = [None if t is None else getattr(t, name) for t in self.tolerances]
-            ordinals[name] = pa.array(stated, pa.float64()).take(case_of_row)
+            valid = np.repeat(np.array([x is not None for x in stated], bool), per_case)
+            each = np.repeat(np.array([x or 0.0 for x in stated], np.float64), per_case)
+            ordinals[name] = columns.numbers(each, pa.float64(), valid)
         arrays: list[pa.Array] = []
         for f in SCHEMA:
             if f.name in ordinals:
@@ -385,7 +391,7 @@ class RowBuilder:
                 rows = rows_of.get(DATA_COLUMNS[f.name].onnx)
                 arrays.append(pa.nulls(n, f.type) if rows is None else self._data_array(f, n, rows))
             else:
-                arrays.append(pa.array(plain.get(f.name, ()), f.type))
+                arrays.append(columns.of_items(plain.get(f.name, ()), f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
     def _data_array(self, f: pa.Field, n: int, rows: list[int]) -> pa.Array:
@@ -404,12 +410,10 @@ class RowBuilder:
                 "split its data sets into cases of their own",
                 where=", ".join(cases[-3:]),
             )
-        invalid = np.ones(n, dtype=bool)
-        invalid[rows] = False
+        valid = np.zeros(n, dtype=bool)
+        valid[rows] = True
         flat = _flat_values([t.storage for t in leaves], row, f.type.value_type)
-        return pa.ListArray.from_arrays(
-            pa.array(offsets.astype(np.int32)), flat, type=f.type, mask=pa.array(invalid)
-        )
+        return columns.lists(counts, flat, f.type, valid)
 
 
 def contradictions(table: pa.Table | pa.RecordBatch) -> list[str]:
@@ -431,27 +435,13 @@ def contradictions(table: pa.Table | pa.RecordBatch) -> list[str]:
 
 def _flat_values(parts: list[np.ndarray[Any, Any]], row: DType, item_type: pa.DataType) -> pa.Array:
     if row.arrow_kind is ArrowKind.BINARY:
-        return pa.array([b for p in parts for b in p], pa.binary())
+        return columns.binaries([b for p in parts for b in p])
     values = np.concatenate(parts) if parts else _widen(np.empty(0, row.numpy), row)
     if row.arrow_kind is ArrowKind.COMPLEX:
-        return pa.FixedSizeListArray.from_arrays(pa.array(values), type=item_type)
-    return pa.array(values, item_type)
-
-
-def _row_statistics(
-    stats: dict[str, Statistic], row_leaf: np.ndarray[Any, Any]
-) -> dict[str, pa.Array]:
-    """The statistics columns: each row takes its leaf's, null where there is none."""
-    has = row_leaf >= 0
-    at = np.where(has, row_leaf, 0)
-    out = {}
-    for key, stat in stats.items():
-        type_ = COLUMNS[key].type
-        if not stat.values.size:
-            out[key] = pa.nulls(len(row_leaf), type_)
-            continue
-        out[key] = pa.array(stat.values[at], type_, mask=~(has & stat.defined[at]))
-    return out
+        return pa.FixedSizeListArray.from_arrays(
+            columns.numbers(values, item_type.value_type), type=item_type
+        )
+    return columns.numbers(values, item_type)
 
 
 def _envelope_name(envelope: bytes, kind: Kind) -> str | None:

@@ -48,9 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from onnx import ModelProto
-
 from onnx_arrow.core.model import (
+    ModelProto,
     lfs_pointer,
     load_json,
     pair_files,

@@ -19,9 +19,9 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from onnx import ModelProto
 
 from onnx_arrow.core.model import (
+    ModelProto,
     arrow_type,
     build_array,
     contradiction,

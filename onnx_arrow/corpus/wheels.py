@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import html.parser
-import http.client
 import os
 import re
 import shutil
@@ -26,7 +25,6 @@ import stat
 import tempfile
 import urllib.error
 import urllib.parse
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -102,6 +100,11 @@ def releases_folder(what: str) -> Path | None:
 @contextlib.contextmanager
 def _open(url: str, *, accept: str | None = None) -> Iterator[Any]:
     """The response at ``url``; an error that says the index cannot be reached."""
+    # imported where the index is asked (with ssl, a tenth of a second's start): an
+    # import of a folder or of a release already cached never asks it
+    import http.client
+    import urllib.request
+
     request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
     try:
         response = urllib.request.urlopen(request, timeout=_TIMEOUT)
@@ -125,6 +128,8 @@ def _index_files(version: str) -> list[dict[str, Any]]:
     url = f"{index_url()}/onnx/"
     with _open(url, accept=_ACCEPT) as response:
         kind = response.headers.get_content_type()
+        import http.client
+
         try:
             body = response.read(_MAX_PAGE_BYTES + 1)
         except (OSError, http.client.HTTPException) as exc:
@@ -361,6 +366,8 @@ def _download(url: str, path: Path, expected: str) -> str:
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".whl", dir=path.parent)
     digest = hashlib.sha256()
     size = 0
+    import http.client
+
     try:
         with os.fdopen(fd, "wb") as out, _open(url) as response:
             while True:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -342,3 +344,33 @@ def test_import_onto_a_full_disk_names_the_store_and_says_the_disk_is_full(
         "on device); free space on it, or write to another disk"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+
+
+def test_the_import_of_a_folder_imports_neither_onnx_ml_dtypes_nor_pandas(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """Their imports cost more CPU than an import of 72 MB of activations does with its
+    data: a folder of tensors needs none of them (issue: import speed).  onnx imported
+    after it has the very message classes the import used (core/protos.py)."""
+    out = tmp_path / "corpus.parquet"
+    code = (
+        "import sys, contextlib, io\n"
+        "from onnx_arrow.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    status = main(['import', {str(corpus)!r}, {str(out)!r}])\n"
+        "print(status, sorted(m for m in ('onnx', 'ml_dtypes', 'pandas') if m in sys.modules))\n"
+        "from onnx_arrow.core import protos\n"
+        "import numpy as np, onnx\n"
+        "from onnx import numpy_helper\n"
+        "made = numpy_helper.from_array(np.ones(2, np.float32))\n"
+        "print(all(getattr(protos, n) is getattr(onnx, n) for n in protos.__all__[:-1]),\n"
+        "      isinstance(made, protos.TensorProto), protos.onnx_version() == onnx.__version__,\n"
+        "      onnx.onnx_ml_pb2.TensorProto is protos.TensorProto,\n"
+        "      isinstance(protos.SequenceProto(), onnx.SequenceProto))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines() == ["0 []", "True True True True True"]
+    assert Store(out).cases() == ["node/test_tiny"]

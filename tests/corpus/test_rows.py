@@ -608,3 +608,30 @@ def test_a_model_saved_as_pb_is_named_with_the_fix(tmp_path: Any) -> None:
         "model.onnx so that it types its case's data sets; kept as a file"
     ]
     assert set(_roles(batch).values()) == {"file"}
+
+
+def test_files_alike_at_both_ends_are_told_apart_and_equal_ones_decoded_once() -> None:
+    """A value file is looked up among those decoded by its ends, then by all its bytes:
+    files that differ only in the middle are two values, equal files one; their digests
+    (computed beside, as the files are large) are theirs."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [32768])
+    model = helper.make_model(helper.make_graph([], "g", [x], [x])).SerializeToString()
+    base = np.arange(32768, dtype=np.float32)
+    middle = base.copy()
+    middle[16384] = -1.0
+    builder = RowBuilder()
+    for name, values in (("a", base), ("b", middle), ("c", base)):
+        data = numpy_helper.from_array(values, "x").SerializeToString()
+        files = [
+            CorpusFile(f"{name}/model.onnx", model),
+            CorpusFile(f"{name}/test_data_set_0/input_0.pb", data),
+        ]
+        builder.add_case(Case(name, "node", files, f"{name}/model.onnx"))
+    batch = builder.to_batch()
+    values = batch.filter(pa.compute.equal(batch.column("role"), "value"))
+    got = [np.asarray(v, np.float32) for v in values.column("data_float").to_pylist()]
+    assert [g[16384] for g in got] == [16384.0, -1.0, 16384.0]
+    assert len(builder.leaves) == 2  # the third file is the first's bytes: decoded once
+    digests = values.column("digest").to_pylist()
+    assert digests[0] == digests[2] == hashlib.blake2b(data, digest_size=16).digest()
+    assert digests[1] != digests[0]

@@ -10,8 +10,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-import onnx
-
 from onnx_arrow.cli._shared import EXIT_OK, PROG
 from onnx_arrow.cli.work._shared import (
     DataError,
@@ -24,15 +22,14 @@ from onnx_arrow.cli.work._shared import (
     warnings_as_lines,
 )
 from onnx_arrow.cli.work.progress import Progress
+from onnx_arrow.core.model import onnx_version
 from onnx_arrow.corpus import (
     Case,
     FolderSource,
     WriteOptions,
     default_source,
-    write_dataset,
     write_store,
 )
-from onnx_arrow.corpus.release_dataset import VERSION_FOLDER
 from onnx_arrow.corpus.releases import (
     folder_provenance,
     installed_provenance,
@@ -45,7 +42,7 @@ __all__ = ["run"]
 
 
 def _default_corpus_name() -> str:
-    return f"the built-in default corpus (onnx {onnx.__version__}: node suite, wheel model tests)"
+    return f"the built-in default corpus (onnx {onnx_version()}: node suite, wheel model tests)"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -78,7 +75,7 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
     if args.append and args.force:
         args.subparser.error("--append adds to OUT and --force replaces it: give one")
     if by_version:  # checked before any work: the release's version is in its name
-        version = parse_release(args.src or "@onnx").version or onnx.__version__
+        version = parse_release(args.src or "@onnx").version or onnx_version()
         out_path = _version_folder(out_path, version, force=args.force)
     elif not as_dataset:
         check_file_target(out_path, force=args.force)
@@ -133,6 +130,9 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
     with Progress("importing", "cases", start=starting(args.src), total=total) as progress:
         step = progress.step
         if as_dataset:
+            # imported here: a Parquet store's import never reads a store (Store) back
+            from onnx_arrow.corpus import write_dataset
+
             summary = write_dataset(
                 source,
                 out_path,
@@ -210,6 +210,8 @@ def _version_folder(out: Path, version: str, *, force: bool) -> Path:
         raise DataError(f"{out}: the folder to write it into, {out.parent}, does not exist")
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: exists and is not a folder; a dataset store of releases is one")
+    from onnx_arrow.corpus.release_dataset import VERSION_FOLDER
+
     target = out / VERSION_FOLDER.format(version)
     if target.exists() and any(target.iterdir()) and not force:
         raise DataError(

@@ -1,0 +1,61 @@
+"""The store's columns built from their buffers (corpus/columns.py): equal to what
+``pyarrow.array`` makes of the same values, nulls, empty values and slices included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from onnx_arrow.corpus import columns
+from onnx_arrow.errors import UnsupportedTypeError
+
+ITEMS = [
+    (pa.string(), ["a", None, "", "é∑", None, "node/test_abs"]),
+    (pa.binary(), [b"\x00\x01", None, b"", b"x" * 300]),
+    (pa.int32(), [0, None, -5, 2**31 - 1]),
+    (pa.int64(), [None, None]),
+    (pa.float64(), [0.5, None, float("inf"), -0.0]),
+    (pa.list_(pa.int64()), [(1, 3, 224, 224), None, (), (0,), [2**40]]),
+    (pa.string(), []),
+    (pa.list_(pa.int64()), []),
+]
+
+
+@pytest.mark.parametrize(("type_", "items"), ITEMS, ids=lambda x: str(x)[:20])
+def test_a_column_of_python_values_is_pyarrow_s(type_: pa.DataType, items: list) -> None:
+    got = columns.of_items(items, type_)
+    got.validate(full=True)
+    assert got.type == type_
+    assert got.equals(pa.array(items, type_))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "float32", "float64"])
+def test_numbers_with_and_without_nulls_are_pyarrow_s(dtype: str) -> None:
+    values = np.arange(-3, 7).astype(dtype)
+    valid = np.array([True, False] * 5)
+    type_ = pa.from_numpy_dtype(np.dtype(dtype))
+    assert columns.numbers(values, type_).equals(pa.array(values, type_))
+    with_nulls = columns.numbers(values, type_, valid)
+    with_nulls.validate(full=True)
+    assert with_nulls.equals(pa.array(values, type_, mask=~valid))
+    assert columns.numbers(values, type_, np.ones(10, bool)).null_count == 0
+
+
+def test_lists_and_values_of_a_slice() -> None:
+    flat = columns.numbers(np.arange(6, dtype=np.float32), pa.float32())
+    lists = columns.lists(
+        np.array([2, 0, 4]), flat, pa.list_(pa.float32()), np.array([True, False, True])
+    )
+    lists.validate(full=True)
+    assert lists.to_pylist() == [[0.0, 1.0], None, [2.0, 3.0, 4.0, 5.0]]
+    part = lists.slice(2).flatten()
+    assert columns.values_of(part).tolist() == [2.0, 3.0, 4.0, 5.0]
+    assert columns.values_of(pa.array([], pa.float32())).size == 0
+    with pytest.raises(ValueError, match="nulls"):
+        columns.values_of(pa.array([1.0, None]))
+
+
+def test_a_type_it_does_not_build_is_refused() -> None:
+    with pytest.raises(UnsupportedTypeError, match="timestamp"):
+        columns.of_items([1], pa.timestamp("s"))
