@@ -79,7 +79,7 @@ def _as_format(src, dst, version, *, digest=True):
     def older(table):
         meta = json.loads(table.schema.metadata[METADATA_KEY.encode()])
         meta["format_version"] = version
-        dropped = ["declared"] + (["rtol", "atol"] if version < 3 else [])
+        dropped = ["declared", "copy_of"] + (["rtol", "atol"] if version < 3 else [])
         dropped += [] if digest else ["digest"]
         table = table.drop_columns(dropped)
         return table.replace_schema_metadata({METADATA_KEY: json.dumps(meta)})
