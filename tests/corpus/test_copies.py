@@ -379,3 +379,22 @@ def test_a_copy_row_that_holds_a_payload_of_its_own_is_refused(stores, tmp_path)
 def test_dedup_is_an_option_of_true_or_false():
     with pytest.raises(UnsupportedTypeError, match=r"WriteOptions\(dedup\)"):
         WriteOptions(dedup="no")  # type: ignore[arg-type]
+
+
+def test_a_dataset_store_keeps_copies_within_a_part(stores, tmp_path):
+    """Parts are written (and appended) on their own: a file repeated in another part is
+    stored whole there; the folder reads and diffs as the corpus it holds."""
+    from onnx_arrow.corpus import write_dataset
+    from onnx_arrow.diff import diff
+
+    src, store, _ = stores
+    folder = tmp_path / "dataset"
+    write_dataset(FolderSource(src), folder, part_cases=1)
+    parts = sorted(folder.rglob("*.parquet"))
+    assert len(parts) == 4
+    # only each sequence case's input, a copy of its output in the same part
+    assert {c for p in parts for c in _copies(p).values()} == {
+        f"simple/{case}/test_data_set_0/output_0.pb" for case in ("test_seq", "test_seq_again")
+    }
+    assert {f.path: f.data for f in Store(folder).files()} == tree_bytes(src)
+    assert set(diff(store, folder).to_pandas()["status"]) == {"identical"}
