@@ -398,3 +398,30 @@ def test_a_dataset_store_keeps_copies_within_a_part(stores, tmp_path):
     }
     assert {f.path: f.data for f in Store(folder).files()} == tree_bytes(src)
     assert set(diff(store, folder).to_pandas()["status"]) == {"identical"}
+
+
+def test_info_counts_the_copies_and_the_bytes_not_stored_again(stores, capsys):
+    from onnx_arrow.cli import main
+    from onnx_arrow.corpus.facts import store_facts
+
+    src, store, whole = stores
+    facts = store_facts(Store(store))
+    copied = [
+        "node/test_b/README",
+        "node/test_b/model.onnx",
+        "node/test_b/test_data_set_0/input_0.pb",
+        "node/test_b/test_data_set_0/output_0.pb",
+        "simple/test_seq_again/model.onnx",
+        "simple/test_seq/test_data_set_0/input_0.pb",
+        "simple/test_seq_again/test_data_set_0/input_0.pb",
+        "simple/test_seq_again/test_data_set_0/output_0.pb",
+    ]
+    assert facts.copies == len(copied)
+    assert facts.copied_bytes == sum((src / p).stat().st_size for p in copied)
+    assert store_facts(Store(whole)).copies == 0
+    assert main(["info", str(store)]) == 0
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    assert (
+        f"copies 8 files stored once, as copies of a file of the same bytes "
+        f"({facts.copied_bytes} bytes not stored again)"
+    ) in lines
