@@ -36,6 +36,7 @@ __all__ = [
     "Copies",
     "StoreSources",
     "resolve",
+    "rows_of",
 ]
 
 #: The columns a copy's rows leave null and take from the rows they name.
@@ -212,26 +213,38 @@ def resolve(
         ):
             if path in absent:
                 rows.setdefault(_key(path, element), n + k)
-    compared = {c: sources.column(c).to_pylist() for c in _COMPARED if c in names}
     cases = table.column("test_case").to_pylist() if "test_case" in names else None
-    source_copies = sources.column("copy_of").to_pylist()
+
+    def refuse(i: int, j: int | None, problem: str) -> CorpusError:
+        at = f"{where}: {cases[i]}: {paths[i]}" if cases else f"{where}: {paths[i]}"
+        element = elements[i]
+        advice = hint if j is None else _DAMAGED
+        return CorpusError(f"{problem}: {advice}", where=at + (f": {element}" if element else ""))
+
     take = np.arange(n, dtype=np.int64)
+    mine: list[int] = []
     for i, name in enumerate(copies):
         if name is None:
             continue
         j = rows.get(_key(name, elements[i]))
-        problem = _problem(i, j, name, paths[i], elements[i], source_copies, compared)
-        if problem is not None:
-            at = f"{where}: {cases[i]}: {paths[i]}" if cases else f"{where}: {paths[i]}"
-            element = elements[i]
-            advice = hint if j is None else _DAMAGED
-            raise CorpusError(
-                f"{problem}: {advice}", where=at + (f": {element}" if element else "")
-            )
+        if j is None or j == i or name == paths[i]:
+            raise refuse(i, j, _problem(j, name, elements[i], None, {}))
         take[i] = j
+        mine.append(i)
+    # the rows named, compared with the copies' own (only those rows are converted)
+    checked = ["copy_of", *(c for c in _COMPARED if c in names)]
+    ours = table.select(checked).take(_indices(np.asarray(mine)))
+    theirs = sources.select(checked).take(_indices(take[mine]))
+    values = {c: (ours.column(c).to_pylist(), theirs.column(c).to_pylist()) for c in checked}
+    chained = values.pop("copy_of")[1]
+    for k, i in enumerate(mine):
+        if chained[k] is not None or any(a[k] != b[k] for a, b in values.values()):
+            pair = {c: (a[k], b[k]) for c, (a, b) in values.items()}
+            problem = _problem(int(take[i]), copies[i], elements[i], chained[k], pair)
+            raise refuse(i, int(take[i]), problem)
     if not payload:
         return table
-    indices = pa.array(take)
+    indices = _indices(take)
     out = table
     for name in payload:
         at = out.schema.get_field_index(name)
@@ -240,33 +253,31 @@ def resolve(
 
 
 def _problem(
-    i: int,
     j: int | None,
     name: str,
-    path: str,
     element: str | None,
-    source_copies: list[str | None],
-    compared: dict[str, list[Any]],
-) -> str | None:
-    """What is wrong with copy row ``i`` naming row ``j`` (None: it names no row)."""
+    named_copy_of: str | None,
+    pair: dict[str, tuple[Any, Any]],
+) -> str:
+    """What is wrong with a copy row naming row ``j`` (None: it names no row): its own
+    file, a copy (``named_copy_of``), or a row whose columns differ (``pair``: per
+    column, the copy's value and the named row's)."""
     said = f"the row is a copy of {name!r} (copy_of)"
     if j is None:
         part = f" with element {element!r}" if element else ""
         return f"{said}, and no row of that path{part} is among the rows read"
-    if j == i or name == path:
-        return f"{said}, which names its own file"
-    if source_copies[j] is not None:
+    if named_copy_of is not None:
         return (
-            f"{said}, itself a copy of {source_copies[j]!r}: a copy names the file that "
+            f"{said}, itself a copy of {named_copy_of!r}: a copy names the file that "
             "holds the bytes, never another copy"
         )
-    for column, values in compared.items():
-        if values[i] != values[j]:
+    for column, (mine, theirs) in pair.items():
+        if mine != theirs:
             return (
-                f"{said}, whose row holds another {column} ({values[j]!r}, this row "
-                f"{values[i]!r}): a copy names a file of the same bytes"
+                f"{said}, whose row holds another {column} ({theirs!r}, this row "
+                f"{mine!r}): a copy names a file of the same bytes"
             )
-    return None
+    return f"{said}, which names its own file"
 
 
 def _like(fetched: pa.Table, table: pa.Table, where: str) -> pa.Table:
@@ -330,9 +341,16 @@ class StoreSources:
                 return True
         return False
 
-    def resolve(self, k: int, table: pa.Table, *, where: str) -> pa.Table:
-        """Rows of part ``k`` with their copies' payload filled in (see :func:`resolve`)."""
-        return resolve(table, lambda paths: self.rows(k, paths), where=where)
+    def resolve(
+        self, k: int, table: pa.Table, *, where: str, groups: Sequence[int] | None = None
+    ) -> pa.Table:
+        """Rows of part ``k`` with their copies' payload filled in (see :func:`resolve`);
+        rows of one row group (``groups``) are kept, as the rows later copies may name."""
+        need = table.column_names
+        resolved = resolve(table, lambda paths: self.rows(k, paths, need), where=where)
+        if groups is not None and len(groups) == 1:
+            self._keep((k, groups[0]), resolved)
+        return resolved
 
     def complete(
         self,
@@ -347,7 +365,13 @@ class StoreSources:
         with its copies' payload filled in: the columns that find them read too where
         ``table`` lacks them.  A table without payload columns is returned as it is."""
         names = table.column_names
-        if not any(c in names for c in PAYLOAD_COLUMNS) or not self.may_hold(k, groups):
+        if not any(c in names for c in PAYLOAD_COLUMNS):
+            return table
+        groups = None if roles is not None else groups  # rows of some roles are not kept
+        if not self.may_hold(k, groups):
+            if groups is not None and len(groups) == 1 and "copy_of" not in names:
+                nulls = pa.nulls(table.num_rows, pa.string())
+                self._keep((k, groups[0]), table.append_column("copy_of", nulls))
             return table
         extra = [c for c in (*COPY_KEYS, "test_case") if c not in names]
         full = table
@@ -356,10 +380,11 @@ class StoreSources:
             full = pa.Table.from_arrays(
                 [*table.columns, *more.columns], names=[*names, *more.column_names]
             )
-        return self.resolve(k, full, where=where).select(names)
+        return self.resolve(k, full, where=where, groups=groups).select(names)
 
-    def rows(self, k: int, paths: set[str]) -> pa.Table | None:
-        """The rows of part ``k`` whose path is one of ``paths`` (None where none is)."""
+    def rows(self, k: int, paths: set[str], need: Sequence[str] = ()) -> pa.Table | None:
+        """The rows of part ``k`` whose path is one of ``paths`` (None where none is), with
+        at least the columns ``need`` (more where a row group was read whole)."""
         if k not in self._paths:
             part = self._parts[k]
             read = _valid(part.read(None, ["path"]), str(part.path))
@@ -375,24 +400,41 @@ class StoreSources:
             self._paths[k] = {p: g for p, g in zip(column, groups, strict=True) if p is not None}
         where = self._paths[k]
         found = sorted({where[p] for p in paths if p in where})
-        tables = []
-        for group in found:
-            rows = self._group(k, group)
-            tables.append(rows.filter(pc.is_in(rows.column("path"), pa.array(sorted(paths)))))
+        tables = [rows_of(self._group(k, group, need), paths) for group in found]
         return pa.concat_tables(tables) if tables else None
 
-    def _group(self, k: int, group: int) -> pa.Table:
-        key = (k, group)
-        if key in self._kept:
-            self._kept.move_to_end(key)
-            return self._kept[key]
+    def _group(self, k: int, group: int, need: Sequence[str]) -> pa.Table:
+        """Row group ``group`` of part ``k``: as kept, where it was kept with the columns
+        ``need``, else read whole."""
+        kept = self._kept.get((k, group))
+        if kept is not None and all(c in kept.column_names for c in need):
+            self._kept.move_to_end((k, group))
+            return kept
         rows = _valid(
             self._read(self._parts[k], [group]), f"{self._parts[k].path}: row group {group}"
         )
+        self._keep((k, group), rows)
+        return rows
+
+    def _keep(self, key: tuple[int, int], rows: pa.Table) -> None:
         self._kept[key] = rows
+        self._kept.move_to_end(key)
         while len(self._kept) > _KEPT_GROUPS:
             self._kept.popitem(last=False)
-        return rows
+
+
+def rows_of(table: pa.Table, paths: set[str]) -> pa.Table:
+    """The rows of ``table`` whose ``path`` is one of ``paths``."""
+    column = table.column("path").to_pylist()
+    return table.take(_indices(np.asarray([i for i, p in enumerate(column) if p in paths])))
+
+
+def _indices(values: np.ndarray[Any, Any]) -> pa.Array:
+    """``values`` as an Arrow int64 array, made from their buffer: pyarrow imports pandas
+    (a second) on its first conversion of a Python or numpy value, which a reader of a
+    store does not need."""
+    data = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 
 
 def _valid(table: pa.Table, where: str) -> pa.Table:

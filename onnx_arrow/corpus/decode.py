@@ -33,7 +33,7 @@ from onnx_arrow.corpus.case import (
     complete_case,
     read_case_head,
 )
-from onnx_arrow.corpus.copies import resolve
+from onnx_arrow.corpus.copies import resolve, rows_of
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import check_case_names
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
@@ -154,7 +154,7 @@ def _fetch(sources: Any, where: str) -> Callable[[set[str]], pa.Table | None] | 
     rows = _conformed(_table(sources, f"{where} (sources)"), f"{where} (sources)")
 
     def fetch(paths: set[str]) -> pa.Table:
-        return rows.filter(pc.is_in(rows.column("path"), pa.array(sorted(paths), pa.string())))
+        return rows_of(rows, paths)
 
     return fetch
 

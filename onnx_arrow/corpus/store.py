@@ -343,7 +343,8 @@ class Store:
                 table = _read_rows(part, local_groups)
                 what = "row group " + ", ".join(map(str, local_groups))
                 self._validate(table, what, part.path)
-                tables.append(self._sources.resolve(k, table, where=f"{part.path}: {what}"))
+                where = f"{part.path}: {what}"
+                tables.append(self._sources.resolve(k, table, where=where, groups=local_groups))
             where = str(self._parts[next(iter(by_part))].path)
             checked = all("digest" not in self._parts[k].missing for k in by_part)
             columns = (*VALUE_COLUMNS, "digest") if checked else VALUE_COLUMNS
