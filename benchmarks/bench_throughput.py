@@ -686,6 +686,10 @@ def report_corpus(
             "import vs import --no-dedup (process)",
             paired(got, "onnx-arrow import", "onnx-arrow import --no-dedup"),
         ),
+        (
+            "CPU seconds: import vs import --no-dedup (process)",
+            paired(got, "onnx-arrow import", "onnx-arrow import --no-dedup", "cpu"),
+        ),
         ("store size vs tar.zst", [sizes["store"] / sizes["tar.zst"]]),
         ("store (--no-dedup) size vs tar.zst", [sizes["store (--no-dedup)"] / sizes["tar.zst"]]),
         (

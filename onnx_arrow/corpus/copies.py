@@ -401,6 +401,8 @@ class StoreSources:
         where = self._paths[k]
         found = sorted({where[p] for p in paths if p in where})
         tables = [rows_of(self._group(k, group, need), paths) for group in found]
+        if need:  # row groups kept with other columns than those read whole
+            tables = [t.select(list(need)) for t in tables]
         return pa.concat_tables(tables) if tables else None
 
     def _group(self, k: int, group: int, need: Sequence[str]) -> pa.Table:
