@@ -134,10 +134,12 @@ class Copies:
         if all(c is None for c in copy_of):
             return table
         mask = pa.array([c is not None for c in copy_of])
+        copies = int(pc.sum(mask).as_py())
         out = table
         for name in PAYLOAD_COLUMNS:
             column = table.column(name)
-            if column.null_count < n:
+            # only the columns the copies hold a payload in are rewritten
+            if column.null_count < n and column.filter(mask).null_count < copies:
                 at = out.schema.get_field_index(name)
                 nulled = pc.if_else(mask, pa.scalar(None, column.type), column)
                 out = out.set_column(at, out.schema.field(at), nulled)
