@@ -80,6 +80,8 @@ view = (
     .join(sources, on=["file", "_from", "_element"], how="left")
     .drop("_from", "_element")
 )"""
+#: The data column of each dtype, by the name the ``dtype`` column gives it.
+_DATA_COLUMN_OF: Final = {row.name: column for column, row in DATA_COLUMNS.items()}
 #: Columns compared between a copy's row and its source's, where the rows have them.
 _COMPARED: Final = ("role", "dtype", "count", "nbytes", "digest")
 #: The roles a file starts with (element rows follow their value row).
@@ -153,17 +155,18 @@ def _key(path: object, element: object) -> tuple[object, str]:
 
 def resolve(
     table: pa.Table,
-    fetch: Callable[[set[str]], pa.Table | None] | None,
+    fetch: Callable[[set[str], list[str]], pa.Table | None] | None,
     *,
     where: str,
     hint: str = _DAMAGED,
 ) -> pa.Table:
     """``table`` with each copy row's payload columns (those the table has) taken from the
     row it names: a row of ``table`` itself, or of the rows ``fetch`` gives for the paths
-    ``table`` lacks (None: no more rows to look in).  The table needs the
-    :data:`COPY_KEYS` columns where it holds a copy; a copy that names no row, itself, a
-    copy, or a row of another role, dtype or size is a :class:`CorpusError` located at
-    ``where``, the case and the path, whose advice is ``hint``."""
+    ``table`` lacks, with at least the columns it is given (None: no more rows to look
+    in).  The table needs the :data:`COPY_KEYS` columns where it holds a copy; a copy
+    that names no row, itself, a copy, or a row of another role, dtype or size is a
+    :class:`CorpusError` located at ``where``, the case and the path, whose advice is
+    ``hint``."""
     names = table.column_names
     if "copy_of" not in names:
         return table
@@ -201,7 +204,7 @@ def resolve(
     fetched: pa.Table | None = None
     absent = wanted - set(paths)
     if absent and fetch is not None:
-        fetched = fetch(absent)
+        fetched = fetch(absent, _needed(table, copy_column))
     sources = table
     if fetched is not None and fetched.num_rows:
         fetched = _like(fetched, table, where)
@@ -282,6 +285,28 @@ def _problem(
     return f"{said}, which names its own file"
 
 
+def _needed(table: pa.Table, copy_column: pa.ChunkedArray) -> list[str]:
+    """The columns the rows copies name are read with: those that find and compare them,
+    and the payload columns of the copies' roles and dtypes (a copied model needs the
+    named row's content, a copied FLOAT tensor its data_float)."""
+    names = table.column_names
+    rows = table.select(["role", *(["dtype"] if "dtype" in names else [])])
+    rows = rows.filter(copy_column.is_valid())
+    roles = set(rows.column("role").to_pylist())
+    if "dtype" in names:
+        dtypes = set(rows.column("dtype").to_pylist()) - {None}
+        data = [_DATA_COLUMN_OF[d] for d in sorted(dtypes) if d in _DATA_COLUMN_OF]
+    else:  # the rows do not say which: all of them
+        data = list(DATA_COLUMNS)
+    payload = [
+        *(["content"] if roles & {"model", "file"} else []),
+        *(["envelope"] if "value" in roles else []),
+        *data,
+    ]
+    wanted = [*COPY_KEYS, *_COMPARED, "test_case", *payload]
+    return [c for c in names if c in wanted]
+
+
 def _like(fetched: pa.Table, table: pa.Table, where: str) -> pa.Table:
     """``fetched`` with ``table``'s columns, in its types."""
     columns = []
@@ -309,13 +334,12 @@ _KEPT_GROUPS: Final = 4
 
 class StoreSources:
     """The source rows of a store's copies: copies name files of their own part, found by
-    the row group of each path (the part's ``path`` column, read once at the first copy)
-    and read with ``read`` (a part and its row groups: rows of every column), the last
-    :data:`_KEPT_GROUPS` row groups kept."""
+    the row group of each path (the part's ``path`` column, read once at the first copy),
+    of which the columns the copies need are read; the last :data:`_KEPT_GROUPS` row
+    groups read (by a reader, or for copies) are kept."""
 
-    def __init__(self, parts: Sequence[Part], read: Callable[[Part, list[int]], pa.Table]) -> None:
+    def __init__(self, parts: Sequence[Part]) -> None:
         self._parts = parts
-        self._read = read
         self._paths: dict[int, dict[str, int]] = {}
         self._kept: collections.OrderedDict[tuple[int, int], pa.Table] = collections.OrderedDict()
         self._column: dict[int, int | None] = {}
@@ -348,8 +372,7 @@ class StoreSources:
     ) -> pa.Table:
         """Rows of part ``k`` with their copies' payload filled in (see :func:`resolve`);
         rows of one row group (``groups``) are kept, as the rows later copies may name."""
-        need = table.column_names
-        resolved = resolve(table, lambda paths: self.rows(k, paths, need), where=where)
+        resolved = resolve(table, lambda paths, need: self.rows(k, paths, need), where=where)
         if groups is not None and len(groups) == 1:
             self._keep((k, groups[0]), resolved)
         return resolved
@@ -409,13 +432,15 @@ class StoreSources:
 
     def _group(self, k: int, group: int, need: Sequence[str]) -> pa.Table:
         """Row group ``group`` of part ``k``: as kept, where it was kept with the columns
-        ``need``, else read whole."""
+        ``need``, else those columns read."""
         kept = self._kept.get((k, group))
         if kept is not None and all(c in kept.column_names for c in need):
             self._kept.move_to_end((k, group))
             return kept
+        part = self._parts[k]
         rows = _valid(
-            self._read(self._parts[k], [group]), f"{self._parts[k].path}: row group {group}"
+            part.read([group], list(need) or None, threads=False),
+            f"{part.path}: row group {group}",
         )
         self._keep((k, group), rows)
         return rows

@@ -144,16 +144,16 @@ _SOURCES: Final = (
 )
 
 
-def _fetch(sources: Any, where: str) -> Callable[[set[str]], pa.Table | None] | None:
+def _fetch(sources: Any, where: str) -> Callable[[set[str], list[str]], pa.Table | None] | None:
     """How the files the copies name are found outside the rows: in ``sources``."""
     if sources is None:
         return None
     if isinstance(sources, Store | str | os.PathLike):
         store = as_store(sources, where="cases_from_rows(sources)")
-        return store.file_rows
+        return lambda paths, _: store.file_rows(paths)
     rows = _conformed(_table(sources, f"{where} (sources)"), f"{where} (sources)")
 
-    def fetch(paths: set[str]) -> pa.Table:
+    def fetch(paths: set[str], _: list[str]) -> pa.Table:
         return rows_of(rows, paths)
 
     return fetch

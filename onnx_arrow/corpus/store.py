@@ -151,7 +151,7 @@ class Store:
         self._last_read: _ReadGroups | None = None
         self._parts = [open_part(p) for p in paths]
         #: The rows that repeated files (copies) take their payload from.
-        self._sources = StoreSources(self._parts, _read_rows)
+        self._sources = StoreSources(self._parts)
         #: The store's metadata (its first part's; every part has the same format version).
         self.metadata = self._parts[0].metadata
         #: Every row group of the store: (part, row group in the part).
