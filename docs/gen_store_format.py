@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
 from onnx_arrow.corpus import Case, CorpusFile, WriteOptions, write_store
-from onnx_arrow.corpus.copies import RESOLVED_POLARS, RESOLVED_SQL
+from onnx_arrow.corpus.copies import MIN_COPY_BYTES, RESOLVED_POLARS, RESOLVED_SQL
 from onnx_arrow.corpus.format import (
     CASES_KEY,
     CASES_VERSION,
@@ -320,9 +320,11 @@ row 3.  Joining rows 2 to 5 as described above gives the file's 41 bytes back.
 COPIES_HEAD: Final = """
 ## Repeated files
 
-A file whose bytes are those of an earlier file of the same store file (the same
-`digest` and `nbytes`), and whose rows are alike (the same role and `value_kind`, element
-rows of the same `element`, `dtype` and `count`), is stored once.  Its rows stay, every
+A file of {min_bytes} bytes or more whose bytes are those of an earlier file of the same
+store file (the same `digest` and `nbytes`), and whose rows are alike (the same role and
+`value_kind`, element rows of the same `element`, `dtype` and `count`), is stored once
+(onnx-arrow's writer stores a smaller one whole: its copy would save less than reading it
+from another row group costs; a reader takes a copy of any size).  Its rows stay, every
 column but the payload as it would be (descriptive columns, statistics, digest, its
 element rows), so that queries over them are unchanged; its payload columns (the data
 columns, `envelope`, `content`) are null, and `copy_of` holds the path of the first file
@@ -573,6 +575,7 @@ def store_format_markdown() -> str:
     parts.append(EXAMPLE_ENVELOPE_TEXT)
     parts.append(
         COPIES_HEAD.format(
+            min_bytes=MIN_COPY_BYTES,
             sql=RESOLVED_SQL.format(store="'store.parquet'"),
             polars=RESOLVED_POLARS.format(store='"store.parquet"'),
         )

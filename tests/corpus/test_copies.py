@@ -24,6 +24,7 @@ from onnx_arrow.corpus import (
     FolderSource,
     Store,
     cases_from_rows,
+    copies,
     export_store,
     write_store,
 )
@@ -85,6 +86,15 @@ def repeated_corpus(root: Path) -> Path:
         _put(case / "test_data_set_0" / "input_0.pb", _sequence("x"))
         _put(case / "test_data_set_0" / "output_0.pb", _sequence("x"))
     return root
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tiny_copies() -> Any:
+    """Files of any size stored as copies: the corpus's files are smaller than
+    MIN_COPY_BYTES (a file under it is stored whole: see the last test)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copies, "MIN_COPY_BYTES", 0)
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -425,3 +435,14 @@ def test_info_counts_the_copies_and_the_bytes_not_stored_again(stores, capsys):
         f"copies 8 files stored once, as copies of a file of the same bytes "
         f"({facts.copied_bytes} bytes not stored again)"
     ) in lines
+
+
+def test_a_file_under_min_copy_bytes_is_stored_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(copies, "MIN_COPY_BYTES", 1024)
+    src = repeated_corpus(tmp_path / "src")
+    for case in ("test_a", "test_b"):  # 2 KiB, in two cases
+        _put(src / "node" / case / "weights.bin", bytes(range(256)) * 8)
+    write_store(FolderSource(src), tmp_path / "store.parquet")
+    assert _copies(tmp_path / "store.parquet") == {
+        ("node/test_b/weights.bin", None): "node/test_a/weights.bin"
+    }
