@@ -610,7 +610,8 @@ class Store:
         Repeated files), read by the row groups that hold them."""
         wanted = set(paths)
         found = [self._sources.rows(k, wanted) for k in range(len(self._parts))]
-        return pa.concat_tables([t for t in found if t is not None] or [SCHEMA.empty_table()])
+        tables = [t for t in found if t is not None] or [SCHEMA.empty_table()]
+        return pa.concat_tables(tables, promote_options="permissive")  # parts' list layouts
 
     def file_paths(self) -> list[str | None]:
         """The path of every file of the store, in store order (its rows but the element
