@@ -333,6 +333,13 @@ _INPUT = "node/test_b/test_data_set_1/input_0.pb"
         ),
         # another size and digest
         (_INPUT, "", "node/test_a/test_data_set_1/input_0.pb", "whose row holds another digest"),
+        # another dtype: a tensor named by a sequence
+        (
+            _INPUT,
+            "",
+            "simple/test_seq/test_data_set_0/output_0.pb",
+            "whose row holds another dtype (None, this row 'FLOAT')",
+        ),
         # another role: a model named by a value
         (_INPUT, "", "node/test_a/model.onnx", "whose row holds another role"),
         # a cycle: test_a's model names test_b's, a copy of test_a's
