@@ -356,7 +356,9 @@ class StoreSources:
     def may_hold(self, k: int, groups: Sequence[int] | None) -> bool:
         """Whether row groups of part ``k`` (all when None) may hold a copy: not where the
         part's version has no ``copy_of``, or its footer's statistics count as many nulls
-        as rows."""
+        as rows (onnx-arrow writes none for the column: they cost a corpus of one model
+        under many data sets 0.15% of its store, and the column, mostly null, reads in
+        no time)."""
         part = self._parts[k]
         if "copy_of" in part.missing:
             return False

@@ -252,7 +252,7 @@ class StoreFile:
             use_dictionary=[name for name in SCHEMA.names if name not in DATA_COLUMNS],
             column_encoding=floats,
             data_page_size=64 << 20,
-            write_statistics=["test_case", "kind", "path", "role", "dtype", "io", "copy_of"],
+            write_statistics=["test_case", "kind", "path", "role", "dtype", "io"],
             write_page_index=options.page_index,
         )
         held, self._held = self._held, []
