@@ -94,11 +94,8 @@ __all__ = [
 
 _PLAIN: Final = [
     name
-    for name in COLUMNS
-    if name not in STATISTICS
-    and name not in ORDINAL_COLUMNS
-    and name not in TOLERANCE_COLUMNS
-    and name != "copy_of"  # set when the row group is written (onnx_arrow.corpus.copies)
+    for name in COLUMNS  # copy_of is set as the row group is written (corpus/copies.py)
+    if name not in (*STATISTICS, *ORDINAL_COLUMNS, *TOLERANCE_COLUMNS, "copy_of")
 ]
 _TENSOR_KIND: Final = Kind(TENSOR)
 _UNDECLARED: Final = "as the model declares no type for"
@@ -388,9 +385,7 @@ class RowBuilder:
                 rows = rows_of.get(DATA_COLUMNS[f.name].onnx)
                 arrays.append(pa.nulls(n, f.type) if rows is None else self._data_array(f, n, rows))
             else:
-                arrays.append(
-                    pa.array(plain[f.name], f.type) if f.name in plain else pa.nulls(n, f.type)
-                )
+                arrays.append(pa.array(plain.get(f.name, [None] * n), f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
     def _data_array(self, f: pa.Field, n: int, rows: list[int]) -> pa.Array:
