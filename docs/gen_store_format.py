@@ -349,7 +349,8 @@ outputs is stored about as small as `tar | zstd` stores it.
 * `onnx-arrow import --no-dedup` (`WriteOptions(dedup=False)`) stores every file whole;
   a store of either kind reads the same.
 
-An engine reads the payload of every row through a self-join on the path.  In DuckDB
+An engine reads the payload of every row through a self-join on the path (both views
+below run in `tests/corpus/test_copies.py`, with DuckDB 2.0 and Polars 2.1).  In DuckDB
 (`read_parquet('folder/**/*.parquet', ...)` for a dataset store; `filename` keeps the
 join within a file), every column, the payload last:
 
