@@ -10,7 +10,10 @@ The corpora, each a folder tree on disk that every side starts from:
   (half exact zeros), the corpus where a store was bigger than the tar.zst;
 * ``large``: a synthetic corpus of large dense tensors made here (``--large-gb``, at least
   0.5 GB): float32 ``[1, 3, 224, 224]`` cases of real-valued noise, smooth waves and ReLU
-  activations (half zeros), cycling, every case different.
+  activations (half zeros), cycling, every case different;
+* ``node-twice``, ``one-model``, ``cutouts``: corpora of repeated files, in the shapes
+  runtimes keep them (a suite kept twice, one model under many cases and data sets, per-layer
+  cut-outs of one model): see ``repeated_corpora.py``.
 
 The sides, each run as a process of its own (wall time of the process and its peak RSS, from
 ``os.wait4``), on every core of the machine, as a user runs them (with ``--pin``, on one core,
@@ -30,6 +33,8 @@ The sides, each run as a process of its own (wall time of the process and its pe
 * export: ``onnx-arrow export`` against ``zstd -d | tar -x``; the export is checked against
   the source tree, byte for byte;
 * ``--jobs N`` (never pinned): import and export with N processes against one;
+* import --no-dedup: every file stored whole (no copies), its time against the import's and
+  its store's size against the tar.zst;
 * size: the store against the tar.zst, and against the tar.zst of the files in name order
   (``tar --sort=name``), the files' order but for a data set's outputs, which a store holds
   before its inputs; on the ReLU store, its float data columns rewritten in each of
@@ -63,7 +68,8 @@ speed alone, say ``--import-only --corpora relu large`` (with ``--pin``, on one 
 Run::
 
     python benchmarks/bench_throughput.py [--large-gb 0.5] [--old-node PATH] [--jobs 2]
-        [--repeat 3] [--corpora node old-node large] [--keep DIR] [--pin] [--import-only]
+        [--repeat 3] [--corpora node old-node large relu node-twice one-model cutouts]
+        [--keep DIR] [--pin] [--import-only]
 """
 
 from __future__ import annotations
@@ -85,6 +91,7 @@ from typing import Any
 
 import numpy as np
 from _report import workdir
+from repeated_corpora import CORPORA, cutouts_corpus, node_twice_corpus, one_model_corpus
 
 HERE = Path(__file__).resolve().parent
 ROW_BATCH_BYTES = 4 << 20  # protarrow's batches: about a row group of the store
@@ -560,6 +567,15 @@ def corpus_runs(
             str(src),
             str(fresh(store)),
         ],
+        "onnx-arrow import --no-dedup": lambda: [
+            sys.executable,
+            "-m",
+            "onnx_arrow",
+            "import",
+            "--no-dedup",
+            str(src),
+            str(fresh(out / "whole.parquet")),
+        ],
         "onnx-arrow import (BYTE_STREAM_SPLIT)": lambda: [
             sys.executable,
             "-m",
@@ -613,6 +629,7 @@ def corpus_runs(
         "tar.zst": size_of(last(archive)),
         "store": size_of(last(store)),
         "store (BYTE_STREAM_SPLIT)": size_of(last(out / "split.parquet")),
+        "store (--no-dedup)": size_of(last(out / "whole.parquet")),
         "protarrow": size_of(last(out / "protarrow")) if "protarrow" in got else 0,
         "naive": size_of(last(out / "naive.parquet")),
         "sorted tar.zst": sorted_tar_size(src),
@@ -670,7 +687,16 @@ def report_corpus(
             "import vs import --float-encoding BYTE_STREAM_SPLIT (process)",
             paired(got, "onnx-arrow import", "onnx-arrow import (BYTE_STREAM_SPLIT)"),
         ),
+        (
+            "import vs import --no-dedup (process)",
+            paired(got, "onnx-arrow import", "onnx-arrow import --no-dedup"),
+        ),
+        (
+            "CPU seconds: import vs import --no-dedup (process)",
+            paired(got, "onnx-arrow import", "onnx-arrow import --no-dedup", "cpu"),
+        ),
         ("store size vs tar.zst", [sizes["store"] / sizes["tar.zst"]]),
+        ("store (--no-dedup) size vs tar.zst", [sizes["store (--no-dedup)"] / sizes["tar.zst"]]),
         (
             "store (BYTE_STREAM_SPLIT) size vs tar.zst",
             [sizes["store (BYTE_STREAM_SPLIT)"] / sizes["tar.zst"]],
@@ -1037,8 +1063,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--corpora",
         nargs="*",
-        default=["node", "old-node", "large", "relu"],
-        choices=["node", "old-node", "large", "relu"],
+        default=["node", "old-node", "large", "relu", *CORPORA],
+        choices=["node", "old-node", "large", "relu", *CORPORA],
     )
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
     parser.add_argument(
@@ -1075,6 +1101,13 @@ def main(argv: list[str] | None = None) -> int:
                 src = old_node_corpus(args.old_node, work)
             elif name == "relu":
                 src = relu_corpus(work / "relu-corpus")
+            elif name == "node-twice":
+                node = node_corpus(work / "node-corpus")
+                src = node_twice_corpus(work / "node-twice-corpus", node)
+            elif name == "one-model":
+                src = one_model_corpus(work / "one-model-corpus")
+            elif name == "cutouts":
+                src = cutouts_corpus(work / "cutouts-corpus")
             else:
                 src = large_corpus(work / "large-corpus", args.large_gb)
             if args.import_only:

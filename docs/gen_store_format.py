@@ -24,6 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType
 from onnx_arrow.corpus import Case, CorpusFile, WriteOptions, write_store
+from onnx_arrow.corpus.copies import MIN_COPY_BYTES, RESOLVED_POLARS, RESOLVED_SQL
 from onnx_arrow.corpus.format import (
     CASES_KEY,
     CASES_VERSION,
@@ -316,6 +317,55 @@ holding only the empty `raw_data` marker (field 9).  The keys (field 3 of the ma
 row 3.  Joining rows 2 to 5 as described above gives the file's 41 bytes back.
 """
 
+COPIES_HEAD: Final = """
+## Repeated files
+
+A file of {min_bytes} bytes or more whose bytes are those of an earlier file of the same
+store file (the same `digest` and `nbytes`), and whose rows are alike (the same role and
+`value_kind`, element rows of the same `element`, `dtype` and `count`), is stored once
+(onnx-arrow's writer stores a smaller one whole: its copy would save less than reading it
+from another row group costs; a reader takes a copy of any size).  Its rows stay, every
+column but the payload as it would be (descriptive columns, statistics, digest, its
+element rows), so that queries over them are unchanged; its payload columns (the data
+columns, `envelope`, `content`) are null, and `copy_of` holds the path of the first file
+with its bytes, on its value row and its element rows alike.  Each row of a copy takes its
+payload from the row of that file with the same `element` (model and file rows have none:
+`element` is null on both).  A corpus that keeps the same model under many cases, a suite
+copied under two kind folders, or per-layer cut-outs whose inputs are another case's
+outputs is stored about as small as `tar | zstd` stores it.
+
+* The file a copy names is in the same Parquet file (a dataset store's copies are within
+  one part: parts added later hold their own), earlier in store order, and is itself no
+  copy.  A reader refuses, located, a copy that names a path the file lacks, itself, a
+  copy, or a row of another role, `dtype`, `count`, `nbytes` or `digest`, and a copy row
+  that holds a payload of its own.
+* Every reader of onnx-arrow gives a copy back as the file it is: `export` byte for byte,
+  `Store` (cases, values, files, models, `read_columns`, `row_groups`: the payload filled
+  in, `copy_of` kept), `compare`, `run`, `diff` (which compares digests).  The rebuilt
+  bytes are checked against the copy's own digest.
+* `onnx_arrow.corpus.cases_from_rows` takes the rows of the file a copy names from the rows
+  it is handed, or from `sources=` (the store, or rows that hold that file); without them
+  it says which file it needs.
+* `onnx-arrow import --no-dedup` (`WriteOptions(dedup=False)`) stores every file whole;
+  a store of either kind reads the same.
+
+An engine reads the payload of every row through a self-join on the path (both views
+below run in `tests/corpus/test_copies.py`, with DuckDB 2.0 and Polars 2.1).  In DuckDB
+(`read_parquet('folder/**/*.parquet', ...)` for a dataset store; `filename` keeps the
+join within a file), every column, the payload last:
+
+```sql
+{sql}
+```
+
+In Polars, `view` is a `LazyFrame` of the same rows, with a column `file`:
+
+```python
+{polars}
+```
+
+"""
+
 OLDER_HEAD: Final = """
 ## Older versions
 
@@ -346,6 +396,12 @@ it (its `created_by`) and import the folder with this one.
             "`declared`",
             "no value is flagged as contradicting its model's declaration (`onnx_type` "
             "holds the declared type; an import of the exported folder flags them)",
+        ),
+        (
+            "2 to 4",
+            "`copy_of`",
+            "every file is stored whole (no row is a copy): the store reads as it always "
+            "did; an import of the exported folder stores repeated files once",
         ),
         (
             2,
@@ -518,15 +574,23 @@ def store_format_markdown() -> str:
             "EXAMPLE_ENVELOPE and EXAMPLE_ENVELOPE_TEXT"
         )
     parts.append(EXAMPLE_ENVELOPE_TEXT)
+    parts.append(
+        COPIES_HEAD.format(
+            min_bytes=MIN_COPY_BYTES,
+            sql=RESOLVED_SQL.format(store="'store.parquet'"),
+            polars=RESOLVED_POLARS.format(store='"store.parquet"'),
+        )
+    )
     parts.append(METADATA_HEAD.format(key=METADATA_KEY))
     parts += [f"| `{f}` | {_cell(METADATA_TEXT[f])} |\n" for f in _metadata_fields()]
     parts.append(CASES_HEAD.format(key=CASES_KEY, version=CASES_VERSION))
     parts.append(OLDER_HEAD.format(version=FORMAT_VERSION, oldest=OLDEST_VERSION))
     older = [lacks for v in range(OLDEST_VERSION, FORMAT_VERSION) for _, lacks in format_schemas(v)]
     if older != [
-        ("rtol", "atol", "declared"),
-        ("rtol", "atol", "declared", "digest"),
-        ("declared",),
+        ("rtol", "atol", "declared", "copy_of"),
+        ("rtol", "atol", "declared", "copy_of", "digest"),
+        ("declared", "copy_of"),
+        ("copy_of",),
     ]:
         raise ValueError(f"the older versions now lack {older}; update OLDER_HEAD")
     return "".join(parts)

@@ -545,10 +545,12 @@ def test_ray_reads_a_store_as_one_block_and_groups_hand_whole_cases(dataset_stor
     ray = pytest.importorskip("ray")
     from onnx_arrow.corpus import REQUIRED_COLUMNS, Store
 
+    source = str(dataset_store)  # where the files a group's copies name are
+
     def case_names(rows: pa.Table) -> pa.Table:  # a local function: Ray pickles it by value
         from onnx_arrow.corpus import cases_from_rows
 
-        names = [c.name for c in cases_from_rows(rows, where="a Ray group")]
+        names = [c.name for c in cases_from_rows(rows, where="a Ray group", sources=source)]
         return pa.table({"case": pa.array(names, pa.string())})
 
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)

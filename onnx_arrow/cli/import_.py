@@ -124,6 +124,13 @@ def register(commands: Any) -> None:
         "and makes their store larger",
     )
     imp.add_argument(
+        "--no-dedup",
+        action="store_true",
+        help="store every file whole, even one whose bytes repeat an earlier file's (by "
+        "default such a file is stored once: its rows name that file in copy_of; see "
+        "docs/store-format.md, Repeated files)",
+    )
+    imp.add_argument(
         "--row-group-cases",
         type=positive,
         metavar="N",

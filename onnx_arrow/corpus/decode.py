@@ -16,6 +16,8 @@ file imported: an engine's Parquet writer that rewrote NaN bits is refused, loca
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
@@ -31,10 +33,12 @@ from onnx_arrow.corpus.case import (
     complete_case,
     read_case_head,
 )
+from onnx_arrow.corpus.copies import resolve, rows_of
 from onnx_arrow.corpus.format import ORDINAL_COLUMNS, SCHEMA, TOLERANCE_COLUMNS
 from onnx_arrow.corpus.index import check_case_names
 from onnx_arrow.corpus.rows import VALUE_COLUMNS, StoredValue, values_from_batch
 from onnx_arrow.corpus.sources import CorpusError
+from onnx_arrow.corpus.store import Store, as_store
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -46,7 +50,8 @@ __all__ = [
 
 #: The columns :func:`cases_from_rows` needs; any others are ignored.  ``digest`` may be
 #: left out only for the rows of a store written before digests were recorded (format
-#: version 2 stores that lack the column): its values are then not checked.  ``declared``
+#: version 2 stores that lack the column): its values are then not checked; ``copy_of``
+#: only for the rows of a store of format version 4 or older (which holds no copies).  ``declared``
 #: is read too where the rows have it (see :func:`cases_from_rows`).
 REQUIRED_COLUMNS: Final = (
     "test_case",
@@ -56,8 +61,9 @@ REQUIRED_COLUMNS: Final = (
     *(c for c in VALUE_COLUMNS if c != "test_case"),
     "content",
     "digest",
+    "copy_of",
 )
-_OPTIONAL: Final = ("digest",)
+_OPTIONAL: Final = ("digest", "copy_of")
 #: Columns the decoder reads where the rows have them: ``declared`` gives a case's
 #: :attr:`~onnx_arrow.corpus.StoredCase.contradictions` (none without it).
 _READ_IF_GIVEN: Final = ("declared",)
@@ -68,7 +74,7 @@ _WHOLE_CASES: Final = (
 )
 
 
-def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
+def cases_from_rows(data: Any, *, where: str = "rows", sources: Any = None) -> list[StoredCase]:
     """Decode store rows of whole cases, in any order, into the cases :meth:`Store.case
     <onnx_arrow.corpus.Store.case>` gives: their models, data sets, made inputs, files
     kept as bytes with why, and tolerances.
@@ -86,6 +92,12 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
         as the store's own types.
     where
         Names the rows in errors: the part file, partition or task they came from.
+    sources
+        Where the files that copies name are found when ``data`` lacks their rows (a
+        file whose bytes repeat an earlier file's is stored once; the rows of the repeat
+        name it in ``copy_of``: see the store format's Repeated files): the
+        :class:`~onnx_arrow.corpus.Store` (or its path), or rows of the store that hold
+        them, of any type ``data`` may be.  None: ``data`` holds them.
 
     Returns
     -------
@@ -100,11 +112,15 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
         that disagrees with ``case_rows``; the error names the case and rows.  Or if
         the file rebuilt from a value's rows is not the file imported (its ``digest``
         differs: NaN bits rewritten by an engine's Parquet writer, say); the error names
-        the case and path.
+        the case and path.  Or if a row is a copy of a file (``copy_of``) whose rows are
+        neither in ``data`` nor in ``sources``, or names a file that does not hold its
+        bytes (itself, a copy, a file of another dtype or size); the error names the case
+        and path.
     """
     table = _conformed(_table(data, where), where)
     if table.num_rows == 0:
         return []
+    table = resolve(table, _fetch(sources, where), where=where, hint=_SOURCES)
     table = _in_case_order(table, where)
     batch = table.combine_chunks().to_batches()[0]
     cases = batch.column("test_case").to_pylist()
@@ -120,6 +136,27 @@ def cases_from_rows(data: Any, *, where: str = "rows") -> list[StoredCase]:
     for value in values_from_batch(batch.select(checked), where=where):
         values[value.case].append(value)
     return [complete_case(head, values[case]) for case, head in heads.items()]
+
+
+_SOURCES: Final = (
+    "hand the decoder the rows of the file it names too (its path is copy_of), or pass "
+    "sources= (the store, or rows that hold that file)"
+)
+
+
+def _fetch(sources: Any, where: str) -> Callable[[set[str], list[str]], pa.Table | None] | None:
+    """How the files the copies name are found outside the rows: in ``sources``."""
+    if sources is None:
+        return None
+    if isinstance(sources, Store | str | os.PathLike):
+        store = as_store(sources, where="cases_from_rows(sources)")
+        return lambda paths, _: store.file_rows(paths)
+    rows = _conformed(_table(sources, f"{where} (sources)"), f"{where} (sources)")
+
+    def fetch(paths: set[str], _: list[str]) -> pa.Table:
+        return rows_of(rows, paths)
+
+    return fetch
 
 
 def _table(data: Any, where: str) -> pa.Table:

@@ -18,7 +18,9 @@ from onnx_arrow.corpus.store import Store
 __all__ = ["StoreFacts", "store_facts"]
 
 #: The store columns a summary reads: descriptive ones only, never data or contents.
-_STORE_COLUMNS: Final = ("test_case", "kind", "role", "dtype", "count", "declared")
+_STORE_COLUMNS: Final = (
+    "test_case", "kind", "role", "dtype", "count", "declared", "copy_of", "nbytes",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,10 @@ class StoreFacts:
     tensors by dtype, most frequent first (ties by name); ``elements`` adds up the
     elements of each dtype's tensors.  ``contradicting`` counts the values that contradict
     what their model declares (stored with their own type, flagged in the ``declared``
-    column; none in a store of a version before 4).
+    column; none in a store of a version before 4).  ``copies`` counts the files stored
+    once, as copies of an earlier file with their bytes (see the store format's Repeated
+    files), ``copied_bytes`` their bytes (none in a store of a version before 5, or
+    imported with ``--no-dedup``).
     """
 
     format: str
@@ -44,6 +49,8 @@ class StoreFacts:
     dtypes: dict[str, int]
     elements: dict[str, int]
     contradicting: int = 0
+    copies: int = 0
+    copied_bytes: int = 0
 
     @property
     def files(self) -> int:
@@ -70,6 +77,9 @@ def store_facts(store: Store) -> StoreFacts:
         key=lambda kv: (kv[0] is None, kv[0] or ""),
     )
     with_dtype = table.filter(pc.is_valid(table.column("dtype")))
+    copied = table.filter(
+        pc.and_(pc.is_valid(table.column("copy_of")), pc.not_equal(table.column("role"), "element"))
+    )
     sums = with_dtype.group_by("dtype").aggregate([("count", "sum")])
     elements = zip(sums.column("dtype").to_pylist(), sums.column(1).to_pylist(), strict=True)
     return StoreFacts(
@@ -84,6 +94,8 @@ def store_facts(store: Store) -> StoreFacts:
         dtypes=_value_counts(table.column("dtype")),
         elements={name: n or 0 for name, n in elements},
         contradicting=len(table) - table.column("declared").null_count,
+        copies=len(copied),
+        copied_bytes=pc.sum(copied.column("nbytes")).as_py() or 0,
     )
 
 

@@ -55,7 +55,7 @@ __all__ = [
 #: Name of the format, in the file metadata.
 FORMAT: Final = "onnx-arrow corpus store"
 #: Version of the format; a reader refuses versions it does not know.
-FORMAT_VERSION: Final = 4
+FORMAT_VERSION: Final = 5
 #: The oldest version a reader reads: versions from it to :data:`FORMAT_VERSION` read as
 #: the current one, the columns a version lacks read as nulls (see :func:`format_schemas`).
 OLDEST_VERSION: Final = 2
@@ -197,6 +197,14 @@ _COLUMNS: Final = (
         "the value's message without its bulk data, itself a valid message (value rows)",
     ),
     Column("content", pa.binary(), "the file's bytes (model and file rows)"),
+    Column(
+        "copy_of",
+        pa.string(),
+        "on the rows of a file whose bytes repeat an earlier file's in the same store file "
+        "(same digest and nbytes): the path of that file, whose rows (matched by element) "
+        "hold the payload this file's rows leave null (its data columns, envelope, content); "
+        "null on every other row (see Repeated files)",
+    ),
 )
 
 #: The store's schema: the columns above, then one data column per ONNX dtype.
@@ -216,7 +224,7 @@ DATA_COLUMNS: Final = {data_column(r): r for r in DTYPES.values()}
 
 #: The columns each version added, and a column added within a version (stores of that
 #: version hold it or not).  Version 2 added case_rows and case_row; version 1 is not read.
-_ADDED: Final = {3: ("rtol", "atol"), 4: ("declared",)}
+_ADDED: Final = {3: ("rtol", "atol"), 4: ("declared",), 5: ("copy_of",)}
 _ADDED_WITHIN: Final = {2: ("digest",)}
 
 
@@ -226,8 +234,8 @@ def format_schemas(version: int) -> list[tuple[pa.Schema, tuple[str, ...]]]:
     a reader reads those as nulls (no tolerance stated, no digest recorded).
 
     >>> [lacks for _, lacks in format_schemas(2)]
-    [('rtol', 'atol', 'declared'), ('rtol', 'atol', 'declared', 'digest')]
-    >>> format_schemas(4) == [(SCHEMA, ())]
+    [('rtol', 'atol', 'declared', 'copy_of'), ('rtol', 'atol', 'declared', 'copy_of', 'digest')]
+    >>> format_schemas(5) == [(SCHEMA, ())]
     True
     """
     lacks = tuple(c for v, added in _ADDED.items() if v > version for c in added)

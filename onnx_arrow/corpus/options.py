@@ -139,6 +139,10 @@ class WriteOptions:
     #: Write a page index (each column chunk's offset index and column index), which
     #: engines such as DataFusion prune pages with; a few bytes a column chunk.
     page_index: bool = False
+    #: Store a file whose bytes repeat an earlier file's of the same store file once: the
+    #: rows of the repeat name it in ``copy_of`` and hold no payload (see the store format's
+    #: Repeated files).  False stores every file in full.
+    dedup: bool = True
 
     def __post_init__(self) -> None:
         where = "WriteOptions({})".format
@@ -166,7 +170,7 @@ class WriteOptions:
         check_count(self.row_group_cases, where=where("row_group_cases"), optional=True)
         if self.provenance is not None:
             check_provenance(self.provenance, where=where("provenance"))
-        for name in ("keep_undecodable", "page_index"):
+        for name in ("keep_undecodable", "page_index", "dedup"):
             if not isinstance(getattr(self, name), bool):
                 raise UnsupportedTypeError(
                     f"expected True or False, got {_kind(getattr(self, name))}",

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 import onnx_arrow
 from onnx_arrow.core.model import child_fields, onnx_version
 from onnx_arrow.corpus import columns
+from onnx_arrow.corpus.copies import Copies
 from onnx_arrow.corpus.format import (
     CASES_KEY,
     DATA_COLUMNS,
@@ -194,6 +195,8 @@ class StoreFile:
         self._groups = 0
         #: Each row group's cases and their rows: the footer's index of cases.
         self._runs: list[list[tuple[str | None, int]]] = []
+        #: The files written so far, to store a repeated one as a copy (None: every file whole).
+        self.copies = Copies() if options.dedup else None
 
     def append(self, table: pa.Table) -> None:
         """Append ``table`` (the store's columns, in its schema) as one row group.  A table
@@ -205,6 +208,8 @@ class StoreFile:
                 "onnx_arrow.corpus.format.SCHEMA",
                 where=f"{self._path}: row group {self._groups}",
             )
+        if self.copies is not None:
+            table = self.copies.mark(table)
         self._groups += 1
         self._runs.append(case_runs(table.column("test_case").to_pylist()))
         if self._writer is not None:

@@ -94,8 +94,8 @@ __all__ = [
 
 _PLAIN: Final = [
     name
-    for name in COLUMNS
-    if name not in STATISTICS and name not in ORDINAL_COLUMNS and name not in TOLERANCE_COLUMNS
+    for name in COLUMNS  # copy_of is set as the row group is written (corpus/copies.py)
+    if name not in (*STATISTICS, *ORDINAL_COLUMNS, *TOLERANCE_COLUMNS, "copy_of")
 ]
 _TENSOR_KIND: Final = Kind(TENSOR)
 _UNDECLARED: Final = "as the model declares no type for"
@@ -391,7 +391,8 @@ class RowBuilder:
                 rows = rows_of.get(DATA_COLUMNS[f.name].onnx)
                 arrays.append(pa.nulls(n, f.type) if rows is None else self._data_array(f, n, rows))
             else:
-                arrays.append(columns.of_items(plain.get(f.name, ()), f.type))
+                got = plain.get(f.name)
+                arrays.append(pa.nulls(n, f.type) if got is None else columns.of_items(got, f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
     def _data_array(self, f: pa.Field, n: int, rows: list[int]) -> pa.Array:

@@ -37,6 +37,7 @@ from onnx_arrow.corpus.case import (
     parse_model_row,
     read_case_head,
 )
+from onnx_arrow.corpus.copies import StoreSources
 from onnx_arrow.corpus.format import (
     CASES_KEY,
     DATA_COLUMNS,
@@ -149,6 +150,8 @@ class Store:
             self.path = paths[0] if len(paths) == 1 else Path(os.path.commonpath(paths))
         self._last_read: _ReadGroups | None = None
         self._parts = [open_part(p) for p in paths]
+        #: The rows that repeated files (copies) take their payload from.
+        self._sources = StoreSources(self._parts)
         #: The store's metadata (its first part's; every part has the same format version).
         self.metadata = self._parts[0].metadata
         #: Every row group of the store: (part, row group in the part).
@@ -194,6 +197,8 @@ class Store:
             # the cases were listed from the index: a reader of every row checks it
             self._validate(table.select(["test_case"]), f"row group {local}", part.path)
             _check_runs(table.column("test_case"), part.index[local], part.path, local)
+        where = f"{part.path}: row group {local}"
+        table = self._sources.complete(k, [local], table, where=where)
         return self._batches(table, f"row group {local}", part.path)
 
     def read_columns(
@@ -207,6 +212,10 @@ class Store:
         tables = [part.read(None, names, roles) for part in self._parts]
         for part, table in zip(self._parts, tables, strict=True):
             self._validate(table, "the columns read", part.path)
+        tables = [
+            self._sources.complete(k, None, table, roles, where=str(self._parts[k].path))
+            for k, table in enumerate(tables)
+        ]
         return pa.concat_tables(tables)
 
     def model_batches(self) -> Iterator[tuple[Path, pa.RecordBatch]]:
@@ -332,8 +341,10 @@ class Store:
             for k, local_groups in by_part.items():
                 part = self._parts[k]
                 table = _read_rows(part, local_groups)
-                self._validate(table, "row group " + ", ".join(map(str, local_groups)), part.path)
-                tables.append(table)
+                what = "row group " + ", ".join(map(str, local_groups))
+                self._validate(table, what, part.path)
+                where = f"{part.path}: {what}"
+                tables.append(self._sources.resolve(k, table, where=where, groups=local_groups))
             where = str(self._parts[next(iter(by_part))].path)
             checked = all("digest" not in self._parts[k].missing for k in by_part)
             columns = (*VALUE_COLUMNS, "digest") if checked else VALUE_COLUMNS
@@ -592,6 +603,15 @@ class Store:
         where = str(self.path)
         check_tree_paths(self.file_paths(), where=where, longest=name_max(dest))
         return write_tree(self.files(), dest, force=force, where=where)
+
+    def file_rows(self, paths: Iterable[str]) -> pa.Table:
+        """Every column of the rows of the files at ``paths`` (those the store holds),
+        their element rows included: the rows copies name (see the store format's
+        Repeated files), read by the row groups that hold them."""
+        wanted = set(paths)
+        found = [self._sources.rows(k, wanted) for k in range(len(self._parts))]
+        tables = [t for t in found if t is not None] or [SCHEMA.empty_table()]
+        return pa.concat_tables(tables, promote_options="permissive")  # parts' list layouts
 
     def file_paths(self) -> list[str | None]:
         """The path of every file of the store, in store order (its rows but the element

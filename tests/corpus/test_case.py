@@ -45,7 +45,8 @@ def light_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _from_rows(path: Path, case: str) -> StoredCase:
     table = pq.read_table(path, columns=[*REQUIRED_COLUMNS, "declared"])
-    (decoded,) = cases_from_rows(table.filter(pc.equal(table["test_case"], case)), where="rows")
+    rows = table.filter(pc.equal(table["test_case"], case))
+    (decoded,) = cases_from_rows(rows, where="rows", sources=path)  # what its copies name
     return decoded
 
 

@@ -213,8 +213,8 @@ def test_rows_whose_nan_bits_were_rewritten_are_refused_naming_the_file(
     assert changed  # the store holds -NaN in this column
     case = sorted(changed)[0][0]
     rows = rewritten.filter(pc.equal(rewritten.column("test_case"), case))
-    with pytest.raises(CorpusError) as info:
-        cases_from_rows(rows, where="task 3")
+    with pytest.raises(CorpusError) as info:  # the files its copies name among the sources
+        cases_from_rows(rows, where="task 3", sources=rewritten)
     message = str(info.value)
     assert any(
         message.startswith(f"task 3: {case}: {p}: the file") for c, p in changed if c == case
@@ -225,10 +225,9 @@ def test_rows_whose_nan_bits_were_rewritten_are_refused_naming_the_file(
     assert "import the corpus again, or read the store onnx-arrow wrote" in message
     # the unchanged rows pass; without the digest column (a store written before digests)
     # the same rows decode unchecked
-    assert [c.name for c in cases_from_rows(table.filter(pc.equal(table["test_case"], case)))] == [
-        case
-    ]
-    assert cases_from_rows(rows.drop_columns(["digest"]))[0].name == case
+    own = table.filter(pc.equal(table["test_case"], case))
+    assert [c.name for c in cases_from_rows(own, sources=table)] == [case]
+    assert cases_from_rows(rows.drop_columns(["digest"]), sources=table)[0].name == case
 
 
 def test_a_float8_nan_code_rewritten_is_refused(store: Path) -> None:
@@ -237,14 +236,15 @@ def test_a_float8_nan_code_rewritten_is_refused(store: Path) -> None:
     table = pq.read_table(store, columns=list(REQUIRED_COLUMNS))
     rewritten, changed = _nan_sign_cleared(table, "data_float8e4m3fn")
     for case in sorted({c for c, _ in changed}):
+        rows = rewritten.filter(pc.equal(rewritten.column("test_case"), case))
         with pytest.raises(CorpusError, match=r"the value holds NaN"):
-            cases_from_rows(rewritten.filter(pc.equal(rewritten.column("test_case"), case)))
+            cases_from_rows(rows, sources=rewritten)
     untouched = rewritten.filter(
         pc.invert(
             pc.is_in(rewritten.column("test_case"), pa.array(sorted({c for c, _ in changed})))
         )
     )
-    assert len(cases_from_rows(untouched)) == len(Store(store).cases()) - len(
+    assert len(cases_from_rows(untouched, sources=table)) == len(Store(store).cases()) - len(
         {c for c, _ in changed}
     )
 

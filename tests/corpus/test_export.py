@@ -112,9 +112,10 @@ def test_a_failing_export_worker_leaves_nothing(tmp_path):
     path = tmp_path / "store.parquet"
     write_store(FolderSource(src), path, options=WriteOptions(row_group_bytes=1))
 
-    def changed(table):  # the last case's README is not the file its digest says
-        content = table["content"].to_pylist()
-        readmes = [i for i, p in enumerate(table["path"].to_pylist()) if p.endswith("README")]
+    def changed(table):  # the last README stored (not a copy) is not the file its digest says
+        content, copies = table["content"].to_pylist(), table["copy_of"].to_pylist()
+        paths = table["path"].to_pylist()
+        readmes = [i for i, p in enumerate(paths) if p.endswith("README") and not copies[i]]
         content[readmes[-1]] = b"changed\n"
         column = table.schema.get_field_index("content")
         return table.set_column(column, "content", pa.array(content, pa.binary()))

@@ -498,7 +498,7 @@ def _path_twice(t: pa.Table) -> pa.Table:
 
 
 def _no_digests(t: pa.Table) -> pa.Table:
-    return t.drop_columns(["rtol", "atol", "declared", "digest"])
+    return t.drop_columns(["rtol", "atol", "declared", "copy_of", "digest"])
 
 
 def _diff_store(root: Path, name: str, change: Callable[[pa.Table], pa.Table], meta: Any) -> str:

@@ -126,6 +126,7 @@ def _import(args: argparse.Namespace, out: TextIO, stack: contextlib.ExitStack) 
         keep_undecodable=args.keep_undecodable or (release and prov.get("source") != "installed"),
         row_group_cases=args.row_group_cases,
         provenance=prov,
+        dedup=not args.no_dedup,
     )
     with Progress("importing", "cases", start=starting(args.src), total=total) as progress:
         step = progress.step

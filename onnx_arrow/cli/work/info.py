@@ -349,6 +349,14 @@ def _info_store(path: Path, out: TextIO) -> int:
     roles = facts.roles
     lines.append(("files", facts.files))
     lines += [(f"  {role}", roles[role]) for role in ("model", "value", "file") if role in roles]
+    if facts.copies:
+        lines.append(
+            (
+                "  copies",
+                f"{facts.copies} files stored once, as copies of a file of the same bytes "
+                f"({bytes_text(facts.copied_bytes)} not stored again)",
+            )
+        )
     lines.append(("element rows", roles.get("element", 0)))
     lines.append(("tensors", f"{facts.tensors} (value and element rows, by dtype)"))
     lines += [(f"  {name}", n) for name, n in facts.dtypes.items()]
