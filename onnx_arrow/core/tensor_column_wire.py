@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
-from onnx import TensorProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import pack
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding
+from onnx_arrow.core.protos import TensorProto
 from onnx_arrow.core.tensor_wire import (
     FIXED_WIDTH_FIELDS,
     RAW_DATA,
