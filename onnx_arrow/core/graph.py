@@ -10,9 +10,12 @@ at a slot (:func:`declared_type`), a type in ONNX's notation (:func:`onnx_type_s
 
 from __future__ import annotations
 
-from onnx import ModelProto, TypeProto, ValueInfoProto
+from typing import TYPE_CHECKING
 
 from onnx_arrow.core.dtypes import DTYPES
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, TypeProto, ValueInfoProto
 
 __all__ = [
     "declared_type",

@@ -24,12 +24,11 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from google.protobuf.descriptor import FieldDescriptor
-from onnx import TensorProto
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import pack, unpack
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
+from onnx_arrow.core.proto_fields import EXTERNAL, FIELDS, by_number
 from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,
@@ -58,7 +57,7 @@ __all__ = [
 ]
 
 
-_F = TensorProto.DESCRIPTOR.fields_by_name
+_F = FIELDS["TensorProto"]
 DIMS: Final = _F["dims"].number
 DATA_TYPE: Final = _F["data_type"].number
 SEGMENT: Final = _F["segment"].number
@@ -74,12 +73,10 @@ _DATA_FIELDS: Final = {
     )
 }
 _FIELD_NUMBER: Final = {name: number for number, name in _DATA_FIELDS.items()}
-KNOWN_FIELDS: Final = frozenset(f.number for f in TensorProto.DESCRIPTOR.fields)
+KNOWN_FIELDS: Final = frozenset(f.number for f in _F.values())
 #: The data fields of float or double entries: viewed in place, never varint-decoded.
 FIXED_WIDTH_FIELDS: Final = frozenset(
-    name
-    for name in _DATA_FIELDS.values()
-    if _F[name].type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE)
+    name for name in _DATA_FIELDS.values() if _F[name].type in ("float", "double")
 )
 
 
@@ -171,7 +168,7 @@ def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
 
 
 def _field_name(number: int) -> str:
-    return _DATA_FIELDS.get(number) or TensorProto.DESCRIPTOR.fields_by_number[number].name
+    return _DATA_FIELDS.get(number) or by_number("TensorProto")[number].name
 
 
 def decode_tensor(
@@ -218,7 +215,7 @@ def decode_tensor(
         elif number == EXTERNAL_DATA:
             external_entries.append(f)
         elif number == DATA_LOCATION:
-            location_external = f.value == TensorProto.EXTERNAL
+            location_external = f.value == EXTERNAL
             if not location_external:
                 kept.append((number, bytes(buf[f.start : f.end])))
         else:
@@ -285,10 +282,7 @@ TYPED_FIELDS: Final = frozenset(n for name, n in _FIELD_NUMBER.items() if name !
 
 
 #: The fields of ``StringStringEntryProto``, by number.
-_ENTRY_FIELDS: Final = {
-    f.number: f.name
-    for f in TensorProto.DESCRIPTOR.fields_by_name["external_data"].message_type.fields
-}
+_ENTRY_FIELDS: Final = {f.number: f.name for f in FIELDS["StringStringEntryProto"].values()}
 
 
 def _parse_string_entry(buf: memoryview, f: _wire.Field, where: str) -> tuple[str, str]:
@@ -558,7 +552,7 @@ def _check_envelope(envelope: bytes | None) -> None:
                 "onnx_arrow.to_arrow(..., exact=True))",
                 where="envelope",
             )
-        external = f.number == DATA_LOCATION and f.value == TensorProto.EXTERNAL
+        external = f.number == DATA_LOCATION and f.value == EXTERNAL
         if external or f.number in (EXTERNAL_DATA, SEGMENT):
             name = _field_name(f.number) + (" = EXTERNAL" if external else "")
             raise ArrowLayoutError(

@@ -19,12 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from onnx import ModelProto
 
 from onnx_arrow.core.model import contradiction, declared_type, graph_values, lfs_pointer
 from onnx_arrow.corpus.arguments import check_model, checked_items
@@ -41,6 +40,9 @@ from onnx_arrow.corpus.sources import (
     value_slot,
     value_slots,
 )
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
 
 __all__ = [
     "CASE_COLUMNS",
@@ -478,6 +480,8 @@ def parse_model_row(rows: pa.Table, row: int, *, where: str) -> ModelProto:
         raise CorpusError("the model row has no content", where=f"{where}: {path}")
     if "digest" in rows.column_names:
         check_digest(content, rows.column("digest")[row].as_py(), where=f"{where}: {path}")
+    from onnx import ModelProto
+
     try:
         return ModelProto.FromString(content)
     except Exception as exc:  # protobuf's DecodeError

@@ -21,7 +21,6 @@ import contextlib
 from typing import Final
 
 import numpy as np
-import onnx
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -148,6 +147,8 @@ def _float_level(options: WriteOptions, encoding: str) -> int:
 
 def store_schema(options: WriteOptions) -> pa.Schema:
     """The store's schema with its metadata: format, writer, onnx version, provenance."""
+    import onnx  # a store is written from decoded values: onnx is imported by then
+
     prov = options.provenance
     return SCHEMA.with_metadata(
         {

@@ -15,16 +15,14 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from onnx import TypeProto
 
 from onnx_arrow.core.model import (
     DTYPES,
-    MESSAGE_CLASS,
     STATISTICS,
     TENSOR,
     ArrowKind,
@@ -53,8 +51,8 @@ from onnx_arrow.core.model import (
     holds_model,
     lfs_pointer,
     load_json,
+    message_class,
     onnx_type_string,
-    python_value,
     statistics_by_dtype,
     storage_to_codes,
     undeclared_tensor_type,
@@ -79,6 +77,9 @@ from onnx_arrow.corpus.sources import (
     value_slots,
 )
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
+
+if TYPE_CHECKING:
+    from onnx import TypeProto
 
 __all__ = [
     "VALUE_COLUMNS",
@@ -458,7 +459,7 @@ def _envelope_name(envelope: bytes, kind: Kind) -> str | None:
     """The name field of a value's envelope (sparse tensors have none)."""
     if kind.name == "sparse_tensor":
         return None
-    message = MESSAGE_CLASS[kind.name].FromString(envelope)  # type: ignore[attr-defined]
+    message = message_class(kind.name).FromString(envelope)
     return message.name if message.HasField("name") else None
 
 
@@ -517,6 +518,8 @@ class StoredValue:
         ``str`` (or, with ``strings="bytes"``, the bytes as stored; see
         :func:`~onnx_arrow.core.containers.python_value`).  Arrays are read-only views
         into the store's columns where the dtype allows; copy them to write."""
+        from onnx_arrow.core.model import python_value  # imports onnx
+
         try:
             return python_value(self.node, maps_as_dicts=True, strings=check_strings(strings))
         except OnnxArrowError as exc:
