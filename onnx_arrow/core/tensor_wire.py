@@ -160,7 +160,7 @@ def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
     elif encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.SIGN_EXTEND:
         entries = codes  # sign-extended a chunk at a time by the encoder
     else:  # ZERO_EXTEND
-        entries = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
+        entries = codes.view(np.dtype(f"<u{codes.dtype.itemsize}"))
     return _wire.encode_varints(entries)
 
 

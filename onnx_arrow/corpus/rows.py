@@ -109,13 +109,16 @@ def _widen(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
     return storage.astype(row.store_storage) if row.store_widens else storage
 
 
-def _narrow(values: np.ndarray[Any, Any], row: DType, where: str) -> np.ndarray[Any, Any]:
-    """The numbers of a data column back to codes; raises where a widened number is not
-    exactly a value of the row's Arrow storage."""
+def _narrow(
+    values: np.ndarray[Any, Any], row: DType, where: str, bits: bool = False
+) -> np.ndarray[Any, Any]:
+    """The numbers of a data column back to codes (with ``bits``, an ml_dtypes type's as
+    the integers of their bits); raises where a widened number is not exactly a value of
+    the row's Arrow storage."""
     if row.store_widens:
         narrowed = values.astype(row.arrow_storage)
-        bits = np.dtype(f"u{values.dtype.itemsize}")
-        inexact = np.flatnonzero(narrowed.astype(values.dtype).view(bits) != values.view(bits))
+        same = np.dtype(f"u{values.dtype.itemsize}")
+        inexact = np.flatnonzero(narrowed.astype(values.dtype).view(same) != values.view(same))
         if inexact.size:
             raise NotRepresentableError(
                 f"element {int(inexact[0])} ({values[inexact[0]]!r}) is not a "
@@ -123,7 +126,7 @@ def _narrow(values: np.ndarray[Any, Any], row: DType, where: str) -> np.ndarray[
                 where=where,
             )
         values = narrowed
-    return storage_to_codes(values, row, where=where)
+    return storage_to_codes(values, row, where=where, bits=bits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -565,12 +568,15 @@ def columns_of(batch: pa.RecordBatch, *, where: str) -> _Columns:
 
 
 class _Columns:
-    """A batch's columns, each converted once; tensors are slices of the data columns."""
+    """A batch's columns, each converted once; tensors are slices of the data columns
+    (with ``bits``, an ml_dtypes type's codes as the integers of their bits: files are
+    rebuilt from them without importing ml_dtypes)."""
 
-    def __init__(self, batch: pa.RecordBatch, where: str) -> None:
+    def __init__(self, batch: pa.RecordBatch, where: str, bits: bool = False) -> None:
         names = set(batch.schema.names)
         self.batch = batch
         self.where = where
+        self.bits = bits
         # the plain columns rebuilding a value needs; content is read row by row
         self.plain = {
             name: batch.column(name).to_pylist()
@@ -622,7 +628,7 @@ class _Columns:
         elements = array.values.slice(base, int(offsets[-1]) if offsets.size else 0)
         flat, null = _flat_numpy(elements, row)
         try:
-            return offsets, valid, _narrow(flat, row, data_column(row)), null
+            return offsets, valid, _narrow(flat, row, data_column(row), self.bits), null
         except OnnxArrowError:
             # on the error path only: find the row that holds the value, of any case
             per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
@@ -745,7 +751,7 @@ def _kind_from_text(text: str) -> Kind:
 def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFile]:
     """Rebuild the files of a record batch of the store, in row order, each checked
     against its row's ``digest`` when the batch has that column."""
-    cols = _Columns(batch, where)
+    cols = _Columns(batch, where, bits=True)
     roles, paths, cases = cols.plain["role"], cols.plain["path"], cols.plain["test_case"]
     names = batch.schema.names
     digests = batch.column("digest").to_pylist() if "digest" in names else None
