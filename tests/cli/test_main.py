@@ -173,9 +173,11 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
     process, ``info`` of a store, ``export`` and ``diff`` of two stores import neither
     onnx nor ml_dtypes (about a second); nor does the export of a store of bfloat16 and
     float8 values, whose elements ml_dtypes holds (a file is rebuilt from their bits),
-    which gives every file back byte for byte."""
+    which gives every file back byte for byte.  ``onnx-arrow export`` imports no pandas
+    either."""
     other = tmp_path / "other.parquet"
     other.write_bytes(store.read_bytes())
+    again = tmp_path / "again"
     src, narrow = _narrow_store(tmp_path)
     runs = [
         ["info", str(store)],
@@ -196,7 +198,22 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["[]", "[]", "[]", "[]"]
+    assert result.stdout.splitlines() == ["[]"] * 4
+    # as a user runs it: not even pandas, which pyarrow imports to ask about its arguments
+    ran = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "onnx_arrow", "export", str(store), str(again)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    imported = {line.rpartition("|")[2].strip() for line in ran.stderr.splitlines()}
+    assert {"pyarrow", "pyarrow.lib"} <= imported
+    # each of them imports modules of its own; only pyarrow's look for pandas is listed
+    assert not {m for m in imported if m.partition(".")[0] in ("onnx", "ml_dtypes", "pandas")} - {
+        "pandas"
+    }
     assert (tmp_path / "out" / "node" / "test_tiny" / "README").read_text() == "not a value\n"
     files = sorted(p.relative_to(src) for p in src.rglob("*.*"))
     back = tmp_path / "narrow-out"
