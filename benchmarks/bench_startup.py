@@ -3,7 +3,7 @@ pyarrow"``, and ``onnx-arrow --help`` against a bare argparse program, each a fr
 process, in turns, medians and ranges of the rounds printed side by side.
 
     python benchmarks/bench_startup.py [--rounds 15] [--tree SRC ...]
-    python benchmarks/bench_startup.py --export [--corpus DIR] [--load N] [--rounds 9]
+    python benchmarks/bench_startup.py --export [--corpus DIR] [--load N] [--out DIR] [--rounds 9]
 
 ``--tree`` runs the command from other source trees too (``PYTHONPATH=SRC``, for a
 before/after: the code before a change beside the code after it), each in the same turns.
@@ -15,8 +15,11 @@ export STORE DEST`` of the node suite (the installed onnx's, written out once, o
 corpus folder ``--corpus``) against ``zstd -d -T1 | tar -x`` of the tar.zst of the same
 tree (``tar | zstd -3``), each a fresh process writing to a fresh folder, in turns, the
 page cache warm and earlier outputs written back (``sync``) before each; the ratio of
-each round is printed.  ``--load N`` keeps N busy processes (one pure-Python loop each)
-running through the rounds, as on a shared machine, and stops them after.
+each round is printed, and beside them ``python -c "import pyarrow.parquet,
+pyarrow.compute"``, what any Python reader of the store pays before its first row.
+``--load N`` keeps N busy processes (one pure-Python loop each) running through the
+rounds, as on a shared machine, and stops them after; ``--out DIR`` writes the outputs
+there (``/dev/shm``: the disk's own noise left out of both sides).
 """
 
 from __future__ import annotations
@@ -61,6 +64,9 @@ def main() -> None:
     parser.add_argument("--corpus", metavar="DIR", help="the corpus folder --export uses")
     parser.add_argument("--load", type=int, default=0, metavar="N", help="N busy processes")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
+    parser.add_argument(
+        "--out", metavar="DIR", help="where --export's sides write (default: the work folder)"
+    )
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1])
     trees = {"this tree": here, **{f"tree {t}": str(Path(t).resolve()) for t in args.tree}}
@@ -182,8 +188,8 @@ def _export_rounds(
             f"tar.zst {archive.stat().st_size / 1e6:.1f} MB, store {store.stat().st_size / 1e6:.1f}"
             f" MB; {args.load} busy processes, {os.cpu_count()} CPUs; command: {' '.join(cmd)}"
         )
-        outs = work / "out"
-        outs.mkdir(exist_ok=True)
+        outs = Path(args.out) if args.out else work / "out"
+        outs.mkdir(parents=True, exist_ok=True)
         counter = iter(range(1 << 30))
         untar = "zstd -d -T1 -q -c {archive} | tar -xf - -C {dest}"
 
@@ -192,7 +198,12 @@ def _export_rounds(
             line = untar.format(archive=archive, dest=shlex.quote(str(dest)))
             return ["bash", "-o", "pipefail", "-c", line], base
 
-        jobs: dict[str, Any] = {"zstd -d | tar -x": untar_job}
+        floor = "import pyarrow.parquet, pyarrow.compute"
+        jobs: dict[str, Any] = {
+            "zstd -d | tar -x": untar_job,
+            # what any Python program that reads the store pays before its first row
+            f"python -c '{floor}'": lambda dest: ([sys.executable, "-c", floor], base),
+        }
         for label, tree in trees.items():
             jobs[f"onnx-arrow export ({label})"] = lambda dest, tree=tree: (
                 [*cmd, "export", str(store), str(dest)],
@@ -203,6 +214,8 @@ def _export_rounds(
         for round_ in range(args.rounds + 1):  # the first round warms up, unrecorded
             for name, job in jobs.items():
                 dest = outs / f"{next(counter)}"
+                while dest.exists():  # left by an earlier run in a --keep folder
+                    dest = outs / f"{next(counter)}"
                 argv, env = job(dest)
                 _warm(archive)
                 _warm(store)
@@ -210,18 +223,28 @@ def _export_rounds(
                 took = _timed(argv, env)
                 if round_:
                     runs.setdefault(name, []).append(took)
-                if name in last:
+                if name in last and last[name].exists():
                     shutil.rmtree(last[name])
                 last[name] = dest
         for name, dest in last.items():
+            if name.startswith("python -c"):
+                continue
             if not _same_tree(src, dest):
                 raise SystemExit(f"{name}: the tree differs from {src}")
+            shutil.rmtree(dest)
         print(f"{args.rounds} rounds in turns, fresh processes, every output the source tree")
         for name, times in runs.items():
             print(
                 f"  {name:<44} median {statistics.median(times):.3f} s  "
                 f"[{min(times):.3f}-{max(times):.3f}]"
             )
+        floor_times = runs[f"python -c '{floor}'"]
+        untars = runs["zstd -d | tar -x"]
+        floors = [a / b for a, b in zip(floor_times, untars, strict=True)]
+        print(
+            f"  floor / untar, each round: {' '.join(f'{r:.2f}' for r in floors)}; "
+            f"median {statistics.median(floors):.2f}x [{min(floors):.2f}-{max(floors):.2f}]"
+        )
         rows = []
         for label in trees:
             ratios = [
