@@ -130,6 +130,11 @@ def _message_classes() -> dict[str, Any]:
     }
 
 
+@functools.cache
+def _message_kinds() -> dict[Any, str]:
+    return {cls: kind for kind, cls in _message_classes().items()}
+
+
 def message_class(kind: str) -> Any:
     """The onnx message class of a kind name (``TensorProto`` for ``tensor`` ...)."""
     return _message_classes()[kind]
@@ -137,7 +142,7 @@ def message_class(kind: str) -> Any:
 
 def kind_of_message(value: object, *, where: str) -> str:
     """The kind name of a message object, or a clear error."""
-    kind = next((k for k, cls in _message_classes().items() if type(value) is cls), None)
+    kind = _message_kinds().get(type(value))
     if kind is None:
         raise UnsupportedTypeError(
             f"expected an ONNX value message (TensorProto, SparseTensorProto, SequenceProto, "

@@ -110,11 +110,10 @@ def _widen(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
 
 
 def _narrow(
-    values: np.ndarray[Any, Any], row: DType, where: str, bits: bool = False
+    values: np.ndarray[Any, Any], row: DType, where: str, bits: bool
 ) -> np.ndarray[Any, Any]:
-    """The numbers of a data column back to codes (with ``bits``, an ml_dtypes type's as
-    the integers of their bits); raises where a widened number is not exactly a value of
-    the row's Arrow storage."""
+    """The numbers of a data column back to codes (``bits``: see :class:`_Columns`);
+    raises where a widened number is not exactly a value of the row's Arrow storage."""
     if row.store_widens:
         narrowed = values.astype(row.arrow_storage)
         same = np.dtype(f"u{values.dtype.itemsize}")
@@ -568,15 +567,12 @@ def columns_of(batch: pa.RecordBatch, *, where: str) -> _Columns:
 
 
 class _Columns:
-    """A batch's columns, each converted once; tensors are slices of the data columns
-    (with ``bits``, an ml_dtypes type's codes as the integers of their bits: files are
-    rebuilt from them without importing ml_dtypes)."""
+    """A batch's columns, each converted once; tensors are slices of the data columns (with
+    ``bits``, an ml_dtypes type's codes are its bits, all a file is rebuilt from)."""
 
     def __init__(self, batch: pa.RecordBatch, where: str, bits: bool = False) -> None:
         names = set(batch.schema.names)
-        self.batch = batch
-        self.where = where
-        self.bits = bits
+        self.batch, self.where, self.bits = batch, where, bits
         # the plain columns rebuilding a value needs; content is read row by row
         self.plain = {
             name: batch.column(name).to_pylist()
@@ -633,7 +629,8 @@ class _Columns:
             # on the error path only: find the row that holds the value, of any case
             per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
             for k in range(len(offsets) - 1):
-                _narrow(flat[offsets[k] * per : offsets[k + 1] * per], row, self._row_where(k))
+                piece = flat[offsets[k] * per : offsets[k + 1] * per]
+                _narrow(piece, row, self._row_where(k), self.bits)
             raise
 
     def _row_where(self, k: int) -> str:
