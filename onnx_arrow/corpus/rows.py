@@ -110,7 +110,7 @@ def _widen(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
 
 
 def _narrow(
-    values: np.ndarray[Any, Any], row: DType, where: str, bits: bool
+    values: np.ndarray[Any, Any], row: DType, where: str, bits: bool = False
 ) -> np.ndarray[Any, Any]:
     """The numbers of a data column back to codes (``bits``: see :class:`_Columns`);
     raises where a widened number is not exactly a value of the row's Arrow storage."""
