@@ -3,31 +3,50 @@ pyarrow"``, and ``onnx-arrow --help`` against a bare argparse program, each a fr
 process, in turns, medians and ranges of the rounds printed side by side.
 
     python benchmarks/bench_startup.py [--rounds 15] [--tree SRC ...]
+    python benchmarks/bench_startup.py --export [--corpus DIR] [--load N] [--out DIR] [--rounds 9]
 
 ``--tree`` runs the command from other source trees too (``PYTHONPATH=SRC``, for a
 before/after: the code before a change beside the code after it), each in the same turns.
-The command is the ``onnx-arrow`` console script where it is on PATH (its wrapper's own
-start-up included), else ``python -m onnx_arrow``.
+The command is the ``onnx-arrow`` console script installed beside this interpreter (its
+wrapper's own start-up included), else the one on PATH, else ``python -m onnx_arrow``.
+
+``--export`` measures a short command whose start-up is most of it instead: ``onnx-arrow
+export STORE DEST`` of the node suite (the installed onnx's, written out once, or the
+corpus folder ``--corpus``) against ``zstd -d -T1 | tar -x`` of the tar.zst of the same
+tree (``tar | zstd -3``), each a fresh process writing to a fresh folder, in turns, the
+page cache warm and earlier outputs written back (``sync``) before each; the ratio of
+each round is printed, and beside them ``python -c "import pyarrow.parquet,
+pyarrow.compute"``, what any Python reader of the store pays before its first row.
+``--load N`` keeps N busy processes (one pure-Python loop each) running through the
+rounds, as on a shared machine, and stops them after; ``--out DIR`` writes the outputs
+there (``/dev/shm``: the disk's own noise left out of both sides).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from _report import Row, print_table
+from _report import Row, print_table, workdir
 
 _BARE_HELP = "import argparse; argparse.ArgumentParser(prog='x').parse_args(['--help'])"
 
 
 def _command() -> list[str]:
-    found = shutil.which("onnx-arrow")
+    """The console script pip installed beside this interpreter (not a version manager's
+    shim in front of it, which adds its own start-up), else ``python -m onnx_arrow``."""
+    beside = Path(sys.executable).with_name("onnx-arrow")
+    found = str(beside) if beside.is_file() else shutil.which("onnx-arrow")
     return [found] if found is not None else [sys.executable, "-m", "onnx_arrow"]
 
 
@@ -41,12 +60,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--tree", action="append", default=[], metavar="SRC")
+    parser.add_argument("--export", action="store_true", help="export vs zstd -d | tar -x")
+    parser.add_argument("--corpus", metavar="DIR", help="the corpus folder --export uses")
+    parser.add_argument("--load", type=int, default=0, metavar="N", help="N busy processes")
+    parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
+    parser.add_argument(
+        "--out", metavar="DIR", help="where --export's sides write (default: the work folder)"
+    )
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1])
     trees = {"this tree": here, **{f"tree {t}": str(Path(t).resolve()) for t in args.tree}}
     cmd = _command()
     base = dict(os.environ)
     base.pop("PYTHONPATH", None)
+    with _busy(args.load):
+        if args.export:
+            _export_rounds(args, trees, cmd, base)
+        else:
+            _start_rounds(args, trees, cmd, base)
+
+
+def _start_rounds(
+    args: argparse.Namespace, trees: dict[str, str], cmd: list[str], base: dict[str, str]
+) -> None:
     runs: dict[str, list[float]] = {}
     jobs: dict[str, tuple[list[str], dict[str, str]]] = {
         "python -c 'import pyarrow'": ([sys.executable, "-c", "import pyarrow"], base),
@@ -87,6 +123,151 @@ def main() -> None:
             )
         )
     print_table(rows)
+
+
+@contextlib.contextmanager
+def _busy(n: int) -> Iterator[None]:
+    """``n`` processes that keep a core busy each, stopped (by their ids) on the way out."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def _node_corpus(root: Path) -> Path:
+    """The node suite of the installed onnx, written out as a folder tree once."""
+    if not root.exists():
+        from onnx_arrow.corpus import NodeSuiteSource
+
+        for case in NodeSuiteSource():
+            for f in case.files:
+                (root / f.path).parent.mkdir(parents=True, exist_ok=True)
+                (root / f.path).write_bytes(f.data)
+    return root
+
+
+def _warm(path: Path) -> None:
+    """Every file under ``path`` (or ``path`` itself) read once: the page cache warm."""
+    for p in [path] if path.is_file() else sorted(path.rglob("*")):
+        if p.is_file():
+            p.read_bytes()
+
+
+def _same_tree(a: Path, b: Path) -> bool:
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    theirs = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    return files == theirs and all((a / p).read_bytes() == (b / p).read_bytes() for p in files)
+
+
+def _export_rounds(
+    args: argparse.Namespace, trees: dict[str, str], cmd: list[str], base: dict[str, str]
+) -> None:
+    for tool in ("tar", "zstd"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is not installed (apt-get install {tool})")
+    with workdir(args.keep, "bench-startup-") as work:
+        src = Path(args.corpus) if args.corpus else _node_corpus(work / "node")
+        files = [p for p in src.rglob("*") if p.is_file()]
+        archive, store = work / "corpus.tar.zst", work / "corpus.parquet"
+        pack = f"tar -cf - -C {shlex.quote(str(src))} . | zstd -3 -T1 -q -f -o {archive}"
+        subprocess.run(["bash", "-o", "pipefail", "-c", pack], check=True)
+        env = {**base, "PYTHONPATH": trees["this tree"]}
+        made = subprocess.run(
+            [*cmd, "import", "--force", str(src), str(store)],
+            check=False,
+            env=env,
+            capture_output=True,
+        )
+        if made.returncode != 0:
+            raise SystemExit(made.stderr.decode())
+        print(
+            f"{len(files)} files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB ({src}); "
+            f"tar.zst {archive.stat().st_size / 1e6:.1f} MB, store {store.stat().st_size / 1e6:.1f}"
+            f" MB; {args.load} busy processes, {os.cpu_count()} CPUs; command: {' '.join(cmd)}"
+        )
+        outs = Path(args.out) if args.out else work / "out"
+        outs.mkdir(parents=True, exist_ok=True)
+        counter = iter(range(1 << 30))
+        untar = "zstd -d -T1 -q -c {archive} | tar -xf - -C {dest}"
+
+        def untar_job(dest: Path) -> tuple[list[str], dict[str, str]]:
+            dest.mkdir()
+            line = untar.format(archive=archive, dest=shlex.quote(str(dest)))
+            return ["bash", "-o", "pipefail", "-c", line], base
+
+        floor = "import pyarrow.parquet, pyarrow.compute"
+        jobs: dict[str, Any] = {
+            "zstd -d | tar -x": untar_job,
+            # what any Python program that reads the store pays before its first row
+            f"python -c '{floor}'": lambda dest: ([sys.executable, "-c", floor], base),
+        }
+        for label, tree in trees.items():
+            jobs[f"onnx-arrow export ({label})"] = lambda dest, tree=tree: (
+                [*cmd, "export", str(store), str(dest)],
+                {**base, "PYTHONPATH": tree},
+            )
+        runs: dict[str, list[float]] = {}
+        last: dict[str, Path] = {}
+        for round_ in range(args.rounds + 1):  # the first round warms up, unrecorded
+            for name, job in jobs.items():
+                dest = outs / f"{next(counter)}"
+                while dest.exists():  # left by an earlier run in a --keep folder
+                    dest = outs / f"{next(counter)}"
+                argv, env = job(dest)
+                _warm(archive)
+                _warm(store)
+                os.sync()  # no writeback of earlier outputs during this run
+                took = _timed(argv, env)
+                if round_:
+                    runs.setdefault(name, []).append(took)
+                if name in last and last[name].exists():
+                    shutil.rmtree(last[name])
+                last[name] = dest
+        for name, dest in last.items():
+            if name.startswith("python -c"):
+                continue
+            if not _same_tree(src, dest):
+                raise SystemExit(f"{name}: the tree differs from {src}")
+            shutil.rmtree(dest)
+        print(f"{args.rounds} rounds in turns, fresh processes, every output the source tree")
+        for name, times in runs.items():
+            print(
+                f"  {name:<44} median {statistics.median(times):.3f} s  "
+                f"[{min(times):.3f}-{max(times):.3f}]"
+            )
+        floor_times = runs[f"python -c '{floor}'"]
+        untars = runs["zstd -d | tar -x"]
+        floors = [a / b for a, b in zip(floor_times, untars, strict=True)]
+        print(
+            f"  floor / untar, each round: {' '.join(f'{r:.2f}' for r in floors)}; "
+            f"median {statistics.median(floors):.2f}x [{min(floors):.2f}-{max(floors):.2f}]"
+        )
+        rows = []
+        for label in trees:
+            ratios = [
+                a / b
+                for a, b in zip(
+                    runs[f"onnx-arrow export ({label})"], runs["zstd -d | tar -x"], strict=True
+                )
+            ]
+            print(
+                f"  export / untar, each round ({label}): "
+                + " ".join(f"{r:.2f}" for r in ratios)
+                + f"; median {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
+            )
+            rows.append(
+                Row(
+                    f"export / zstd -d | tar -x ({label})",
+                    statistics.median(runs["zstd -d | tar -x"]),
+                    statistics.median(runs[f"onnx-arrow export ({label})"]),
+                    "s",
+                    bar=1.2,
+                )
+            )
+        print_table(rows)
 
 
 if __name__ == "__main__":

@@ -36,13 +36,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd  # no pandas-stubs: pandas is Any
 import pyarrow as pa
 from google.protobuf.message import DecodeError
-from onnx import ModelProto
 
 import onnx_arrow
 from onnx_arrow.core.model import (
@@ -60,6 +59,9 @@ from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.corpus.releases import folder_provenance, is_release, open_release_store
 from onnx_arrow.errors import CorpusError
 from onnx_arrow.reports import Report, as_frame
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
 
 __all__ = [
     "DEFAULT_CORPUS",
@@ -508,6 +510,8 @@ def _contents(store: Store, case: str, paths: set[str]) -> dict[str, bytes]:
 
 def _model(content: bytes, where: str) -> ModelProto:
     """A model row's bytes parsed; bytes that do not parse are a located error."""
+    from onnx_arrow.core.model import ModelProto  # only models that differ are parsed
+
     try:
         return ModelProto.FromString(content)
     except DecodeError as exc:

@@ -83,42 +83,72 @@ def _is_utf8(data: bytes) -> bool:
 # --- element forms: codes <-> Arrow storage --------------------------------------------
 
 
+#: How each minifloat lays out a code: exponent bits, mantissa bits, exponent bias, and
+#: which codes are not finite: ``ieee`` (an all-ones exponent is infinity, or NaN with a
+#: mantissa), ``fn`` (all ones is NaN, no infinity), ``fnuz`` (the negative zero's code is
+#: the NaN), ``finite`` (none), ``unsigned`` (no sign, no mantissa; all ones is NaN).
+_MINIFLOATS: Final = {
+    "FLOAT8E4M3FN": (4, 3, 7, "fn"),
+    "FLOAT8E4M3FNUZ": (4, 3, 8, "fnuz"),
+    "FLOAT8E5M2": (5, 2, 15, "ieee"),
+    "FLOAT8E5M2FNUZ": (5, 2, 16, "fnuz"),
+    "FLOAT4E2M1": (2, 1, 1, "finite"),
+    "FLOAT8E8M0": (8, 0, 127, "unsigned"),
+    "FLOAT6E2M3": (2, 3, 1, "finite"),
+    "FLOAT6E3M2": (3, 2, 3, "finite"),
+}
+
+
 @functools.cache
 def _minifloat_tables(
     onnx: int,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
     """float32 bit patterns for every code; sorted patterns with their codes for the inverse.
 
-    ml_dtypes widens exactly, except that it quiets the signalling NaNs of
-    float8e5m2; those keep their payload here, so every code maps to its own
-    float32 and back.  Built on first use, which imports ml_dtypes.
+    Decoded from the code's fields (:data:`_MINIFLOATS`), every value exact in float32,
+    as ml_dtypes widens them (a test checks every code against it), except that a NaN
+    with a mantissa keeps it as its payload (ml_dtypes quiets the signalling NaNs of
+    float8e5m2), so that every code maps to its own float32 and back.  Built without
+    ml_dtypes, which a store's reader and an export then need not import.
     """
-    import ml_dtypes
-
     row = DTYPES[onnx]
-    codes = np.arange(1 << row.bits, dtype=np.uint8)
-    bits = codes.view(row.numpy).astype(np.float32).view(np.uint32).copy()
-    nmant = int(ml_dtypes.finfo(row.numpy).nmant)  # type: ignore[no-untyped-call]
-    nan = np.isnan(bits.view(np.float32))
-    mantissa = (codes & ((1 << nmant) - 1)).astype(np.uint32)
-    payload = nan & (mantissa != 0)
-    bits[payload] = (
-        (bits[payload] & np.uint32(0x80000000))
-        | np.uint32(0x7F800000)
-        | (mantissa[payload] << np.uint32(23 - nmant))
-    )
+    exp_bits, man_bits, bias, special = _MINIFLOATS[row.name]
+    codes = np.arange(1 << row.bits, dtype=np.uint32)
+    mantissa = codes & np.uint32((1 << man_bits) - 1)
+    exponent = (codes >> np.uint32(man_bits)) & np.uint32((1 << exp_bits) - 1)
+    sign = (codes >> np.uint32(exp_bits + man_bits)) & np.uint32(special != "unsigned")
+    normal = exponent != 0 if special != "unsigned" else np.ones(codes.size, dtype=bool)
+    significand = np.where(normal, 1.0, 0.0) + mantissa / float(1 << man_bits)
+    power = np.where(normal, exponent.astype(np.int64) - bias, 1 - bias)
+    values = np.where(sign == 1, -1.0, 1.0) * np.ldexp(significand, power)
+    with np.errstate(over="ignore"):  # FLOAT8E8M0's all-ones code, past float32: its NaN
+        bits = values.astype(np.float32).view(np.uint32).copy()
+    top = np.uint32((1 << exp_bits) - 1)
+    sign_bit = sign << np.uint32(31)
+    payload = sign_bit | np.uint32(0x7F800000) | (mantissa << np.uint32(23 - man_bits))
+    if special == "ieee":
+        ones = exponent == top
+        bits[ones] = payload[ones]  # infinity (no mantissa) or a NaN that keeps its payload
+    elif special == "fn":
+        ones = (exponent == top) & (mantissa == np.uint32((1 << man_bits) - 1))
+        bits[ones] = payload[ones]
+    elif special == "fnuz":
+        bits[1 << (row.bits - 1)] = np.uint32(0xFFC00000)  # no negative zero: the NaN
+    elif special == "unsigned":
+        bits[-1] = np.uint32(0x7FC00000)
     order = np.argsort(bits, kind="stable")
     if np.unique(bits).size != bits.size:  # pragma: no cover - guarded by the tests
         raise RuntimeError(f"float32 patterns of {row.name} are not unique")
-    return bits, bits[order], codes[order]
+    return bits, bits[order], codes[order].astype(np.uint8)
 
 
 @functools.cache
 def _value_range(onnx: int) -> tuple[int, int]:
-    import ml_dtypes
-
-    info = ml_dtypes.iinfo(DTYPES[onnx].numpy)  # type: ignore[no-untyped-call]
-    return int(info.min), int(info.max)
+    """The smallest and largest value of a sub-byte integer type."""
+    row = DTYPES[onnx]
+    if row.arrow_storage == np.int8:
+        return -(1 << (row.bits - 1)), (1 << (row.bits - 1)) - 1
+    return 0, (1 << row.bits) - 1
 
 
 def codes_to_storage(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
@@ -143,10 +173,13 @@ def codes_to_storage(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any,
 
 
 def storage_to_codes(
-    storage: np.ndarray[Any, Any], row: DType, *, where: str | None = None
+    storage: np.ndarray[Any, Any], row: DType, *, where: str | None = None, bits: bool = False
 ) -> np.ndarray[Any, Any]:
-    """The inverse of :func:`codes_to_storage`; raises where a value has no exact code."""
+    """The inverse of :func:`codes_to_storage`; raises where a value has no exact code.
+    With ``bits``, the codes of an ml_dtypes type come as the integers of their bits
+    (:attr:`DType.code_bits`), which is all a message written from them needs."""
     kind = row.arrow_kind
+    code = row.code_bits if bits else row.numpy
     if kind is ArrowKind.NATIVE:
         return storage.view(row.numpy) if storage.dtype != row.numpy else storage
     if kind is ArrowKind.BINARY:
@@ -160,20 +193,20 @@ def storage_to_codes(
     if kind is ArrowKind.COMPLEX:
         return storage.view(row.numpy)
     if kind is ArrowKind.BFLOAT16:
-        bits = storage.view(np.uint32)
-        inexact = np.flatnonzero(bits & np.uint32(0xFFFF))
+        pattern = storage.view(np.uint32)
+        inexact = np.flatnonzero(pattern & np.uint32(0xFFFF))
         if inexact.size:
             _raise_inexact(storage, inexact[0], row, where)
-        return (bits >> np.uint32(16)).astype(np.uint16).view(row.numpy)
+        return (pattern >> np.uint32(16)).astype(np.uint16).view(code)
     if kind is ArrowKind.MINIFLOAT:
         _, sorted_bits, sorted_codes = _minifloat_tables(row.onnx)
-        bits = storage.view(np.uint32)
-        index = np.searchsorted(sorted_bits, bits)
+        pattern = storage.view(np.uint32)
+        index = np.searchsorted(sorted_bits, pattern)
         np.minimum(index, sorted_bits.size - 1, out=index)
-        missing = np.flatnonzero(sorted_bits[index] != bits)
+        missing = np.flatnonzero(sorted_bits[index] != pattern)
         if missing.size:
             _raise_inexact(storage, missing[0], row, where)
-        return sorted_codes[index].view(row.numpy)
+        return sorted_codes[index].view(code)
     low, high = _value_range(row.onnx)
     bad = np.flatnonzero((storage < low) | (storage > high))
     if bad.size:
@@ -182,7 +215,7 @@ def storage_to_codes(
             f"[{low}, {high}]",
             where=where,
         )
-    return (storage.view(np.uint8) & np.uint8((1 << row.bits) - 1)).view(row.numpy)
+    return (storage.view(np.uint8) & np.uint8((1 << row.bits) - 1)).view(code)
 
 
 def _raise_inexact(

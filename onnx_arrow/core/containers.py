@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
-from google.protobuf.descriptor import FieldDescriptor
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.direct import decode_tensor_fast
@@ -45,13 +44,7 @@ from onnx_arrow.core.nodes import (
     check_sparse,
     field_name,
 )
-from onnx_arrow.core.protos import (
-    MapProto,
-    OptionalProto,
-    SequenceProto,
-    SparseTensorProto,
-    TensorProto,
-)
+from onnx_arrow.core.proto_fields import ELEM_TYPE_CODES, FIELDS, by_number
 from onnx_arrow.core.tensor_wire import decode_tensor, encode_tensor
 from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import (
@@ -74,35 +67,34 @@ __all__ = [
 MAX_DEPTH: Final = 100
 
 
-def _field_number(message: Any, name: str) -> int:
-    number: int = message.DESCRIPTOR.fields_by_name[name].number
-    return number
+def _field_number(message: str, name: str) -> int:
+    return FIELDS[message][name].number
 
 
 #: The field of SequenceProto / OptionalProto that holds elements of each kind (the two
 #: messages number them alike: tests/core/test_containers.py checks it).
-_ELEM_FIELD: Final = {kind: _field_number(SequenceProto, f"{kind}_values") for kind in ELEM_TYPE}
+_ELEM_FIELD: Final = {kind: _field_number("SequenceProto", f"{kind}_values") for kind in ELEM_TYPE}
 _KIND_OF_FIELD: Final = {number: kind for kind, number in _ELEM_FIELD.items()}
 # name and elem_type / key_type: the same numbers in SequenceProto, OptionalProto, MapProto
-_NAME: Final = _field_number(SequenceProto, "name")
-_ELEM: Final = _field_number(SequenceProto, "elem_type")
-_MAP_KEYS: Final = _field_number(MapProto, "keys")
-_MAP_STRING_KEYS: Final = _field_number(MapProto, "string_keys")
-_MAP_VALUES: Final = _field_number(MapProto, "values")
-_SPARSE_VALUES: Final = _field_number(SparseTensorProto, "values")
-_SPARSE_INDICES: Final = _field_number(SparseTensorProto, "indices")
-_SPARSE_DIMS: Final = _field_number(SparseTensorProto, "dims")
+_NAME: Final = _field_number("SequenceProto", "name")
+_ELEM: Final = _field_number("SequenceProto", "elem_type")
+_MAP_KEYS: Final = _field_number("MapProto", "keys")
+_MAP_STRING_KEYS: Final = _field_number("MapProto", "string_keys")
+_MAP_VALUES: Final = _field_number("MapProto", "values")
+_SPARSE_VALUES: Final = _field_number("SparseTensorProto", "values")
+_SPARSE_INDICES: Final = _field_number("SparseTensorProto", "indices")
+_SPARSE_DIMS: Final = _field_number("SparseTensorProto", "dims")
 _TENSOR_SUBMESSAGES: Final = frozenset(
-    TensorProto.DESCRIPTOR.fields_by_name[n].number for n in ("external_data", "metadata_props")
+    _field_number("TensorProto", n) for n in ("external_data", "metadata_props")
 )
 
 
 _WIRE_TYPES: Final = {
-    FieldDescriptor.TYPE_STRING: _wire.LEN,
-    FieldDescriptor.TYPE_BYTES: _wire.LEN,
-    FieldDescriptor.TYPE_MESSAGE: _wire.LEN,
-    FieldDescriptor.TYPE_INT32: _wire.VARINT,
-    FieldDescriptor.TYPE_INT64: _wire.VARINT,
+    "string": _wire.LEN,
+    "bytes": _wire.LEN,
+    "message": _wire.LEN,
+    "int32": _wire.VARINT,
+    "int64": _wire.VARINT,
 }
 
 
@@ -110,10 +102,10 @@ def _check_foreign(f: _wire.Field, message: str, where: str) -> None:
     """Refuse a field that ``message`` (a container message) does not have, or has with
     another wire type: such bytes are another message (a TensorProto's dims and raw_data
     read as a SequenceProto give an empty sequence), never an empty value."""
-    descriptor = _CONTAINERS[message].DESCRIPTOR.fields_by_number.get(f.number)
+    descriptor = _CONTAINERS[message].get(f.number)
     if descriptor is not None and _WIRE_TYPES.get(descriptor.type, -1) in (
         f.wire_type,
-        _wire.LEN if descriptor.is_repeated else -1,
+        _wire.LEN if descriptor.repeated else -1,
     ):
         return
     what = f"field {f.number}" if descriptor is None else f"{descriptor.name} (field {f.number})"
@@ -125,11 +117,7 @@ def _check_foreign(f: _wire.Field, message: str, where: str) -> None:
     )
 
 
-_CONTAINERS: Final[dict[str, Any]] = {
-    "SequenceProto": SequenceProto,
-    "OptionalProto": OptionalProto,
-    "MapProto": MapProto,
-}
+_CONTAINERS: Final = {m: by_number(m) for m in ("SequenceProto", "OptionalProto", "MapProto")}
 
 
 Resolver = Callable[..., Any]
@@ -533,7 +521,7 @@ def _encode_children(
         parts.append((_ELEM, _varint_field(_ELEM, ELEM_TYPE[elem.name])))
     elif envelope is None and singular:
         # an optional no value says the kind of: UNDEFINED, as from_optional(None) writes it
-        parts.append((_ELEM, _varint_field(_ELEM, OptionalProto.UNDEFINED)))
+        parts.append((_ELEM, _varint_field(_ELEM, ELEM_TYPE_CODES["UNDEFINED"])))
     if items:
         if elem is None:
             raise ArrowLayoutError(f"{kind} has values but no element kind", where=where)

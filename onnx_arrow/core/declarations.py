@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
 from google.protobuf.descriptor import FieldDescriptor as FD
@@ -37,17 +37,20 @@ from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.core.graph import declared_type_text, graph_values, onnx_type_string
 from onnx_arrow.core.kinds import (
     MAP,
-    MESSAGE_CLASS,
     OPTIONAL,
     SEQUENCE,
     SPARSE_TENSOR,
     TENSOR,
     Kind,
+    message_class,
 )
 from onnx_arrow.core.nodes import Node
 from onnx_arrow.core.protos import ModelProto, TensorProto, TypeProto, ValueInfoProto
 from onnx_arrow.core.types import fit_declared, kind_of_type, onnx_type
 from onnx_arrow.errors import OnnxArrowError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, TypeProto, ValueInfoProto
 
 __all__ = [
     "Contradiction",
@@ -219,6 +222,8 @@ def _declares_none(io: str, number: int, declared: list[ValueInfoProto]) -> str:
 def _kind_name(serialized_type: bytes) -> str | None:
     """The kind name a serialized ``TypeProto`` declares; None for one onnx-arrow does not
     take (its files are then paired by number, and said so where they are read)."""
+    from onnx_arrow.core.protos import TypeProto
+
     try:
         return kind_of_type(TypeProto.FromString(serialized_type)).name
     except OnnxArrowError:
@@ -353,7 +358,7 @@ def foreign_fields(data: bytes | memoryview, kind: str) -> str | None:
     >>> print(foreign_fields(bytes([0x12, 0x01, 0x00]), "tensor"))  # field 2 as bytes
     field 2 holds length-delimited bytes where a TensorProto has data_type, an integer: it is no ONNX value (another program's protobuf, such as a TensorFlow GraphDef?)
     """  # noqa: E501
-    descriptor = MESSAGE_CLASS[kind].DESCRIPTOR  # type: ignore[attr-defined]
+    descriptor = message_class(kind).DESCRIPTOR
     seen = set()
     try:
         for found in _wire.iter_fields(memoryview(bytes(data)), what="file"):
@@ -398,6 +403,8 @@ def _repeated(field: FD) -> bool:
 def holds_model(data: bytes | memoryview) -> bool:
     """Whether the bytes are an ONNX model (``ModelProto``): a graph, an IR version and an
     opset, which no value message also is."""
+    from onnx_arrow.core.protos import ModelProto
+
     try:
         model = ModelProto.FromString(bytes(data))
     except (DecodeError, ValueError, RuntimeError):
@@ -425,6 +432,8 @@ def declared_kind(type_proto: TypeProto | None, where: str) -> tuple[Kind, str] 
 
 @functools.lru_cache(maxsize=4096)  # the same types recur across the cases of a corpus
 def _declared_of(serialized: bytes) -> tuple[Kind, str]:
+    from onnx_arrow.core.protos import TypeProto
+
     type_proto = TypeProto.FromString(serialized)
     return kind_of_type(type_proto), onnx_type_string(type_proto)
 
@@ -438,13 +447,15 @@ def undeclared_tensor_type(data: bytes | memoryview) -> TypeProto | None:
     test runner reads such a file: a ``TensorProto`` (its element type, no shape); None
     when the bytes do not parse as a ``TensorProto`` of one of the 28 element types.
 
-    >>> from onnx import helper
+    >>> from onnx import TensorProto, helper
     >>> t = helper.make_tensor("y", TensorProto.FLOAT, [2], [1.0, 2.0])
     >>> onnx_type_string(undeclared_tensor_type(t.SerializeToString()))
     'tensor(float)'
     >>> undeclared_tensor_type(b"version https://git-lfs.github.com/spec/v1\\n") is None
     True
     """
+    from onnx_arrow.core.protos import TypeProto
+
     try:
         tensor = TensorProto.FromString(bytes(data))
     except (DecodeError, ValueError, RuntimeError):

@@ -14,7 +14,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +23,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx_arrow.core.codec import codes_to_storage
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding
 from onnx_arrow.core.element_types import dtype_of_arrow
-from onnx_arrow.core.protos import TensorProto
+from onnx_arrow.core.proto_fields import FIELDS
 from onnx_arrow.core.tensor_codes import fixed_codes, storage_array, stored_values
 from onnx_arrow.core.tensor_types import tensor_layout
 from onnx_arrow.core.tensor_wire import (
@@ -39,6 +39,9 @@ from onnx_arrow.core.tensor_wire import (
 )
 from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.errors import InvalidTensorError, NotRepresentableError
+
+if TYPE_CHECKING:
+    from onnx import TensorProto
 
 __all__ = [
     "RawBatch",
@@ -78,6 +81,8 @@ def decode_tensor_fast(data: bytes | memoryview, *, canonical: bool = False) -> 
     protobuf writes for the message; then :func:`encode_tensor` of the result,
     which protobuf writes from the same fields, gives ``data`` back.
     """
+    from onnx_arrow.core.protos import TensorProto  # protobuf's parser, without onnx's package
+
     try:
         m = TensorProto.FromString(data)
     except Exception:  # protobuf's DecodeError: the wire path says exactly what is wrong
@@ -204,6 +209,8 @@ class RawBatch:
 def _envelope(number: int, name: str | None, doc_string: str | None) -> bytes:
     """The envelope of a message with this name and doc string whose data was in field
     ``number`` (0 for none), as the wire decoder cuts it."""
+    from onnx_arrow.core.protos import TensorProto
+
     parts: list[tuple[int, bytes]] = []
     if name is not None:
         parts.append((_NAME, TensorProto(name=name).SerializeToString()))
@@ -214,7 +221,7 @@ def _envelope(number: int, name: str | None, doc_string: str | None) -> bytes:
     return b"".join(b for _, b in sorted(parts))
 
 
-_FIELDS: Final = TensorProto.DESCRIPTOR.fields_by_name
+_FIELDS: Final = FIELDS["TensorProto"]
 _NAME: Final = _FIELDS["name"].number
 _DOC_STRING: Final = _FIELDS["doc_string"].number
 _RAW_DATA: Final = _FIELDS["raw_data"].number
@@ -270,10 +277,10 @@ _NARROWED: Final = frozenset((np.dtype(np.float32),))
 #: every one of ``TensorProto`` but those it reads.
 _READ: Final = frozenset(("dims", "data_type", "raw_data", "name", "doc_string"))
 _OTHER_REPEATED: Final = tuple(
-    f.name for f in TensorProto.DESCRIPTOR.fields if f.name not in _READ and f.is_repeated
+    f.name for f in _FIELDS.values() if f.name not in _READ and f.repeated
 )
 _OTHER_SINGULAR: Final = tuple(
-    f.name for f in TensorProto.DESCRIPTOR.fields if f.name not in _READ and not f.is_repeated
+    f.name for f in _FIELDS.values() if f.name not in _READ and not f.repeated
 )
 #: Up to this much data, that a message sets nothing else is checked by its serialized
 #: size (one C call, but ``ByteSize`` serializes the message); past it, field by field.
@@ -302,6 +309,8 @@ def raw_batch(messages: Sequence[object]) -> RawBatch | None:
     storage: list[int] = []
     typed: dict[int, list[int]] = {}  # the rows whose data is in a typed field, by dtype
     previous: tuple[int, ...] = ()
+    from onnx_arrow.core.protos import TensorProto
+
     for i, message in enumerate(messages):
         if type(message) is not TensorProto:
             return None
@@ -455,6 +464,8 @@ def fixed_tensor_messages(array: pa.Array) -> list[TensorProto] | None:
     row = dtype_of_arrow(found.value_type)
     if row.bits < 8:
         return None
+    from onnx_arrow.core.protos import TensorProto
+
     data = fixed_codes(array, row).tobytes()
     shape = list(array.type.shape)
     size = len(data) // len(array) if len(array) else 0

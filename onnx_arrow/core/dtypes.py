@@ -162,6 +162,16 @@ class DType:
             return np.dtype(getattr(importlib.import_module(module), attr))
         return np.dtype(self.numpy_name)
 
+    @functools.cached_property
+    def code_bits(self) -> np.dtype[np.generic]:
+        """The unsigned integers of a code's bits where :attr:`numpy` is an ml_dtypes
+        type (uint16 for BFLOAT16, uint8 for the float8, float6, float4 and sub-byte
+        integer types), else :attr:`numpy`.  A message is written from its elements'
+        bits alone, so a store's files are rebuilt as these, without ml_dtypes."""
+        if self.numpy_name.startswith("ml_dtypes."):
+            return np.dtype(np.uint16 if self.bits == 16 else np.uint8)
+        return self.numpy
+
     @property
     def extension_name(self) -> str | None:
         """The name of onnx-arrow's own Arrow extension type for this dtype, if it needs one."""

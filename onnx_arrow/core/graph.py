@@ -10,8 +10,12 @@ at a slot (:func:`declared_type`), a type in ONNX's notation (:func:`onnx_type_s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from onnx_arrow.core.dtypes import DTYPES
-from onnx_arrow.core.protos import ModelProto, TypeProto, ValueInfoProto
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, TypeProto, ValueInfoProto
 
 __all__ = [
     "declared_type",

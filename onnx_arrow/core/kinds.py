@@ -8,18 +8,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any, Final
 
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, dtype_of
-from onnx_arrow.core.protos import (
-    MapProto,
-    OptionalProto,
-    SequenceProto,
-    SparseTensorProto,
-    TensorProto,
-)
+from onnx_arrow.core.proto_fields import ELEM_TYPE_CODES
 from onnx_arrow.errors import ArrowLayoutError, OnnxArrowError, UnsupportedTypeError
 
 __all__ = [
@@ -28,7 +23,6 @@ __all__ = [
     "MAP",
     "MAP_KEY_TYPES",
     "MAP_VALUE_KINDS",
-    "MESSAGE_CLASS",
     "OPTIONAL",
     "SEQUENCE",
     "SPARSE_TENSOR",
@@ -36,6 +30,7 @@ __all__ = [
     "Kind",
     "kind_of_message",
     "map_key_dtype",
+    "message_class",
     "unify",
 ]
 
@@ -47,18 +42,9 @@ OPTIONAL: Final = "optional"
 
 #: SequenceProto.DataType / OptionalProto.DataType value of each kind.
 ELEM_TYPE: Final = {
-    kind: getattr(SequenceProto, kind.upper())
-    for kind in (TENSOR, SPARSE_TENSOR, SEQUENCE, MAP, OPTIONAL)
+    kind: ELEM_TYPE_CODES[kind.upper()] for kind in (TENSOR, SPARSE_TENSOR, SEQUENCE, MAP, OPTIONAL)
 }
 KIND_OF_ELEM_TYPE: Final = {code: kind for kind, code in ELEM_TYPE.items()}
-MESSAGE_KIND: Final = {
-    TensorProto: TENSOR,
-    SparseTensorProto: SPARSE_TENSOR,
-    SequenceProto: SEQUENCE,
-    MapProto: MAP,
-    OptionalProto: OPTIONAL,
-}
-MESSAGE_CLASS: Final = {kind: cls for cls, kind in MESSAGE_KIND.items()}
 #: Map key types ONNX allows: the integer types and STRING.
 MAP_KEY_TYPES: Final = frozenset(
     {r.name for r in DTYPES.values() if r.arrow_kind is ArrowKind.NATIVE and r.numpy.kind in "iu"}
@@ -130,9 +116,39 @@ class Kind:
         return extra + self.elem.depth
 
 
+@functools.cache
+def _message_classes() -> dict[str, Any]:
+    """The message class of each kind (onnx's, from its generated module alone)."""
+    from onnx_arrow.core.protos import (
+        MapProto,
+        OptionalProto,
+        SequenceProto,
+        SparseTensorProto,
+        TensorProto,
+    )
+
+    return {
+        TENSOR: TensorProto,
+        SPARSE_TENSOR: SparseTensorProto,
+        SEQUENCE: SequenceProto,
+        MAP: MapProto,
+        OPTIONAL: OptionalProto,
+    }
+
+
+@functools.cache
+def _message_kinds() -> dict[Any, str]:
+    return {cls: kind for kind, cls in _message_classes().items()}
+
+
+def message_class(kind: str) -> Any:
+    """The onnx message class of a kind name (``TensorProto`` for ``tensor`` ...)."""
+    return _message_classes()[kind]
+
+
 def kind_of_message(value: object, *, where: str) -> str:
     """The kind name of a message object, or a clear error."""
-    kind = MESSAGE_KIND.get(type(value))
+    kind = _message_kinds().get(type(value))
     if kind is None:
         raise UnsupportedTypeError(
             f"expected an ONNX value message (TensorProto, SparseTensorProto, SequenceProto, "

@@ -6,6 +6,10 @@ core only ``onnx_arrow`` itself, :mod:`onnx_arrow.errors` and this module; a tes
 or renamed behind it.  Not public: names here may change between releases, with the
 adapters changed alongside.
 
+Each name is imported from its module when first looked up (:data:`_LAZY`), so that an
+adapter pays for what it uses: reading or exporting a store imports neither onnx nor
+ml_dtypes, which the conversions of messages need.
+
 The dtype table
     :data:`DTYPES`, :class:`DType` and :class:`ArrowKind`, with :func:`dtype_of` and
     :func:`dtype_of_numpy` to look rows up (:mod:`onnx_arrow.core.dtypes`).
@@ -66,98 +70,198 @@ Messages' classes
 
 from __future__ import annotations
 
-from onnx_arrow.core._json import load_json
-from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, as_path, file_kind
-from onnx_arrow.core._wire import encode_varint, read_varint
-from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
-from onnx_arrow.core.arrow_input import as_array
-from onnx_arrow.core.codec import Strings, check_strings, codes_to_storage, storage_to_codes
-from onnx_arrow.core.containers import assemble, decode_value, encode_value, flatten
-from onnx_arrow.core.direct import decode_tensor_fast
-from onnx_arrow.core.dtypes import (
-    DECODED_FLOATS,
-    DTYPES,
-    ArrowKind,
-    DType,
-    dtype_of,
-    dtype_of_numpy,
-)
-from onnx_arrow.core.element_types import dtype_of_arrow, element_type
-from onnx_arrow.core.extension_types import describe_type
-from onnx_arrow.core.kinds import (
-    MAP,
-    MESSAGE_CLASS,
-    OPTIONAL,
-    SEQUENCE,
-    SPARSE_TENSOR,
-    TENSOR,
-    Kind,
-)
-from onnx_arrow.core.message_type import MessageType
-from onnx_arrow.core.nodes import (
-    MapValue,
-    Node,
-    OptionalValue,
-    SequenceValue,
-    SparseValue,
-    check_sparse,
-)
-from onnx_arrow.core.python_values import (
-    map_keys,
-    map_pairs,
-    python_value,
-    string_bytes,
-    value_message,
-)
-from onnx_arrow.core.statistics import (
-    STATISTICS,
-    Statistic,
-    statistics_by_dtype,
-    tensor_statistics,
-)
-from onnx_arrow.core.storage_form import storage_type
-from onnx_arrow.core.tensor_arrays import stacked_codes
-from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
-from onnx_arrow.core.tensors import MAX_ELEMENTS, NUMPY_MAX_RANK, Tensor
-from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
-from onnx_arrow.core.ulp import FLOATING, UlpDistance, ulp_distance
-from onnx_arrow.core.value_digests import value_digest
-from onnx_arrow.core.values import unwrap
-from onnx_arrow.core.walk import child_fields, children, map_type, walk
+from typing import TYPE_CHECKING, Final
 
-# isort: split
-# What a model declares (onnx_arrow.core.graph), and the confined, size-capped read of a
-# regular file from anyone (onnx_arrow.core._open).
-from onnx_arrow.core._open import read_regular_file
-from onnx_arrow.core.declarations import (
-    Contradiction,
-    Pairing,
-    contradiction,
-    contradiction_message,
-    declared_kind,
-    diagnosis,
-    holds_model,
-    lfs_pointer,
-    pair_files,
-    undeclared_tensor_type,
-)
-from onnx_arrow.core.graph import (
-    declared_type,
-    declared_type_text,
-    graph_values,
-    onnx_type_string,
-    op_types,
-    opsets,
-)
+from onnx_arrow._lazy import exports
 
-# isort: split
-# The sub-byte stream of packed elements (onnx_arrow.core.codec), as runtimes take it too.
-from onnx_arrow.core.codec import pack, unpack
+if TYPE_CHECKING:
+    from onnx_arrow.core._json import load_json
+    from onnx_arrow.core._open import NO_FOLLOW, OPEN_FLAGS, as_path, file_kind, read_regular_file
+    from onnx_arrow.core._wire import encode_varint, read_varint
+    from onnx_arrow.core.arrays import build_array, infer_arrow_type, value_rows
+    from onnx_arrow.core.arrow_input import as_array
+    from onnx_arrow.core.codec import (
+        Strings,
+        check_strings,
+        codes_to_storage,
+        pack,
+        storage_to_codes,
+        unpack,
+    )
+    from onnx_arrow.core.containers import assemble, decode_value, encode_value, flatten
+    from onnx_arrow.core.declarations import (
+        Contradiction,
+        Pairing,
+        contradiction,
+        contradiction_message,
+        declared_kind,
+        diagnosis,
+        holds_model,
+        lfs_pointer,
+        pair_files,
+        undeclared_tensor_type,
+    )
+    from onnx_arrow.core.direct import decode_tensor_fast
+    from onnx_arrow.core.dtypes import (
+        DECODED_FLOATS,
+        DTYPES,
+        ArrowKind,
+        DType,
+        dtype_of,
+        dtype_of_numpy,
+    )
+    from onnx_arrow.core.element_types import dtype_of_arrow, element_type
+    from onnx_arrow.core.extension_types import describe_type
+    from onnx_arrow.core.graph import (
+        declared_type,
+        declared_type_text,
+        graph_values,
+        onnx_type_string,
+        op_types,
+        opsets,
+    )
+    from onnx_arrow.core.kinds import (
+        MAP,
+        OPTIONAL,
+        SEQUENCE,
+        SPARSE_TENSOR,
+        TENSOR,
+        Kind,
+        message_class,
+    )
+    from onnx_arrow.core.message_type import MessageType
+    from onnx_arrow.core.nodes import (
+        MapValue,
+        Node,
+        OptionalValue,
+        SequenceValue,
+        SparseValue,
+        check_sparse,
+    )
+    from onnx_arrow.core.protos import ModelProto, TypeProto, onnx_version
+    from onnx_arrow.core.python_values import (
+        map_keys,
+        map_pairs,
+        python_value,
+        string_bytes,
+        value_message,
+    )
+    from onnx_arrow.core.statistics import (
+        STATISTICS,
+        Statistic,
+        statistics_by_dtype,
+        tensor_statistics,
+    )
+    from onnx_arrow.core.storage_form import storage_type
+    from onnx_arrow.core.tensor_arrays import stacked_codes
+    from onnx_arrow.core.tensor_types import SparseTensorType, tensor_layout
+    from onnx_arrow.core.tensors import MAX_ELEMENTS, NUMPY_MAX_RANK, Tensor
+    from onnx_arrow.core.types import arrow_type, kind_of_arrow, kind_of_type
+    from onnx_arrow.core.ulp import FLOATING, UlpDistance, ulp_distance
+    from onnx_arrow.core.value_digests import value_digest
+    from onnx_arrow.core.values import unwrap
+    from onnx_arrow.core.walk import child_fields, children, map_type, walk
 
-# isort: split
-# ONNX's message classes and version, without the cost of ``import onnx``
-# (onnx_arrow.core.protos).
-from onnx_arrow.core.protos import ModelProto, TypeProto, onnx_version
+#: The names above, imported when first looked up, so that an adapter pays only for what it
+#: uses (``onnx-arrow export`` and ``info`` of a store import neither onnx nor ml_dtypes):
+#: ``{module: names}``; a test checks that this table and the ``TYPE_CHECKING`` block name
+#: the same.
+_LAZY: Final = {
+    "onnx_arrow.core._json": ("load_json",),
+    "onnx_arrow.core._open": (
+        "NO_FOLLOW",
+        "OPEN_FLAGS",
+        "as_path",
+        "file_kind",
+        "read_regular_file",
+    ),
+    "onnx_arrow.core._wire": ("encode_varint", "read_varint"),
+    "onnx_arrow.core.arrays": ("build_array", "infer_arrow_type", "value_rows"),
+    "onnx_arrow.core.arrow_input": ("as_array",),
+    "onnx_arrow.core.codec": (
+        "Strings",
+        "check_strings",
+        "codes_to_storage",
+        "pack",
+        "storage_to_codes",
+        "unpack",
+    ),
+    "onnx_arrow.core.containers": ("assemble", "decode_value", "encode_value", "flatten"),
+    "onnx_arrow.core.declarations": (
+        "Contradiction",
+        "Pairing",
+        "contradiction",
+        "contradiction_message",
+        "declared_kind",
+        "diagnosis",
+        "holds_model",
+        "lfs_pointer",
+        "pair_files",
+        "undeclared_tensor_type",
+    ),
+    "onnx_arrow.core.direct": ("decode_tensor_fast",),
+    "onnx_arrow.core.dtypes": (
+        "DECODED_FLOATS",
+        "DTYPES",
+        "ArrowKind",
+        "DType",
+        "dtype_of",
+        "dtype_of_numpy",
+    ),
+    "onnx_arrow.core.element_types": ("dtype_of_arrow", "element_type"),
+    "onnx_arrow.core.extension_types": ("describe_type",),
+    "onnx_arrow.core.graph": (
+        "declared_type",
+        "declared_type_text",
+        "graph_values",
+        "onnx_type_string",
+        "op_types",
+        "opsets",
+    ),
+    "onnx_arrow.core.kinds": (
+        "MAP",
+        "OPTIONAL",
+        "SEQUENCE",
+        "SPARSE_TENSOR",
+        "TENSOR",
+        "Kind",
+        "message_class",
+    ),
+    "onnx_arrow.core.message_type": ("MessageType",),
+    "onnx_arrow.core.nodes": (
+        "MapValue",
+        "Node",
+        "OptionalValue",
+        "SequenceValue",
+        "SparseValue",
+        "check_sparse",
+    ),
+    "onnx_arrow.core.python_values": (
+        "map_keys",
+        "map_pairs",
+        "python_value",
+        "string_bytes",
+        "value_message",
+    ),
+    "onnx_arrow.core.statistics": (
+        "STATISTICS",
+        "Statistic",
+        "statistics_by_dtype",
+        "tensor_statistics",
+    ),
+    "onnx_arrow.core.protos": ("ModelProto", "TypeProto", "onnx_version"),
+    "onnx_arrow.core.storage_form": ("storage_type",),
+    "onnx_arrow.core.tensor_arrays": ("stacked_codes",),
+    "onnx_arrow.core.tensor_types": ("SparseTensorType", "tensor_layout"),
+    "onnx_arrow.core.tensors": ("MAX_ELEMENTS", "NUMPY_MAX_RANK", "Tensor"),
+    "onnx_arrow.core.types": ("arrow_type", "kind_of_arrow", "kind_of_type"),
+    "onnx_arrow.core.ulp": ("FLOATING", "UlpDistance", "ulp_distance"),
+    "onnx_arrow.core.value_digests": ("value_digest",),
+    "onnx_arrow.core.values": ("unwrap",),
+    "onnx_arrow.core.walk": ("child_fields", "children", "map_type", "walk"),
+}
+__getattr__, __dir__ = exports(__name__, _LAZY)
+
 
 __all__ = [
     "DECODED_FLOATS",
@@ -165,7 +269,6 @@ __all__ = [
     "FLOATING",
     "MAP",
     "MAX_ELEMENTS",
-    "MESSAGE_CLASS",
     "NO_FOLLOW",
     "NUMPY_MAX_RANK",
     "OPEN_FLAGS",
@@ -229,6 +332,7 @@ __all__ = [
     "map_keys",
     "map_pairs",
     "map_type",
+    "message_class",
     "onnx_type_string",
     "onnx_version",
     "op_types",

@@ -24,12 +24,11 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from google.protobuf.descriptor import FieldDescriptor
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import pack, unpack
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding, dtype_of
-from onnx_arrow.core.protos import TensorProto
+from onnx_arrow.core.proto_fields import EXTERNAL, FIELDS, by_number
 from onnx_arrow.core.tensors import MAX_ELEMENTS, Tensor
 from onnx_arrow.errors import (
     ArrowLayoutError,
@@ -61,7 +60,7 @@ __all__ = [
 ]
 
 
-_F = TensorProto.DESCRIPTOR.fields_by_name
+_F = FIELDS["TensorProto"]
 DIMS: Final = _F["dims"].number
 DATA_TYPE: Final = _F["data_type"].number
 SEGMENT: Final = _F["segment"].number
@@ -77,12 +76,10 @@ _DATA_FIELDS: Final = {
     )
 }
 _FIELD_NUMBER: Final = {name: number for number, name in _DATA_FIELDS.items()}
-KNOWN_FIELDS: Final = frozenset(f.number for f in TensorProto.DESCRIPTOR.fields)
+KNOWN_FIELDS: Final = frozenset(f.number for f in _F.values())
 #: The data fields of float or double entries: viewed in place, never varint-decoded.
 FIXED_WIDTH_FIELDS: Final = frozenset(
-    name
-    for name in _DATA_FIELDS.values()
-    if _F[name].type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE)
+    name for name in _DATA_FIELDS.values() if _F[name].type in ("float", "double")
 )
 
 
@@ -166,7 +163,7 @@ def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
     elif encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.SIGN_EXTEND:
         entries = codes  # sign-extended a chunk at a time by the encoder
     else:  # ZERO_EXTEND
-        entries = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
+        entries = codes.view(np.dtype(f"<u{codes.dtype.itemsize}"))
     return _wire.encode_varints(entries)
 
 
@@ -174,7 +171,7 @@ def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
 
 
 def _field_name(number: int) -> str:
-    return _DATA_FIELDS.get(number) or TensorProto.DESCRIPTOR.fields_by_number[number].name
+    return _DATA_FIELDS.get(number) or by_number("TensorProto")[number].name
 
 
 def decode_tensor(
@@ -221,7 +218,7 @@ def decode_tensor(
         elif number == EXTERNAL_DATA:
             external_entries.append(f)
         elif number == DATA_LOCATION:
-            location_external = f.value == TensorProto.EXTERNAL
+            location_external = f.value == EXTERNAL
             if not location_external:
                 kept.append((number, bytes(buf[f.start : f.end])))
         else:
@@ -288,10 +285,7 @@ TYPED_FIELDS: Final = frozenset(n for name, n in _FIELD_NUMBER.items() if name !
 
 
 #: The fields of ``StringStringEntryProto``, by number.
-_ENTRY_FIELDS: Final = {
-    f.number: f.name
-    for f in TensorProto.DESCRIPTOR.fields_by_name["external_data"].message_type.fields
-}
+_ENTRY_FIELDS: Final = {f.number: f.name for f in FIELDS["StringStringEntryProto"].values()}
 
 
 def _parse_string_entry(buf: memoryview, f: _wire.Field, where: str) -> tuple[str, str]:
@@ -465,16 +459,6 @@ def tensor_header(dims: tuple[int, ...], onnx: int) -> bytes:
     return out + _wire.encode_tag(DATA_TYPE, _wire.VARINT) + _wire.encode_varint(onnx)
 
 
-def envelope_plan(
-    envelope: bytes | None, has_codes: bool, binary: bool
-) -> tuple[int | None, bytes, bytes]:
-    """What an envelope gives every message made with it (see :func:`_plan`), kept if
-    the envelope is short: rows of a column share a few."""
-    if envelope is None or len(envelope) <= _CACHED_ENVELOPE:
-        return _envelope_plan(envelope, has_codes, binary)
-    return _plan(envelope, has_codes, binary)
-
-
 #: Envelopes up to this size are planned once and the plan kept (a few thousand of
 #: them); a longer one (a large doc string) is planned each time, never kept.
 _CACHED_ENVELOPE: Final = 4096
@@ -514,6 +498,16 @@ def _plan(envelope: bytes | None, has_codes: bool, binary: bool) -> tuple[int | 
 
 
 _envelope_plan = functools.lru_cache(maxsize=4096)(_plan)
+
+
+def envelope_plan(
+    envelope: bytes | None, has_codes: bool, binary: bool
+) -> tuple[int | None, bytes, bytes]:
+    """What an envelope gives every message made with it (see :func:`_plan`), kept if
+    the envelope is short: rows of a column share a few."""
+    if envelope is None or len(envelope) <= _CACHED_ENVELOPE:
+        return _envelope_plan(envelope, has_codes, binary)
+    return _plan(envelope, has_codes, binary)
 
 
 #: Fields an envelope holds that the quick scan leaves to the full read, which refuses them
@@ -570,7 +564,7 @@ def _check_envelope(envelope: bytes | None) -> None:
                 "onnx_arrow.to_arrow(..., exact=True))",
                 where="envelope",
             )
-        external = f.number == DATA_LOCATION and f.value == TensorProto.EXTERNAL
+        external = f.number == DATA_LOCATION and f.value == EXTERNAL
         if external or f.number in (EXTERNAL_DATA, SEGMENT):
             name = _field_name(f.number) + (" = EXTERNAL" if external else "")
             raise ArrowLayoutError(

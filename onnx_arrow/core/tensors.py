@@ -79,7 +79,9 @@ class Tensor:
     """A tensor's value, split from its message: dtype, dims and elements (codes).
 
     ``codes`` is a flat numpy array of ``dtype.numpy`` (for STRING an object array
-    of ``bytes``); ``envelope`` the rest of the message (see the module docs), or
+    of ``bytes``), or of ``dtype.code_bits``, the integers of the bits of an ml_dtypes
+    type, as a store's files are rebuilt (:meth:`to_numpy` gives them as
+    ``dtype.numpy``); ``envelope`` the rest of the message (see the module docs), or
     None for a value with no message behind it, which is then stored as
     ``onnx.numpy_helper.from_array`` would.
     """
@@ -93,6 +95,8 @@ class Tensor:
         """The elements shaped by ``dims``; STRING elements as ``bytes`` or, with
         ``strings="str"``, decoded from UTF-8 (see :func:`decode_strings`)."""
         codes = self.codes
+        if self.dtype.code_bits != self.dtype.numpy and codes.dtype == self.dtype.code_bits:
+            codes = codes.view(self.dtype.numpy)  # the bits of an ml_dtypes type
         if strings == "str" and self.dtype.arrow_kind is ArrowKind.BINARY:
             codes = decode_strings(codes)
         return codes.reshape(numpy_shape(self.dims, dtype=codes.dtype))

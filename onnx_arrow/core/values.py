@@ -31,7 +31,7 @@ from onnx_arrow.core.containers import decode_value, encode_value
 from onnx_arrow.core.declarations import Contradiction, contradiction
 from onnx_arrow.core.direct import fixed_tensor_array, fixed_tensor_messages, raw_batch
 from onnx_arrow.core.external_data import read_external_data
-from onnx_arrow.core.kinds import MESSAGE_CLASS, OPTIONAL, TENSOR, Kind, kind_of_message, unify
+from onnx_arrow.core.kinds import OPTIONAL, TENSOR, Kind, kind_of_message, message_class, unify
 from onnx_arrow.core.message_type import MessageType
 from onnx_arrow.core.nodes import Node
 from onnx_arrow.core.protos import TypeProto
@@ -336,8 +336,8 @@ def from_arrow(data: Any, declared: TypeProto | None = None) -> list[Message]:
         if direct is not None:
             return list(direct)
     kind, serialized = _serialized(array, declared)
-    cls = MESSAGE_CLASS[kind.name]
-    return [cls.FromString(b) for b in serialized]  # type: ignore[attr-defined]
+    cls = message_class(kind.name)
+    return [cls.FromString(b) for b in serialized]
 
 
 def unwrap(array: pa.Array) -> tuple[Kind, pa.Array, pa.Array | None]:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from onnx_arrow.core.model import ModelProto
 from onnx_arrow.errors import UnsupportedTypeError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
 
 __all__ = ["check_model", "check_path", "checked_items", "type_name"]
 
@@ -49,6 +51,8 @@ def check_path(value: object, *, where: str) -> str | os.PathLike[str]:
 
 def check_model(value: object, *, where: str) -> ModelProto:
     """``value`` if it is an ONNX ``ModelProto``, else an error at ``where``."""
+    from onnx_arrow.core.model import ModelProto
+
     if isinstance(value, ModelProto):
         return value
     raise UnsupportedTypeError(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -46,6 +46,9 @@ from onnx_arrow.corpus.sources import (
     value_slot,
     value_slots,
 )
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
 
 __all__ = [
     "CASE_COLUMNS",
@@ -483,6 +486,8 @@ def parse_model_row(rows: pa.Table, row: int, *, where: str) -> ModelProto:
         raise CorpusError("the model row has no content", where=f"{where}: {path}")
     if "digest" in rows.column_names:
         check_digest(content, rows.column("digest")[row].as_py(), where=f"{where}: {path}")
+    from onnx_arrow.core.model import ModelProto
+
     try:
         return ModelProto.FromString(content)
     except Exception as exc:  # protobuf's DecodeError

@@ -18,14 +18,17 @@ import re
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import numpy as np
 from numpy.lib import format as npy_format
 
-from onnx_arrow.core.model import ModelProto, decode_value, graph_values, onnx_type_string
+from onnx_arrow.core.model import decode_value, graph_values, onnx_type_string
 from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.errors import CorpusError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
 
 __all__ = ["BUNDLE_NAME", "MAX_MEMBERS", "Bundle", "read_bundle", "read_npy"]
 
@@ -115,7 +118,7 @@ def _value(
     where: str,
 ) -> StoredValue:
     """An array as the stored value of the model's input or output ``slot``."""
-    from onnx import helper, numpy_helper  # onnx's own conversion, where a bundle needs it
+    from onnx import helper, numpy_helper
 
     proto = numpy_helper.from_array(array, name)
     node, envelope, kind = decode_value(proto.SerializeToString(), "tensor", where=where)

@@ -149,6 +149,7 @@ def _float_level(options: WriteOptions, encoding: str) -> int:
 
 def store_schema(options: WriteOptions) -> pa.Schema:
     """The store's schema with its metadata: format, writer, onnx version, provenance."""
+
     prov = options.provenance
     return SCHEMA.with_metadata(
         {

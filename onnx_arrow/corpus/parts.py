@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any, Final
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from onnx_arrow.core.model import file_kind
+from onnx_arrow.corpus.columns import strings
 from onnx_arrow.corpus.format import (
     CASES_KEY,
     FORMAT_VERSION,
@@ -114,8 +116,7 @@ class Part:
     ) -> pa.Table:
         try:
             if roles is not None:
-                filters = [("role", "in", list(roles))]
-                return pq.read_table(self.path, columns=columns, filters=filters)
+                return self._of_roles(columns, roles)
             if groups is None:
                 return self.file.read(columns=columns)
             return self.file.read_row_groups(list(groups), columns=columns, use_threads=threads)
@@ -125,6 +126,16 @@ class Part:
                 f"{what} does not read ({exc}); the file is damaged: import the corpus again",
                 where=str(self.path),
             ) from None
+
+
+    def _of_roles(self, columns: list[str] | None, roles: Sequence[str]) -> pa.Table:
+        """The rows of ``roles``, filtered here rather than by a dataset filter, whose
+        module imports pandas (half a second of a short command) and parses the footer
+        again."""
+        read = None if columns is None or "role" in columns else [*columns, "role"]
+        table = self.file.read(columns=read or columns)
+        table = table.filter(pc.is_in(table["role"], value_set=strings(list(roles))))
+        return table if read is None else table.drop_columns(["role"])
 
 
 def open_part(path: Path) -> Part:

@@ -15,7 +15,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +23,6 @@ import pyarrow.compute as pc
 
 from onnx_arrow.core.model import (
     DTYPES,
-    MESSAGE_CLASS,
     STATISTICS,
     TENSOR,
     ArrowKind,
@@ -52,8 +51,8 @@ from onnx_arrow.core.model import (
     holds_model,
     lfs_pointer,
     load_json,
+    message_class,
     onnx_type_string,
-    python_value,
     statistics_by_dtype,
     storage_to_codes,
     undeclared_tensor_type,
@@ -79,6 +78,9 @@ from onnx_arrow.corpus.sources import (
     value_slots,
 )
 from onnx_arrow.errors import NotRepresentableError, OnnxArrowError
+
+if TYPE_CHECKING:
+    from onnx import TypeProto
 
 __all__ = [
     "VALUE_COLUMNS",
@@ -108,13 +110,15 @@ def _widen(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
     return storage.astype(row.store_storage) if row.store_widens else storage
 
 
-def _narrow(values: np.ndarray[Any, Any], row: DType, where: str) -> np.ndarray[Any, Any]:
-    """The numbers of a data column back to codes; raises where a widened number is not
-    exactly a value of the row's Arrow storage."""
+def _narrow(
+    values: np.ndarray[Any, Any], row: DType, where: str, bits: bool = False
+) -> np.ndarray[Any, Any]:
+    """The numbers of a data column back to codes (``bits``: see :class:`_Columns`);
+    raises where a widened number is not exactly a value of the row's Arrow storage."""
     if row.store_widens:
         narrowed = values.astype(row.arrow_storage)
-        bits = np.dtype(f"u{values.dtype.itemsize}")
-        inexact = np.flatnonzero(narrowed.astype(values.dtype).view(bits) != values.view(bits))
+        same = np.dtype(f"u{values.dtype.itemsize}")
+        inexact = np.flatnonzero(narrowed.astype(values.dtype).view(same) != values.view(same))
         if inexact.size:
             raise NotRepresentableError(
                 f"element {int(inexact[0])} ({values[inexact[0]]!r}) is not a "
@@ -122,7 +126,7 @@ def _narrow(values: np.ndarray[Any, Any], row: DType, where: str) -> np.ndarray[
                 where=where,
             )
         values = narrowed
-    return storage_to_codes(values, row, where=where)
+    return storage_to_codes(values, row, where=where, bits=bits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,7 +453,7 @@ def _envelope_name(envelope: bytes, kind: Kind) -> str | None:
     """The name field of a value's envelope (sparse tensors have none)."""
     if kind.name == "sparse_tensor":
         return None
-    message = MESSAGE_CLASS[kind.name].FromString(envelope)  # type: ignore[attr-defined]
+    message = message_class(kind.name).FromString(envelope)
     return message.name if message.HasField("name") else None
 
 
@@ -508,6 +512,8 @@ class StoredValue:
         ``str`` (or, with ``strings="bytes"``, the bytes as stored; see
         :func:`~onnx_arrow.core.containers.python_value`).  Arrays are read-only views
         into the store's columns where the dtype allows; copy them to write."""
+        from onnx_arrow.core.model import python_value  # imports onnx
+
         try:
             return python_value(self.node, maps_as_dicts=True, strings=check_strings(strings))
         except OnnxArrowError as exc:
@@ -553,12 +559,12 @@ def columns_of(batch: pa.RecordBatch, *, where: str) -> _Columns:
 
 
 class _Columns:
-    """A batch's columns, each converted once; tensors are slices of the data columns."""
+    """A batch's columns, each converted once; tensors are slices of the data columns (with
+    ``bits``, an ml_dtypes type's codes are its bits, all a file is rebuilt from)."""
 
-    def __init__(self, batch: pa.RecordBatch, where: str) -> None:
+    def __init__(self, batch: pa.RecordBatch, where: str, bits: bool = False) -> None:
         names = set(batch.schema.names)
-        self.batch = batch
-        self.where = where
+        self.batch, self.where, self.bits = batch, where, bits
         # the plain columns rebuilding a value needs; content is read row by row
         self.plain = {
             name: batch.column(name).to_pylist()
@@ -610,12 +616,13 @@ class _Columns:
         elements = array.values.slice(base, int(offsets[-1]) if offsets.size else 0)
         flat, null = _flat_numpy(elements, row)
         try:
-            return offsets, valid, _narrow(flat, row, data_column(row)), null
+            return offsets, valid, _narrow(flat, row, data_column(row), self.bits), null
         except OnnxArrowError:
             # on the error path only: find the row that holds the value, of any case
             per = 2 if row.arrow_kind is ArrowKind.COMPLEX else 1
             for k in range(len(offsets) - 1):
-                _narrow(flat[offsets[k] * per : offsets[k + 1] * per], row, self._row_where(k))
+                piece = flat[offsets[k] * per : offsets[k + 1] * per]
+                _narrow(piece, row, self._row_where(k), self.bits)
             raise
 
     def _row_where(self, k: int) -> str:
@@ -733,7 +740,7 @@ def _kind_from_text(text: str) -> Kind:
 def files_from_batch(batch: pa.RecordBatch, *, where: str) -> Iterator[StoredFile]:
     """Rebuild the files of a record batch of the store, in row order, each checked
     against its row's ``digest`` when the batch has that column."""
-    cols = _Columns(batch, where)
+    cols = _Columns(batch, where, bits=True)
     roles, paths, cases = cols.plain["role"], cols.plain["path"], cols.plain["test_case"]
     names = batch.schema.names
     digests = batch.column("digest").to_pylist() if "digest" in names else None

@@ -46,20 +46,21 @@ import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from onnx_arrow.core.model import (
-    ModelProto,
     lfs_pointer,
     load_json,
     pair_files,
     read_regular_file,
-    value_message,
 )
 from onnx_arrow.corpus.arguments import check_path, checked_items
 from onnx_arrow.corpus.names import case_matches, check_name, check_patterns, unmatched_patterns
 from onnx_arrow.corpus.options import check_count
 from onnx_arrow.errors import CorpusError, OnnxArrowWarning
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -155,6 +156,8 @@ class Case:
         if self.model_path is None or self.model_pointer is not None:
             return None
         data = next(f.data for f in self.files if f.path == self.model_path)
+        from onnx_arrow.core.model import ModelProto
+
         try:
             return ModelProto.FromString(data)
         except Exception as exc:  # protobuf's DecodeError and friends
@@ -646,6 +649,8 @@ class NodeSuiteSource:
             yield self._case(case)
 
     def _case(self, case: object) -> Case:
+        from onnx_arrow.core.model import value_message  # builds messages: imports onnx
+
         name = f"{self.kind}/{case.name}"  # type: ignore[attr-defined]
         model = case.model  # type: ignore[attr-defined]
         files = [CorpusFile(f"{name}/model.onnx", model.SerializeToString())]

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -58,6 +58,9 @@ from onnx_arrow.corpus.rows import (
 from onnx_arrow.corpus.sources import CorpusError, Tolerance
 from onnx_arrow.corpus.tree import check_tree_paths, name_max, write_tree
 from onnx_arrow.errors import OnnxArrowError, UnsupportedTypeError
+
+if TYPE_CHECKING:
+    from onnx import ModelProto
 
 __all__ = ["Store", "as_store", "check_store_path"]
 

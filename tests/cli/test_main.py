@@ -136,3 +136,87 @@ def test_help_and_usage_errors_import_nothing_they_do_not_need(args: list[str]) 
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def _narrow_store(tmp_path: Path) -> tuple[Path, Path]:
+    """A corpus whose inputs are bfloat16 and float8 tensors, and its store."""
+    import ml_dtypes
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    src = tmp_path / "narrow"
+    case = src / "node" / "test_narrow"
+    (case / "test_data_set_0").mkdir(parents=True)
+    arrays = {
+        "input_0": np.array([1.5, -2.0, np.inf], dtype=ml_dtypes.bfloat16),
+        "input_1": np.array([0.5, -448.0, 3.0], dtype=ml_dtypes.float8_e4m3fn),
+        "output_0": np.array([1.0, 2.0, 3.0], dtype=np.float32),
+    }
+    protos = {name: numpy_helper.from_array(a, name[0] + name[-1]) for name, a in arrays.items()}
+    infos = {
+        name: helper.make_tensor_value_info(p.name, p.data_type, [3]) for name, p in protos.items()
+    }
+    graph = helper.make_graph([], "g", [infos["input_0"], infos["input_1"]], [infos["output_0"]])
+    onnx.save_model(helper.make_model(graph), case / "model.onnx")
+    for name, proto in protos.items():
+        (case / "test_data_set_0" / f"{name}.pb").write_bytes(proto.SerializeToString())
+    store = tmp_path / "narrow.parquet"
+    assert main(["import", str(src), str(store)]) == 0
+    return src, store
+
+
+def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
+    store: Path, tmp_path: Path
+) -> None:
+    """The commands that read stores start as fast as Python and pyarrow: in a fresh
+    process, ``info`` of a store, ``export`` and ``diff`` of two stores import neither
+    onnx nor ml_dtypes (about a second); nor does the export of a store of bfloat16 and
+    float8 values, whose elements ml_dtypes holds (a file is rebuilt from their bits),
+    which gives every file back byte for byte.  ``onnx-arrow export`` imports no pandas
+    either."""
+    other = tmp_path / "other.parquet"
+    other.write_bytes(store.read_bytes())
+    again = tmp_path / "again"
+    src, narrow = _narrow_store(tmp_path)
+    runs = [
+        ["info", str(store)],
+        ["export", str(store), str(tmp_path / "out")],
+        ["diff", str(store), str(other)],
+        ["export", str(narrow), str(tmp_path / "narrow-out")],
+    ]
+    code = (
+        "import contextlib, io, sys\n"
+        "from onnx_arrow.cli import main\n"
+        "out = io.StringIO()\n"
+        f"for argv in {runs!r}:\n"
+        "    with contextlib.redirect_stdout(out):\n"
+        "        assert main(argv) == 0, (argv, out.getvalue())\n"
+        "    print(sorted(m for m in ('onnx', 'ml_dtypes') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["[]"] * 4
+    # as a user runs it: not even pandas, which pyarrow imports to ask about its arguments
+    ran = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "onnx_arrow", "export", str(store), str(again)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    imported = {line.rpartition("|")[2].strip() for line in ran.stderr.splitlines()}
+    assert {"pyarrow", "pyarrow.lib"} <= imported
+    # each of them imports modules of its own; only pyarrow's look for pandas is listed
+    assert not {m for m in imported if m.partition(".")[0] in ("onnx", "ml_dtypes", "pandas")} - {
+        "pandas"
+    }
+    assert (tmp_path / "out" / "node" / "test_tiny" / "README").read_text() == "not a value\n"
+    files = sorted(p.relative_to(src) for p in src.rglob("*.*"))
+    back = tmp_path / "narrow-out"
+    assert files == sorted(p.relative_to(back) for p in back.rglob("*.*"))
+    for rel in files:
+        assert (back / rel).read_bytes() == (src / rel).read_bytes(), rel

@@ -62,3 +62,44 @@ def test_a_bool8_byte_other_than_0_and_1_is_the_true_it_stands_for() -> None:
     storage = np.array([0, 1, 2, 7, -1], np.int8)
     assert codec.storage_to_codes(storage, row).view(np.uint8).tolist() == [0, 1, 1, 1, 1]
     assert codec.storage_to_codes(storage[:2], row).base is not None  # 0 and 1: a view
+
+
+def _ml_dtypes_tables(row: DType) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A minifloat's tables as ml_dtypes widens its codes (a NaN with a mantissa keeping
+    it as its payload): what the store's float32 columns were written with."""
+    import ml_dtypes
+
+    codes = np.arange(1 << row.bits, dtype=np.uint8)
+    bits = codes.view(row.numpy).astype(np.float32).view(np.uint32).copy()
+    nmant = int(ml_dtypes.finfo(row.numpy).nmant)
+    mantissa = (codes & ((1 << nmant) - 1)).astype(np.uint32)
+    payload = np.isnan(bits.view(np.float32)) & (mantissa != 0)
+    bits[payload] = (
+        (bits[payload] & np.uint32(0x80000000))
+        | np.uint32(0x7F800000)
+        | (mantissa[payload] << np.uint32(23 - nmant))
+    )
+    order = np.argsort(bits, kind="stable")
+    return bits, bits[order], codes[order]
+
+
+@pytest.mark.parametrize(
+    "row", [r for r in DTYPES.values() if r.arrow_kind is ArrowKind.MINIFLOAT], ids=str
+)
+def test_minifloat_codes_decode_as_ml_dtypes_widens_them(row: DType) -> None:
+    """Every code of every minifloat, decoded from its fields without ml_dtypes, is the
+    float32 ml_dtypes gives (NaN payloads kept), so stores read and write as before."""
+    ours, theirs = codec._minifloat_tables(row.onnx), _ml_dtypes_tables(row)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.dtype == b.dtype
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "row", [r for r in DTYPES.values() if r.arrow_kind is ArrowKind.SUBBYTE_INT], ids=str
+)
+def test_sub_byte_integer_ranges_are_ml_dtypes_own(row: DType) -> None:
+    import ml_dtypes
+
+    info = ml_dtypes.iinfo(row.numpy)
+    assert codec._value_range(row.onnx) == (int(info.min), int(info.max))

@@ -316,3 +316,14 @@ def test_float16_is_widened_exactly_and_refused_when_inexact() -> None:
     assert _narrow(stored, row, "data_float16").view(np.uint16).tolist() == list(range(1 << 16))
     with pytest.raises(NotRepresentableError, match=r"element 0 .* not a float16 value"):
         _narrow(np.array([0.1], np.float32), row, "data_float16")
+
+
+@pytest.mark.parametrize("row", list(DTYPES.values()), ids=lambda r: r.name)
+def test_code_bits_are_unsigned_integers_of_an_ml_dtypes_type_s_size(row: DType) -> None:
+    """A code's bits: the unsigned integers of its size for an ml_dtypes type (known
+    without importing it), the numpy dtype itself for the others."""
+    if row.numpy_name.startswith("ml_dtypes."):
+        assert row.code_bits.kind == "u"
+        assert row.code_bits.itemsize == row.numpy.itemsize
+    else:
+        assert row.code_bits == row.numpy

@@ -18,7 +18,6 @@ from onnx_arrow.core.kinds import (
     MAP,
     MAP_KEY_TYPES,
     MAP_VALUE_KINDS,
-    MESSAGE_CLASS,
     OPTIONAL,
     SEQUENCE,
     SPARSE_TENSOR,
@@ -26,6 +25,7 @@ from onnx_arrow.core.kinds import (
     Kind,
     kind_of_message,
     map_key_dtype,
+    message_class,
     unify,
 )
 from onnx_arrow.errors import (
@@ -57,9 +57,9 @@ def test_message_classes_are_those_of_each_kind() -> None:
         SEQUENCE: SequenceProto,
         MAP: MapProto,
         OPTIONAL: OptionalProto,
-    } == MESSAGE_CLASS
-    for kind, cls in MESSAGE_CLASS.items():
-        assert kind_of_message(cls(), where="x") == kind
+    } == {kind: message_class(kind) for kind in ELEM_TYPE}
+    for kind in ELEM_TYPE:
+        assert kind_of_message(message_class(kind)(), where="x") == kind
 
 
 def test_map_keys_are_the_integer_types_and_string_as_onnx_allows() -> None:

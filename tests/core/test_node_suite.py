@@ -33,14 +33,14 @@ def test_every_node_tensor_round_trips_alone(node_values):
 
 def test_node_tensor_columns_round_trip(node_values):
     """One column per case input/output (any kind), all data sets as rows, typed by the model."""
-    from onnx_arrow.core.kinds import MESSAGE_CLASS
+    from onnx_arrow.core.kinds import message_class
     from onnx_arrow.core.types import kind_of_type
 
     key = lambda v: (v.case, v.io, v.index)  # noqa: E731
     columns = 0
     for _, group in itertools.groupby(sorted(node_values, key=key), key=key):
         values = list(group)
-        cls = MESSAGE_CLASS[kind_of_type(values[0].type).name]
+        cls = message_class(kind_of_type(values[0].type).name)
         messages = [cls.FromString(v.serialized) for v in values]
         array = onnx_arrow.to_arrow(messages, values[0].type, exact=True)
         back = [m.SerializeToString() for m in onnx_arrow.from_arrow(array)]
@@ -50,7 +50,7 @@ def test_node_tensor_columns_round_trip(node_values):
 
 
 def test_every_node_sequence_and_optional_round_trips(node_values):
-    from onnx_arrow.core.kinds import MESSAGE_CLASS
+    from onnx_arrow.core.kinds import message_class
     from onnx_arrow.core.types import kind_of_type
 
     containers = [v for v in node_values if not v.type.HasField("tensor_type")]
@@ -58,7 +58,7 @@ def test_every_node_sequence_and_optional_round_trips(node_values):
     assert any(v.case == "test_loop16_seq_none" for v in containers)
     failures = []
     for v in containers:
-        message = MESSAGE_CLASS[kind_of_type(v.type).name].FromString(v.serialized)
+        message = message_class(kind_of_type(v.type).name).FromString(v.serialized)
         for declared in (None, v.type):
             back = onnx_arrow.from_arrow(onnx_arrow.to_arrow([message], declared, exact=True))[0]
             if back.SerializeToString() != v.serialized:

@@ -9,7 +9,12 @@ from typing import TextIO
 import pyarrow.compute as pc
 
 from onnx_arrow.cli._shared import EXIT_OK
-from onnx_arrow.cli.work._shared import bytes_text, check_folder_target, reading
+from onnx_arrow.cli.work._shared import (
+    bytes_text,
+    check_folder_target,
+    pyarrow_without_pandas,
+    reading,
+)
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.corpus import Store, export_store
 
@@ -18,6 +23,7 @@ __all__ = ["run"]
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Write every file of STORE into DEST and print how many; exit status 0."""
+    pyarrow_without_pandas()  # nothing here is pandas'
     dest = Path(args.dest)
     store = Store(args.store)
     check_folder_target(dest, force=args.force)

@@ -9,10 +9,9 @@ import re
 import stat
 import warnings
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from google.protobuf.message import DecodeError
-from onnx import ModelProto, TypeProto
 
 import onnx_arrow
 from onnx_arrow.cli._shared import EXIT_OK
@@ -48,6 +47,9 @@ from onnx_arrow.corpus.sources import (
 )
 from onnx_arrow.errors import DeclarationWarning, ExternalDataError, OnnxArrowError
 from onnx_arrow.text import printable, statistics
+
+if TYPE_CHECKING:
+    from onnx import ModelProto, TypeProto
 
 __all__ = ["run"]
 
@@ -322,6 +324,8 @@ def _read_model(path: str) -> ModelProto:
         )
     except CorpusError as exc:
         raise DataError(str(exc)) from None
+    from onnx_arrow.core.model import ModelProto  # a model or a value file: parsed by protobuf
+
     try:
         return ModelProto.FromString(data)
     except DecodeError as exc:
