@@ -127,7 +127,6 @@ class Part:
                 where=str(self.path),
             ) from None
 
-
     def _of_roles(self, columns: list[str] | None, roles: Sequence[str]) -> pa.Table:
         """The rows of ``roles``, filtered here rather than by a dataset filter, whose
         module imports pandas (half a second of a short command) and parses the footer
