@@ -72,8 +72,14 @@ def test_catalog_reads_no_data_columns(node_store: Path, monkeypatch: pytest.Mon
         read.extend(columns)
         return real_batches(self, *args, columns=columns, **kwargs)
 
+    def file_read(self: pq.ParquetFile, *args: Any, columns: list[str], **kwargs: Any) -> Any:
+        read.extend(columns)
+        return real_file_read(self, *args, columns=columns, **kwargs)
+
+    real_file_read = pq.ParquetFile.read
     monkeypatch.setattr(pq, "read_table", read_table)
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", iter_batches)
+    monkeypatch.setattr(pq.ParquetFile, "read", file_read)
     oap.catalog(Store(node_store))
     assert read
     assert not [c for c in read if c in DATA_COLUMNS or c == "envelope"]
