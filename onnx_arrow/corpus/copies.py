@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from onnx_arrow.corpus.columns import strings
 from onnx_arrow.corpus.format import DATA_COLUMNS
 from onnx_arrow.corpus.parts import Part
 from onnx_arrow.corpus.sources import CorpusError
@@ -144,7 +145,10 @@ class Copies:
             i = end
         if all(c is None for c in copy_of):
             return table
-        mask = pa.array([c is not None for c in copy_of])
+        # built from buffers: pyarrow.array's first call imports pandas (a third of a
+        # second of an import)
+        names = strings(copy_of)
+        mask = names.is_valid()
         copies = int(pc.sum(mask).as_py())
         out = table
         for name in PAYLOAD_COLUMNS:
@@ -152,10 +156,11 @@ class Copies:
             # only the columns the copies hold a payload in are rewritten
             if column.null_count < n and column.filter(mask).null_count < copies:
                 at = out.schema.get_field_index(name)
-                nulled = pc.if_else(mask, pa.scalar(None, column.type), column)
+                # a null scalar taken from an array: pa.scalar imports pandas
+                nulled = pc.if_else(mask, pa.nulls(1, column.type)[0], column)
                 out = out.set_column(at, out.schema.field(at), nulled)
         at = out.schema.get_field_index("copy_of")
-        return out.set_column(at, out.schema.field(at), pa.array(copy_of, pa.string()))
+        return out.set_column(at, out.schema.field(at), names)
 
 
 def _key(path: object, element: object) -> tuple[object, str]:

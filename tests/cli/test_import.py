@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from cli_helpers import error_line, field_lines, tree_bytes
 
@@ -351,7 +352,10 @@ def test_the_import_of_a_folder_imports_neither_onnx_ml_dtypes_nor_pandas(
 ) -> None:
     """Their imports cost more CPU than an import of 72 MB of activations does with its
     data: a folder of tensors needs none of them (issue: import speed).  onnx imported
-    after it has the very message classes the import used (core/protos.py)."""
+    after it has the very message classes the import used (core/protos.py).  A file
+    repeated in a second case is stored as a copy, a path of the import of its own."""
+    (corpus / "node" / "test_tiny" / "NOTES").write_bytes(bytes(range(256)) * 8)
+    shutil.copytree(corpus / "node" / "test_tiny", corpus / "node" / "test_tiny_again")
     out = tmp_path / "corpus.parquet"
     code = (
         "import sys, contextlib, io\n"
@@ -373,4 +377,6 @@ def test_the_import_of_a_folder_imports_neither_onnx_ml_dtypes_nor_pandas(
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines() == ["0 []", "True True True True True"]
-    assert Store(out).cases() == ["node/test_tiny"]
+    assert Store(out).cases() == ["node/test_tiny", "node/test_tiny_again"]
+    copies = pq.read_table(out, columns=["path", "copy_of"]).to_pylist()
+    assert {"path": "node/test_tiny_again/NOTES", "copy_of": "node/test_tiny/NOTES"} in copies
