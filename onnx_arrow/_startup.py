@@ -29,7 +29,7 @@ import sys
 import threading
 from types import FrameType
 
-__all__ = ["command_line", "interrupted", "work_ended", "work_starts"]
+__all__ = ["interrupted", "work_ended", "work_starts"]
 
 _SCRIPT_NAMES = frozenset({"onnx-arrow", "onnx-arrow.exe"})
 _MODULES = frozenset({"onnx_arrow", "onnx_arrow.cli", "onnx_arrow.__main__"})
@@ -63,11 +63,6 @@ def _exit_at_once(signum: int, frame: FrameType | None) -> None:
 def _raise(signum: int, frame: FrameType | None) -> None:
     _came.set()
     raise KeyboardInterrupt
-
-
-def command_line() -> bool:
-    """Whether this process was started as the command line (and ends with its command)."""
-    return _handling[0]
 
 
 def work_starts() -> None:

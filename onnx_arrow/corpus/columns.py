@@ -140,6 +140,34 @@ def values_of(array: pa.Array) -> np.ndarray[Any, Any]:
     return np.frombuffer(data, dtype, count=len(array), offset=array.offset * dtype.itemsize)
 
 
+def numbers_of(array: pa.Array) -> np.ndarray[Any, Any]:
+    """:func:`values_of`, booleans (one bit each in Arrow) included, read-only as Arrow's
+    data is (what ``array.to_numpy()`` gives)."""
+    if pa.types.is_boolean(array.type):
+        out = _bits(array.buffers()[1], array.offset, len(array))
+    else:
+        out = values_of(array)
+    out.flags.writeable = False
+    return out
+
+
+def validity_of(array: pa.Array) -> np.ndarray[Any, Any]:
+    """Which elements of ``array`` are valid, as numpy booleans (what
+    ``np.asarray(array.is_valid())`` gives, without its look for pandas)."""
+    bitmap = array.buffers()[0]
+    if bitmap is None or not array.null_count:
+        return np.ones(len(array), dtype=bool)
+    return _bits(bitmap, array.offset, len(array))
+
+
+def _bits(buffer: pa.Buffer | None, offset: int, n: int) -> np.ndarray[Any, Any]:
+    if buffer is None or n == 0:
+        return np.zeros(n, dtype=bool)
+    start, skip = divmod(offset, 8)
+    raw = np.frombuffer(buffer, np.uint8, count=(skip + n + 7) // 8, offset=start)
+    return np.unpackbits(raw, bitorder="little")[skip : skip + n].astype(bool)
+
+
 def statistics_columns(
     stats: dict[str, Statistic], row_leaf: np.ndarray[Any, Any]
 ) -> dict[str, pa.Array]:

@@ -608,9 +608,9 @@ class _Columns:
         """A data column's offsets (from 0, over this batch's rows only), validity, element
         codes and null elements (None if there are none), converted once."""
         array = self.batch.column(data_column(row))
-        valid = np.asarray(array.is_valid(), dtype=bool)
+        valid = columns.validity_of(array)
         # a slice's offsets are into the whole child array: take the rows' elements only
-        offsets = array.offsets.to_numpy().astype(np.int64)
+        offsets = columns.values_of(array.offsets).astype(np.int64)
         base = int(offsets[0]) if offsets.size else 0
         offsets = offsets - base
         elements = array.values.slice(base, int(offsets[-1]) if offsets.size else 0)
@@ -640,13 +640,13 @@ def _flat_numpy(
     null: np.ndarray[Any, Any] | None = None
     if row.arrow_kind is ArrowKind.COMPLEX:
         # an element is a pair of numbers: null if the pair is, or either of its numbers
-        pairs = ~np.asarray(values.is_valid(), dtype=bool)
+        pairs = ~columns.validity_of(values)
         values = values.values.slice(values.offset * 2, len(values) * 2)
-        numbers = ~np.asarray(values.is_valid(), dtype=bool)
+        numbers = ~columns.validity_of(values)
         if pairs.any() or numbers.any():
             null = pairs | numbers.reshape(-1, 2).any(axis=1)
     elif values.null_count:
-        null = ~np.asarray(values.is_valid(), dtype=bool)
+        null = ~columns.validity_of(values)
     if values.null_count:
         one = b"" if row.arrow_kind is ArrowKind.BINARY else 1
         values = pc.fill_null(values, pa.scalar(one, values.type))
@@ -654,7 +654,7 @@ def _flat_numpy(
         out = np.empty(len(values), dtype=object)
         out[:] = values.to_pylist()
         return out, null
-    return values.to_numpy(zero_copy_only=False), null
+    return columns.numbers_of(values), null
 
 
 def _value_end(roles: list[str], paths: list[str], start: int) -> int:

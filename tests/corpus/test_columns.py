@@ -59,3 +59,23 @@ def test_lists_and_values_of_a_slice() -> None:
 def test_a_type_it_does_not_build_is_refused() -> None:
     with pytest.raises(UnsupportedTypeError, match="timestamp"):
         columns.of_items([1], pa.timestamp("s"))
+
+
+@pytest.mark.parametrize("start", [0, 1, 7, 8, 9, 13])
+@pytest.mark.parametrize("length", [0, 1, 8, 17])
+def test_validity_and_numbers_of_any_slice_are_numpy_s(start: int, length: int) -> None:
+    """Read from the bitmaps and buffers at any bit offset, as ``to_numpy`` reads them
+    (which imports pandas): booleans, with nulls and without."""
+    bits = [i % 3 == 0 for i in range(40)]
+    with_nulls = [None if i % 5 == 2 else b for i, b in enumerate(bits)]
+    for array in (
+        pa.array(bits),
+        pa.array(with_nulls, pa.bool_()),
+        pa.array([None if i % 4 == 1 else i for i in range(40)], pa.int16()),
+        pa.array(np.arange(40, dtype=np.float32)),
+    ):
+        piece = array.slice(start, length)
+        valid = columns.validity_of(piece)
+        assert valid.tolist() == piece.is_valid().to_pylist()
+        if not piece.null_count:
+            assert columns.numbers_of(piece).tolist() == piece.to_pylist()

@@ -6,7 +6,6 @@ store, listing a folder tree and counting the cases of a corpus.
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
 import os
 import re
 import sys
@@ -17,7 +16,6 @@ from typing import Any, Final, TextIO
 
 import pyarrow as pa
 
-from onnx_arrow._startup import command_line
 from onnx_arrow.cli._shared import PROG
 from onnx_arrow.corpus import Case, FolderSource
 from onnx_arrow.corpus.tree import check_file_target as check_output_file
@@ -32,7 +30,6 @@ __all__ = [
     "count_cases",
     "default_total",
     "print_fields",
-    "pyarrow_without_pandas",
     "reading",
     "starting",
     "tree_files",
@@ -143,34 +140,6 @@ def reading(store: str | os.PathLike[str]) -> Iterator[None]:
         yield
     except pa.ArrowException as exc:
         raise DataError(f"{store}: cannot read the store ({exc})") from None
-
-
-def pyarrow_without_pandas() -> None:
-    """Let pyarrow find pandas missing, so that its first conversion (``to_numpy``,
-    ``pa.array``) does not import pandas (half a second) to ask whether it was handed a
-    pandas object; for a command that never hands it one (``export``).
-
-    pyarrow asks once, and keeps the answer for the life of the process; here it asks
-    while an import of pandas fails.  Where it needs pandas later (``to_pandas``) it
-    imports it all the same, but it would take a pandas object handed to it for another
-    sequence: so only in a process started as the command line, which ends with the
-    command, never in a program that calls :func:`onnx_arrow.cli.main`.
-    """
-    if "pandas" in sys.modules or not command_line():
-        return
-
-    class _NoPandas(importlib.abc.MetaPathFinder):
-        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-            if name == "pandas":
-                raise ModuleNotFoundError("not while pyarrow asks", name=name)
-            return None
-
-    finder = _NoPandas()
-    sys.meta_path.insert(0, finder)
-    try:
-        pa.array([0])  # where pyarrow asks
-    finally:
-        sys.meta_path.remove(finder)
 
 
 def tree_files(root: Path) -> Iterator[str]:

@@ -9,12 +9,7 @@ from typing import TextIO
 import pyarrow.compute as pc
 
 from onnx_arrow.cli._shared import EXIT_OK
-from onnx_arrow.cli.work._shared import (
-    bytes_text,
-    check_folder_target,
-    pyarrow_without_pandas,
-    reading,
-)
+from onnx_arrow.cli.work._shared import bytes_text, check_folder_target, reading
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.corpus import Store, export_store
 
@@ -23,7 +18,6 @@ __all__ = ["run"]
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Write every file of STORE into DEST and print how many; exit status 0."""
-    pyarrow_without_pandas()  # nothing here is pandas'
     dest = Path(args.dest)
     store = Store(args.store)
     check_folder_target(dest, force=args.force)
@@ -42,4 +36,7 @@ def _file_count(store: Store) -> int:
     """The files of a store (its rows but the element rows), for progress."""
     with reading(store.path):
         roles = store.read_columns(["role"]).column("role")
-    return len(roles) - (pc.sum(pc.equal(roles, "element")).as_py() or 0)
+    # value_counts takes no Python value, which pyarrow converts only after importing
+    # pandas to ask whether it is a pandas object
+    counts = {c["values"]: c["counts"] for c in pc.value_counts(roles).to_pylist()}
+    return len(roles) - counts.get("element", 0)
