@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from fresh_python import fresh_python
 
 import onnx_arrow
 
@@ -110,10 +111,7 @@ def test_import_does_not_pull_in_adapters() -> None:
     adapter or an evaluator."""
     heavy = ("pyarrow", "numpy", "pandas", "polars", "duckdb", "onnx", "ml_dtypes")
     code = f"import onnx_arrow, sys; print(sorted(m for m in {heavy!r} if m in sys.modules))"
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
+    result = fresh_python(code)
     assert result.stdout.strip() == "[]"
 
 
@@ -127,10 +125,7 @@ def test_the_command_line_answers_without_pyarrow_or_onnx() -> None:
         "    main(['--version']); main(['--help'])\n"
         "print(sorted(m for m in ('pyarrow', 'numpy', 'onnx', 'pandas') if m in sys.modules))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
+    result = fresh_python(code)
     assert result.stdout.strip() == "[]"
 
 
@@ -180,10 +175,7 @@ def test_import_alone_reads_extension_columns_typed(tmp_path: Path) -> None:
         f"t = pq.read_table({str(tmp_path / 't.parquet')!r}, use_threads=False).column('x').type\n"
         "print(t.extension_name, t.value_type.extension_name, 'onnx' in sys.modules)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
+    result = fresh_python(code)
     assert result.stdout.split() == ["onnx.fixed_shape_tensor", "onnx.bfloat16", "False"]
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 from cli_helpers import error_line, field_lines, tree_bytes
+from fresh_python import fresh_python
 
 import onnx_arrow
 import onnx_arrow.cli.work.import_
@@ -372,10 +371,7 @@ def test_the_import_of_a_folder_imports_neither_onnx_ml_dtypes_nor_pandas(
         "      onnx.onnx_ml_pb2.TensorProto is protos.TensorProto,\n"
         "      isinstance(protos.SequenceProto(), onnx.SequenceProto))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
+    result = fresh_python(code)
     assert result.stdout.strip().splitlines() == ["0 []", "True True True True True"]
     assert Store(out).cases() == ["node/test_tiny", "node/test_tiny_again"]
     copies = pq.read_table(out, columns=["path", "copy_of"]).to_pylist()

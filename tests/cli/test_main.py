@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fresh_python import fresh_python
 
 import onnx_arrow
 import onnx_arrow.cli.work.generate
@@ -131,10 +132,7 @@ def test_help_and_usage_errors_import_nothing_they_do_not_need(args: list[str]) 
         "        pass\n"
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
+    result = fresh_python(code)
     assert result.stdout.strip() == "[]"
 
 
@@ -195,10 +193,7 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
         "    heavy = ['onnx', 'ml_dtypes'] + ['pandas'] * (argv[0] == 'export')\n"
         "    print(sorted(m for m in heavy if m in sys.modules))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
+    result = fresh_python(code)
     assert result.stdout.splitlines() == ["[]"] * 4
     # as a user runs it
     ran = subprocess.run(

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from backend_helpers import EvaluatorBackend, FailingBackend, InstanceBackend, NoRunBackend
 from compare_helpers import GOOD
+from fresh_python import fresh_python
 
 from onnx_arrow import compare as cmp
 from onnx_arrow.compare.interface import InterfaceBackend, load_spec
@@ -79,10 +78,7 @@ def test_a_spec_is_loaded_again_in_a_fresh_process(store: Store, tmp_path: Path)
     )
     path = os.pathsep.join([str(TESTS), str(Path(cmp.__file__).parents[2])])
     env = {**os.environ, "PYTHONPATH": path}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    done = fresh_python(code, env=env)
     assert done.stdout.strip() == "backend_helpers:EvaluatorBackend"
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from fresh_python import fresh_python
 from onnx import numpy_helper
 
 import onnx_arrow
@@ -184,8 +183,7 @@ def test_importing_onnx_arrow_never_makes_a_file_unreadable(tmp_path) -> None:
             print(exc)
         """
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
+    done = fresh_python(code)
     assert done.stdout.startswith("onnx.message: storage must be struct<value: T, envelope")
 
 

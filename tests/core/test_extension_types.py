@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +20,7 @@ from arrow_samples import (
     parquet_round_trip,
     sample_array,
 )
+from fresh_python import fresh_python
 
 import onnx_arrow
 from onnx_arrow.core import extension_metadata as em
@@ -309,10 +308,7 @@ def test_reloading_the_module_does_not_crash() -> None:
         print("ok")
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    done = fresh_python(code, timeout=60)
     assert done.stdout.strip() == "ok"
 
 

@@ -4,8 +4,6 @@ layouts, sparse tensors."""
 from __future__ import annotations
 
 import pickle
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -20,6 +18,7 @@ from arrow_samples import (
     _tensor,
     ids,
 )
+from fresh_python import fresh_python
 
 import onnx_arrow
 from onnx_arrow.core import element_types as el
@@ -206,8 +205,7 @@ def test_the_outer_type_survives_a_reader_that_does_not_know_it(tmp_path) -> Non
         print(field.metadata[b"ARROW:extension:name"].decode())
         """
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
+    done = fresh_python(code)
     assert done.stdout.splitlines() == [
         "float 4 [0.5, -1.25, 2.0, 448.0]",
         "onnx.fixed_shape_tensor",

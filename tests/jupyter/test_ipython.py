@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from typing import Any
 
 import numpy as np
 import onnx
 import pyarrow as pa
 import pytest
+from fresh_python import fresh_python
 from onnx import TensorProto, numpy_helper
 
 import onnx_arrow
@@ -69,8 +68,5 @@ def test_show_prints_text_outside_a_notebook(capsys: pytest.CaptureFixture[str])
 
 def test_import_does_not_need_ipython() -> None:
     code = "import onnx_arrow.jupyter, sys; print('IPython' in sys.modules)"
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
+    result = fresh_python(code)
     assert result.stdout.strip() == "False"

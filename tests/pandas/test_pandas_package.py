@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +9,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
+from fresh_python import fresh_python
 from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
@@ -25,10 +24,7 @@ def test_import_onnx_arrow_does_not_import_pandas() -> None:
         "import onnx_arrow.pandas, pandas; "
         "assert hasattr(pandas.Series([], dtype=object), 'onnx')"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
+    fresh_python(code)
 
 
 # --- every public function: junk in, a located project error out ------------------------------
