@@ -99,6 +99,9 @@ def test_only_a_pin_before_the_colon_is_a_package_spec() -> None:
         ("onnxruntime==1.20.1,ONNXRuntime==1.21.0", "onnxruntime pinned twice"),
         ("onnxruntime==1.20.1:os.system('x')", "is not MODULE or MODULE:NAME"),
         ("onnxruntime==1.20.1:", "is not MODULE or MODULE:NAME"),
+        ("<script>alert(1)</script>==1.0", "not a pin"),
+        ("onnxruntime==1.20.1:<img src=x onerror=alert(1)>", "is not MODULE or MODULE:NAME"),
+        ("onnxruntime==$(touch x)", "not a pin"),
         ("tract-onnx==0.21.0", "knows no backend module of tract-onnx"),
     ],
 )
