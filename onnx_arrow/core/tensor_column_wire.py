@@ -19,7 +19,7 @@ import numpy as np
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import pack
 from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding
-from onnx_arrow.core.protos import TensorProto
+from onnx_arrow.core.proto_fields import FIELDS
 from onnx_arrow.core.tensor_wire import (
     FIXED_WIDTH_FIELDS,
     RAW_DATA,
@@ -36,8 +36,7 @@ __all__ = ["encode_tensor_rows"]
 
 #: The number of each dtype's typed field, by its name.
 _FIELD_NUMBER: Final = {
-    row.typed_field: TensorProto.DESCRIPTOR.fields_by_name[row.typed_field].number
-    for row in DTYPES.values()
+    row.typed_field: FIELDS["TensorProto"][row.typed_field].number for row in DTYPES.values()
 }
 
 #: The tag and length of a ``string_data`` element shorter than 128 bytes, by its length.
