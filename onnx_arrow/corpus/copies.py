@@ -103,9 +103,9 @@ _DAMAGED: Final = (
 class Copies:
     """The files of one store file seen so far, by their digest and size: :meth:`mark`
     turns the rows of a file seen before (of :data:`MIN_COPY_BYTES` or more) into a copy
-    of the first file with its bytes,
-    when its rows are alike (the same role, value kind, and element rows of the same
-    dtypes and sizes: the same bytes read under another model may decode otherwise)."""
+    of the first file with its bytes, when its rows are alike (the same role, value kind,
+    and element rows of the same dtypes and sizes: the same bytes read under another
+    model may decode otherwise)."""
 
     def __init__(self) -> None:
         self._seen: dict[tuple[bytes, int], tuple[str, tuple[Any, ...]]] = {}
