@@ -12,6 +12,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from onnx_arrow.corpus.columns import strings
 from onnx_arrow.corpus.format import FORMAT_VERSION
 from onnx_arrow.corpus.store import Store
 
@@ -71,17 +72,19 @@ def store_facts(store: Store) -> StoreFacts:
     """
     meta = store.metadata
     table = store.read_columns(_STORE_COLUMNS)
-    by_kind = table.group_by("kind").aggregate([("test_case", "count_distinct")])
     kinds = sorted(
-        zip(by_kind.column("kind").to_pylist(), by_kind.column(1).to_pylist(), strict=True),
+        ((kind.as_py(), _distinct_cases(table, kind)) for kind in pc.unique(table.column("kind"))),
         key=lambda kv: (kv[0] is None, kv[0] or ""),
     )
     with_dtype = table.filter(pc.is_valid(table.column("dtype")))
     copied = table.filter(
-        pc.and_(pc.is_valid(table.column("copy_of")), pc.not_equal(table.column("role"), "element"))
+        pc.and_(pc.is_valid(table.column("copy_of")), pc.not_equal(table.column("role"), _ELEMENT))
     )
-    sums = with_dtype.group_by("dtype").aggregate([("count", "sum")])
-    elements = zip(sums.column("dtype").to_pylist(), sums.column(1).to_pylist(), strict=True)
+    dtypes = with_dtype.column("dtype")
+    elements = {
+        dtype.as_py(): pc.sum(with_dtype.filter(pc.equal(dtypes, dtype))["count"]).as_py()
+        for dtype in pc.unique(dtypes)
+    }
     return StoreFacts(
         format=_format_text(meta),
         created_by=f"{meta.get('created_by', '?')} (onnx {meta.get('onnx_version', '?')})",
@@ -92,11 +95,15 @@ def store_facts(store: Store) -> StoreFacts:
         kinds=kinds,
         roles=_value_counts(table.column("role")),
         dtypes=_value_counts(table.column("dtype")),
-        elements={name: n or 0 for name, n in elements},
+        elements={name: n or 0 for name, n in elements.items()},
         contradicting=len(table) - table.column("declared").null_count,
         copies=len(copied),
         copied_bytes=pc.sum(copied.column("nbytes")).as_py() or 0,
     )
+
+
+#: The role compared with, made from buffers (see :func:`_distinct_cases`).
+_ELEMENT: Final = strings(["element"])[0]
 
 
 def _format_text(meta: dict[str, Any]) -> str:
@@ -110,6 +117,16 @@ def _format_text(meta: dict[str, Any]) -> str:
             "upgrade: docs/store-format.md, Older versions)"
         )
     return text
+
+
+def _distinct_cases(table: pa.Table, kind: pa.Scalar) -> int:
+    """The cases of ``kind`` (a null: of no kind).  Per kind, with compute functions: a
+    table's ``group_by`` imports pyarrow's dataset modules and pandas with them (as
+    comparing with a Python value does, through ``pyarrow.scalar``), a third of a second
+    of ``info``'s start-up."""
+    column = table.column("kind")
+    of_kind = pc.equal(column, kind) if kind.is_valid else pc.is_null(column)
+    return int(pc.count_distinct(table.column("test_case").filter(of_kind)).as_py())
 
 
 def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:

@@ -171,8 +171,9 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
     process, ``info`` of a store, ``export`` and ``diff`` of two stores import neither
     onnx nor ml_dtypes (about a second); nor does the export of a store of bfloat16 and
     float8 values, whose elements ml_dtypes holds (a file is rebuilt from their bits),
-    which gives every file back byte for byte.  An export imports no pandas either
-    (which pyarrow imports on its first conversion of a Python value or to numpy)."""
+    which gives every file back byte for byte.  An export and ``info`` import no pandas
+    either (which pyarrow imports on its first conversion of a Python value or to numpy,
+    and with its dataset modules)."""
     other = tmp_path / "other.parquet"
     other.write_bytes(store.read_bytes())
     again = tmp_path / "again"
@@ -190,7 +191,7 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
         f"for argv in {runs!r}:\n"
         "    with contextlib.redirect_stdout(out):\n"
         "        assert main(argv) == 0, (argv, out.getvalue())\n"
-        "    heavy = ['onnx', 'ml_dtypes'] + ['pandas'] * (argv[0] == 'export')\n"
+        "    heavy = ['onnx', 'ml_dtypes'] + ['pandas'] * (argv[0] in ('export', 'info'))\n"
         "    print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     result = fresh_python(code)
