@@ -81,7 +81,7 @@ from onnx_arrow.corpus.wheels import (
     sha256_of,
     write_record,
 )
-from onnx_arrow.errors import OnnxArrowError, ReleaseError, UnsupportedTypeError
+from onnx_arrow.errors import CorpusError, OnnxArrowError, ReleaseError, UnsupportedTypeError
 
 __all__ = [
     "Release",
@@ -297,7 +297,30 @@ class _GeneratedSource(FolderSource):
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    """The time of an import, in UTC to the second; ``SOURCE_DATE_EPOCH``'s when set (a
+    whole number of seconds since 1970), as reproducible builds set it: two imports of
+    the same corpus then write the same bytes whenever they run.
+
+    Raises
+    ------
+    CorpusError
+        If ``SOURCE_DATE_EPOCH`` is set but not a whole number of seconds, or out of range.
+    """
+    given = os.environ.get("SOURCE_DATE_EPOCH")
+    if given is None:
+        when = datetime.datetime.now(datetime.timezone.utc)
+    else:
+        try:
+            if not given.isascii() or not given.isdigit():
+                raise ValueError(given)
+            when = datetime.datetime.fromtimestamp(int(given), datetime.timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            raise CorpusError(
+                f"SOURCE_DATE_EPOCH is {given[:40]!r}, not a whole number of seconds since "
+                "1970 (as `date +%s` prints); unset it, or set it to one",
+                where="SOURCE_DATE_EPOCH",
+            ) from None
+    return when.isoformat(timespec="seconds")
 
 
 def _base_provenance(version: str) -> dict[str, Any]:

@@ -128,14 +128,38 @@ def test_import_compression_level(
 
 
 def test_import_in_several_processes_writes_the_same_store(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """With ``SOURCE_DATE_EPOCH`` set, the time the store records is that one, and two
+    imports write the same bytes whenever they run."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
     assert main(["import", str(corpus), str(one)]) == 0
     assert main(["import", "--jobs", "2", str(corpus), str(two)]) == 0
     assert one.read_bytes() == two.read_bytes()
+    assert Store(one).metadata["provenance"]["imported_at"] == "2023-11-14T22:13:20+00:00"
     assert main(["import", "--jobs", "0", str(corpus), str(two)]) == 2
     assert "not 1 or more" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given", ["soon", "-1", "1.5", "1e9", "9" * 30, "\u0661\u0662"])
+def test_import_refuses_a_source_date_epoch_that_is_no_time(
+    given: str,
+    corpus: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", given)
+    out = tmp_path / "corpus.parquet"
+    assert main(["import", str(corpus), str(out)]) == 1
+    line = error_line(capsys.readouterr().err)
+    assert "SOURCE_DATE_EPOCH" in line
+    assert "not a whole number of seconds" in line
+    assert not out.exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
