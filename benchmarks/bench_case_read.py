@@ -41,7 +41,9 @@ side a user runs; each is printed over ``numpy_helper``):
   plain float column), ``case floats, a binary per value`` (each value's floats as one
   ``large_binary``, as a ``.pb`` file's ``raw_data`` holds them: no levels per element),
   uncompressed and at zstd level 3, and ``np.fromfile`` of the same bytes (the file
-  system's speed).
+  system's speed).  The bytes of each floor's files are printed over zstd level 3 of the
+  same cases' ``.pb`` files (what ``tar | zstd -3`` makes of them, headers aside): the
+  size a store of that layout would have, against the size bar's peer.
 
 Every side's arrays are checked equal to numpy_helper's once.  A time is the sum over the
 cases of one round; printed: each side's median with its min and max over the rounds, and
@@ -148,7 +150,9 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
             for data in pb_bytes[case]:
                 hashlib.blake2b(data, digest_size=16).digest()
 
-    floors = _case_floors(store_path, parquet, picked, group_of, store_path.parent)
+    floors, floor_bytes = _case_floors(store_path, parquet, picked, group_of, store_path.parent)
+    zstd3 = pa.Codec("zstd", compression_level=3)  # the size bar's peer: zstd -3 of the files
+    packed = sum(len(zstd3.compress(b"".join(pb_bytes[c]), asbytes=True)) for c in picked)
 
     for case in picked:  # every side gives numpy_helper's arrays
         want = sorted(
@@ -197,6 +201,8 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
         "cases": len(cases),
         "cases_read": len(picked),
         "rounds": rounds,
+        "zstd -3 of the cases' .pb files, bytes": packed,
+        **{f"{k}, bytes / zstd -3": v / packed for k, v in floor_bytes.items()},
         **{f"{k} s": _stats(v) for k, v in times.items()},
         **{f"{a} / {b}": _ratios(times, a, b) for a, b in pairs},
         **{f"{k} cpu s": _stats(v) for k, v in cpu.items()},
@@ -210,7 +216,7 @@ def _case_floors(
     picked: list[str],
     group_of: dict[str, int],
     work: Path,
-) -> dict[str, Callable[[], None]]:
+) -> tuple[dict[str, Callable[[], None]], dict[str, int]]:
     """The floors of reading each picked case's float data: its rows' ``data_float`` lists
     alone written as a Parquet file of one row group (as the store compresses them,
     uncompressed, flat and uncompressed) and as raw bytes; a side per floor."""
@@ -299,7 +305,23 @@ def _case_floors(
     for paths in files.values():
         for p in paths:
             warm(p)
-    return {label: reader(kind) for kind, label in labels.items()}
+    sizes = {labels[kind]: sum(p.stat().st_size for p in paths) for kind, paths in files.items()}
+    return {label: reader(kind) for kind, label in labels.items()}, sizes
+
+
+def summary(name: str, result: dict[str, Any]) -> None:
+    """The ratios of the same rounds (wall, then CPU) and the floors' sizes, a line each."""
+    print(f"\n== {name}: {result['cases_read']} cases of {result['cases']}, "
+          f"{result['row_groups']} row groups, {result['rounds']} rounds in turns")  # fmt: skip
+    for key, value in result.items():
+        if isinstance(value, dict) and " / " in key and not key.endswith("(cpu)"):
+            cpu = result[f"{key} (cpu)"]
+            print(
+                f"  {key:<56} {value['median']:6.2f}x [{value['min']:.2f}-{value['max']:.2f}]"
+                f"  CPU {cpu['median']:6.2f}x"
+            )
+        elif key.endswith("bytes / zstd -3"):
+            print(f"  size: {key:<50} {value:6.3f}x")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -335,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
             for floor in store_path.parent.glob(f"floor-{store_path.stem}-*"):
                 floor.unlink()
             print(json.dumps({"corpus": name, "import s": took, **result}, indent=1))
+            summary(name, result)
             sys.stdout.flush()
     return 0
 

@@ -64,12 +64,15 @@ With ``--import-only`` only the import sides run (``tar | zstd -3``, ``onnx-arro
 and the naive import), and each is printed with its wall and CPU seconds (median and range
 of the rounds), then the ratios of every round, wall and CPU: the measure of an import's
 speed alone, say ``--import-only --corpora relu large`` (with ``--pin``, on one core).
+``--row-group-cases N`` adds a side, ``onnx-arrow import --row-group-cases N``, in the same
+turns, and its ratios to the default import (wall, CPU, size): what row groups of fewer
+cases cost the import.
 
 Run::
 
     python benchmarks/bench_throughput.py [--large-gb 0.5] [--old-node PATH] [--jobs 2]
         [--repeat 3] [--corpora node old-node large relu node-twice one-model cutouts]
-        [--keep DIR] [--pin] [--import-only]
+        [--keep DIR] [--pin] [--import-only [--row-group-cases N]]
 """
 
 from __future__ import annotations
@@ -748,10 +751,13 @@ def report_corpus(
         print(f"  {label:<58} {statistics.median(ratios):>6.2f}x{spread}")
 
 
-def import_runs(name: str, src: Path, work: Path, repeat: int, pin: bool) -> dict[str, Any]:
+def import_runs(
+    name: str, src: Path, work: Path, repeat: int, pin: bool, group_cases: int | None = None
+) -> dict[str, Any]:
     """The import sides alone (``--import-only``): ``tar | zstd -3``, ``onnx-arrow import``
     and the streamed naive import, ``repeat`` runs of each in turn, with wall and CPU
-    seconds per side and per round."""
+    seconds per side and per round; with ``group_cases``, ``onnx-arrow import
+    --row-group-cases group_cases`` too."""
     files, nbytes = tree_bytes(src)
     mb = nbytes / 1e6
     print(f"\n== {name}: {files} files, {mb:.1f} MB ({src})", flush=True)
@@ -772,11 +778,25 @@ def import_runs(name: str, src: Path, work: Path, repeat: int, pin: bool) -> dic
         ],
         "naive numpy_helper": lambda: child("naive", str(src), fresh("naive.parquet")),
     }  # fmt: skip
+    grouped = f"import --row-group-cases {group_cases}"
+    if group_cases is not None:
+        commands[grouped] = lambda: [
+            sys.executable, "-m", "onnx_arrow", "import", "--row-group-cases", str(group_cases),
+            str(src), fresh("grouped.parquet"),
+        ]  # fmt: skip
     sides: dict[str, list[dict[str, Any]]] = {}
     _measure_sides(sides, commands, repeat, [src], pin)
     got = {side: median_run(runs) for side, runs in sides.items()}
     sizes = {stem: size_of(path) for stem, path in latest.items()}
     report_imports(mb, got, sizes, repeat)
+    if group_cases is not None:
+        ours = "onnx-arrow import"
+        print(
+            f"  {grouped} / import: wall {_spread(paired(got, grouped, ours), 2)}x, "
+            f"CPU {_spread(paired(got, grouped, ours, 'cpu'), 2)}x, "
+            f"size {sizes['grouped.parquet'] / sizes['store.parquet']:.3f}x "
+            f"({sizes['grouped.parquet']:,} B)"
+        )
     shutil.rmtree(out)
     return {"mb": mb, "files": files, "sides": got, "sizes": sizes, "exact": True}
 
@@ -1076,6 +1096,12 @@ def main(argv: list[str] | None = None) -> int:
         help="only the import sides (tar | zstd -3, onnx-arrow import, naive), wall and CPU "
         "per round; no export, --jobs or the measures after the corpora",
     )
+    parser.add_argument(
+        "--row-group-cases",
+        type=int,
+        metavar="N",
+        help="with --import-only, also onnx-arrow import --row-group-cases N, in the same turns",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -1111,7 +1137,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 src = large_corpus(work / "large-corpus", args.large_gb)
             if args.import_only:
-                import_runs(name, src, work, args.repeat, args.pin)
+                import_runs(name, src, work, args.repeat, args.pin, args.row_group_cases)
                 continue
             results[name] = corpus_runs(name, src, work, args.repeat, args.jobs, args.pin)
             exact &= results[name]["exact"]

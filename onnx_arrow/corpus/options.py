@@ -31,9 +31,11 @@ ROW_GROUP_BYTES: Final = 4 << 20
 #: A case of at least this share of a row group's bytes is a row group of its own, so
 #: that reading it reads no other case, and reading a smaller one reads under 1.5 times
 #: ``row_group_bytes`` of cases.  Half, not less: each row group costs its writer a fixed
-#: amount (a compression context for each of its column chunks, a footer entry), so a
-#: corpus of 1.2 MB cases imports 1.5x faster in row groups of four cases than of one
-#: (``benchmarks/bench_throughput.py``, which also measures reading one case).
+#: amount, about 1.3 ms (a zstd context for each of its column chunks, most of them
+#: null, a footer entry).  A corpus of 1.2 MB cases (the 501 MB one of
+#: ``benchmarks/bench_throughput.py --import-only --row-group-cases 1``) takes 1.1x-1.3x
+#: the CPU time to import in row groups of one case as of four, while one of its cases
+#: reads about 3x faster (``benchmarks/bench_case_read.py --row-group-cases 1``).
 LARGE_CASE_SHARE: Final = 2
 #: The encodings of a store's float data columns: ``auto`` chooses per store file.
 FLOAT_ENCODINGS: Final = ("auto", "BYTE_STREAM_SPLIT", "PLAIN")
