@@ -16,10 +16,15 @@ spread over the store (the same cases in every round), the sides in turns:
 * ``open``: ``store.case(name).data_sets()`` with the store opened once before the
   rounds (its last row groups forgotten before each call, so every call reads the file);
 * ``fresh``: ``Store(path).case(name).data_sets()``: the store opened for the case, as a
-  Jupyter case view or an engine loop that opens per case meets it.  In this process
+  Jupyter case view or an engine loop that opens per case meets it (nothing kept of an
+  earlier read: each case of another row group).  In this process
   (with onnx_arrow imported), not a fresh process: the cost measured is the store's
   opening and reading, not the interpreter's start-up, which ``bench_throughput.py``
   measures on its own;
+* ``fresh, in order`` against ``numpy_helper, in order``: as ``fresh``, for as many
+  consecutive cases from the middle of the store, as a test per case or an engine's
+  loop reads them (a store opened again decodes a row group it decoded last only if
+  its bytes changed);
 * ``data column`` (a floor, not a side a user runs): the row group that holds the case,
   its ``data_float`` column alone, read by pyarrow on one thread, no more: what any reader
   of a Parquet store through pyarrow pays before it has a value.
@@ -102,7 +107,7 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
     """The three sides over ``count`` cases of the store, ``rounds`` rounds in turns."""
     from onnx import TensorProto, numpy_helper
 
-    from onnx_arrow.corpus import Store
+    from onnx_arrow.corpus import Store, parts
 
     store = Store(store_path)
     cases = store.cases()
@@ -113,13 +118,31 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
         for case in picked:
             [numpy_helper.to_array(TensorProto.FromString(p.read_bytes())) for p in pbs[case]]
 
+    def forget() -> None:  # the next read reads the file (page cache warm)
+        store._last_read = None
+        parts._KEPT_READ.clear()
+
     def opened() -> None:
         for case in picked:
-            store._last_read = None  # every call reads the file (page cache warm)
+            forget()
             store.case(case).data_sets()
 
     def fresh() -> None:
         for case in picked:
+            forget()
+            Store(store_path).case(case).data_sets()
+
+    middle = len(cases) // 2  # consecutive cases, as a test per case or a loop reads them
+    in_order = cases[middle : middle + count]
+    pbs.update({c: sorted((src / c).rglob("*.pb")) for c in in_order})
+
+    def helper_in_order() -> None:
+        for case in in_order:
+            [numpy_helper.to_array(TensorProto.FromString(p.read_bytes())) for p in pbs[case]]
+
+    def fresh_in_order() -> None:
+        forget()
+        for case in in_order:
             Store(store_path).case(case).data_sets()
 
     parquet = pq.ParquetFile(store_path)
@@ -154,7 +177,7 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
     zstd3 = pa.Codec("zstd", compression_level=3)  # the size bar's peer: zstd -3 of the files
     packed = sum(len(zstd3.compress(b"".join(pb_bytes[c]), asbytes=True)) for c in picked)
 
-    for case in picked:  # every side gives numpy_helper's arrays
+    for case in (*picked, *in_order):  # every side gives numpy_helper's arrays
         want = sorted(
             (numpy_helper.to_array(TensorProto.FromString(p.read_bytes())) for p in pbs[case]),
             key=lambda a: a.tobytes(),
@@ -171,6 +194,8 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
         "numpy_helper": helper,
         "open": opened,
         "fresh": fresh,
+        "numpy_helper, in order": helper_in_order,
+        "fresh, in order": fresh_in_order,
         "data column": column,
         "footer": footer,
         "other columns": other_columns,
@@ -189,6 +214,7 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
     pairs = (
         ("open", "numpy_helper"),
         ("fresh", "numpy_helper"),
+        ("fresh, in order", "numpy_helper, in order"),
         ("data column", "numpy_helper"),
         ("open", "data column"),
         ("fresh", "open"),

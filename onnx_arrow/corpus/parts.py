@@ -3,18 +3,20 @@ part files in order), each opened with its footer read and checked (its index of
 too, where it has one; the last few footers kept, used again for a file whose footer
 holds the same bytes), and its row groups read as located errors when they do not read;
 a part of an older format version reads in the current schema, the columns its version
-lacks as nulls."""
+lacks as nulls.  The rows a store decoded last are kept, taken again by a store of
+files that hold the same bytes."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import re
 import stat
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -35,7 +37,16 @@ from onnx_arrow.corpus.format import (
 )
 from onnx_arrow.corpus.sources import CorpusError
 
-__all__ = ["PART_NAME", "Part", "open_part", "part_paths"]
+__all__ = [
+    "PART_NAME",
+    "Part",
+    "by_parts",
+    "keep_read",
+    "kept_read",
+    "open_part",
+    "part_paths",
+    "read_back",
+]
 
 #: The name of a dataset store's part files: ``part-00000.parquet`` ...
 PART_NAME: Final = re.compile(r"part-(\d+)\.parquet")
@@ -56,6 +67,9 @@ class Part:
     #: The file's Arrow schema (its columns' types as they read: a list's item may be
     #: named ``element``), without its metadata.
     schema: pa.Schema = SCHEMA
+    #: The file as it was opened (its path, device, inode and footer's bytes, the
+    #: footer kept): what :func:`read_back` compares.  None where it was not kept.
+    identity: tuple[Any, ...] | None = None
 
     @property
     def groups(self) -> int:
@@ -172,8 +186,9 @@ def open_part(path: Path) -> Part:
             with _FOOTERS_LOCK:
                 if key in _FOOTERS:
                     _FOOTERS.move_to_end(key)
-            metadata, *rest = kept[2]  # a copy: Store.metadata is the caller's to change
-            return Part(path, file, copy.deepcopy(metadata), *rest)
+            metadata, missing, index, schema = kept[2]
+            identity = _identity(path, st, kept[0])  # metadata copied: the caller's to change
+            return Part(path, file, copy.deepcopy(metadata), missing, index, schema, identity)
     part = _open_footer(path, where)
     try:
         again = os.stat(path)
@@ -187,7 +202,94 @@ def open_part(path: Path) -> Part:
             kept_bytes = sum(len(entry[0]) for entry in _FOOTERS.values())
             while kept_bytes > _KEPT_FOOTER_BYTES:
                 kept_bytes -= len(_FOOTERS.popitem(last=False)[1][0])
+        return dataclasses.replace(part, identity=_identity(path, st, tail))
     return part
+
+
+def _identity(path: Path, st: os.stat_result, footer: bytes) -> tuple[Any, ...]:
+    """A file as :func:`open_part` opened it: the path as given (errors name it so), its
+    device and inode, and its footer's bytes."""
+    return (str(path), st.st_dev, st.st_ino, footer)
+
+
+def by_parts(groups: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    """Row groups given as ``(part, row group in the part)``, as their numbers per part."""
+    numbers: dict[int, list[int]] = {}
+    for k, local in groups:
+        numbers.setdefault(k, []).append(local)
+    return numbers
+
+
+def read_back(parts: Sequence[Part], groups: Mapping[int, Sequence[int]]) -> tuple[Any, ...] | None:
+    """Row groups of ``parts`` (``groups``: their numbers per part) as the files hold them
+    now: each part's identity and the bytes of the row groups' column chunks, read from
+    the file at its path while it is still the file opened; None where a part's footer
+    was not kept or its file is not the one opened, or does not read.  Rows read from
+    equal bytes under an equal footer are equal rows (:func:`kept_read`)."""
+    if any(parts[k].identity is None for k in groups):
+        return None
+    spans = {
+        k: [_chunk_span(parts[k].file.metadata.row_group(g)) for g in numbers]
+        for k, numbers in groups.items()
+    }
+    if sum(b - a for k in spans for a, b in spans[k]) > _KEPT_READ_BYTES:
+        return None  # too large to keep: not read twice
+    now: list[Any] = []
+    for k, numbers in groups.items():
+        part = parts[k]
+        try:
+            with open(part.path, "rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_dev, st.st_ino) != (part.identity or ())[1:3]:
+                    return None
+                for g, (start, stop) in zip(numbers, spans[k], strict=True):
+                    f.seek(start)
+                    now += (part.identity, g, f.read(stop - start))
+        except OSError:
+            return None
+    return tuple(now)
+
+
+def _chunk_span(group: pq.RowGroupMetaData) -> tuple[int, int]:
+    """Where a row group's column chunks are in its file: from the first page of the
+    first to the end of the last."""
+    spans = [
+        (start, start + c.total_compressed_size)
+        for c in (group.column(i) for i in range(group.num_columns))
+        for start in [
+            c.dictionary_page_offset
+            if c.has_dictionary_page and c.dictionary_page_offset is not None
+            else c.data_page_offset
+        ]
+    ]
+    return min(a for a, _ in spans), max(b for _, b in spans)
+
+
+#: The rows a store read last in this process, with what :func:`read_back` gave for them,
+#: up to :data:`_KEPT_READ_BYTES` of rows and bytes (a row group of four cases of 1.2 MB
+#: is 5 MB): a store opened for each case, as a test per case or an engine's loop does,
+#: decodes each row group once, as a store kept open does.
+_KEPT_READ: list[tuple[tuple[Any, ...], Any]] = []
+_KEPT_READ_BYTES: Final = 64 << 20
+_KEPT_READ_LOCK: Final = threading.Lock()
+
+
+def kept_read(now: tuple[Any, ...]) -> Any | None:
+    """What :func:`keep_read` kept of row groups whose files held then what ``now``
+    (:func:`read_back`) says they hold now, byte for byte (None: nothing)."""
+    with _KEPT_READ_LOCK:
+        return next((read for then, read in _KEPT_READ if then == now), None)
+
+
+def keep_read(now: tuple[Any, ...] | None, read: Any, nbytes: int) -> None:
+    """Keep ``read``, rows of ``nbytes`` read from what ``now`` (:func:`read_back`) says
+    the files held, in place of what was kept (None: keep nothing)."""
+    with _KEPT_READ_LOCK:
+        _KEPT_READ.clear()
+        if now is not None and nbytes + sum(len(x) for x in now if isinstance(x, bytes)) <= (
+            _KEPT_READ_BYTES
+        ):
+            _KEPT_READ.append((now, read))
 
 
 def _open_footer(path: Path, where: str) -> Part:

@@ -46,7 +46,15 @@ from onnx_arrow.corpus.format import (
     case_runs,
 )
 from onnx_arrow.corpus.index import case_index
-from onnx_arrow.corpus.parts import Part, open_part, part_paths
+from onnx_arrow.corpus.parts import (
+    Part,
+    by_parts,
+    keep_read,
+    kept_read,
+    open_part,
+    part_paths,
+    read_back,
+)
 from onnx_arrow.corpus.rows import (
     VALUE_COLUMNS,
     StoredFile,
@@ -332,27 +340,31 @@ class Store:
         }
 
     def _read_groups(self, groups: tuple[int, ...]) -> _ReadGroups:
-        """Row groups, read and validated once for consecutive calls on the cases they
-        hold: the columns but the data columns first, then the data columns of the
-        dtypes their rows hold (the others are null in their rows, and read as nulls)."""
-        if self._last_read is None or self._last_read.groups != groups:
-            by_part: dict[int, list[int]] = {}
-            for i in groups:
-                k, local = self._groups[i]
-                by_part.setdefault(k, []).append(local)
-            tables = []
-            for k, local_groups in by_part.items():
-                part = self._parts[k]
-                table = _read_rows(part, local_groups)
-                what = "row group " + ", ".join(map(str, local_groups))
-                self._validate(table, what, part.path)
-                where = f"{part.path}: {what}"
-                tables.append(self._sources.resolve(k, table, where=where, groups=local_groups))
-            where = str(self._parts[next(iter(by_part))].path)
-            checked = all("digest" not in self._parts[k].missing for k in by_part)
-            columns = (*VALUE_COLUMNS, "digest") if checked else VALUE_COLUMNS
-            self._last_read = _ReadGroups(groups, pa.concat_tables(tables), where, columns)
-        return self._last_read
+        """Row groups, read and validated once for calls on their cases (by any store of
+        the same bytes, :func:`read_back`): the columns but the data columns, then the
+        data columns of the dtypes their rows hold (the others read as nulls)."""
+        if self._last_read is not None and self._last_read.groups == groups:
+            return self._last_read
+        by_part = by_parts(self._groups[i] for i in groups)
+        now = read_back(self._parts, by_part)
+        kept = None if now is None else kept_read(now)
+        if kept is not None and kept.groups == groups:
+            self._last_read = kept
+            return kept
+        tables = []
+        for k, local_groups in by_part.items():
+            part = self._parts[k]
+            table = _read_rows(part, local_groups)
+            what = "row group " + ", ".join(map(str, local_groups))
+            self._validate(table, what, part.path)
+            where = f"{part.path}: {what}"
+            tables.append(self._sources.resolve(k, table, where=where, groups=local_groups))
+        where = str(self._parts[next(iter(by_part))].path)
+        checked = all("digest" not in self._parts[k].missing for k in by_part)
+        columns = (*VALUE_COLUMNS, "digest") if checked else VALUE_COLUMNS
+        read = self._last_read = _ReadGroups(groups, pa.concat_tables(tables), where, columns)
+        keep_read(now, read, read.table.nbytes)
+        return read
 
     def _case_columns(self, case: str) -> tuple[Any, tuple[int, int] | None]:
         """The value columns of the row groups that hold ``case``, converted once for all

@@ -237,3 +237,71 @@ def test_the_footers_kept_stay_within_their_budget(tmp_path, monkeypatch):
     assert list(parts._FOOTERS) == [str(c) for c in copies[1:]]  # the oldest let go
     assert Store(copies[0]).cases() == ["node/test_tiny"]
     assert list(parts._FOOTERS) == [str(c) for c in (copies[2], copies[0])]
+
+
+# --- rows kept from an earlier read -------------------------------------------------------
+
+
+def _cases_of_one_row_group(root, n=3):
+    """``n`` cases of one row group (a small corpus), each case's input ``[-1, k + 0.5]``."""
+    import shutil
+
+    import numpy as np
+    from onnx import numpy_helper
+
+    src = small_corpus(root)
+    for k in range(1, n):
+        shutil.copytree(src / "node" / "test_tiny", src / "node" / f"test_tiny_{k}")
+    for k, case in enumerate(sorted((src / "node").iterdir())):
+        x = numpy_helper.from_array(np.array([-1.0, k + 1234.5], np.float32), "x")
+        (case / "test_data_set_0" / "input_0.pb").write_bytes(x.SerializeToString())
+    return src
+
+
+def test_a_store_opened_for_each_case_decodes_their_row_group_once(tmp_path, monkeypatch):
+    """As a test per case or an engine's loop reads them: the rows a store decoded last
+    are those the next store of the same bytes takes, not decoded again."""
+    from onnx_arrow.corpus import store as store_module
+
+    path = tmp_path / "store.parquet"
+    write_store(FolderSource(_cases_of_one_row_group(tmp_path / "src")), path)
+    decoded = []
+    read_rows = store_module._read_rows
+    monkeypatch.setattr(
+        store_module,
+        "_read_rows",
+        lambda part, groups: decoded.append(groups) or read_rows(part, groups),
+    )
+    got = [Store(path).case(c).data_sets()[0]["inputs"]["x"].tolist() for c in Store(path).cases()]
+    assert got == [[-1.0, 1234.5], [-1.0, 1235.5], [-1.0, 1236.5]]
+    assert decoded == [[0]]
+
+
+def test_rows_kept_are_not_taken_once_the_file_holds_other_bytes(tmp_path, monkeypatch):
+    """A value changed in place, the file's size, modification time and footer kept (a
+    clock coarser than two writes): the next store reads the bytes the file holds now
+    (here refused: they are not those the digest was taken of), never the rows kept."""
+    import struct
+
+    from onnx_arrow.corpus import WriteOptions
+    from onnx_arrow.corpus import parts as parts_module
+
+    path = tmp_path / "store.parquet"
+    options = WriteOptions(compression="none", float_encoding="PLAIN")
+    write_store(FolderSource(_cases_of_one_row_group(tmp_path / "src")), path, options=options)
+    case = "node/test_tiny_1"
+    assert Store(path).case(case).data_sets()[0]["inputs"]["x"].tolist() == [-1.0, 1235.5]
+    assert parts_module._KEPT_READ  # kept
+    st = path.stat()
+    data = path.read_bytes()
+    old, new = struct.pack("<f", 1235.5), struct.pack("<f", 4321.5)
+    assert data.count(old) == 1
+    path.write_bytes(data.replace(old, new))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    with pytest.raises(CorpusError, match="digest"):
+        Store(path).case(case).data_sets()
+    monkeypatch.setattr(parts_module, "_KEPT_READ_BYTES", 0)  # none kept past the budget
+    path.write_bytes(data)
+    assert Store(path).case(case).data_sets()[0]["inputs"]["x"].tolist() == [-1.0, 1235.5]
+    assert not parts_module._KEPT_READ
