@@ -62,8 +62,10 @@ writeback.  The machine may be shared: compare ratios, not lone times.
 
 With ``--import-only`` only the import sides run (``tar | zstd -3``, ``onnx-arrow import``
 and the naive import), and each is printed with its wall and CPU seconds (median and range
-of the rounds), then the ratios of every round, wall and CPU: the measure of an import's
-speed alone, say ``--import-only --corpora relu large`` (with ``--pin``, on one core).
+of the rounds), then the ratios of every round, wall and CPU, and the store's size over
+the tar.zst's, the files in the folder's order and in name order: the measure of an
+import's speed alone, say ``--import-only --corpora relu large`` (with ``--pin``, on one
+core).
 ``--row-group-cases N`` adds a side, ``onnx-arrow import --row-group-cases N``, in the same
 turns, and its ratios to the default import (wall, CPU, size): what row groups of fewer
 cases cost the import.
@@ -788,6 +790,7 @@ def import_runs(
     _measure_sides(sides, commands, repeat, [src], pin)
     got = {side: median_run(runs) for side, runs in sides.items()}
     sizes = {stem: size_of(path) for stem, path in latest.items()}
+    sizes["sorted.tar.zst"] = sorted_tar_size(src)
     report_imports(mb, got, sizes, repeat)
     if group_cases is not None:
         ours = "onnx-arrow import"
@@ -832,10 +835,13 @@ def report_imports(mb: float, got: dict[str, Any], sizes: dict[str, int], rounds
     ):
         rounds_text = ", ".join(f"{x:.2f}" for x in ratios)
         print(f"  {label:<36} {_spread(ratios, 2)}x  ({rounds_text})")
-    store, archive = sizes["store.parquet"], sizes["corpus.tar.zst"]
+    store, archive, ordered = (
+        sizes["store.parquet"], sizes["corpus.tar.zst"], sizes["sorted.tar.zst"]
+    )  # fmt: skip
     print(
-        f"  size: store {store:,} B, tar.zst {archive:,} B, naive {sizes['naive.parquet']:,} B;"
-        f" store / tar.zst {store / archive:.3f}x"
+        f"  size: store {store:,} B, tar.zst {archive:,} B, tar --sort=name | zstd -3 "
+        f"{ordered:,} B, naive {sizes['naive.parquet']:,} B; store / tar.zst "
+        f"{store / archive:.3f}x, store / tar --sort=name | zstd -3 {store / ordered:.3f}x"
     )
 
 
