@@ -9,6 +9,11 @@ process, in turns, medians and ranges of the rounds printed side by side.
 before/after: the code before a change beside the code after it), each in the same turns.
 The command is the ``onnx-arrow`` console script installed beside this interpreter (its
 wrapper's own start-up included), else the one on PATH, else ``python -m onnx_arrow``.
+Every process reads its modules' bytecode, as an installed package's (pip compiles it):
+the bytecode of the source trees (and of everything else imported) is written by the
+first, unrecorded round into a cache folder of the run (``PYTHONPYCACHEPREFIX``), even
+where ``PYTHONDONTWRITEBYTECODE`` is set; ``--no-bytecode`` leaves both as they are, so
+that a source tree without bytecode is compiled by every process.
 
 ``--export`` measures a short command whose start-up is most of it instead: ``onnx-arrow
 export STORE DEST`` of the node suite (the installed onnx's, written out once, or the
@@ -32,6 +37,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +71,9 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=0, metavar="N", help="N busy processes")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
     parser.add_argument(
+        "--no-bytecode", action="store_true", help="no cache of bytecode made for the run"
+    )
+    parser.add_argument(
         "--out", metavar="DIR", help="where --export's sides write (default: the work folder)"
     )
     args = parser.parse_args()
@@ -73,7 +82,10 @@ def main() -> None:
     cmd = _command()
     base = dict(os.environ)
     base.pop("PYTHONPATH", None)
-    with _busy(args.load):
+    with tempfile.TemporaryDirectory(prefix="bench-startup-pyc-") as pyc, _busy(args.load):
+        if not args.no_bytecode:
+            base.pop("PYTHONDONTWRITEBYTECODE", None)
+            base["PYTHONPYCACHEPREFIX"] = pyc
         if args.export:
             _export_rounds(args, trees, cmd, base)
         else:
@@ -97,7 +109,10 @@ def _start_rounds(
     for _ in range(args.rounds):
         for name, (argv, env) in jobs.items():
             runs.setdefault(name, []).append(_timed(argv, env))
-    print(f"{args.rounds} rounds in turns, fresh processes; command: {' '.join(cmd)}")
+    print(
+        f"{args.rounds} rounds in turns, fresh processes, {_bytecode(args)}; "
+        f"command: {' '.join(cmd)}"
+    )
     for name, times in runs.items():
         print(
             f"  {name:<44} median {statistics.median(times):.3f} s  "
@@ -123,6 +138,12 @@ def _start_rounds(
             )
         )
     print_table(rows)
+
+
+def _bytecode(args: argparse.Namespace) -> str:
+    if args.no_bytecode:
+        return "bytecode as the environment has it"
+    return "bytecode cached by the first round"
 
 
 @contextlib.contextmanager
@@ -186,7 +207,8 @@ def _export_rounds(
         print(
             f"{len(files)} files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB ({src}); "
             f"tar.zst {archive.stat().st_size / 1e6:.1f} MB, store {store.stat().st_size / 1e6:.1f}"
-            f" MB; {args.load} busy processes, {os.cpu_count()} CPUs; command: {' '.join(cmd)}"
+            f" MB; {args.load} busy processes, {os.cpu_count()} CPUs, {_bytecode(args)}; "
+            f"command: {' '.join(cmd)}"
         )
         outs = Path(args.out) if args.out else work / "out"
         outs.mkdir(parents=True, exist_ok=True)
