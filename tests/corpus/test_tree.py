@@ -137,13 +137,20 @@ def test_a_name_too_long_for_the_file_system_is_a_located_error(
     ("paths", "message"),
     [
         (["a/x", "../x"], r"^store: unsafe file path '\.\./x'"),
+        (["a/b/x", "a/b/.."], r"^store: unsafe file path 'a/b/\.\.'"),
+        (["a/b/x", "a/b/c\\d"], r"^store: unsafe file path 'a/b/c\\\\d'"),
         (["a/x", "b", "a/x"], r"^store: 'a/x' is there twice; each path names one file"),
         (["a/b/x", "a/b"], r"^store: 'a/b' is a file and the folder of other files too"),
         (["a/b", "a/b/x"], r"^store: 'a/b' is a file and the folder of other files too"),
         (["a/" + "n" * 21], r"^store: 'a/n+' holds a name too long for the file system written "
          "to: 21 bytes, where it takes up to 20$"),
+        (["a/x", "a/" + "\u00e9" * 11], r"^store: 'a/\u00e9+' holds a name too long for the file "
+         "system written to: 22 bytes, where it takes up to 20$"),
     ],
-    ids=["unsafe", "twice", "file after folder", "folder after file", "long name"],
+    ids=[
+        "unsafe", "unsafe name in a known folder", "backslash in a known folder", "twice",
+        "file after folder", "folder after file", "long name", "long name in a known folder",
+    ],
 )  # fmt: skip
 def test_paths_are_checked_as_a_tree_before_anything_is_written(
     paths: list[str], message: str
