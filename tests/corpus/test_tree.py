@@ -11,7 +11,7 @@ from typing import NamedTuple
 import pytest
 
 from onnx_arrow.corpus import CorpusError
-from onnx_arrow.corpus.tree import check_tree_paths, name_max, write_tree
+from onnx_arrow.corpus.tree import check_tree_paths, name_max, safe_relative, write_tree
 from onnx_arrow.errors import FileWriteError
 
 
@@ -131,6 +131,21 @@ def test_a_name_too_long_for_the_file_system_is_a_located_error(
     assert info.value.errno == errno.ENAMETOOLONG
     assert info.value.filename == f"{dest}/{path}"
     assert sorted(p.name for p in tmp_path.iterdir()) == (["out"] if force else [])
+
+
+@pytest.mark.parametrize("path", ["a", ".a/..b/...", "a/..\n", "a b/c:d", "\u00e9/x\ty"])
+def test_a_path_whose_parts_are_names_in_their_folder_is_safe(path: str) -> None:
+    assert safe_relative(path, where="store") == tuple(path.split("/"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["", "/a", "a/", "a//b", ".", "..", "./a", "a/./b", "a/../b", "a/..", "../a", "C:a", "c:/a",
+     "a\\b", "a/\x00"],
+)  # fmt: skip
+def test_a_path_that_could_lead_out_of_its_folder_is_refused(path: str) -> None:
+    with pytest.raises(CorpusError, match=r"^store: unsafe file path"):
+        safe_relative(path, where="store")
 
 
 @pytest.mark.parametrize(
