@@ -48,7 +48,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from onnx_arrow.core.model import load_json, read_regular_file
+from onnx_arrow.core.model import (
+    lfs_pointer,
+    load_json,
+    pair_files,
+    read_regular_file,
+)
 from onnx_arrow.corpus.arguments import check_path, checked_items
 from onnx_arrow.corpus.names import case_matches, check_name, check_patterns, unmatched_patterns
 from onnx_arrow.corpus.options import check_count
@@ -142,8 +147,6 @@ class Case:
     @functools.cached_property
     def model_pointer(self) -> str | None:
         """What a model file that is a Git LFS pointer is, in words; None otherwise."""
-        from onnx_arrow.core.model import lfs_pointer  # see value_slots
-
         found = (f.data for f in self.files if f.path == self.model_path)
         return lfs_pointer(next(found, b""))
 
@@ -256,10 +259,6 @@ def value_slots(case: Case, model: ModelProto | None) -> dict[str, Slot]:
     parsed model): the files of each data set paired with the model's inputs and outputs
     by the name inside them, else by their number, as onnxruntime's test runner pairs
     them.  Empty for a case without a model (its files are kept as files)."""
-    # imported here: a reader of stores (an export) needs this module's classes, not the
-    # declarations of models, which import the value conversions
-    from onnx_arrow.core.model import pair_files
-
     if model is None:
         return {}
     groups: dict[tuple[int | None, str], dict[int, CorpusFile]] = {}
