@@ -20,7 +20,8 @@ export STORE DEST`` of the node suite (the installed onnx's, written out once, o
 corpus folder ``--corpus``) against ``zstd -d -T1 | tar -x`` of the tar.zst of the same
 tree (``tar | zstd -3``), each a fresh process writing to a fresh folder, in turns, the
 page cache warm and earlier outputs written back (``sync``) before each; the ratio of
-each round is printed, and beside them ``python -c "import pyarrow.parquet,
+each round is printed, each side's CPU time (user and system, of all its processes)
+beside its wall-clock time, and beside them ``python -c "import pyarrow.parquet,
 pyarrow.compute"``, what any Python reader of the store pays before its first row.
 ``--load N`` keeps N busy processes (one pure-Python loop each) running through the
 rounds, as on a shared machine, and stops them after; ``--out DIR`` writes the outputs
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -57,9 +59,19 @@ def _command() -> list[str]:
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> float:
+    return _timed_cpu(argv, env)[0]
+
+
+def _timed_cpu(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """The wall-clock seconds of a run, and the CPU seconds (user and system) of its
+    processes, which a loaded machine changes less."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, cwd=os.sep)
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return took, cpu
 
 
 def main() -> None:
@@ -232,6 +244,7 @@ def _export_rounds(
                 {**base, "PYTHONPATH": tree},
             )
         runs: dict[str, list[float]] = {}
+        cpus: dict[str, list[float]] = {}
         last: dict[str, Path] = {}
         for round_ in range(args.rounds + 1):  # the first round warms up, unrecorded
             for name, job in jobs.items():
@@ -242,9 +255,10 @@ def _export_rounds(
                 _warm(archive)
                 _warm(store)
                 os.sync()  # no writeback of earlier outputs during this run
-                took = _timed(argv, env)
+                took, cpu = _timed_cpu(argv, env)
                 if round_:
                     runs.setdefault(name, []).append(took)
+                    cpus.setdefault(name, []).append(cpu)
                 if name in last and last[name].exists():
                     shutil.rmtree(last[name])
                 last[name] = dest
@@ -254,11 +268,16 @@ def _export_rounds(
             if not _same_tree(src, dest):
                 raise SystemExit(f"{name}: the tree differs from {src}")
             shutil.rmtree(dest)
-        print(f"{args.rounds} rounds in turns, fresh processes, every output the source tree")
+        print(
+            f"{args.rounds} rounds in turns, fresh processes, every output the source tree; "
+            "wall-clock time, and CPU time (user and system, all processes of the run)"
+        )
         for name, times in runs.items():
+            cpu = cpus[name]
             print(
                 f"  {name:<44} median {statistics.median(times):.3f} s  "
-                f"[{min(times):.3f}-{max(times):.3f}]"
+                f"[{min(times):.3f}-{max(times):.3f}]  CPU {statistics.median(cpu):.3f} s  "
+                f"[{min(cpu):.3f}-{max(cpu):.3f}]"
             )
         floor_times = runs[f"python -c '{floor}'"]
         untars = runs["zstd -d | tar -x"]
