@@ -9,8 +9,8 @@ process) and takes whole cases, so a task reads only the row groups that hold th
   case at a time per worker.  A worker that dies on a case (a crash in native code) is
   replaced and the case is reported lost; with a ``timeout``, so is a worker that stops
   answering for ``timeout`` + :data:`GRACE` seconds after the last data set it started
-  (:func:`~onnx_arrow.pool.heartbeat`: a backend stuck in native code that a timeout
-  inside the worker cannot stop).
+  (:func:`heartbeat`: a backend stuck in native code that a timeout inside the worker
+  cannot stop).
 * ``dask``: tasks of consecutive cases on the current ``distributed`` client, or a
   ``LocalCluster`` of ``jobs`` single-threaded workers started for the run.
 * ``ray``: tasks of consecutive cases on the running Ray, or a local one of ``jobs``
@@ -35,7 +35,7 @@ from onnx_arrow.errors import BackendUnavailableError, EngineError
 if TYPE_CHECKING:
     from onnx_arrow.corpus import Store
 
-__all__ = ["ENGINES", "GRACE", "Lost", "map_cases"]
+__all__ = ["ENGINES", "GRACE", "Lost", "heartbeat", "map_cases"]
 
 #: The engines :func:`map_cases` runs on.
 ENGINES: Final = ("processes", "dask", "ray")
@@ -54,6 +54,16 @@ class Lost:
 
     case: str
     message: str
+
+
+def heartbeat() -> None:
+    """Tell the parent the worker is alive and starts a new step (a data set): the silence
+    deadline of its case starts again.  Does nothing outside a ``processes`` worker."""
+    # imported here: the command line reads ENGINES for its options without the pool,
+    # and multiprocessing with it
+    from onnx_arrow.pool import heartbeat as beat
+
+    beat()
 
 
 def map_cases(
@@ -129,9 +139,7 @@ def _run_case(case: str) -> tuple[str, Any]:
 def _processes(
     func: CaseFunction, store: Store, cases: list[str], jobs: int, timeout: float | None
 ) -> Iterator[tuple[str, Any]]:
-    # imported here: the command line reads ENGINES for its options without the pool,
-    # and multiprocessing with it
-    from onnx_arrow.pool import Pool, TaskLost
+    from onnx_arrow.pool import Pool, TaskLost  # see heartbeat
 
     if not cases:
         return

@@ -23,8 +23,8 @@ from onnx_arrow.corpus.rows import StoredValue
 from onnx_arrow.corpus.sources import Tolerance
 from onnx_arrow.corpus.store import Store, as_store
 from onnx_arrow.errors import CaseLostError, CompareError, EngineError
-from onnx_arrow.parallel import CaseFunction, Lost, map_cases
-from onnx_arrow.pool import heartbeat, in_worker
+from onnx_arrow.parallel import CaseFunction, Lost, heartbeat, map_cases
+from onnx_arrow.pool import in_worker
 
 __all__ = [
     "DataSetRun",
