@@ -172,8 +172,7 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
     onnx nor ml_dtypes (about a second); nor does the export of a store of bfloat16 and
     float8 values, whose elements ml_dtypes holds (a file is rebuilt from their bits),
     which gives every file back byte for byte.  An export imports no pandas either
-    (which pyarrow imports on its first conversion of a Python value or to numpy), nor,
-    in one process, multiprocessing."""
+    (which pyarrow imports on its first conversion of a Python value or to numpy)."""
     other = tmp_path / "other.parquet"
     other.write_bytes(store.read_bytes())
     again = tmp_path / "again"
@@ -191,8 +190,7 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
         f"for argv in {runs!r}:\n"
         "    with contextlib.redirect_stdout(out):\n"
         "        assert main(argv) == 0, (argv, out.getvalue())\n"
-        "    heavy = ['onnx', 'ml_dtypes']\n"
-        "    heavy += ['pandas', 'multiprocessing'] * (argv[0] == 'export')\n"
+        "    heavy = ['onnx', 'ml_dtypes'] + ['pandas'] * (argv[0] == 'export')\n"
         "    print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     result = fresh_python(code)
@@ -208,6 +206,7 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
     assert ran.returncode == 0, ran.stderr
     imported = {line.rpartition("|")[2].strip() for line in ran.stderr.splitlines()}
     assert {"pyarrow", "pyarrow.lib"} <= imported
+    # nor, in one process, multiprocessing (the worker pool's)
     heavy = ("onnx", "ml_dtypes", "pandas", "multiprocessing")
     assert not {m for m in imported if m.partition(".")[0] in heavy}
     assert (tmp_path / "out" / "node" / "test_tiny" / "README").read_text() == "not a value\n"
