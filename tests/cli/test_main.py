@@ -209,6 +209,9 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
     # nor, in one process, multiprocessing (the worker pool's)
     heavy = ("onnx", "ml_dtypes", "pandas", "multiprocessing")
     assert not {m for m in imported if m.partition(".")[0] in heavy}
+    # nor the conversions to Arrow types and the message classes, which it never uses
+    unused = {"onnx_arrow.core.arrays", "onnx_arrow.core.types", "onnx_arrow.core.protos"}
+    assert not unused & imported
     assert (tmp_path / "out" / "node" / "test_tiny" / "README").read_text() == "not a value\n"
     files = sorted(p.relative_to(src) for p in src.rglob("*.*"))
     back = tmp_path / "narrow-out"
