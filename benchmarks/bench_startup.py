@@ -9,13 +9,19 @@ process, in turns, medians and ranges of the rounds printed side by side.
 before/after: the code before a change beside the code after it), each in the same turns.
 The command is the ``onnx-arrow`` console script installed beside this interpreter (its
 wrapper's own start-up included), else the one on PATH, else ``python -m onnx_arrow``.
+Every process reads its modules' bytecode, as an installed package's (pip compiles it):
+the bytecode of the source trees (and of everything else imported) is written by the
+first, unrecorded round into a cache folder of the run (``PYTHONPYCACHEPREFIX``), even
+where ``PYTHONDONTWRITEBYTECODE`` is set; ``--no-bytecode`` leaves both as they are, so
+that a source tree without bytecode is compiled by every process.
 
 ``--export`` measures a short command whose start-up is most of it instead: ``onnx-arrow
 export STORE DEST`` of the node suite (the installed onnx's, written out once, or the
 corpus folder ``--corpus``) against ``zstd -d -T1 | tar -x`` of the tar.zst of the same
 tree (``tar | zstd -3``), each a fresh process writing to a fresh folder, in turns, the
 page cache warm and earlier outputs written back (``sync``) before each; the ratio of
-each round is printed, and beside them ``python -c "import pyarrow.parquet,
+each round is printed, each side's CPU time (user and system, of all its processes)
+beside its wall-clock time, and beside them ``python -c "import pyarrow.parquet,
 pyarrow.compute"``, what any Python reader of the store pays before its first row.
 ``--load N`` keeps N busy processes (one pure-Python loop each) running through the
 rounds, as on a shared machine, and stops them after; ``--out DIR`` writes the outputs
@@ -27,11 +33,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,9 +59,19 @@ def _command() -> list[str]:
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> float:
+    return _timed_cpu(argv, env)[0]
+
+
+def _timed_cpu(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """The wall-clock seconds of a run, and the CPU seconds (user and system) of its
+    processes, which a loaded machine changes less."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, cwd=os.sep)
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return took, cpu
 
 
 def main() -> None:
@@ -65,6 +83,9 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=0, metavar="N", help="N busy processes")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it")
     parser.add_argument(
+        "--no-bytecode", action="store_true", help="no cache of bytecode made for the run"
+    )
+    parser.add_argument(
         "--out", metavar="DIR", help="where --export's sides write (default: the work folder)"
     )
     args = parser.parse_args()
@@ -73,7 +94,10 @@ def main() -> None:
     cmd = _command()
     base = dict(os.environ)
     base.pop("PYTHONPATH", None)
-    with _busy(args.load):
+    with tempfile.TemporaryDirectory(prefix="bench-startup-pyc-") as pyc, _busy(args.load):
+        if not args.no_bytecode:
+            base.pop("PYTHONDONTWRITEBYTECODE", None)
+            base["PYTHONPYCACHEPREFIX"] = pyc
         if args.export:
             _export_rounds(args, trees, cmd, base)
         else:
@@ -97,7 +121,10 @@ def _start_rounds(
     for _ in range(args.rounds):
         for name, (argv, env) in jobs.items():
             runs.setdefault(name, []).append(_timed(argv, env))
-    print(f"{args.rounds} rounds in turns, fresh processes; command: {' '.join(cmd)}")
+    print(
+        f"{args.rounds} rounds in turns, fresh processes, {_bytecode(args)}; "
+        f"command: {' '.join(cmd)}"
+    )
     for name, times in runs.items():
         print(
             f"  {name:<44} median {statistics.median(times):.3f} s  "
@@ -123,6 +150,12 @@ def _start_rounds(
             )
         )
     print_table(rows)
+
+
+def _bytecode(args: argparse.Namespace) -> str:
+    if args.no_bytecode:
+        return "bytecode as the environment has it"
+    return "bytecode cached by the first round"
 
 
 @contextlib.contextmanager
@@ -186,7 +219,8 @@ def _export_rounds(
         print(
             f"{len(files)} files, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB ({src}); "
             f"tar.zst {archive.stat().st_size / 1e6:.1f} MB, store {store.stat().st_size / 1e6:.1f}"
-            f" MB; {args.load} busy processes, {os.cpu_count()} CPUs; command: {' '.join(cmd)}"
+            f" MB; {args.load} busy processes, {os.cpu_count()} CPUs, {_bytecode(args)}; "
+            f"command: {' '.join(cmd)}"
         )
         outs = Path(args.out) if args.out else work / "out"
         outs.mkdir(parents=True, exist_ok=True)
@@ -210,6 +244,7 @@ def _export_rounds(
                 {**base, "PYTHONPATH": tree},
             )
         runs: dict[str, list[float]] = {}
+        cpus: dict[str, list[float]] = {}
         last: dict[str, Path] = {}
         for round_ in range(args.rounds + 1):  # the first round warms up, unrecorded
             for name, job in jobs.items():
@@ -220,9 +255,10 @@ def _export_rounds(
                 _warm(archive)
                 _warm(store)
                 os.sync()  # no writeback of earlier outputs during this run
-                took = _timed(argv, env)
+                took, cpu = _timed_cpu(argv, env)
                 if round_:
                     runs.setdefault(name, []).append(took)
+                    cpus.setdefault(name, []).append(cpu)
                 if name in last and last[name].exists():
                     shutil.rmtree(last[name])
                 last[name] = dest
@@ -232,11 +268,16 @@ def _export_rounds(
             if not _same_tree(src, dest):
                 raise SystemExit(f"{name}: the tree differs from {src}")
             shutil.rmtree(dest)
-        print(f"{args.rounds} rounds in turns, fresh processes, every output the source tree")
+        print(
+            f"{args.rounds} rounds in turns, fresh processes, every output the source tree; "
+            "wall-clock time, and CPU time (user and system, all processes of the run)"
+        )
         for name, times in runs.items():
+            cpu = cpus[name]
             print(
                 f"  {name:<44} median {statistics.median(times):.3f} s  "
-                f"[{min(times):.3f}-{max(times):.3f}]"
+                f"[{min(times):.3f}-{max(times):.3f}]  CPU {statistics.median(cpu):.3f} s  "
+                f"[{min(cpu):.3f}-{max(cpu):.3f}]"
             )
         floor_times = runs[f"python -c '{floor}'"]
         untars = runs["zstd -d | tar -x"]

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from onnx_arrow.errors import BackendUnavailableError, EngineError
-from onnx_arrow.pool import Pool, TaskLost, heartbeat
 
 if TYPE_CHECKING:
     from onnx_arrow.corpus import Store
@@ -55,6 +54,16 @@ class Lost:
 
     case: str
     message: str
+
+
+def heartbeat() -> None:
+    """Tell the parent the worker is alive and starts a new step (a data set): the silence
+    deadline of its case starts again.  Does nothing outside a ``processes`` worker."""
+    # imported here: the command line reads ENGINES for its options without the pool,
+    # and multiprocessing with it
+    from onnx_arrow.pool import heartbeat as beat
+
+    beat()
 
 
 def map_cases(
@@ -130,6 +139,8 @@ def _run_case(case: str) -> tuple[str, Any]:
 def _processes(
     func: CaseFunction, store: Store, cases: list[str], jobs: int, timeout: float | None
 ) -> Iterator[tuple[str, Any]]:
+    from onnx_arrow.pool import Pool, TaskLost  # see heartbeat
+
     if not cases:
         return
     parts = tuple(map(str, store.parts))

@@ -17,6 +17,11 @@ verdict in the same words, keep such a value exactly with its own type and warn 
 :class:`~onnx_arrow.errors.DeclarationWarning`.  A file that does not decode as the kind
 the model declares is said in terms of that declaration, with the kind it does decode as
 (:func:`other_kind`) or the model it holds (:func:`holds_model`).
+
+The conversions of values to Arrow types (:mod:`onnx_arrow.core.arrays`,
+:mod:`onnx_arrow.core.types`) and onnx's message classes (:mod:`onnx_arrow.core.protos`)
+are imported by the functions that use them: a reader of stores imports this module with
+the store's, and an export uses none of them.
 """
 
 from __future__ import annotations
@@ -31,7 +36,6 @@ from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError
 
 from onnx_arrow.core import _wire
-from onnx_arrow.core.arrays import infer_arrow_type
 from onnx_arrow.core.containers import decode_value
 from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.core.graph import declared_type_text, graph_values, onnx_type_string
@@ -45,8 +49,6 @@ from onnx_arrow.core.kinds import (
     message_class,
 )
 from onnx_arrow.core.nodes import Node
-from onnx_arrow.core.protos import ModelProto, TensorProto, TypeProto, ValueInfoProto
-from onnx_arrow.core.types import fit_declared, kind_of_type, onnx_type
 from onnx_arrow.errors import OnnxArrowError
 
 if TYPE_CHECKING:
@@ -223,6 +225,7 @@ def _kind_name(serialized_type: bytes) -> str | None:
     """The kind name a serialized ``TypeProto`` declares; None for one onnx-arrow does not
     take (its files are then paired by number, and said so where they are read)."""
     from onnx_arrow.core.protos import TypeProto
+    from onnx_arrow.core.types import kind_of_type
 
     try:
         return kind_of_type(TypeProto.FromString(serialized_type)).name
@@ -274,6 +277,9 @@ def contradiction(declared: TypeProto, node: Node | None, kind: Kind) -> Contrad
     'declared shape [], but the value holds tensors of shape [2, 3]'
     >>> contradiction(helper.make_tensor_type_proto(TensorProto.FLOAT, [2, "N"]), t, Kind(TENSOR))
     """
+    from onnx_arrow.core.arrays import infer_arrow_type
+    from onnx_arrow.core.types import fit_declared, onnx_type
+
     own = infer_arrow_type([node], kind)
     try:
         fit_declared(declared, own, kind)
@@ -427,12 +433,15 @@ def declared_kind(type_proto: TypeProto | None, where: str) -> tuple[Kind, str] 
     try:
         return _declared_of(type_proto.SerializeToString())
     except OnnxArrowError:  # the same checks again, for an error that names the file
+        from onnx_arrow.core.types import kind_of_type
+
         return kind_of_type(type_proto, where=where), onnx_type_string(type_proto)
 
 
 @functools.lru_cache(maxsize=4096)  # the same types recur across the cases of a corpus
 def _declared_of(serialized: bytes) -> tuple[Kind, str]:
     from onnx_arrow.core.protos import TypeProto
+    from onnx_arrow.core.types import kind_of_type
 
     type_proto = TypeProto.FromString(serialized)
     return kind_of_type(type_proto), onnx_type_string(type_proto)
@@ -454,7 +463,7 @@ def undeclared_tensor_type(data: bytes | memoryview) -> TypeProto | None:
     >>> undeclared_tensor_type(b"version https://git-lfs.github.com/spec/v1\\n") is None
     True
     """
-    from onnx_arrow.core.protos import TypeProto
+    from onnx_arrow.core.protos import TensorProto, TypeProto
 
     try:
         tensor = TensorProto.FromString(bytes(data))

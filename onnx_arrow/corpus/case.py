@@ -25,13 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from onnx_arrow.core.model import (
-    ModelProto,
-    contradiction,
-    declared_type,
-    graph_values,
-    lfs_pointer,
-)
+from onnx_arrow.core.model import contradiction, declared_type, graph_values, lfs_pointer
 from onnx_arrow.corpus.arguments import check_model, checked_items
 from onnx_arrow.corpus.digest import check_digest
 from onnx_arrow.corpus.format import TOLERANCE_COLUMNS

@@ -19,7 +19,6 @@ from onnx_arrow.corpus.tree import (
     tree_writer,
     write_tree,
 )
-from onnx_arrow.pool import Pool, process_context
 
 __all__ = ["export_store"]
 
@@ -61,6 +60,9 @@ def export_store(
     groups = store.num_row_groups
     if jobs <= 1 or groups <= 1:
         return write_tree(store.files(), dest, force=force, progress=progress, where=where)
+    # imported here: an export in this process imports no multiprocessing
+    from onnx_arrow.pool import Pool, process_context
+
     counts = {"files": 0, "bytes": 0}
     stop = process_context().Event()  # set on an error or Ctrl-C: workers stop between files
     with (

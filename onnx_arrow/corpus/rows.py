@@ -34,7 +34,6 @@ from onnx_arrow.core.model import (
     SequenceValue,
     Strings,
     Tensor,
-    TypeProto,
     assemble,
     check_strings,
     codes_to_storage,

@@ -20,15 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from onnx_arrow.core.model import (
-    ModelProto,
-    arrow_type,
-    build_array,
-    contradiction,
-    declared_type,
-    infer_arrow_type,
-    kind_of_type,
-)
+from onnx_arrow.core.model import contradiction, declared_type
 from onnx_arrow.corpus.arguments import check_path, type_name
 from onnx_arrow.corpus.case import (
     StoredCase,
@@ -523,6 +515,9 @@ class Store:
         stored values (the values outside a ``test_data_set_N`` folder first, as a
         ``light/`` model's); inputs onnx's runner makes are not stored, and not here.
         """
+        # imported here: the conversions to Arrow types, which no other reader needs
+        from onnx_arrow.core.model import arrow_type, build_array, infer_arrow_type, kind_of_type
+
         stored = self.case(case)
         model = stored.model
         if model is None:

@@ -42,6 +42,11 @@ __all__ = [
 ]
 
 _SAFE_PART: Final = re.compile(r"[^/\\\x00]+")
+#: A relative path whose every part is a :data:`_SAFE_PART` but ``.`` and ``..``, not
+#: starting with a drive letter: checked by one match.
+_SAFE_PATH: Final = re.compile(
+    r"(?![A-Za-z]:)(?!\.\.?(?:/|\Z))[^/\\\x00]+(?:/(?!\.\.?(?:/|\Z))[^/\\\x00]+)*"
+)
 #: The longest file name most file systems take, in bytes (``NAME_MAX``), where the
 #: file system does not say.
 _NAME_MAX: Final = 255
@@ -94,18 +99,12 @@ F = TypeVar("F", bound=TreeFile)
 
 def safe_relative(path: str, *, where: str) -> tuple[str, ...]:
     """The components of a relative path that stays inside its folder, or a clear error."""
-    parts = tuple(path.split("/"))
-    if (
-        not path
-        or path.startswith("/")
-        or re.match(r"^[A-Za-z]:", path)
-        or any(p in ("", ".", "..") or not _SAFE_PART.fullmatch(p) for p in parts)
-    ):
+    if not _SAFE_PATH.fullmatch(path):
         raise CorpusError(
             f"unsafe file path {path!r}; paths must be relative, without '..' or backslashes",
             where=where,
         )
-    return parts
+    return tuple(path.split("/"))
 
 
 def check_tree_paths(paths: Iterable[str | None], *, where: str, longest: int = _NAME_MAX) -> None:
@@ -113,13 +112,20 @@ def check_tree_paths(paths: Iterable[str | None], *, where: str, longest: int = 
     that is not safe (see :func:`safe_relative`), one given twice, one that is also the
     folder of another, or with a name over ``longest`` bytes (see :func:`name_max`).
     ``None`` (a path missing) is left to whoever reads the file.  Errors are located at
-    ``where`` (the store)."""
+    ``where`` (the store).  A folder is checked once, with the first of its files; each
+    further file, by its name."""
     seen: set[str] = set()
-    folders: set[str] = set()
+    folders: set[str] = set()  # every folder of a file, and every folder above one
     for path in paths:
         if path is None:
             continue
-        parts = safe_relative(path, where=where)
+        folder, _, name = path.rpartition("/")
+        if folder in folders:
+            if not _safe_name(name):
+                safe_relative(path, where=where)  # raises
+            parts: tuple[str, ...] = (name,)
+        else:
+            parts = safe_relative(path, where=where)
         if path in seen:
             raise CorpusError(
                 f"{path!r} is there twice; each path names one file (was the store changed "
@@ -128,13 +134,14 @@ def check_tree_paths(paths: Iterable[str | None], *, where: str, longest: int = 
             )
         seen.add(path)
         for part in parts:
-            if len(part.encode("utf-8")) > longest:
+            if len(part) * 4 > longest and len(part.encode("utf-8")) > longest:
                 raise CorpusError(
                     f"{path!r} holds a name too long for the file system written to: "
                     f"{len(part.encode('utf-8'))} bytes, where it takes up to {longest}",
                     where=where,
                 )
-        folders.update("/".join(parts[:k]) for k in range(1, len(parts)))
+        if folder not in folders:
+            folders.update("/".join(parts[:k]) for k in range(1, len(parts)))
     both = min(seen & folders, default=None)
     if both is not None:
         raise CorpusError(
@@ -142,6 +149,11 @@ def check_tree_paths(paths: Iterable[str | None], *, where: str, longest: int = 
             "file or one folder",
             where=where,
         )
+
+
+def _safe_name(name: str) -> bool:
+    """Whether ``name``, the last part of a path whose folder is checked, is safe."""
+    return name not in (".", "..") and _SAFE_PART.fullmatch(name) is not None
 
 
 def current_umask() -> int:
@@ -238,10 +250,8 @@ class TreeWriter:
     def write(self, f: TreeFile) -> int:
         """Write one file; returns its size."""
         folder, _, name = f.path.rpartition("/")
-        if folder not in self._folders:
-            safe_relative(f.path, where=self.where)
-        elif name in (".", "..") or not _SAFE_PART.fullmatch(name):
-            safe_relative(f.path, where=self.where)  # raises
+        if folder not in self._folders or not _safe_name(name):
+            safe_relative(f.path, where=self.where)  # once per folder; raises for a bad name
         if f.path in self._written:
             raise self._twice(f.path)
         fd = self._open_folder(folder, f.path)

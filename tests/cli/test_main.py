@@ -117,8 +117,8 @@ def test_bad_corpus_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture
 )
 def test_help_and_usage_errors_import_nothing_they_do_not_need(args: list[str]) -> None:
     """Starting takes what ``import onnx_arrow`` takes: not onnx (nor ml_dtypes through it),
-    the commands, an adapter, an engine or an evaluator."""
-    heavy = ["onnx", "ml_dtypes", "onnx_arrow.cli.work", "pandas"]
+    the commands, an adapter, an engine, an evaluator or the worker processes' modules."""
+    heavy = ["onnx", "ml_dtypes", "onnx_arrow.cli.work", "pandas", "multiprocessing"]
     heavy += ["polars", "duckdb"]
     heavy += ["onnx.reference", "IPython", "dask", "ray", "pyspark"]
     code = (
@@ -207,7 +207,12 @@ def test_info_export_and_diff_of_stores_import_neither_onnx_nor_ml_dtypes(
     assert ran.returncode == 0, ran.stderr
     imported = {line.rpartition("|")[2].strip() for line in ran.stderr.splitlines()}
     assert {"pyarrow", "pyarrow.lib"} <= imported
-    assert not {m for m in imported if m.partition(".")[0] in ("onnx", "ml_dtypes", "pandas")}
+    # nor, in one process, multiprocessing (the worker pool's)
+    heavy = ("onnx", "ml_dtypes", "pandas", "multiprocessing")
+    assert not {m for m in imported if m.partition(".")[0] in heavy}
+    # nor the conversions to Arrow types and the message classes, which it never uses
+    unused = {"onnx_arrow.core.arrays", "onnx_arrow.core.types", "onnx_arrow.core.protos"}
+    assert not unused & imported
     assert (tmp_path / "out" / "node" / "test_tiny" / "README").read_text() == "not a value\n"
     files = sorted(p.relative_to(src) for p in src.rglob("*.*"))
     back = tmp_path / "narrow-out"

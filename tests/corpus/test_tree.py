@@ -11,7 +11,7 @@ from typing import NamedTuple
 import pytest
 
 from onnx_arrow.corpus import CorpusError
-from onnx_arrow.corpus.tree import check_tree_paths, name_max, write_tree
+from onnx_arrow.corpus.tree import check_tree_paths, name_max, safe_relative, write_tree
 from onnx_arrow.errors import FileWriteError
 
 
@@ -133,17 +133,39 @@ def test_a_name_too_long_for_the_file_system_is_a_located_error(
     assert sorted(p.name for p in tmp_path.iterdir()) == (["out"] if force else [])
 
 
+@pytest.mark.parametrize("path", ["a", ".a/..b/...", "a/..\n", "a b/c:d", "\u00e9/x\ty"])
+def test_a_path_whose_parts_are_names_in_their_folder_is_safe(path: str) -> None:
+    assert safe_relative(path, where="store") == tuple(path.split("/"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["", "/a", "a/", "a//b", ".", "..", "./a", "a/./b", "a/../b", "a/..", "../a", "C:a", "c:/a",
+     "a\\b", "a/\x00"],
+)  # fmt: skip
+def test_a_path_that_could_lead_out_of_its_folder_is_refused(path: str) -> None:
+    with pytest.raises(CorpusError, match=r"^store: unsafe file path"):
+        safe_relative(path, where="store")
+
+
 @pytest.mark.parametrize(
     ("paths", "message"),
     [
         (["a/x", "../x"], r"^store: unsafe file path '\.\./x'"),
+        (["a/b/x", "a/b/.."], r"^store: unsafe file path 'a/b/\.\.'"),
+        (["a/b/x", "a/b/c\\d"], r"^store: unsafe file path 'a/b/c\\\\d'"),
         (["a/x", "b", "a/x"], r"^store: 'a/x' is there twice; each path names one file"),
         (["a/b/x", "a/b"], r"^store: 'a/b' is a file and the folder of other files too"),
         (["a/b", "a/b/x"], r"^store: 'a/b' is a file and the folder of other files too"),
         (["a/" + "n" * 21], r"^store: 'a/n+' holds a name too long for the file system written "
          "to: 21 bytes, where it takes up to 20$"),
+        (["a/x", "a/" + "\u00e9" * 11], r"^store: 'a/\u00e9+' holds a name too long for the file "
+         "system written to: 22 bytes, where it takes up to 20$"),
     ],
-    ids=["unsafe", "twice", "file after folder", "folder after file", "long name"],
+    ids=[
+        "unsafe", "unsafe name in a known folder", "backslash in a known folder", "twice",
+        "file after folder", "folder after file", "long name", "long name in a known folder",
+    ],
 )  # fmt: skip
 def test_paths_are_checked_as_a_tree_before_anything_is_written(
     paths: list[str], message: str

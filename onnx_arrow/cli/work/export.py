@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import TextIO
 
@@ -21,10 +22,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     dest = Path(args.dest)
     store = Store(args.store)
     check_folder_target(dest, force=args.force)
-    with (
-        Progress("exporting", "files", total=_file_count(store)) as progress,
-        reading(args.store),
-    ):
+    # counted when a progress line first shows it (a terminal's, at the first file), once
+    total = functools.cache(lambda: _file_count(store))
+    with Progress("exporting", "files", total=total) as progress, reading(args.store):
         counts = export_store(
             store, dest, force=args.force, progress=lambda f: progress.step(f.path), jobs=args.jobs
         )
