@@ -21,6 +21,9 @@ spread over the store (the same cases in every round), the sides in turns:
   (with onnx_arrow imported), not a fresh process: the cost measured is the store's
   opening and reading, not the interpreter's start-up, which ``bench_throughput.py``
   measures on its own;
+* ``open, rows decoded``: the case read again from a store that read it before, its rows
+  kept decoded: no Parquet read, the values decoded from the rows and checked against
+  their digests (a floor of any store that checks what it gives back);
 * ``fresh, in order`` against ``numpy_helper, in order``: as ``fresh``, for as many
   consecutive cases from the middle of the store, as a test per case or an engine's
   loop reads them (a store opened again decodes a row group it decoded last only if
@@ -132,6 +135,14 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
             forget()
             Store(store_path).case(case).data_sets()
 
+    held = {case: Store(store_path) for case in picked}  # each keeps its case's rows decoded
+    for case, kept in held.items():
+        kept.case(case).data_sets()
+
+    def decoded() -> None:
+        for case in picked:
+            held[case].case(case).data_sets()
+
     middle = len(cases) // 2  # consecutive cases, as a test per case or a loop reads them
     in_order = cases[middle : middle + count]
     pbs.update({c: sorted((src / c).rglob("*.pb")) for c in in_order})
@@ -194,6 +205,7 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
         "numpy_helper": helper,
         "open": opened,
         "fresh": fresh,
+        "open, rows decoded": decoded,
         "numpy_helper, in order": helper_in_order,
         "fresh, in order": fresh_in_order,
         "data column": column,
@@ -214,6 +226,7 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
     pairs = (
         ("open", "numpy_helper"),
         ("fresh", "numpy_helper"),
+        ("open, rows decoded", "numpy_helper"),
         ("fresh, in order", "numpy_helper, in order"),
         ("data column", "numpy_helper"),
         ("open", "data column"),
