@@ -123,7 +123,7 @@ def measure(src: Path, store_path: Path, rounds: int, count: int) -> dict[str, A
 
     def forget() -> None:  # the next read reads the file (page cache warm)
         store._last_read = None
-        parts._KEPT_READ.clear()
+        parts.forget_kept_reads()
 
     def opened() -> None:
         for case in picked:

@@ -41,6 +41,7 @@ __all__ = [
     "PART_NAME",
     "Part",
     "by_parts",
+    "forget_kept_reads",
     "keep_read",
     "kept_read",
     "open_part",
@@ -279,6 +280,13 @@ def kept_read(now: tuple[Any, ...]) -> Any | None:
     (:func:`read_back`) says they hold now, byte for byte (None: nothing)."""
     with _KEPT_READ_LOCK:
         return next((read for then, read in _KEPT_READ if then == now), None)
+
+
+def forget_kept_reads() -> None:
+    """Let the rows kept go (:func:`keep_read`): the next store reads its row groups from
+    the file, and the memory they held is free."""
+    with _KEPT_READ_LOCK:
+        _KEPT_READ.clear()
 
 
 def keep_read(now: tuple[Any, ...] | None, read: Any, nbytes: int) -> None:

@@ -262,6 +262,7 @@ def test_a_store_opened_for_each_case_decodes_their_row_group_once(tmp_path, mon
     """As a test per case or an engine's loop reads them: the rows a store decoded last
     are those the next store of the same bytes takes, not decoded again."""
     from onnx_arrow.corpus import store as store_module
+    from onnx_arrow.corpus.parts import forget_kept_reads
 
     path = tmp_path / "store.parquet"
     write_store(FolderSource(_cases_of_one_row_group(tmp_path / "src")), path)
@@ -275,6 +276,9 @@ def test_a_store_opened_for_each_case_decodes_their_row_group_once(tmp_path, mon
     got = [Store(path).case(c).data_sets()[0]["inputs"]["x"].tolist() for c in Store(path).cases()]
     assert got == [[-1.0, 1234.5], [-1.0, 1235.5], [-1.0, 1236.5]]
     assert decoded == [[0]]
+    forget_kept_reads()  # let go: the next store decodes its row group again
+    assert Store(path).case("node/test_tiny").data_sets()[0]["inputs"]["x"].tolist() == got[0]
+    assert decoded == [[0], [0]]
 
 
 def test_rows_kept_are_not_taken_once_the_file_holds_other_bytes(tmp_path, monkeypatch):
