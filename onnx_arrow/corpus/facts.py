@@ -16,7 +16,7 @@ from onnx_arrow.corpus.columns import strings
 from onnx_arrow.corpus.format import FORMAT_VERSION
 from onnx_arrow.corpus.store import Store
 
-__all__ = ["StoreFacts", "store_facts"]
+__all__ = ["StoreFacts", "file_count", "store_facts"]
 
 #: The store columns a summary reads: descriptive ones only, never data or contents.
 _STORE_COLUMNS: Final = (
@@ -127,6 +127,13 @@ def _distinct_cases(table: pa.Table, kind: pa.Scalar) -> int:
     column = table.column("kind")
     of_kind = pc.equal(column, kind) if kind.is_valid else pc.is_null(column)
     return int(pc.count_distinct(table.column("test_case").filter(of_kind)).as_py())
+
+
+def file_count(store: Store) -> int:
+    """The files of ``store`` (its rows of every role but ``element``), its ``role`` column
+    alone read: as :attr:`StoreFacts.files` counts them."""
+    roles = _value_counts(store.read_columns(["role"]).column("role"))
+    return sum(n for role, n in roles.items() if role != "element")
 
 
 def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:

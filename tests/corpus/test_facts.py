@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnx_arrow
 from onnx_arrow.corpus import Case, CorpusFile, Store, write_store
-from onnx_arrow.corpus.facts import store_facts
+from onnx_arrow.corpus.facts import file_count, store_facts
 from onnx_arrow.corpus.format import DATA_COLUMNS, FORMAT_VERSION
 
 
@@ -64,7 +64,7 @@ def test_store_facts_count_what_the_store_holds(tmp_path: Path) -> None:
     assert facts.roles == {"element": 4, "model": 2, "value": 4, "file": 1}
     assert list(facts.roles) == ["element", "value", "model", "file"]  # most first, ties by name
     assert facts.rows == sum(facts.roles.values())
-    assert facts.files == 7
+    assert facts.files == 7 == file_count(store)  # as an export counts them, its role column alone
     assert facts.dtypes == {"INT64": 6}  # the inputs, and the sequences' two tensors each
     assert facts.tensors == 6
     assert facts.elements == {"INT64": 16}

@@ -7,12 +7,11 @@ import functools
 from pathlib import Path
 from typing import TextIO
 
-import pyarrow.compute as pc
-
 from onnx_arrow.cli._shared import EXIT_OK
 from onnx_arrow.cli.work._shared import bytes_text, check_folder_target, reading
 from onnx_arrow.cli.work.progress import Progress
 from onnx_arrow.corpus import Store, export_store
+from onnx_arrow.corpus.facts import file_count
 
 __all__ = ["run"]
 
@@ -33,10 +32,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _file_count(store: Store) -> int:
-    """The files of a store (its rows but the element rows), for progress."""
+    """The files of a store, for progress."""
     with reading(store.path):
-        roles = store.read_columns(["role"]).column("role")
-    # value_counts takes no Python value, which pyarrow converts only after importing
-    # pandas to ask whether it is a pandas object
-    counts = {c["values"]: c["counts"] for c in pc.value_counts(roles).to_pylist()}
-    return len(roles) - counts.get("element", 0)
+        return file_count(store)
