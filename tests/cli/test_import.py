@@ -370,6 +370,23 @@ def test_import_onto_a_full_disk_names_the_store_and_says_the_disk_is_full(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
 
 
+def test_import_no_dedup_stores_a_repeated_file_whole(corpus: Path, tmp_path: Path) -> None:
+    """A file repeated in a second case is a copy of the first (``copy_of``), unless
+    ``--no-dedup``; either store exports the same tree."""
+    (corpus / "node" / "test_tiny" / "NOTES").write_bytes(bytes(range(256)) * 8)
+    shutil.copytree(corpus / "node" / "test_tiny", corpus / "node" / "test_tiny_again")
+    copies, whole = tmp_path / "copies.parquet", tmp_path / "whole.parquet"
+    assert main(["import", str(corpus), str(copies)]) == 0
+    assert main(["import", "--no-dedup", str(corpus), str(whole)]) == 0
+    named = pq.read_table(copies, columns=["copy_of"]).column("copy_of")
+    assert "node/test_tiny/NOTES" in named.to_pylist()
+    assert pq.read_table(whole, columns=["copy_of"]).column("copy_of").null_count == len(named)
+    for store in (copies, whole):
+        out = tmp_path / f"{store.stem}-tree"
+        assert main(["export", str(store), str(out)]) == 0
+        assert (out / "node" / "test_tiny_again" / "NOTES").read_bytes() == bytes(range(256)) * 8
+
+
 def test_the_import_of_a_folder_imports_neither_onnx_ml_dtypes_nor_pandas(
     corpus: Path, tmp_path: Path
 ) -> None:
