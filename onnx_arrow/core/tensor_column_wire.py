@@ -18,9 +18,9 @@ import numpy as np
 
 from onnx_arrow.core import _wire
 from onnx_arrow.core.codec import pack
-from onnx_arrow.core.dtypes import DTYPES, ArrowKind, DType, TypedEncoding
-from onnx_arrow.core.proto_fields import FIELDS
+from onnx_arrow.core.dtypes import ArrowKind, DType, TypedEncoding
 from onnx_arrow.core.tensor_wire import (
+    FIELD_NUMBER,
     FIXED_WIDTH_FIELDS,
     RAW_DATA,
     STRING_DATA,
@@ -28,16 +28,12 @@ from onnx_arrow.core.tensor_wire import (
     envelope_plan,
     len_prefix,
     tensor_header,
+    typed_entries,
 )
 from onnx_arrow.core.tensors import Tensor
 from onnx_arrow.errors import OnnxArrowError
 
 __all__ = ["encode_tensor_rows"]
-
-#: The number of each dtype's typed field, by its name.
-_FIELD_NUMBER: Final = {
-    row.typed_field: FIELDS["TensorProto"][row.typed_field].number for row in DTYPES.values()
-}
 
 #: The tag and length of a ``string_data`` element shorter than 128 bytes, by its length.
 _SHORT_STRING_PREFIXES: Final = tuple(_wire.encode_len(STRING_DATA, n) for n in range(128))
@@ -59,7 +55,7 @@ def encode_tensor_rows(
     the row.
     """
     binary = row.arrow_kind is ArrowKind.BINARY
-    own = _FIELD_NUMBER[row.typed_field]
+    own = FIELD_NUMBER[row.typed_field]
     same = _same_rows(row, dims, codes, offsets, envelopes)
     if same is not None:
         return same
@@ -141,7 +137,7 @@ def _bulk_payload(
     row's part begins (then where the last ends), or None if the rows cannot share one:
     a field that is not the dtype's, sub-byte elements packed per row.  The data of
     ``string_data`` is its fields themselves, each element's tag and length included."""
-    if storage != RAW_DATA and storage != _FIELD_NUMBER[row.typed_field]:
+    if storage != RAW_DATA and storage != FIELD_NUMBER[row.typed_field]:
         return None  # encode_tensor refuses it, naming the field
     if row.arrow_kind is ArrowKind.BINARY:
         if storage != STRING_DATA:
@@ -173,7 +169,5 @@ def _bulk_payload(
         # the bytes of the elements as they are (little-endian, as the wire's), not copied
         flat = np.ascontiguousarray(codes).view(np.uint8)
         return flat.data, (offsets * codes.dtype.itemsize).tolist()
-    if row.typed_encoding is TypedEncoding.ZERO_EXTEND:
-        codes = codes.view(np.dtype(f"<u{row.numpy.itemsize}"))
-    data, at = _wire.encode_varint_runs(codes, offsets)
+    data, at = _wire.encode_varint_runs(typed_entries(codes, row), offsets)
     return data, at.tolist()

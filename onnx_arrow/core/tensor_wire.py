@@ -44,6 +44,7 @@ __all__ = [
     "DATA_TYPE",
     "DIMS",
     "EXTERNAL_DATA",
+    "FIELD_NUMBER",
     "FIXED_WIDTH_FIELDS",
     "KNOWN_FIELDS",
     "RAW_DATA",
@@ -56,6 +57,7 @@ __all__ = [
     "len_prefix",
     "raw_to_codes",
     "tensor_header",
+    "typed_entries",
     "typed_to_codes",
 ]
 
@@ -75,7 +77,8 @@ _DATA_FIELDS: Final = {
         {row.typed_field for row in DTYPES.values()} | {"raw_data"}, key=lambda n: _F[n].number
     )
 }
-_FIELD_NUMBER: Final = {name: number for number, name in _DATA_FIELDS.items()}
+#: The number of raw_data and of each dtype's typed field, by its name.
+FIELD_NUMBER: Final = {name: number for number, name in _DATA_FIELDS.items()}
 KNOWN_FIELDS: Final = frozenset(f.number for f in _F.values())
 #: The data fields of float or double entries: viewed in place, never varint-decoded.
 FIXED_WIDTH_FIELDS: Final = frozenset(
@@ -152,19 +155,23 @@ def _check_range(
         )
 
 
+def typed_entries(codes: np.ndarray[Any, Any], row: DType) -> np.ndarray[Any, Any]:
+    """The entries of a varint typed field for ``codes`` (not a fixed-width field, nor
+    STRING): packed sub-byte elements, or the codes zero-extended or as they are (the
+    varint encoder sign-extends a chunk at a time)."""
+    encoding = row.typed_encoding
+    if encoding is TypedEncoding.PACKED_BYTES:
+        return pack(codes.view(np.uint8), row)
+    if encoding is TypedEncoding.ZERO_EXTEND:
+        return codes.view(np.dtype(f"<u{codes.dtype.itemsize}"))
+    return codes  # NATIVE, SIGN_EXTEND
+
+
 def _codes_to_typed_payload(codes: np.ndarray[Any, Any], row: DType) -> bytes:
     """The packed payload of the typed field (not used for STRING)."""
-    encoding = row.typed_encoding
-    field_dtype = row.typed_entry_dtype
-    if encoding is TypedEncoding.PACKED_BYTES:
-        entries = pack(codes.view(np.uint8), row).astype(np.uint64)
-    elif row.typed_field in FIXED_WIDTH_FIELDS:
-        return np.ascontiguousarray(codes).view(field_dtype).tobytes()
-    elif encoding is TypedEncoding.NATIVE or encoding is TypedEncoding.SIGN_EXTEND:
-        entries = codes  # sign-extended a chunk at a time by the encoder
-    else:  # ZERO_EXTEND
-        entries = codes.view(np.dtype(f"<u{codes.dtype.itemsize}"))
-    return _wire.encode_varints(entries)
+    if row.typed_field in FIXED_WIDTH_FIELDS:
+        return np.ascontiguousarray(codes).view(row.typed_entry_dtype).tobytes()
+    return _wire.encode_varints(typed_entries(codes, row))
 
 
 # --- messages ---------------------------------------------------------------------------
@@ -281,7 +288,7 @@ def _canonical(parts: list[tuple[int, bytes]]) -> bytes:
     return b"".join(b for _, b in known) + b"".join(b for n, b in parts if n not in KNOWN_FIELDS)
 
 
-TYPED_FIELDS: Final = frozenset(n for name, n in _FIELD_NUMBER.items() if name != "raw_data")
+TYPED_FIELDS: Final = frozenset(n for name, n in FIELD_NUMBER.items() if name != "raw_data")
 
 
 #: The fields of ``StringStringEntryProto``, by number.
