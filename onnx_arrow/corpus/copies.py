@@ -357,6 +357,8 @@ class StoreSources:
         self._paths: dict[int, dict[str, int]] = {}
         self._kept: collections.OrderedDict[tuple[int, int], pa.Table] = collections.OrderedDict()
         self._column: dict[int, int | None] = {}
+        #: How many times rows were taken from row groups for copies (:meth:`rows`).
+        self.fetches = 0
 
     def may_hold(self, k: int, groups: Sequence[int] | None) -> bool:
         """Whether row groups of part ``k`` (all when None) may hold a copy: not where the
@@ -441,6 +443,7 @@ class StoreSources:
             self._paths[k] = {p: g for p, g in zip(column, groups, strict=True) if p is not None}
         where = self._paths[k]
         found = sorted({where[p] for p in paths if p in where})
+        self.fetches += bool(found)
         tables = [rows_of(self._group(k, group, need), paths) for group in found]
         if need:  # row groups kept with other columns than those read whole
             tables = [t.select(list(need)) for t in tables]

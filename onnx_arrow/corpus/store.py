@@ -343,7 +343,7 @@ class Store:
         if kept is not None and kept.groups == groups:
             self._last_read = kept
             return kept
-        tables = []
+        tables, fetched = [], self._sources.fetches
         for k, local_groups in by_part.items():
             part = self._parts[k]
             table = _read_rows(part, local_groups)
@@ -355,7 +355,8 @@ class Store:
         checked = all("digest" not in self._parts[k].missing for k in by_part)
         columns = (*VALUE_COLUMNS, "digest") if checked else VALUE_COLUMNS
         read = self._last_read = _ReadGroups(groups, pa.concat_tables(tables), where, columns)
-        keep_read(now, read, read.table.nbytes)
+        # copies filled from other row groups: rows read_back does not compare, not kept
+        keep_read(now if self._sources.fetches == fetched else None, read, read.table.nbytes)
         return read
 
     def _case_columns(self, case: str) -> tuple[Any, tuple[int, int] | None]:

@@ -309,3 +309,39 @@ def test_rows_kept_are_not_taken_once_the_file_holds_other_bytes(tmp_path, monke
     path.write_bytes(data)
     assert Store(path).case(case).data_sets()[0]["inputs"]["x"].tolist() == [-1.0, 1235.5]
     assert not parts_module._KEPT_READ
+
+
+def test_rows_whose_copies_come_from_another_row_group_are_not_kept(tmp_path):
+    """A copy's payload filled from another row group is bytes the comparison of the row
+    group read does not cover: such rows are not kept, and the source changed in place is
+    read as it is now (here refused: not the bytes the copy's digest was taken of)."""
+    import shutil
+    import struct
+
+    import numpy as np
+    from onnx import numpy_helper
+
+    from onnx_arrow.corpus import WriteOptions
+    from onnx_arrow.corpus import parts as parts_module
+    from onnx_arrow.errors import DeclarationWarning
+
+    src = small_corpus(tmp_path / "src")
+    shutil.copytree(src / "node" / "test_tiny", src / "node" / "test_tiny_1")
+    x = numpy_helper.from_array(np.arange(512, dtype=np.float32) + 0.25, "x")  # 2 KiB: a copy
+    for case in ("test_tiny", "test_tiny_1"):
+        (src / "node" / case / "test_data_set_0" / "input_0.pb").write_bytes(x.SerializeToString())
+    path = tmp_path / "store.parquet"
+    options = WriteOptions(row_group_bytes=1, compression="none", float_encoding="PLAIN")
+    with pytest.warns(DeclarationWarning):  # the model declares [2]: kept as it is
+        write_store(FolderSource(src), path, options=options)
+    case = "node/test_tiny_1"
+    parts_module.forget_kept_reads()
+    assert Store(path).case(case).data_sets()[0]["inputs"]["x"][:2].tolist() == [0.25, 1.25]
+    assert not parts_module._KEPT_READ
+    st, data = path.stat(), path.read_bytes()
+    old = struct.pack("<f", 0.25)
+    assert data.count(old) == 1  # in the first case's row group, the copy's source
+    path.write_bytes(data.replace(old, struct.pack("<f", 99.5)))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(CorpusError, match="digest"):
+        Store(path).case(case).data_sets()
