@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from onnx_arrow.core.model import Statistic
 from onnx_arrow.corpus.format import COLUMNS
-from onnx_arrow.errors import UnsupportedTypeError
+from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
 __all__ = [
     "binaries",
@@ -50,8 +50,17 @@ def numbers(
 ) -> pa.Array:
     """A column of the fixed-width numbers ``values`` as ``type_`` (cast exactly to its
     numpy dtype where they are of another), null where ``valid`` is False."""
+    if not (pa.types.is_integer(type_) or pa.types.is_floating(type_)):
+        raise UnsupportedTypeError(
+            f"no column of numbers is built as {type_}", where="the store's rows"
+        )
     dtype = np.dtype(type_.to_pandas_dtype())
+    values = np.asarray(values)
     data = np.ascontiguousarray(values, dtype=dtype)
+    if data.dtype != values.dtype and not np.array_equal(data, values, equal_nan=True):
+        raise NotRepresentableError(
+            f"numbers of {values.dtype} do not fit {type_} exactly", where="the store's rows"
+        )
     if data.ndim != 1:
         data = data.reshape(-1)
     return pa.Array.from_buffers(type_, len(data), [_validity(valid), pa.py_buffer(data)])
@@ -66,10 +75,25 @@ def optional_numbers(items: Sequence[Any], type_: pa.DataType) -> pa.Array:
 
 
 def _offsets(lengths: np.ndarray[Any, Any], type_: pa.DataType) -> pa.Buffer:
-    large = pa.types.is_large_binary(type_) or pa.types.is_large_string(type_)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64 if large else np.int32)
+    """The offsets of items of ``lengths``: 64-bit for a large type, else 32-bit, refused
+    where they would overflow (an error, never offsets that wrap around)."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return pa.py_buffer(offsets)
+    large = pa.types.is_large_binary(type_) or pa.types.is_large_string(type_)
+    if large or pa.types.is_large_list(type_):
+        return pa.py_buffer(offsets)
+    if offsets[-1] > _MAX_OFFSET:
+        raise NotRepresentableError(
+            f"{offsets[-1]} bytes or items in one {type_} column of a row group, more than "
+            "its 32-bit offsets hold; a case this large cannot be stored: split its files "
+            "into cases of their own",
+            where="the store's rows",
+        )
+    return pa.py_buffer(offsets.astype(np.int32))
+
+
+#: The largest offset of a binary, string or list column (32-bit).
+_MAX_OFFSET: Final = np.iinfo(np.int32).max
 
 
 def binaries(items: Sequence[bytes | None], type_: pa.DataType = _BINARY) -> pa.Array:

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from onnx_arrow.corpus import columns
-from onnx_arrow.errors import UnsupportedTypeError
+from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
 ITEMS = [
     (pa.string(), ["a", None, "", "é∑", None, "node/test_abs"]),
@@ -79,3 +79,26 @@ def test_validity_and_numbers_of_any_slice_are_numpy_s(start: int, length: int) 
         assert valid.tolist() == piece.is_valid().to_pylist()
         if not piece.null_count:
             assert columns.numbers_of(piece).tolist() == piece.to_pylist()
+
+
+def test_numbers_that_do_not_fit_the_type_exactly_are_refused() -> None:
+    """As ``pyarrow.array`` refuses them: never a number cast into another."""
+    assert columns.numbers(np.array([2, -7]), pa.int32()).to_pylist() == [2, -7]  # exact
+    for values, type_ in (([2**40, 1], pa.int32()), ([1.5], pa.int64()), ([-1], pa.uint8())):
+        with pytest.raises(NotRepresentableError, match="do not fit"):
+            columns.numbers(np.array(values), type_)
+    with pytest.raises(UnsupportedTypeError, match="no column of numbers"):
+        columns.numbers(np.array([True, False]), pa.bool_())  # bits, not bytes
+
+
+def test_offsets_past_32_bits_are_refused_not_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column of more bytes than 32-bit offsets hold is an error, never offsets that
+    wrap around (a large type takes them: its offsets are 64-bit)."""
+    monkeypatch.setattr(columns, "_MAX_OFFSET", 5)
+    assert columns.binaries([b"abc", b"de"]).to_pylist() == [b"abc", b"de"]  # 5: fits
+    with pytest.raises(NotRepresentableError, match="32-bit offsets"):
+        columns.binaries([b"abc", b"def"])
+    with pytest.raises(NotRepresentableError, match="32-bit offsets"):
+        columns.shapes([(1, 2, 3), (4, 5, 6)], pa.list_(pa.int64()))
+    large = columns.binaries([b"abc", b"def"], pa.large_binary())
+    assert large.to_pylist() == [b"abc", b"def"]
