@@ -3,7 +3,7 @@
 ``import onnx`` imports ``onnx.helper``, and with it ml_dtypes, whose registration of its
 types with numpy takes most of a second of CPU here: more than an import of 72 MB of
 activations does with its data.  The message classes themselves live in onnx's generated
-module ``onnx/onnx_ml_ml.py``, which needs protobuf alone.  This module executes that file
+module ``onnx/onnx_ml_pb2.py``, which needs protobuf alone.  This module executes that file
 of the installed onnx (found without importing the package) and takes its classes from it.
 Protobuf keeps one class per message descriptor and one descriptor per proto file, so a
 later ``import onnx``, which executes the same file again, gets the very same classes:

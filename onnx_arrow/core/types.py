@@ -22,7 +22,6 @@ optional(x)                            ``T(x)``, nullable; ``struct<value: T(x)>
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -52,9 +51,6 @@ from onnx_arrow.core.tensors import MAX_ELEMENTS
 from onnx_arrow.core.walk import child_arrays
 from onnx_arrow.errors import NotRepresentableError, UnsupportedTypeError
 
-if TYPE_CHECKING:
-    from onnx import TypeProto
-
 __all__ = [
     "arrow_type",
     "arrow_type_of_kind",
@@ -66,8 +62,6 @@ __all__ = [
 
 
 def _check(type_proto: object, where: str) -> TypeProto:
-    from onnx_arrow.core.protos import TypeProto
-
     if not isinstance(type_proto, TypeProto):
         raise UnsupportedTypeError(
             f"type must be an onnx.TypeProto, got {type(type_proto).__name__}", where=where
@@ -248,8 +242,6 @@ def onnx_type(arrow_type: pa.DataType, kind: Kind | None = None) -> TypeProto:
     """
     arrow_type = arrow_type_arg(arrow_type, function="onnx_type", where="arrow_type")
     kind = kind or _kind_of_arrow(arrow_type, None)
-    from onnx_arrow.core.protos import TypeProto
-
     out = TypeProto()
     if kind.name == OPTIONAL:
         inner_arrow = (
