@@ -93,6 +93,9 @@ import pyarrow.parquet as pq
 from _report import workdir
 from bench_throughput import large_corpus, relu_corpus, warm
 
+from onnx_arrow.corpus import WriteOptions
+from onnx_arrow.corpus.parquet import DATA_PAGE_SIZE, float_level
+
 
 def _stats(xs: list[float]) -> dict[str, float]:
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
@@ -273,17 +276,18 @@ def _case_floors(
         lists = lists.filter(lists.is_valid())
         chunk = parquet.metadata.row_group(group_of[case]).column(leaf)
         split = "BYTE_STREAM_SPLIT" in chunk.encodings
+        encoding = "BYTE_STREAM_SPLIT" if split else "PLAIN"
         base = work / f"floor-{store_path.stem}-{n}"
         settings = {
             "stored": {
                 "compression": "zstd",
-                "compression_level": 1 if split else 3,
+                "compression_level": float_level(WriteOptions(), encoding),
                 "use_dictionary": False,
-                "column_encoding": {"x.list.element": "BYTE_STREAM_SPLIT" if split else "PLAIN"},
+                "column_encoding": {"x.list.element": encoding},
             },
             "plain": {"compression": "none", "use_dictionary": False},
         }
-        pages = {"data_page_size": 64 << 20, "write_statistics": False}  # as the store's
+        pages = {"data_page_size": DATA_PAGE_SIZE, "write_statistics": False}  # as the store's
         for kind, options in settings.items():
             path = base.with_suffix(f".{kind}.parquet")
             table = pa.table({"x": lists})

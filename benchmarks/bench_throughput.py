@@ -912,7 +912,7 @@ def size_floors(store_path: Path) -> None:
     }
     out = store_path.with_name("size-floor.parquet")
     from onnx_arrow.corpus.options import WriteOptions
-    from onnx_arrow.corpus.parquet import StoreFile
+    from onnx_arrow.corpus.parquet import DATA_PAGE_SIZE, StoreFile
 
     start = time.perf_counter()
     with StoreFile(str(out), WriteOptions()) as store:  # as import writes it, one thread
@@ -928,7 +928,7 @@ def size_floors(store_path: Path) -> None:
             compression_level={c.path: level if c.path in floats else 3 for c in leaves},
             use_dictionary=[n for n in schema.names if not n.startswith("data_")],
             column_encoding=dict.fromkeys(floats, encoding),
-            data_page_size=64 << 20,
+            data_page_size=DATA_PAGE_SIZE,
         ) as writer:
             for table in tables:
                 writer.write_table(table, row_group_size=max(table.num_rows, 1))

@@ -39,8 +39,20 @@ from onnx_arrow.corpus.format import (
 from onnx_arrow.corpus.options import WriteOptions
 from onnx_arrow.errors import CorpusError, UnsupportedTypeError
 
-__all__ = ["HELD_BYTES", "JUDGED_BYTES", "StoreFile", "float_encodings", "store_schema"]
+__all__ = [
+    "DATA_PAGE_SIZE",
+    "HELD_BYTES",
+    "JUDGED_BYTES",
+    "StoreFile",
+    "float_encodings",
+    "float_level",
+    "store_schema",
+]
 
+#: The largest data page a store file's writer makes: a column chunk is one page unless
+#: larger (dictionaries of tensor data defeat zstd: repeated tensors compress to nothing
+#: only while their bytes stay in one long page).
+DATA_PAGE_SIZE: Final = 64 << 20
 #: The float data columns: each written byte stream split (each byte of the floats in a
 #: stream of its own, which zstd compresses better and faster than the floats as they
 #: are: noise, smooth values) or plain (which zstd's fast levels compress better where
@@ -131,14 +143,14 @@ def float_encodings(tables: list[pa.Table], options: WriteOptions) -> dict[str, 
             chunk = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
             for piece in _judged(columns.values_of(chunk.flatten())):
                 split += _compressed_size(
-                    _byte_stream_split(piece), options, _float_level(options, "BYTE_STREAM_SPLIT")
+                    _byte_stream_split(piece), options, float_level(options, "BYTE_STREAM_SPLIT")
                 )
-                plain += _compressed_size(piece, options, _float_level(options, "PLAIN"))
+                plain += _compressed_size(piece, options, float_level(options, "PLAIN"))
         out[name] = "PLAIN" if plain < split else "BYTE_STREAM_SPLIT"
     return out
 
 
-def _float_level(options: WriteOptions, encoding: str) -> int:
+def float_level(options: WriteOptions, encoding: str) -> int:
     """The zstd level of a float column chunk of ``encoding``: ``float_compression_level``
     for byte stream split (whose low bytes are close to random: a deeper search finds
     little), else the level of every other column."""
@@ -242,17 +254,15 @@ class StoreFile:
             compression=options.compression,
             # snappy, lz4 and none take no level, and pyarrow refuses one given them
             compression_level={
-                p: _float_level(options, floats[p]) if p in floats else options.compression_level
+                p: float_level(options, floats[p]) if p in floats else options.compression_level
                 for p in _LEAVES
             }
             if options.compression.lower() != "none"
             and pa.Codec.supports_compression_level(options.compression)
             else None,
-            # dictionaries of tensor data defeat zstd: repeated tensors compress to nothing
-            # only while their bytes stay in one long page
             use_dictionary=[name for name in SCHEMA.names if name not in DATA_COLUMNS],
             column_encoding=floats,
-            data_page_size=64 << 20,
+            data_page_size=DATA_PAGE_SIZE,
             write_statistics=["test_case", "kind", "path", "role", "dtype", "io"],
             write_page_index=options.page_index,
         )
