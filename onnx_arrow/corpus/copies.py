@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from onnx_arrow.corpus.columns import strings
+from onnx_arrow.corpus.columns import numbers, strings
 from onnx_arrow.corpus.format import DATA_COLUMNS
 from onnx_arrow.corpus.parts import Part
 from onnx_arrow.corpus.sources import CorpusError
@@ -109,7 +109,6 @@ class Copies:
 
     def __init__(self) -> None:
         self._seen: dict[tuple[bytes, int], tuple[str, tuple[Any, ...]]] = {}
-        self._min_bytes = MIN_COPY_BYTES
         #: Files stored as copies, and the bytes of their files.
         self.files = 0
         self.bytes = 0
@@ -132,7 +131,7 @@ class Copies:
             while end < n and roles[end] == "element" and paths[end] == paths[i]:
                 end += 1
             digest, size = cols["digest"][i], cols["nbytes"][i]
-            if roles[i] in _FILE_ROLES and digest is not None and (size or 0) >= self._min_bytes:
+            if roles[i] in _FILE_ROLES and digest is not None and (size or 0) >= MIN_COPY_BYTES:
                 shape = tuple(
                     (cols["element"][k], cols["dtype"][k], cols["count"][k]) for k in range(i, end)
                 )
@@ -473,16 +472,12 @@ class StoreSources:
 
 def rows_of(table: pa.Table, paths: set[str]) -> pa.Table:
     """The rows of ``table`` whose ``path`` is one of ``paths``."""
-    column = table.column("path").to_pylist()
-    return table.take(_indices(np.asarray([i for i, p in enumerate(column) if p in paths])))
+    return table.filter(pc.is_in(table.column("path"), value_set=strings(sorted(paths))))
 
 
 def _indices(values: np.ndarray[Any, Any]) -> pa.Array:
-    """``values`` as an Arrow int64 array, made from their buffer: pyarrow imports pandas
-    (a second) on its first conversion of a Python or numpy value, which a reader of a
-    store does not need."""
-    data = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+    """``values`` as an Arrow int64 array, made from their buffer (see corpus.columns)."""
+    return numbers(np.asarray(values, dtype=np.int64), pa.int64())
 
 
 def _valid(table: pa.Table, where: str) -> pa.Table:
