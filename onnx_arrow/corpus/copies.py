@@ -341,15 +341,17 @@ def _like(fetched: pa.Table, table: pa.Table, where: str) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=table.schema)
 
 
-#: Row groups of source rows kept read, per store.
+#: Row groups of source rows kept read, per store: at most this many, and beyond the last
+#: one read, at most :data:`_KEPT_BYTES` of them.
 _KEPT_GROUPS: Final = 4
+_KEPT_BYTES: Final = 64 << 20
 
 
 class StoreSources:
     """The source rows of a store's copies: copies name files of their own part, found by
     the row group of each path (the part's ``path`` column, read once at the first copy),
     of which the columns the copies need are read; the last :data:`_KEPT_GROUPS` row
-    groups read (by a reader, or for copies) are kept."""
+    groups read (by a reader, or for copies) are kept, within :data:`_KEPT_BYTES`."""
 
     def __init__(self, parts: Sequence[Part]) -> None:
         self._parts = parts
@@ -466,7 +468,9 @@ class StoreSources:
     def _keep(self, key: tuple[int, int], rows: pa.Table) -> None:
         self._kept[key] = rows
         self._kept.move_to_end(key)
-        while len(self._kept) > _KEPT_GROUPS:
+        while len(self._kept) > _KEPT_GROUPS or (
+            len(self._kept) > 1 and sum(t.nbytes for t in self._kept.values()) > _KEPT_BYTES
+        ):
             self._kept.popitem(last=False)
 
 

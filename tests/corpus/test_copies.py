@@ -194,6 +194,22 @@ def test_store_reads_copies_as_the_files_they_are(stores):
     ]
 
 
+def test_source_rows_kept_stay_within_their_budget(stores, monkeypatch):
+    """Row groups kept for copies to take their payload from: at most _KEPT_GROUPS, and
+    past the last one, at most _KEPT_BYTES of them; copies still read whole."""
+    src, store, _ = stores
+    monkeypatch.setattr(copies, "_KEPT_BYTES", 1)
+    ours = Store(store)
+    assert {f.path: f.data for f in ours.files()} == tree_bytes(src)
+    for case in ours.cases():
+        ours.case(case)
+        assert len(ours._sources._kept) == 1  # the last row group read alone
+    monkeypatch.setattr(copies, "_KEPT_BYTES", 1 << 30)
+    for case in ours.cases():
+        ours.case(case)
+    assert len(ours._sources._kept) == min(copies._KEPT_GROUPS, ours.num_row_groups)
+
+
 def test_cases_from_rows_takes_the_source_rows_from_the_rows_or_sources(stores):
     _, store, whole = stores
     table = pq.read_table(store, columns=list(REQUIRED_COLUMNS))
