@@ -1,10 +1,11 @@
-"""What the benchmarks share: the table of ratios they print, the peak-memory probes
-their worker subprocesses read, and their work folder.  Imported by the scripts beside it,
-never by onnx_arrow."""
+"""What the benchmarks share: the table of ratios they print, the median and range of
+rounds, the peak-memory probes their worker subprocesses read, and their work folder.
+Imported by the scripts beside it, never by onnx_arrow."""
 
 from __future__ import annotations
 
 import contextlib
+import statistics
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +44,14 @@ class Row:
         if self.bar is None:
             return None
         return self.ratio < self.bar if self.strict else self.ratio <= self.bar
+
+
+def spread(values: list[float], digits: int = 3) -> str:
+    """``median [min-max]`` of the rounds' values."""
+    return (
+        f"{statistics.median(values):.{digits}f} "
+        f"[{min(values):.{digits}f}-{max(values):.{digits}f}]"
+    )
 
 
 def _amount(value: float, unit: str) -> str:

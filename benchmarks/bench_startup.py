@@ -45,7 +45,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _report import Row, print_table, workdir
+from _report import Row, print_table, spread, workdir
+from bench_throughput import node_corpus, trees_equal, warm
 
 _BARE_HELP = "import argparse; argparse.ArgumentParser(prog='x').parse_args(['--help'])"
 
@@ -126,10 +127,7 @@ def _start_rounds(
         f"command: {' '.join(cmd)}"
     )
     for name, times in runs.items():
-        print(
-            f"  {name:<44} median {statistics.median(times):.3f} s  "
-            f"[{min(times):.3f}-{max(times):.3f}]"
-        )
+        print(f"  {name:<44} median {spread(times)} s")
     rows = []
     for label in trees:
         rows.append(
@@ -170,31 +168,6 @@ def _busy(n: int) -> Iterator[None]:
             proc.wait()
 
 
-def _node_corpus(root: Path) -> Path:
-    """The node suite of the installed onnx, written out as a folder tree once."""
-    if not root.exists():
-        from onnx_arrow.corpus import NodeSuiteSource
-
-        for case in NodeSuiteSource():
-            for f in case.files:
-                (root / f.path).parent.mkdir(parents=True, exist_ok=True)
-                (root / f.path).write_bytes(f.data)
-    return root
-
-
-def _warm(path: Path) -> None:
-    """Every file under ``path`` (or ``path`` itself) read once: the page cache warm."""
-    for p in [path] if path.is_file() else sorted(path.rglob("*")):
-        if p.is_file():
-            p.read_bytes()
-
-
-def _same_tree(a: Path, b: Path) -> bool:
-    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
-    theirs = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
-    return files == theirs and all((a / p).read_bytes() == (b / p).read_bytes() for p in files)
-
-
 def _export_rounds(
     args: argparse.Namespace, trees: dict[str, str], cmd: list[str], base: dict[str, str]
 ) -> None:
@@ -202,7 +175,7 @@ def _export_rounds(
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (apt-get install {tool})")
     with workdir(args.keep, "bench-startup-") as work:
-        src = Path(args.corpus) if args.corpus else _node_corpus(work / "node")
+        src = Path(args.corpus) if args.corpus else node_corpus(work / "node")
         files = [p for p in src.rglob("*") if p.is_file()]
         archive, store = work / "corpus.tar.zst", work / "corpus.parquet"
         pack = f"tar -cf - -C {shlex.quote(str(src))} . | zstd -3 -T1 -q -f -o {archive}"
@@ -252,8 +225,8 @@ def _export_rounds(
                 while dest.exists():  # left by an earlier run in a --keep folder
                     dest = outs / f"{next(counter)}"
                 argv, env = job(dest)
-                _warm(archive)
-                _warm(store)
+                warm(archive)
+                warm(store)
                 os.sync()  # no writeback of earlier outputs during this run
                 took, cpu = _timed_cpu(argv, env)
                 if round_:
@@ -265,7 +238,7 @@ def _export_rounds(
         for name, dest in last.items():
             if name.startswith("python -c"):
                 continue
-            if not _same_tree(src, dest):
+            if not trees_equal(src, dest):
                 raise SystemExit(f"{name}: the tree differs from {src}")
             shutil.rmtree(dest)
         print(
@@ -274,17 +247,13 @@ def _export_rounds(
         )
         for name, times in runs.items():
             cpu = cpus[name]
-            print(
-                f"  {name:<44} median {statistics.median(times):.3f} s  "
-                f"[{min(times):.3f}-{max(times):.3f}]  CPU {statistics.median(cpu):.3f} s  "
-                f"[{min(cpu):.3f}-{max(cpu):.3f}]"
-            )
+            print(f"  {name:<44} median {spread(times)} s  CPU {spread(cpu)} s")
         floor_times = runs[f"python -c '{floor}'"]
         untars = runs["zstd -d | tar -x"]
         floors = [a / b for a, b in zip(floor_times, untars, strict=True)]
         print(
             f"  floor / untar, each round: {' '.join(f'{r:.2f}' for r in floors)}; "
-            f"median {statistics.median(floors):.2f}x [{min(floors):.2f}-{max(floors):.2f}]"
+            f"median {spread(floors, 2)}x"
         )
         rows = []
         for label in trees:
@@ -297,7 +266,7 @@ def _export_rounds(
             print(
                 f"  export / untar, each round ({label}): "
                 + " ".join(f"{r:.2f}" for r in ratios)
-                + f"; median {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
+                + f"; median {spread(ratios, 2)}x"
             )
             rows.append(
                 Row(

@@ -95,7 +95,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _report import workdir
+from _report import spread, workdir
 from repeated_corpora import CORPORA, cutouts_corpus, node_twice_corpus, one_model_corpus
 
 HERE = Path(__file__).resolve().parent
@@ -795,20 +795,13 @@ def import_runs(
     if group_cases is not None:
         ours = "onnx-arrow import"
         print(
-            f"  {grouped} / import: wall {_spread(paired(got, grouped, ours), 2)}x, "
-            f"CPU {_spread(paired(got, grouped, ours, 'cpu'), 2)}x, "
+            f"  {grouped} / import: wall {spread(paired(got, grouped, ours), 2)}x, "
+            f"CPU {spread(paired(got, grouped, ours, 'cpu'), 2)}x, "
             f"size {sizes['grouped.parquet'] / sizes['store.parquet']:.3f}x "
             f"({sizes['grouped.parquet']:,} B)"
         )
     shutil.rmtree(out)
     return {"mb": mb, "files": files, "sides": got, "sizes": sizes, "exact": True}
-
-
-def _spread(values: list[float], digits: int = 3) -> str:
-    return (
-        f"{statistics.median(values):.{digits}f} "
-        f"[{min(values):.{digits}f}-{max(values):.{digits}f}]"
-    )
 
 
 def report_imports(mb: float, got: dict[str, Any], sizes: dict[str, int], rounds: int) -> None:
@@ -822,7 +815,7 @@ def report_imports(mb: float, got: dict[str, Any], sizes: dict[str, int], rounds
         walls = [run["wall"] for run in r["runs"]]
         cpus = [run["cpu"] for run in r["runs"]]
         print(
-            f"{side:<22} {_spread(walls):>26} {_spread(cpus):>26} "
+            f"{side:<22} {spread(walls):>26} {spread(cpus):>26} "
             f"{mb / r['wall']:>7.1f} {r['peak_mib']:>9.0f}"
         )
     ours, tar, naive = "onnx-arrow import", "tar | zstd -3", "naive numpy_helper"
@@ -834,7 +827,7 @@ def report_imports(mb: float, got: dict[str, Any], sizes: dict[str, int], rounds
         ("CPU: import / tar | zstd -3", paired(got, ours, tar, "cpu")),
     ):
         rounds_text = ", ".join(f"{x:.2f}" for x in ratios)
-        print(f"  {label:<36} {_spread(ratios, 2)}x  ({rounds_text})")
+        print(f"  {label:<36} {spread(ratios, 2)}x  ({rounds_text})")
     store, archive, ordered = (
         sizes["store.parquet"], sizes["corpus.tar.zst"], sizes["sorted.tar.zst"]
     )  # fmt: skip
