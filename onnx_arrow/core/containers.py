@@ -89,21 +89,12 @@ _TENSOR_SUBMESSAGES: Final = frozenset(
 )
 
 
-_WIRE_TYPES: Final = {
-    "string": _wire.LEN,
-    "bytes": _wire.LEN,
-    "message": _wire.LEN,
-    "int32": _wire.VARINT,
-    "int64": _wire.VARINT,
-}
-
-
 def _check_foreign(f: _wire.Field, message: str, where: str) -> None:
     """Refuse a field that ``message`` (a container message) does not have, or has with
     another wire type: such bytes are another message (a TensorProto's dims and raw_data
     read as a SequenceProto give an empty sequence), never an empty value."""
     descriptor = _CONTAINERS[message].get(f.number)
-    if descriptor is not None and _WIRE_TYPES.get(descriptor.type, -1) in (
+    if descriptor is not None and descriptor.wire_type in (
         f.wire_type,
         _wire.LEN if descriptor.repeated else -1,
     ):

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
-from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError
 
 from onnx_arrow.core import _wire
@@ -46,9 +45,9 @@ from onnx_arrow.core.kinds import (
     SPARSE_TENSOR,
     TENSOR,
     Kind,
-    message_class,
 )
 from onnx_arrow.core.nodes import Node
+from onnx_arrow.core.proto_fields import FIELDS, by_number
 from onnx_arrow.errors import OnnxArrowError
 
 if TYPE_CHECKING:
@@ -71,9 +70,6 @@ __all__ = [
     "undeclared_tensor_type",
 ]
 
-#: The field number of the name of each kind's message (a sparse tensor's values' name).
-_NAME_FIELD: Final = {TENSOR: 8, SEQUENCE: 1, MAP: 1, OPTIONAL: 1}
-_SPARSE_VALUES: Final = 1
 #: Longest name read from a file (names in graphs are short).
 _MAX_NAME_BYTES: Final = 4096
 #: The message each kind is, in words.
@@ -84,6 +80,11 @@ MESSAGE_NAMES: Final = {
     OPTIONAL: "OptionalProto",
     SPARSE_TENSOR: "SparseTensorProto",
 }
+#: The field number of the name of each kind's message (a sparse tensor's values' name).
+_NAME_FIELD: Final = {
+    kind: FIELDS[MESSAGE_NAMES[kind]]["name"].number for kind in (TENSOR, SEQUENCE, MAP, OPTIONAL)
+}
+_SPARSE_VALUES: Final = FIELDS["SparseTensorProto"]["values"].number
 
 
 def message_name(data: bytes | memoryview, kind: str) -> str | None:
@@ -339,12 +340,7 @@ def lfs_pointer(data: bytes | memoryview) -> str | None:
 
 #: The wire types a field of each protobuf type is written with (packed repeated scalars
 #: are length-delimited too).
-_WIRE_TYPES: Final = {
-    **dict.fromkeys((FD.TYPE_DOUBLE, FD.TYPE_FIXED64, FD.TYPE_SFIXED64), _wire.I64),
-    **dict.fromkeys((FD.TYPE_FLOAT, FD.TYPE_FIXED32, FD.TYPE_SFIXED32), _wire.I32),
-    **dict.fromkeys((FD.TYPE_STRING, FD.TYPE_BYTES, FD.TYPE_MESSAGE), _wire.LEN),
-}
-_DATA_TYPE_FIELD: Final = 2
+_DATA_TYPE_FIELD: Final = FIELDS["TensorProto"]["data_type"].number
 _WIRE_NAMES: Final = {
     _wire.VARINT: "an integer",
     _wire.I64: "8 fixed bytes",
@@ -364,17 +360,17 @@ def foreign_fields(data: bytes | memoryview, kind: str) -> str | None:
     >>> print(foreign_fields(bytes([0x12, 0x01, 0x00]), "tensor"))  # field 2 as bytes
     field 2 holds length-delimited bytes where a TensorProto has data_type, an integer: it is no ONNX value (another program's protobuf, such as a TensorFlow GraphDef?)
     """  # noqa: E501
-    descriptor = message_class(kind).DESCRIPTOR
+    fields = by_number(MESSAGE_NAMES[kind])
     seen = set()
     try:
         for found in _wire.iter_fields(memoryview(bytes(data)), what="file"):
             seen.add(found.number)
-            field = descriptor.fields_by_number.get(found.number)
+            field = fields.get(found.number)
             if field is None:
                 return _foreign(f"field {found.number} is none of {kind_words(kind)}'s")
-            wire = _WIRE_TYPES.get(field.type, _wire.VARINT)
+            wire = field.wire_type
             width = {_wire.I32: 4, _wire.I64: 8}.get(wire, 1)
-            if found.wire_type == _wire.LEN and _repeated(field) and wire != _wire.LEN:
+            if found.wire_type == _wire.LEN and field.repeated and wire != _wire.LEN:
                 if found.value % width == 0:
                     continue
                 return _foreign(
@@ -390,7 +386,9 @@ def foreign_fields(data: bytes | memoryview, kind: str) -> str | None:
     except OnnxArrowError:
         return None
     if kind == TENSOR and data and _DATA_TYPE_FIELD not in seen:
-        return _foreign("it has no data_type (field 2), which every TensorProto has")
+        return _foreign(
+            f"it has no data_type (field {_DATA_TYPE_FIELD}), which every TensorProto has"
+        )
     return None
 
 
@@ -398,12 +396,6 @@ def _foreign(why: str) -> str:
     return (
         f"{why}: it is no ONNX value (another program's protobuf, such as a TensorFlow GraphDef?)"
     )
-
-
-def _repeated(field: FD) -> bool:
-    """Whether a field is repeated (``is_repeated`` since protobuf 6, ``label`` before)."""
-    found = getattr(field, "is_repeated", None)
-    return bool(found) if found is not None else field.label == FD.LABEL_REPEATED
 
 
 def holds_model(data: bytes | memoryview) -> bool:

@@ -19,6 +19,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
+from onnx_arrow.core._wire import I32, I64, LEN, VARINT
+
 __all__ = [
     "ELEM_TYPE_CODES",
     "EXTERNAL",
@@ -36,6 +38,20 @@ class ProtoField(NamedTuple):
     number: int
     type: str
     repeated: bool
+
+    @property
+    def wire_type(self) -> int:
+        """The wire type an element of the field is written with (packed repeated
+        numbers are length-delimited as a whole)."""
+        return _WIRE_TYPES.get(self.type, VARINT)
+
+
+#: The wire type of each protobuf type that is not a varint.
+_WIRE_TYPES: Final = {
+    **dict.fromkeys(("double", "fixed64", "sfixed64"), I64),
+    **dict.fromkeys(("float", "fixed32", "sfixed32"), I32),
+    **dict.fromkeys(("string", "bytes", "message"), LEN),
+}
 
 
 def _message(*fields: tuple[str, int, str, bool]) -> MappingProxyType[str, ProtoField]:

@@ -45,3 +45,27 @@ def test_the_enum_codes_are_onnx_s_own() -> None:
     assert dict(ELEM_TYPE_CODES) == dict(SequenceProto.DataType.items())
     assert dict(ELEM_TYPE_CODES) == dict(OptionalProto.DataType.items())
     assert EXTERNAL == TensorProto.EXTERNAL
+
+
+def test_a_field_s_wire_type_is_the_one_protobuf_writes_it_with() -> None:
+    """The wire type of each field is the tag's protobuf writes for one element of it
+    (a packed field's whole is length-delimited: its elements' type is its own)."""
+    from google.protobuf.message_factory import GetMessageClass
+
+    from onnx_arrow.core import _wire
+
+    samples = {"string": "a", "bytes": b"a", "float": 1.5, "double": 1.5}
+    for message, descriptor in _DESCRIPTORS.items():
+        for field in FIELDS[message].values():
+            proto = GetMessageClass(descriptor)()
+            if field.type == "message":
+                getattr(proto, field.name).add() if field.repeated else getattr(
+                    proto, field.name
+                ).SetInParent()
+            elif field.repeated:
+                getattr(proto, field.name).append(samples.get(field.type, 1))
+            else:
+                setattr(proto, field.name, samples.get(field.type, 1))
+            wire = proto.SerializeToString()[0] & 7
+            packed = field.repeated and wire == _wire.LEN and field.wire_type != _wire.LEN
+            assert packed or field.wire_type == wire, (message, field.name)
