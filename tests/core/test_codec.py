@@ -103,3 +103,13 @@ def test_sub_byte_integer_ranges_are_ml_dtypes_own(row: DType) -> None:
 
     info = ml_dtypes.iinfo(row.numpy)
     assert codec._value_range(row.onnx) == (int(info.min), int(info.max))
+
+
+def test_every_minifloat_row_has_its_fields_and_they_fill_its_bits() -> None:
+    """The code fields of each minifloat (codec._MINIFLOATS) cover exactly the dtype
+    table's minifloat rows, a sign bit (but for the unsigned), exponent and mantissa
+    filling each row's bits."""
+    rows = {r.name: r for r in DTYPES.values() if r.arrow_kind is ArrowKind.MINIFLOAT}
+    assert set(codec._MINIFLOATS) == set(rows)
+    for name, (exp_bits, man_bits, _, special) in codec._MINIFLOATS.items():
+        assert (special != "unsigned") + exp_bits + man_bits == rows[name].bits, name
