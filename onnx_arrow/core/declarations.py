@@ -40,6 +40,7 @@ from onnx_arrow.core.dtypes import DTYPES
 from onnx_arrow.core.graph import declared_type_text, graph_values, onnx_type_string
 from onnx_arrow.core.kinds import (
     MAP,
+    MESSAGE_NAMES,
     OPTIONAL,
     SEQUENCE,
     SPARSE_TENSOR,
@@ -72,14 +73,6 @@ __all__ = [
 
 #: Longest name read from a file (names in graphs are short).
 _MAX_NAME_BYTES: Final = 4096
-#: The message each kind is, in words.
-MESSAGE_NAMES: Final = {
-    TENSOR: "TensorProto",
-    SEQUENCE: "SequenceProto",
-    MAP: "MapProto",
-    OPTIONAL: "OptionalProto",
-    SPARSE_TENSOR: "SparseTensorProto",
-}
 #: The field number of the name of each kind's message (a sparse tensor's values' name).
 _NAME_FIELD: Final = {
     kind: FIELDS[MESSAGE_NAMES[kind]]["name"].number for kind in (TENSOR, SEQUENCE, MAP, OPTIONAL)

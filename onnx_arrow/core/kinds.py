@@ -23,6 +23,7 @@ __all__ = [
     "MAP",
     "MAP_KEY_TYPES",
     "MAP_VALUE_KINDS",
+    "MESSAGE_NAMES",
     "OPTIONAL",
     "SEQUENCE",
     "SPARSE_TENSOR",
@@ -116,24 +117,22 @@ class Kind:
         return extra + self.elem.depth
 
 
+#: The onnx message of each kind, by its name.
+MESSAGE_NAMES: Final = {
+    TENSOR: "TensorProto",
+    SEQUENCE: "SequenceProto",
+    MAP: "MapProto",
+    OPTIONAL: "OptionalProto",
+    SPARSE_TENSOR: "SparseTensorProto",
+}
+
+
 @functools.cache
 def _message_classes() -> dict[str, Any]:
     """The message class of each kind (onnx's, from its generated module alone)."""
-    from onnx_arrow.core.protos import (
-        MapProto,
-        OptionalProto,
-        SequenceProto,
-        SparseTensorProto,
-        TensorProto,
-    )
+    from onnx_arrow.core import protos
 
-    return {
-        TENSOR: TensorProto,
-        SPARSE_TENSOR: SparseTensorProto,
-        SEQUENCE: SequenceProto,
-        MAP: MapProto,
-        OPTIONAL: OptionalProto,
-    }
+    return {kind: getattr(protos, name) for kind, name in MESSAGE_NAMES.items()}
 
 
 @functools.cache

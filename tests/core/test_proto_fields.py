@@ -27,7 +27,10 @@ _DESCRIPTORS = {
 
 
 def test_the_table_holds_the_messages_the_codecs_handle() -> None:
+    from onnx_arrow.core.kinds import MESSAGE_NAMES
+
     assert set(FIELDS) == set(_DESCRIPTORS)
+    assert set(MESSAGE_NAMES.values()) == set(FIELDS) - {"StringStringEntryProto"}
 
 
 @pytest.mark.parametrize("message", sorted(_DESCRIPTORS))
