@@ -131,23 +131,17 @@ def _start_rounds(
     rows = []
     for label in trees:
         rows.append(
-            Row(
-                f"--version / import pyarrow ({label})",
-                statistics.median(runs["python -c 'import pyarrow'"]),
-                statistics.median(runs[f"onnx-arrow --version ({label})"]),
-                "s",
-                bar=1.0,
-            )
+            _row(runs, "python -c 'import pyarrow'", f"onnx-arrow --version ({label})", 1.0)
         )
-        rows.append(
-            Row(
-                f"--help / bare argparse ({label})",
-                statistics.median(runs["bare argparse --help"]),
-                statistics.median(runs[f"onnx-arrow --help ({label})"]),
-                "s",
-            )
-        )
+        rows.append(_row(runs, "bare argparse --help", f"onnx-arrow --help ({label})"))
     print_table(rows)
+
+
+def _row(runs: dict[str, list[float]], base: str, ours: str, bar: float | None = None) -> Row:
+    """The table's row of ``ours`` over ``base``: their medians (the label without the
+    command's words before the tree's)."""
+    label = ours.removeprefix("onnx-arrow ").replace(" (", f" / {base} (", 1)
+    return Row(label, statistics.median(runs[base]), statistics.median(runs[ours]), "s", bar=bar)
 
 
 def _bytecode(args: argparse.Namespace) -> str:
@@ -268,15 +262,7 @@ def _export_rounds(
                 + " ".join(f"{r:.2f}" for r in ratios)
                 + f"; median {spread(ratios, 2)}x"
             )
-            rows.append(
-                Row(
-                    f"export / zstd -d | tar -x ({label})",
-                    statistics.median(runs["zstd -d | tar -x"]),
-                    statistics.median(runs[f"onnx-arrow export ({label})"]),
-                    "s",
-                    bar=1.2,
-                )
-            )
+            rows.append(_row(runs, "zstd -d | tar -x", f"onnx-arrow export ({label})", 1.2))
         print_table(rows)
 
 
